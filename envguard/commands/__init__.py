@@ -1,0 +1,1 @@
+"""One module per command: option parsing, calling the pure core, and handing the result to a renderer."""

@@ -1,0 +1,166 @@
+"""Where conda keeps things: envs dirs, package caches, environments.txt, condarc — read, never spawned."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from envguard.errors import BadInputError
+
+
+def condarc_paths() -> list[Path]:
+    """condarc files in conda's search order (later ones win)."""
+    home = Path.home()
+    paths = [Path("/etc/conda/.condarc"), Path("/etc/conda/condarc"), Path("/var/lib/conda/.condarc")]
+    root = os.environ.get("CONDA_ROOT")
+    if root:
+        paths.append(Path(root) / ".condarc")
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    paths += [xdg / "conda" / ".condarc", xdg / "conda" / "condarc", home / ".config" / "conda" / ".condarc",
+              home / ".conda" / ".condarc", home / ".conda" / "condarc", home / ".condarc"]  # fmt: skip
+    prefix = os.environ.get("CONDA_PREFIX")
+    if prefix:
+        paths.append(Path(prefix) / ".condarc")
+    explicit = os.environ.get("CONDARC")
+    if explicit:
+        paths.append(Path(explicit))
+    seen: list[Path] = []
+    for path in paths:
+        if path not in seen:
+            seen.append(path)
+    return seen
+
+
+def load_condarc() -> dict[str, Any]:
+    """Merge every condarc found; list keys accumulate (earlier files first), scalars are overridden."""
+    import yaml
+
+    merged: dict[str, Any] = {}
+    for path in condarc_paths():
+        if not path.is_file():
+            continue
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise BadInputError(f"{path}: unreadable condarc ({exc.__class__.__name__}); fix or remove it") from exc
+        if not isinstance(data, dict):
+            continue
+        for key, value in data.items():
+            if isinstance(value, list) and isinstance(merged.get(key), list):
+                merged[key] = [*value, *[v for v in merged[key] if v not in value]]
+            else:
+                merged[key] = value
+    return merged
+
+
+def _expand(value: str) -> Path:
+    return Path(os.path.expandvars(os.path.expanduser(value)))
+
+
+def root_prefix() -> Path | None:
+    """conda's base prefix when one is known (CONDA_ROOT, CONDA_EXE's parent, MAMBA_ROOT_PREFIX)."""
+    for var in ("CONDA_ROOT", "MAMBA_ROOT_PREFIX"):
+        if os.environ.get(var):
+            return Path(os.environ[var])
+    exe = os.environ.get("CONDA_EXE")
+    if exe:
+        return Path(exe).parent.parent
+    return None
+
+
+def envs_dirs() -> list[Path]:
+    """Folders that hold named environments: CONDA_ENVS_PATH/CONDA_ENVS_DIRS, condarc envs_dirs, root/envs,
+    ~/.conda/envs — in conda's order; the first writable one is where new environments go."""
+    result: list[Path] = []
+    for var in ("CONDA_ENVS_PATH", "CONDA_ENVS_DIRS"):
+        for item in os.environ.get(var, "").split(os.pathsep):
+            if item:
+                result.append(_expand(item))
+    for item in load_condarc().get("envs_dirs") or []:
+        result.append(_expand(str(item)))
+    root = root_prefix()
+    if root is not None:
+        result.append(root / "envs")
+    result.append(Path.home() / ".conda" / "envs")
+    return _unique(result)
+
+
+def pkgs_dirs() -> list[Path]:
+    """Package caches: CONDA_PKGS_DIRS, condarc pkgs_dirs, root/pkgs, ~/.conda/pkgs."""
+    result: list[Path] = []
+    for item in os.environ.get("CONDA_PKGS_DIRS", "").split(","):
+        if item.strip():
+            result.append(_expand(item.strip()))
+    for item in load_condarc().get("pkgs_dirs") or []:
+        result.append(_expand(str(item)))
+    root = root_prefix()
+    if root is not None:
+        result.append(root / "pkgs")
+    result.append(Path.home() / ".conda" / "pkgs")
+    return _unique(result)
+
+
+def environments_txt() -> Path:
+    return Path.home() / ".conda" / "environments.txt"
+
+
+def registered_environments() -> list[Path]:
+    """Prefixes listed in ~/.conda/environments.txt that still exist."""
+    try:
+        lines = environments_txt().read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return [Path(line.strip()) for line in lines if line.strip() and Path(line.strip()).is_dir()]
+
+
+def known_environments() -> list[Path]:
+    """Every environment conda would list: registered ones plus every folder under each envs dir."""
+    found = list(registered_environments())
+    for folder in envs_dirs():
+        try:
+            children = sorted(folder.iterdir())
+        except OSError:
+            continue
+        found.extend(c for c in children if (c / "conda-meta").is_dir())
+    root = root_prefix()
+    if root is not None and (root / "conda-meta").is_dir():
+        found.append(root)
+    return _unique(found)
+
+
+def find_named(name: str) -> Path:
+    """Resolve `name:ENV` to a prefix through envs dirs and environments.txt."""
+    for folder in envs_dirs():
+        candidate = folder / name
+        if (candidate / "conda-meta").is_dir():
+            return candidate
+    for prefix in registered_environments():
+        if prefix.name == name:
+            return prefix
+    root = root_prefix()
+    if name == "base" and root is not None:
+        return root
+    raise BadInputError(f"no conda environment named {name!r} in {', '.join(str(d) for d in envs_dirs())} "
+                        "or ~/.conda/environments.txt; `conda env list` shows the names")  # fmt: skip
+
+
+def register(prefix: Path) -> None:
+    """Add a prefix to ~/.conda/environments.txt (atomically, once) so `conda env list` shows it."""
+    from envguard.atomic import write_text
+
+    path = environments_txt()
+    try:
+        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    except OSError:
+        lines = []
+    if str(prefix) not in lines:
+        write_text(path, "\n".join([*lines, str(prefix)]) + "\n")
+
+
+def _unique(paths: list[Path]) -> list[Path]:
+    seen: list[Path] = []
+    for path in paths:
+        if path not in seen:
+            seen.append(path)
+    return seen

@@ -1,0 +1,111 @@
+"""Derive the CUDA picture of an environment from its packages: driver, toolkit, and the torch build kind."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from envguard.model import CudaSummary, Package, TorchBuild, VirtualPackage
+
+TOOLKIT_PACKAGES = ("cuda-version", "cudatoolkit", "cuda-runtime", "cuda-cudart", "pytorch-cuda", "cuda")
+TORCH_NAMES = ("pytorch", "torch", "pytorch-gpu", "pytorch-cpu")
+_BUILD_CUDA = re.compile(r"cuda[_-]?(\d+)(?:\.(\d+))?")
+_LOCAL_CU = re.compile(r"\+cu(\d+)")
+_LOCAL_ROCM = re.compile(r"\+rocm(\d+(?:\.\d+)*)")
+_PIP_NVIDIA = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
+
+
+def summarize(packages: Iterable[Package], virtual: Iterable[VirtualPackage] = ()) -> CudaSummary:
+    """Driver from `__cuda`; toolkit from the first toolkit package found; torch build from builds/versions."""
+    pkgs = tuple(packages)
+    driver = next((v.version for v in virtual if v.name == "__cuda"), None)
+    toolkit, toolkit_source = _toolkit(pkgs)
+    build, torch_cuda, torch_source = _torch(pkgs)
+    if toolkit is None and torch_cuda is not None:
+        toolkit, toolkit_source = torch_cuda, torch_source
+    return CudaSummary(
+        driver=driver,
+        toolkit=toolkit,
+        toolkit_source=toolkit_source,
+        torch_build=build,
+        torch_cuda=torch_cuda,
+        torch_source=torch_source,
+    )
+
+
+def _toolkit(pkgs: tuple[Package, ...]) -> tuple[str | None, str | None]:
+    by_name = {p.name: p for p in pkgs if p.manager == "conda"}
+    for name in TOOLKIT_PACKAGES:
+        if name in by_name and by_name[name].version:
+            return _major_minor(by_name[name].version), name
+    for pkg in pkgs:
+        match = _PIP_NVIDIA.match(pkg.name) if pkg.manager == "pip" else None
+        if match and pkg.name.startswith("nvidia-cuda-runtime"):
+            return _major_minor(pkg.version), pkg.name
+    return None, None
+
+
+def _torch(pkgs: tuple[Package, ...]) -> tuple[TorchBuild, str | None, str | None]:
+    names = {p.name for p in pkgs}
+    torch = next((p for p in pkgs if p.name in TORCH_NAMES and p.manager == "conda"), None)
+    torch = torch or next((p for p in pkgs if p.name in TORCH_NAMES), None)
+    if torch is None:
+        return "absent", None, None
+    source = f"{torch.manager}:{torch.name}"
+    if torch.manager == "pip":
+        return _pip_torch(torch, pkgs) + (source,)
+    build = torch.build.lower()
+    match = _BUILD_CUDA.search(build)
+    if match:
+        return "cuda", _cuda_digits(match.group(1), match.group(2)), source
+    if "rocm" in build:
+        return "rocm", None, source
+    if "cpu" in build or "cpuonly" in names or torch.name == "pytorch-cpu":
+        return "cpu", None, source
+    mutex = next((p for p in pkgs if p.name == "pytorch-mutex"), None)
+    if mutex is not None:
+        return ("cpu", None, source) if "cpu" in mutex.build else ("cuda", None, source)
+    if torch.name == "pytorch-gpu":
+        return "cuda", None, source
+    return "unknown", None, source
+
+
+def _pip_torch(torch: Package, pkgs: tuple[Package, ...]) -> tuple[TorchBuild, str | None]:
+    local = _LOCAL_CU.search(torch.version)
+    if local:
+        return "cuda", _cuda_digits(local.group(1), None)
+    rocm = _LOCAL_ROCM.search(torch.version)
+    if rocm:
+        return "rocm", None
+    if "+cpu" in torch.version:
+        return "cpu", None
+    wheels = [m.group(1) for p in pkgs if p.manager == "pip" and (m := _PIP_NVIDIA.match(p.name))]
+    if wheels:
+        runtime = next((p for p in pkgs if p.name.startswith("nvidia-cuda-runtime")), None)
+        return "cuda", _major_minor(runtime.version) if runtime else wheels[0]
+    return "unknown", None
+
+
+def _cuda_digits(major: str, minor: str | None) -> str:
+    """`118` -> `11.8`, `121` -> `12.1`, `12` -> `12`; explicit minor wins."""
+    if minor is not None:
+        return f"{int(major)}.{int(minor)}"
+    if len(major) >= 3:
+        return f"{int(major[:-1])}.{int(major[-1])}"
+    return str(int(major))
+
+
+def _major_minor(version: str) -> str:
+    parts = version.split(".")
+    return ".".join(parts[:2])
+
+
+def describe(summary: CudaSummary) -> str:
+    """One line for humans: `driver 12.4, toolkit 11.8 (cudatoolkit), torch cuda 11.8 build`."""
+    parts = [f"driver {summary.driver}" if summary.driver else "no driver"]
+    if summary.toolkit:
+        parts.append(f"toolkit {summary.toolkit} ({summary.toolkit_source})")
+    if summary.torch_build != "absent":
+        kind = summary.torch_build + (f" {summary.torch_cuda}" if summary.torch_cuda else "")
+        parts.append(f"torch {kind} build")
+    return ", ".join(parts)

@@ -1,0 +1,239 @@
+"""The one environment model: typed, frozen, JSON-serialisable, deterministically ordered.
+
+Every reader (live prefix, venv, environment.yml, explicit, conda-lock, pixi.lock, snapshot JSON) produces an
+`Environment`; every command (export, lock, diff, check, create, verify) consumes one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from envguard.errors import BadInputError
+
+SCHEMA_VERSION = 1
+
+Manager = Literal["conda", "pip"]
+SourceKind = Literal["prefix", "venv", "environment.yml", "explicit", "conda-lock", "pixi-lock", "snapshot"]
+TorchBuild = Literal["cuda", "cpu", "rocm", "unknown", "absent"]
+SPEC_ONLY_KINDS: frozenset[str] = frozenset({"environment.yml"})
+
+
+@dataclass(frozen=True, slots=True)
+class PipOrigin:
+    """Where a pip package came from when it was not an index release (PEP 610 direct_url.json)."""
+
+    url: str = ""
+    editable: bool = False
+    vcs: str = ""
+    commit_id: str = ""
+    requested_revision: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Package:
+    """One resolved package. Conda fields are empty for pip packages and vice versa."""
+
+    manager: Manager
+    name: str
+    version: str
+    build: str = ""
+    build_number: int = 0
+    channel: str = ""
+    subdir: str = ""
+    url: str = ""
+    md5: str = ""
+    sha256: str = ""
+    installer: str = ""
+    origin: PipOrigin | None = None
+    depends: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Identity inside an environment: (manager, name)."""
+        return (self.manager, self.name)
+
+    @property
+    def filename(self) -> str:
+        """The archive file name from the URL (conda) or '' when unknown."""
+        return self.url.rsplit("/", 1)[-1] if self.url else ""
+
+    def describe(self) -> str:
+        """Short human form: `numpy 1.26.4 py311h0_0 (conda-forge)` or `requests 2.31.0 (pip)`."""
+        if self.manager == "pip":
+            return f"{self.name} {self.version} (pip)"
+        parts = [self.name, self.version]
+        if self.build:
+            parts.append(self.build)
+        text = " ".join(parts)
+        return f"{text} ({self.channel})" if self.channel else text
+
+
+@dataclass(frozen=True, slots=True)
+class RequestedSpec:
+    """What the user asked for: a conda MatchSpec string or a pip requirement line."""
+
+    manager: Manager
+    spec: str
+
+
+@dataclass(frozen=True, slots=True)
+class VirtualPackage:
+    """A system virtual package such as `__cuda 12.4` or `__glibc 2.36`."""
+
+    name: str
+    version: str
+    build: str = "0"
+
+
+@dataclass(frozen=True, slots=True)
+class CudaSummary:
+    """CUDA facts derived from packages and virtual packages (see envguard.cuda)."""
+
+    driver: str | None = None
+    toolkit: str | None = None
+    toolkit_source: str | None = None
+    torch_build: TorchBuild = "absent"
+    torch_cuda: str | None = None
+    torch_source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprints:
+    """What the fingerprint probe measured inside the environment's own interpreter."""
+
+    python: str | None = None
+    numpy_version: str | None = None
+    numpy_legacy: str | None = None
+    numpy_generator: str | None = None
+    torch_version: str | None = None
+    torch_randperm: str | None = None
+    dataloader_order: str | None = None
+    torch_cuda: str | None = None
+    cudnn: str | None = None
+    cuda_arch_list: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """A whole environment, resolved (packages) and/or requested (specs)."""
+
+    kind: SourceKind
+    source: str = ""
+    name: str | None = None
+    prefix: str | None = None
+    platform: str | None = None
+    python: str | None = None
+    channels: tuple[str, ...] = ()
+    packages: tuple[Package, ...] = ()
+    requested: tuple[RequestedSpec, ...] = ()
+    pip_options: tuple[str, ...] = ()
+    virtual_packages: tuple[VirtualPackage, ...] = ()
+    cuda: CudaSummary = field(default_factory=CudaSummary)
+    fingerprints: Fingerprints | None = None
+    warnings: tuple[str, ...] = ()
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def spec_only(self) -> bool:
+        """True when the source lists requests but no resolved packages (an environment.yml)."""
+        return self.kind in SPEC_ONLY_KINDS
+
+    def conda_packages(self) -> tuple[Package, ...]:
+        return tuple(p for p in self.packages if p.manager == "conda")
+
+    def pip_packages(self) -> tuple[Package, ...]:
+        return tuple(p for p in self.packages if p.manager == "pip")
+
+    def package_map(self) -> dict[tuple[str, str], Package]:
+        """Packages keyed by (manager, name)."""
+        return {p.key: p for p in self.packages}
+
+    def get(self, name: str, manager: Manager = "conda") -> Package | None:
+        for package in self.packages:
+            if package.name == name and package.manager == manager:
+                return package
+        return None
+
+
+def sort_packages(packages: Iterable[Package]) -> tuple[Package, ...]:
+    """Deterministic order: conda before pip, then by name, version, build."""
+    return tuple(sorted(packages, key=lambda p: (p.manager != "conda", p.name, p.version, p.build, p.url)))
+
+
+def make_environment(**fields: Any) -> Environment:
+    """Build an Environment with sorted packages and a CUDA summary derived from its contents."""
+    from envguard.cuda import summarize
+
+    packages = sort_packages(fields.pop("packages", ()))
+    virtual = tuple(sorted(fields.pop("virtual_packages", ()), key=lambda v: v.name))
+    fields.setdefault("cuda", summarize(packages, virtual))
+    return Environment(packages=packages, virtual_packages=virtual, **fields)
+
+
+# --- JSON -------------------------------------------------------------------------------------------------
+
+
+def to_dict(env: Environment) -> dict[str, Any]:
+    """A JSON-ready dict with `schema_version` first and empty optional fields kept for a stable shape."""
+    data = _plain(env)
+    assert isinstance(data, dict)
+    ordered = {"schema_version": data.pop("schema_version")}
+    ordered.update(data)
+    return ordered
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def from_dict(data: Mapping[str, Any], origin: str = "<snapshot>") -> Environment:
+    """Rebuild an Environment from `to_dict` output; a wrong shape is bad input naming `origin`."""
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise BadInputError(
+            f"{origin}: snapshot schema_version {version!r} is not supported (expected {SCHEMA_VERSION}); "
+            "re-create it with this envguard"
+        )
+    try:
+        packages = tuple(_package(p) for p in data.get("packages", ()))
+        fingerprints = data.get("fingerprints")
+        return Environment(
+            kind=cast(SourceKind, data["kind"]),
+            source=str(data.get("source", "")),
+            name=data.get("name"),
+            prefix=data.get("prefix"),
+            platform=data.get("platform"),
+            python=data.get("python"),
+            channels=tuple(data.get("channels", ())),
+            packages=sort_packages(packages),
+            requested=tuple(RequestedSpec(**r) for r in data.get("requested", ())),
+            pip_options=tuple(data.get("pip_options", ())),
+            virtual_packages=tuple(VirtualPackage(**v) for v in data.get("virtual_packages", ())),
+            cuda=CudaSummary(**data.get("cuda", {})),
+            fingerprints=_fingerprints(fingerprints) if fingerprints else None,
+            warnings=tuple(data.get("warnings", ())),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadInputError(f"{origin}: malformed envguard snapshot ({exc}); re-create it with `envguard snapshot`") from exc
+
+
+def _package(data: Mapping[str, Any]) -> Package:
+    values = dict(data)
+    origin = values.pop("origin", None)
+    values["depends"] = tuple(values.get("depends", ()))
+    return Package(origin=PipOrigin(**origin) if origin else None, **values)
+
+
+def _fingerprints(data: Mapping[str, Any]) -> Fingerprints:
+    values = dict(data)
+    values["cuda_arch_list"] = tuple(values.get("cuda_arch_list", ()))
+    values["errors"] = tuple(values.get("errors", ()))
+    return Fingerprints(**values)

@@ -1,0 +1,1 @@
+"""Readers: one module per format, each turning a file or prefix into an envguard.model.Environment."""

@@ -1,0 +1,64 @@
+"""Shared fixtures: an isolated HOME/conda config for every test, real local channels, real prefixes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import SHARED, fixture_channel, install
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point HOME, conda config and every cache at a temp dir so no test touches the developer's machine."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("CONDARC", str(home / ".condarc"))
+    monkeypatch.setenv("ENVGUARD_CACHE_DIR", str(home / ".cache" / "envguard"))
+    monkeypatch.setenv("CONDA_PKGS_DIRS", str(home / "pkgs"))
+    for var in ("CONDA_PREFIX", "CONDA_DEFAULT_ENV", "CONDA_ENVS_PATH", "CONDA_ENVS_DIRS", "CONDA_ROOT", "CONDA_EXE",
+                "MAMBA_ROOT_PREFIX", "MAMBA_EXE", "ENVGUARD_BACKEND", "CONDA_OVERRIDE_CUDA", "CONDA_OVERRIDE_GLIBC"):  # fmt: skip
+        monkeypatch.delenv(var, raising=False)
+    yield home
+
+
+@pytest.fixture(scope="session")
+def channels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Real indexed channels built from fixtures/packages.yaml: forge, pytorch, alt (and `wheels`)."""
+    out = tmp_path_factory.mktemp("channels")
+    built = fixture_channel.build_channels(out)
+    built["wheels"] = out / "wheels"
+    return built
+
+
+@pytest.fixture(scope="session")
+def pkgs_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("rattler-pkgs")
+
+
+MakePrefix = Callable[..., Path]
+
+
+@pytest.fixture
+def make_prefix(tmp_path: Path, channels: dict[str, Path], pkgs_cache: Path) -> MakePrefix:
+    """Factory: make_prefix(["python=3.11", "numpy=1.26"], name="env", cuda="12.4") -> installed prefix."""
+
+    def factory(specs: Sequence[str], *, name: str = "env", cuda: str | None = None, history: bool = True,
+                use: Sequence[str] = ("forge", "pytorch")) -> Path:  # fmt: skip
+        prefix = tmp_path / "envs" / name
+        return install(prefix, specs, [channels[c] for c in use], cache=pkgs_cache, cuda=cuda, history=history)
+
+    return factory
+
+
+@pytest.fixture
+def shared() -> Path:
+    """../shared beside the repo; tests that need it skip cleanly when it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip("../shared is not present")
+    return SHARED

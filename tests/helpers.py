@@ -1,0 +1,79 @@
+"""Test helpers: install real prefixes from the fixture channels with py-rattler, install wheels with pip."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(REPO / "scripts"))
+
+import fixture_channel  # noqa: E402
+
+from envguard.cli import run  # noqa: E402
+
+
+def virtual(cuda: str | None = None) -> list[object]:
+    """Virtual packages for a solve: linux/glibc always, `__cuda` when asked."""
+    import rattler
+
+    def vp(name: str, version: str) -> object:
+        return rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version), rattler.BuildString("0"))
+
+    result = [vp("__unix", "0"), vp("__linux", "6.1"), vp("__glibc", "2.36")]
+    if cuda:
+        result.append(vp("__cuda", cuda))
+    return result
+
+
+def install(
+    prefix: Path,
+    specs: Sequence[str],
+    channels: Sequence[Path],
+    *,
+    cache: Path,
+    cuda: str | None = None,
+    history: bool = True,
+) -> Path:
+    """Solve `specs` against local channels and install a real prefix; write a conda-style history."""
+    import rattler
+
+    async def go() -> None:
+        records = await rattler.solve(
+            [rattler.Channel(c.resolve().as_uri()) for c in channels],
+            [rattler.MatchSpec(s) for s in specs],
+            platforms=["linux-64", "noarch"],
+            virtual_packages=virtual(cuda),
+        )
+        await rattler.install(records, prefix, cache_dir=cache, show_progress=False)
+
+    asyncio.run(go())
+    if history:
+        fixture_channel.write_history(prefix, list(specs), cmd=f"conda create -p {prefix} " + " ".join(specs))
+    return prefix
+
+
+def pip_install(prefix: Path, *args: str) -> None:
+    """Install with real pip into the prefix's site-packages (offline)."""
+    site = next((prefix / "lib").glob("python3*/site-packages"))
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--no-compile", "--disable-pip-version-check",
+         "--target", str(site), *args],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+
+
+def envguard(*argv: str, cwd: Path | None = None) -> int:
+    """Run the CLI in-process and return its exit code."""
+    old = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        return run(list(argv))
+    finally:
+        os.chdir(old)
