@@ -23,7 +23,9 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise OperationalError(f"cannot write {target}: {exc.strerror or exc}; check the folder exists and is writable") from exc
+        raise OperationalError(
+            f"cannot write {target}: {exc.strerror or exc}; check the folder exists and is writable"
+        ) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -53,7 +53,9 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group(
+    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
+)
 @click.version_option(__version__, prog_name="envguard")
 def cli() -> None:
     """envguard: keep conda environments for machine learning reproducible, and say precisely when they drift.
@@ -89,7 +91,7 @@ def run(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_OK
-    except Exception:  # noqa: BLE001 - the boundary: anything else is a bug with a saved traceback
+    except Exception:
         return _bug()
     return result if isinstance(result, int) else EXIT_OK
 
@@ -105,7 +107,9 @@ def _bug() -> int:
         traceback.print_exc(file=handle)
     kind = sys.exc_info()[0]
     name = kind.__name__ if kind else "error"
-    _error_line(f"internal error ({name}); this is a bug in envguard. Traceback saved to {path}; please report it")
+    _error_line(
+        f"internal error ({name}); this is a bug in envguard. Traceback saved to {path}; please report it"
+    )
     return EXIT_BUG
 
 

@@ -43,7 +43,9 @@ def load_condarc() -> dict[str, Any]:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
         except (OSError, yaml.YAMLError) as exc:
-            raise BadInputError(f"{path}: unreadable condarc ({exc.__class__.__name__}); fix or remove it") from exc
+            raise BadInputError(
+                f"{path}: unreadable condarc ({exc.__class__.__name__}); fix or remove it"
+            ) from exc
         if not isinstance(data, dict):
             continue
         for key, value in data.items():

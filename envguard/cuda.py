@@ -53,7 +53,7 @@ def _torch(pkgs: tuple[Package, ...]) -> tuple[TorchBuild, str | None, str | Non
         return "absent", None, None
     source = f"{torch.manager}:{torch.name}"
     if torch.manager == "pip":
-        return _pip_torch(torch, pkgs) + (source,)
+        return (*_pip_torch(torch, pkgs), source)
     build = torch.build.lower()
     match = _BUILD_CUDA.search(build)
     if match:

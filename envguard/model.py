@@ -131,6 +131,7 @@ class Environment:
     packages: tuple[Package, ...] = ()
     requested: tuple[RequestedSpec, ...] = ()
     pip_options: tuple[str, ...] = ()
+    platforms: tuple[str, ...] = ()
     virtual_packages: tuple[VirtualPackage, ...] = ()
     cuda: CudaSummary = field(default_factory=CudaSummary)
     fingerprints: Fingerprints | None = None
@@ -216,13 +217,16 @@ def from_dict(data: Mapping[str, Any], origin: str = "<snapshot>") -> Environmen
             packages=sort_packages(packages),
             requested=tuple(RequestedSpec(**r) for r in data.get("requested", ())),
             pip_options=tuple(data.get("pip_options", ())),
+            platforms=tuple(data.get("platforms", ())),
             virtual_packages=tuple(VirtualPackage(**v) for v in data.get("virtual_packages", ())),
             cuda=CudaSummary(**data.get("cuda", {})),
             fingerprints=_fingerprints(fingerprints) if fingerprints else None,
             warnings=tuple(data.get("warnings", ())),
         )
     except (KeyError, TypeError, ValueError) as exc:
-        raise BadInputError(f"{origin}: malformed envguard snapshot ({exc}); re-create it with `envguard snapshot`") from exc
+        raise BadInputError(
+            f"{origin}: malformed envguard snapshot ({exc}); re-create it with `envguard snapshot`"
+        ) from exc
 
 
 def _package(data: Mapping[str, Any]) -> Package:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from envguard.errors import BadInputError
-from envguard.model import Environment, SourceKind
+from envguard.model import Environment, SourceKind, VirtualPackage
 
 FILE_KINDS: tuple[SourceKind, ...] = ("snapshot", "conda-lock", "pixi-lock", "explicit", "environment.yml")
 _VERSION_LINE = re.compile(r"^version:\s*['\"]?(\d+)", re.MULTILINE)
@@ -63,14 +63,18 @@ def detect_kind(path: Path) -> SourceKind:
     )
 
 
-def load(source: str | None, *, platform: str | None = None, probe: bool = False, detect_virtual: bool = True) -> Environment:
+def load(
+    source: str | None, *, platform: str | None = None, probe: bool = False, detect_virtual: bool = True
+) -> Environment:
     """Read SOURCE into an Environment; live environments get virtual packages and optionally fingerprints."""
     if source is not None and not source.startswith("name:"):
         path = Path(source).expanduser()
         if path.is_file():
             return read_file(path, platform=platform)
         if not path.exists():
-            raise BadInputError(f"{source}: no such file or environment; give a prefix folder, name:ENV or a file")
+            raise BadInputError(
+                f"{source}: no such file or environment; give a prefix folder, name:ENV or a file"
+            )
     prefix = resolve_prefix(source)
     return read_live(prefix, probe=probe, detect_virtual=detect_virtual)
 
@@ -81,7 +85,7 @@ def read_live(prefix: Path, *, probe: bool = False, detect_virtual: bool = True)
 
     from envguard.readers.prefix import read_prefix
 
-    virtual = ()
+    virtual: tuple[VirtualPackage, ...] = ()
     if detect_virtual:
         from envguard import virtual as virtual_mod
 

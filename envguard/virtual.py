@@ -6,6 +6,7 @@ per driver and per CONDA_OVERRIDE_* setting; anything that could change the answ
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -48,10 +49,10 @@ def detect(use_cache: bool = True) -> tuple[VirtualPackage, ...]:
     if use_cache:
         from envguard.atomic import write_text
 
-        try:
-            write_text(cache, json.dumps([{"name": v.name, "version": v.version, "build": v.build} for v in found]))
-        except Exception:  # noqa: BLE001 - a cache that cannot be written only costs speed
-            pass
+        with contextlib.suppress(Exception):
+            write_text(
+                cache, json.dumps([{"name": v.name, "version": v.version, "build": v.build} for v in found])
+            )
     return found
 
 
@@ -63,7 +64,9 @@ def _detect_with_rattler() -> tuple[VirtualPackage, ...]:
     result = []
     for item in detected:
         generic = item.into_generic()
-        result.append(VirtualPackage(generic.name.normalized, str(generic.version), str(generic.build_string)))
+        result.append(
+            VirtualPackage(generic.name.normalized, str(generic.version), str(generic.build_string))
+        )
     return tuple(sorted(result, key=lambda v: v.name))
 
 

@@ -80,13 +80,23 @@ def _payload(recipe: Recipe, python: str) -> dict[str, tuple[str, int]]:
         files[f"lib/python{major_minor}/site-packages/README.txt"] = ("site-packages\n", 0o644)
     if recipe.dist_info:
         dist = f"{recipe.name.replace('-', '_')}-{recipe.version}.dist-info"
-        base = "site-packages" if recipe.noarch == "python" else f"lib/python{_python_of(recipe.build)}/site-packages"
-        files[f"{base}/{dist}/METADATA"] = (f"Metadata-Version: 2.1\nName: {recipe.name}\nVersion: {recipe.version}\n\n", 0o644)
+        base = (
+            "site-packages"
+            if recipe.noarch == "python"
+            else f"lib/python{_python_of(recipe.build)}/site-packages"
+        )
+        files[f"{base}/{dist}/METADATA"] = (
+            f"Metadata-Version: 2.1\nName: {recipe.name}\nVersion: {recipe.version}\n\n",
+            0o644,
+        )
         files[f"{base}/{dist}/INSTALLER"] = ("conda\n", 0o644)
         module = recipe.name.replace("-", "_")
         files[f"{base}/{module}/__init__.py"] = (f'__version__ = "{recipe.version}"\n', 0o644)
     if not files:
-        files[f"share/{recipe.name}/{recipe.name}-{recipe.version}.txt"] = (f"{recipe.name} {recipe.version} {recipe.build}\n", 0o644)
+        files[f"share/{recipe.name}/{recipe.name}-{recipe.version}.txt"] = (
+            f"{recipe.name} {recipe.version} {recipe.build}\n",
+            0o644,
+        )
     return files
 
 
@@ -125,7 +135,9 @@ def build_package(recipe: Recipe, out_channel: Path, python: str = sys.executabl
         (src / "info" / "paths.json").write_text(json.dumps({"paths_version": 1, "paths": paths}, indent=2))
         (src / "info" / "files").write_text("".join(p["_path"] + "\n" for p in paths))
         if recipe.noarch == "python":
-            (src / "info" / "link.json").write_text(json.dumps({"noarch": {"type": "python"}, "package_metadata_version": 1}))
+            (src / "info" / "link.json").write_text(
+                json.dumps({"noarch": {"type": "python"}, "package_metadata_version": 1})
+            )
         out = out_channel / recipe.subdir
         out.mkdir(parents=True, exist_ok=True)
         api.create(str(src), None, recipe.filename, out_folder=str(out))
@@ -189,7 +201,9 @@ def build_wheel(name: str, version: str, out: Path) -> Path:
     return path
 
 
-def write_history(prefix: Path, specs: list[str], *, cmd: str = "conda create", date: str = "2026-11-29 12:00:00") -> None:
+def write_history(
+    prefix: Path, specs: list[str], *, cmd: str = "conda create", date: str = "2026-11-29 12:00:00"
+) -> None:
     """Append a conda-style history block (as conda 26 writes it) for the installed records."""
     meta = prefix / "conda-meta"
     lines = [f"==> {date} <==", f"# cmd: {cmd}", "# conda version: 26.7.1"]
@@ -210,7 +224,9 @@ def make_executable(path: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
-    parser.add_argument("--bulk", type=int, default=0, help="add this many extra packages to the forge channel")
+    parser.add_argument(
+        "--bulk", type=int, default=0, help="add this many extra packages to the forge channel"
+    )
     parser.add_argument("--clean", action="store_true", help="remove OUT first")
     args = parser.parse_args(argv)
     if args.clean and args.out.exists():

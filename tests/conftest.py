@@ -51,7 +51,9 @@ def make_prefix(tmp_path: Path, channels: dict[str, Path], pkgs_cache: Path) -> 
     def factory(specs: Sequence[str], *, name: str = "env", cuda: str | None = None, history: bool = True,
                 use: Sequence[str] = ("forge", "pytorch")) -> Path:  # fmt: skip
         prefix = tmp_path / "envs" / name
-        return install(prefix, specs, [channels[c] for c in use], cache=pkgs_cache, cuda=cuda, history=history)
+        return install(
+            prefix, specs, [channels[c] for c in use], cache=pkgs_cache, cuda=cuda, history=history
+        )
 
     return factory
 

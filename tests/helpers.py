@@ -23,7 +23,9 @@ def virtual(cuda: str | None = None) -> list[object]:
     import rattler
 
     def vp(name: str, version: str) -> object:
-        return rattler.GenericVirtualPackage(rattler.PackageName(name), rattler.Version(version), rattler.BuildString("0"))
+        return rattler.GenericVirtualPackage(
+            rattler.PackageName(name), rattler.Version(version), rattler.BuildString("0")
+        )
 
     result = [vp("__unix", "0"), vp("__linux", "6.1"), vp("__glibc", "2.36")]
     if cuda:

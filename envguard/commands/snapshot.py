@@ -12,8 +12,12 @@ from envguard.sources import load
 @click.command("snapshot")
 @click.argument("source", required=False)
 @click.option("--no-probe", is_flag=True, help="Skip the fingerprint probe (no interpreter is started).")
-@click.option("--platform", "platform", help="Platform to read from a multi-platform lock (default: this machine's).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
+@click.option(
+    "--platform", "platform", help="Platform to read from a multi-platform lock (default: this machine's)."
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout."
+)
 def command(source: str | None, no_probe: bool, platform: str | None, output: str | None) -> int:
     """Print SOURCE (a prefix, name:ENV or any supported file; default: the active environment) as JSON."""
     env = load(source, platform=platform, probe=not no_probe)

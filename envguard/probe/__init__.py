@@ -18,7 +18,12 @@ DEFAULT_TIMEOUT = 120.0
 
 def interpreter(prefix: Path) -> Path:
     """The Python interpreter of a prefix (conda or venv, POSIX or Windows)."""
-    candidates = [prefix / "bin" / "python", prefix / "bin" / "python3", prefix / "python.exe", prefix / "Scripts" / "python.exe"]
+    candidates = [
+        prefix / "bin" / "python",
+        prefix / "bin" / "python3",
+        prefix / "python.exe",
+        prefix / "Scripts" / "python.exe",
+    ]
     for candidate in candidates:
         if candidate.exists():
             return candidate
@@ -53,7 +58,9 @@ def run_probe(prefix: Path, *, timeout: float | None = None, python: Path | None
         raise ProbeError(f"{exe}: fingerprint probe did not finish within {limit:.0f} s (hung import?); "
                          "set ENVGUARD_PROBE_TIMEOUT or use --no-probe") from exc  # fmt: skip
     except OSError as exc:
-        raise ProbeError(f"{exe}: cannot run the environment's interpreter ({exc.strerror}); use --no-probe") from exc
+        raise ProbeError(
+            f"{exe}: cannot run the environment's interpreter ({exc.strerror}); use --no-probe"
+        ) from exc
     return parse_output(done.stdout, done.stderr, done.returncode, exe)
 
 

@@ -18,7 +18,7 @@ MARKER = "ENVGUARD-PROBE-JSON: "
 def _digest(values):
     """SHA-256 over the values as little-endian int64: independent of dtype, platform and library."""
     values = [int(v) for v in values]
-    return hashlib.sha256(struct.pack("<%dq" % len(values), *values)).hexdigest()
+    return hashlib.sha256(struct.pack("<{}q".format(len(values)), *values)).hexdigest()
 
 
 def _numpy(result, errors):
@@ -27,7 +27,7 @@ def _numpy(result, errors):
     except ImportError:
         return
     except Exception as exc:  # a broken install is a finding, not a crash
-        errors.append("numpy import failed: %s: %s" % (type(exc).__name__, exc))
+        errors.append(f"numpy import failed: {type(exc).__name__}: {exc}")
         return
     result["numpy_version"] = np.__version__
     result["numpy_legacy"] = _digest(np.random.RandomState(0).permutation(N).tolist())
@@ -43,7 +43,7 @@ def _torch(result, errors):
     except ImportError:
         return
     except Exception as exc:
-        errors.append("torch import failed: %s: %s" % (type(exc).__name__, exc))
+        errors.append(f"torch import failed: {type(exc).__name__}: {exc}")
         return
     result["torch_version"] = str(torch.__version__)
     generator = torch.Generator().manual_seed(0)
@@ -52,7 +52,10 @@ def _torch(result, errors):
         from torch.utils.data import DataLoader
 
         loader = DataLoader(
-            list(range(1000)), batch_size=10, shuffle=True, num_workers=0,
+            list(range(1000)),
+            batch_size=10,
+            shuffle=True,
+            num_workers=0,
             generator=torch.Generator().manual_seed(0),
         )
         order = []
@@ -60,7 +63,7 @@ def _torch(result, errors):
             order.extend(int(i) for i in batch)
         result["dataloader_order"] = _digest(order)
     except Exception as exc:
-        errors.append("DataLoader order failed: %s: %s" % (type(exc).__name__, exc))
+        errors.append(f"DataLoader order failed: {type(exc).__name__}: {exc}")
     result["torch_cuda"] = getattr(torch.version, "cuda", None)
     try:
         cudnn = torch.backends.cudnn.version()
@@ -77,9 +80,15 @@ def main():
     errors = []
     result = {
         "python": platform.python_version(),
-        "numpy_version": None, "numpy_legacy": None, "numpy_generator": None,
-        "torch_version": None, "torch_randperm": None, "dataloader_order": None,
-        "torch_cuda": None, "cudnn": None, "cuda_arch_list": [],
+        "numpy_version": None,
+        "numpy_legacy": None,
+        "numpy_generator": None,
+        "torch_version": None,
+        "torch_randperm": None,
+        "dataloader_order": None,
+        "torch_cuda": None,
+        "cudnn": None,
+        "cuda_arch_list": [],
         "errors": errors,
     }
     _numpy(result, errors)

@@ -53,7 +53,9 @@ def parse(text: str) -> tuple[Revision, ...]:
             continue
         specs = _SPECS.match(line)
         if specs:
-            kind = {"install": "update", "create": "update", "uninstall": "remove"}.get(specs.group(1), specs.group(1))
+            kind = {"install": "update", "create": "update", "uninstall": "remove"}.get(
+                specs.group(1), specs.group(1)
+            )
             block[kind].extend(_spec_list(specs.group(2)))
         elif line.startswith("+"):
             block["added"].append(line[1:])

@@ -33,7 +33,9 @@ def iter_records(prefix: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
     except OSError as exc:
-        raise BadInputError(f"{meta}: cannot list ({exc.strerror}); is {prefix} a conda environment?") from exc
+        raise BadInputError(
+            f"{meta}: cannot list ({exc.strerror}); is {prefix} a conda environment?"
+        ) from exc
     for name in names:
         path = meta / name
         yield path, load_record(path)
@@ -111,7 +113,9 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environmen
         packages.append(package)
         if package.subdir and package.subdir != "noarch":
             subdirs.add(package.subdir)
-        specs = record.get("requested_specs") or ([record["requested_spec"]] if record.get("requested_spec") else [])
+        specs = record.get("requested_specs") or (
+            [record["requested_spec"]] if record.get("requested_spec") else []
+        )
         for spec in specs:
             record_specs[history_mod.spec_name(str(spec))] = str(spec)
     history = _history(prefix)
@@ -126,7 +130,9 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environmen
         source=str(prefix),
         name=prefix.name,
         prefix=str(prefix),
-        platform=sorted(subdirs)[0] if len(subdirs) == 1 else (current_platform() if not subdirs else sorted(subdirs)[0]),
+        platform=sorted(subdirs)[0]
+        if len(subdirs) == 1
+        else (current_platform() if not subdirs else sorted(subdirs)[0]),
         python=python,
         channels=channels,
         packages=packages,
@@ -190,7 +196,9 @@ def current_platform() -> str:
 
     machine = _platform.machine().lower()
     system = sys.platform
-    arch = {"x86_64": "64", "amd64": "64", "aarch64": "aarch64", "arm64": "arm64", "ppc64le": "ppc64le"}.get(machine, machine)
+    arch = {"x86_64": "64", "amd64": "64", "aarch64": "aarch64", "arm64": "arm64", "ppc64le": "ppc64le"}.get(
+        machine, machine
+    )
     if system.startswith("linux"):
         return f"linux-{arch}"
     if system == "darwin":

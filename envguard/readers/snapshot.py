@@ -17,7 +17,9 @@ def read(path: Path) -> Environment:
         data = json.loads(text)
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
-        raise BadInputError(f"{path}:{line}: invalid JSON ({str(exc).split(':')[0]}); re-create it with `envguard snapshot`") from exc
+        raise BadInputError(
+            f"{path}:{line}: invalid JSON ({str(exc).split(':')[0]}); re-create it with `envguard snapshot`"
+        ) from exc
     if not isinstance(data, dict):
         raise BadInputError(f"{path}: not an envguard snapshot (expected a JSON object)")
     return from_dict(data, origin=str(path))

@@ -1,0 +1,178 @@
+"""Conda MatchSpecs and pip requirement lines: parsing, validation and matching against packages.
+
+Conda specs go through py-rattler's MatchSpec (conda's own grammar and version order, lenient like conda);
+pip lines through `packaging`. Results are cached: a check matches hundreds of specs against packages.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from envguard.channels import normalize
+from envguard.errors import BadInputError
+from envguard.model import Package
+
+_PIP_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+PIP_OPTION_PREFIXES = ("--", "-i ", "-f ", "--pre")
+
+
+@dataclass(frozen=True, slots=True)
+class CondaSpec:
+    """The parts of a conda MatchSpec that envguard reasons about."""
+
+    raw: str
+    name: str
+    channel: str | None
+    version: str | None
+    build: str | None
+    build_number: str | None
+    subdir: str | None
+    md5: str | None
+    sha256: str | None
+
+    def canonical(self) -> str:
+        """A normalised spec string (`conda-forge::numpy >=1.21,<2`)."""
+        text = self.name
+        if self.version:
+            text += f" {self.version}"
+        if self.build:
+            text += f" {self.build}"
+        return f"{self.channel}::{text}" if self.channel else text
+
+
+@lru_cache(maxsize=4096)
+def _rattler_spec(spec: str) -> Any:
+    import rattler
+
+    return rattler.MatchSpec(spec, strict=False)
+
+
+@lru_cache(maxsize=4096)
+def parse_conda(spec: str, origin: str = "") -> CondaSpec:
+    """Parse a conda MatchSpec; an invalid one is bad input naming `origin` (file:line) and the spec."""
+    text = spec.strip()
+    try:
+        ms = _rattler_spec(text)
+    except Exception as exc:  # rattler raises its own exception types
+        where = f"{origin}: " if origin else ""
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        raise BadInputError(f"{where}invalid conda spec {text!r} ({reason}); fix the spec") from exc
+    channel = None
+    if ms.channel is not None:
+        channel = normalize(str(ms.channel.base_url or ms.channel.name))
+    return CondaSpec(
+        raw=text,
+        name=ms.name.normalized if hasattr(ms.name, "normalized") else str(ms.name),
+        channel=channel,
+        version=str(ms.version) if ms.version is not None else None,
+        build=str(ms.build) if ms.build is not None else None,
+        build_number=str(ms.build_number) if ms.build_number is not None else None,
+        subdir=str(ms.subdir) if ms.subdir else None,
+        md5=ms.md5.hex() if isinstance(ms.md5, bytes) else (str(ms.md5) if ms.md5 else None),
+        sha256=ms.sha256.hex() if isinstance(ms.sha256, bytes) else (str(ms.sha256) if ms.sha256 else None),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _version_spec(text: str) -> Any:
+    import rattler
+
+    return rattler.VersionSpec(text, strict=False)
+
+
+@lru_cache(maxsize=8192)
+def _version(text: str) -> Any:
+    import rattler
+
+    return rattler.Version(text)
+
+
+def conda_matches(spec: CondaSpec | str, package: Package, *, check_channel: bool = True) -> bool:
+    """Does a conda package satisfy the spec (name, version, build glob, build number, channel, subdir, hashes)?"""
+    parsed = parse_conda(spec) if isinstance(spec, str) else spec
+    if package.manager != "conda" or package.name != parsed.name:
+        return False
+    if parsed.version and not _version_matches(parsed.version, package.version):
+        return False
+    if parsed.build and not fnmatch.fnmatchcase(package.build, parsed.build):
+        return False
+    if parsed.build_number and not _build_number_matches(parsed.build_number, package.build_number):
+        return False
+    if check_channel and parsed.channel and package.channel and parsed.channel != package.channel:
+        return False
+    if parsed.subdir and package.subdir and parsed.subdir != package.subdir:
+        return False
+    if parsed.md5 and package.md5 and parsed.md5 != package.md5:
+        return False
+    return not (parsed.sha256 and package.sha256 and parsed.sha256 != package.sha256)
+
+
+def _version_matches(spec: str, version: str) -> bool:
+    try:
+        return bool(_version_spec(spec).matches(_version(version)))
+    except Exception:  # an unparsable installed version cannot satisfy a constraint
+        return False
+
+
+def _build_number_matches(spec: str, number: int) -> bool:
+    match = re.fullmatch(r"\s*(>=|<=|==|!=|>|<|=)?\s*(\d+)\s*", spec)
+    if not match:
+        return False
+    op, value = match.group(1) or "==", int(match.group(2))
+    return {
+        "==": number == value, "=": number == value, "!=": number != value, ">=": number >= value,
+        "<=": number <= value, ">": number > value, "<": number < value,
+    }[op]  # fmt: skip
+
+
+# --- pip ----------------------------------------------------------------------------------------------------
+
+
+def is_pip_option(line: str) -> bool:
+    """True for pip option lines (`--extra-index-url ...`, `--pre`, `-i URL`, `-f DIR`) that name no package."""
+    text = line.strip()
+    return text.startswith(PIP_OPTION_PREFIXES) or text in ("-i", "-f")
+
+
+def pip_name(line: str) -> str | None:
+    """PEP 503 name of a pip requirement line, or None for `-r file`, `-e path`, bare URLs and options."""
+    text = line.strip()
+    if text.startswith("-") or "://" in text.split("@", 1)[0] or text.startswith((".", "/", "~")):
+        egg = re.search(r"#egg=([A-Za-z0-9._-]+)", text)
+        return _canonical(egg.group(1)) if egg else None
+    match = _PIP_NAME.match(text)
+    return _canonical(match.group(1)) if match else None
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def pip_matches(line: str, package: Package) -> bool | None:
+    """Does an installed pip package satisfy a requirement line? None when the line cannot be judged
+    (`-r file`, `-e .`, a URL without #egg=)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import InvalidVersion, Version
+
+    name = pip_name(line)
+    if name is None:
+        return None
+    if name != package.name:
+        return False
+    text = line.strip()
+    if text.startswith("-") or "://" in text:
+        return True
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        return None
+    if not requirement.specifier:
+        return True
+    try:
+        return requirement.specifier.contains(Version(package.version), prereleases=True)
+    except InvalidVersion:
+        return False
