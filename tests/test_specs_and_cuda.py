@@ -1,0 +1,93 @@
+"""Spec matching and the CUDA summary."""
+
+from __future__ import annotations
+
+import pytest
+
+from envguard.cuda import describe, summarize
+from envguard.model import Package, VirtualPackage
+from envguard.specs import conda_matches, parse_conda, pip_matches, pip_name
+
+
+def conda(name: str, version: str, build: str = "0", channel: str = "conda-forge", **kw: object) -> Package:
+    return Package(manager="conda", name=name, version=version, build=build, channel=channel, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("spec", "package", "expected"),
+    [
+        ("numpy", conda("numpy", "1.26.4"), True),
+        ("numpy=1.26", conda("numpy", "1.26.4"), True),
+        ("numpy=1.26", conda("numpy", "1.27.0"), False),
+        ("numpy>=1.21,<2", conda("numpy", "2.0.1"), False),
+        ("numpy >=1.21, <2", conda("numpy", "1.26.4"), True),
+        ("pytorch=2.1=*cuda*", conda("pytorch", "2.1.0", "py3.11_cuda11.8_cudnn8.7.0_0"), True),
+        ("pytorch=2.1=*cuda*", conda("pytorch", "2.1.0", "py3.11_cpu_0"), False),
+        ("conda-forge::numpy", conda("numpy", "1.26.4"), True),
+        ("pytorch::numpy", conda("numpy", "1.26.4"), False),
+        ("python==3.10", conda("python", "3.10.0"), True),
+        ("catch2 =2", conda("catch2", "2.13.9"), True),
+        ("openssl 1!3.0", conda("openssl", "1!3.0"), True),
+        ("openssl 1!3.0", conda("openssl", "3.0"), False),
+        ("numpy[build_number=3]", conda("numpy", "1.0", build_number=3), True),
+        ("PyYAML", conda("pyyaml", "6.0"), True),
+    ],
+)
+def test_conda_matches(spec: str, package: Package, expected: bool) -> None:
+    assert conda_matches(spec, package) is expected
+
+
+def test_parse_conda_canonical_and_channel() -> None:
+    parsed = parse_conda("conda-forge::numpy>=1.21,<2")
+    assert (
+        parsed.name == "numpy"
+        and parsed.channel == "conda-forge"
+        and parsed.canonical() == "conda-forge::numpy >=1.21,<2"
+    )
+
+
+def test_pip_lines() -> None:
+    pkg = Package(manager="pip", name="torch", version="2.4.0+cu121")
+    assert pip_matches("torch==2.4.0+cu121", pkg) is True
+    assert pip_matches("torch>=2.5", pkg) is False
+    assert pip_matches("-e .", pkg) is None
+    assert pip_name("Deeplabcut[gui,modelzoo]>=3") == "deeplabcut"
+    assert pip_name("git+https://github.com/x/y.git#egg=My_Pkg") == "my-pkg"
+    assert pip_name("-r requirements.txt") is None
+
+
+def test_cuda_summary_from_conda_builds() -> None:
+    pkgs = [
+        conda("pytorch", "2.1.0", "py3.11_cuda11.8_cudnn8.7.0_0", "pytorch"),
+        conda("cudatoolkit", "11.8.0"),
+    ]
+    summary = summarize(pkgs, [VirtualPackage("__cuda", "12.4")])
+    assert (summary.driver, summary.toolkit, summary.torch_build, summary.torch_cuda) == (
+        "12.4",
+        "11.8",
+        "cuda",
+        "11.8",
+    )
+    assert "driver 12.4" in describe(summary)
+
+
+@pytest.mark.parametrize(
+    ("packages", "build", "cuda"),
+    [
+        ([conda("pytorch", "2.1.0", "py3.11_cpu_0")], "cpu", None),
+        ([conda("pytorch", "2.1.0", "py3.11_0"), conda("cpuonly", "2.0")], "cpu", None),
+        ([conda("pytorch", "2.1.0", "py3.11_0"), conda("pytorch-mutex", "1.0", "cuda")], "cuda", None),
+        ([conda("pytorch", "2.3.1", "cuda120_py311h1234_300")], "cuda", "12.0"),
+        ([Package(manager="pip", name="torch", version="2.4.0+cu121")], "cuda", "12.1"),
+        ([Package(manager="pip", name="torch", version="2.13.0+cpu")], "cpu", None),
+        (
+            [Package(manager="pip", name="torch", version="2.4.0"),
+             Package(manager="pip", name="nvidia-cuda-runtime-cu12", version="12.1.105")],
+            "cuda", "12.1",
+        ),
+        ([conda("numpy", "1.26.4")], "absent", None),
+    ],
+)  # fmt: skip
+def test_torch_build_kinds(packages: list[Package], build: str, cuda: str | None) -> None:
+    summary = summarize(packages)
+    assert summary.torch_build == build and summary.torch_cuda == cuda
