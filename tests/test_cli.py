@@ -1,0 +1,65 @@
+"""The CLI shell: lazy commands, the error boundary, exit codes, and the README staying in step with --help."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envguard import cli
+from tests.helpers import REPO, envguard
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert envguard("--help") == 0
+    out = capsys.readouterr().out
+    for name in cli.COMMANDS:
+        assert re.search(rf"^\s+{name}\s", out, re.MULTILINE), name
+
+
+@pytest.mark.parametrize("name", sorted(cli.COMMANDS))
+def test_each_command_has_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert envguard(name, "--help") == 0
+    assert "Usage: envguard" in capsys.readouterr().out
+
+
+def test_readme_documents_every_command() -> None:
+    readme = (REPO / "README.md").read_text()
+    for name in cli.COMMANDS:
+        assert re.search(rf"^### `envguard {name}\b", readme, re.MULTILINE), (
+            f"README lacks a section for {name}"
+        )
+    documented = set(re.findall(r"^### `envguard (\w+)", readme, re.MULTILINE))
+    assert documented == set(cli.COMMANDS), "README documents a command envguard does not have"
+
+
+def test_help_startup_imports_no_heavy_modules() -> None:
+    code = "import sys; from envguard.cli import run; run(['--help']); print(sorted(m for m in ('torch','rattler','deepdiff','rich','yaml','numpy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_unknown_command_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert envguard("frobnicate") == 2
+    assert "No such command" in capsys.readouterr().err
+
+
+def test_bug_exit_4_saves_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(cli.COMMANDS, "crash", ("tests.crashing_command", "crash"))
+    assert envguard("crash") == 4
+    err = capsys.readouterr().err
+    match = re.search(r"Traceback saved to (\S+);", err)
+    assert match and "ZeroDivisionError" in Path(match.group(1)).read_text()
+    assert "Traceback (most recent call last)" not in err
+
+
+def test_python_dash_m_entry_point() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "envguard", "--version"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and "envguard" in done.stdout
