@@ -130,9 +130,7 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environmen
         source=str(prefix),
         name=prefix.name,
         prefix=str(prefix),
-        platform=sorted(subdirs)[0]
-        if len(subdirs) == 1
-        else (current_platform() if not subdirs else sorted(subdirs)[0]),
+        platform=min(subdirs) if subdirs else current_platform(),
         python=python,
         channels=channels,
         packages=packages,
