@@ -1,0 +1,63 @@
+"""Write YAML scalars by hand, the way conda writes environment.yml: plain where YAML reads the text back
+unchanged as a string, single-quoted otherwise (double-quoted for control characters)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]|: |\s#|:$")
+# What YAML may carry unescaped (PyYAML's reader rejects the rest even inside quotes).
+_PRINTABLE = re.compile("[\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def scalar(text: str) -> str:
+    """`numpy=1.26.4` stays plain; `yes`, `1.0`, `a: b`, `#x` and `@x` get quotes."""
+    if _plain_ok(text):
+        return text
+    if any(_needs_escape(c) for c in text):
+        return _double_quoted(text)
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _double_quoted(text: str) -> str:
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in '\\"':
+            out.append("\\" + char)
+        elif not _needs_escape(char):
+            out.append(char)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _needs_escape(char: str) -> bool:
+    """Control characters, YAML line breaks, a BOM and whatever YAML cannot carry raw."""
+    return char < " " or char in "\x7f\x85\u2028\u2029\ufeff" or not _PRINTABLE.match(char)
+
+
+def _plain_ok(text: str) -> bool:
+    if not text or text != text.strip() or _UNSAFE.search(text):
+        return False
+    first = text[0]
+    if first in _INDICATORS and not (first in "-?:" and len(text) > 1 and not text[1].isspace()):
+        return False
+    return _resolves_to_str(text)
+
+
+@lru_cache(maxsize=1024)
+def _resolves_to_str(text: str) -> bool:
+    """True when YAML would not read the plain text as a bool, number, null, date or `=`."""
+    import yaml
+
+    resolver: Any = yaml.resolver.Resolver()
+    tag = resolver.resolve(yaml.ScalarNode, text, (True, False))
+    return bool(tag == "tag:yaml.org,2002:str")
