@@ -54,10 +54,7 @@ def parse_explicit_text(text: str, origin: str = "<explicit>") -> Environment:
             seen_marker = True
             continue
         if not seen_marker:
-            raise BadInputError(
-                f"{where(origin, number)}: {_shown(line)!r} before the {EXPLICIT_MARKER} line; an explicit spec lists "
-                f"package URLs after {EXPLICIT_MARKER} (use an environment.yml for MatchSpecs)"
-            )
+            raise BadInputError(_before_marker(line, origin, number))
         package = entry_to_package(parse_line(line, origin, number))
         if package.name in packages:
             warnings.append(f"{where(origin, number)}: {package.name} listed twice; the later URL wins")
@@ -65,6 +62,15 @@ def parse_explicit_text(text: str, origin: str = "<explicit>") -> Environment:
     if not seen_marker:
         raise BadInputError(f"{origin}: no {EXPLICIT_MARKER} line; not an explicit spec file")
     return _environment(origin, platform, list(packages.values()), warnings)
+
+
+def _before_marker(line: str, origin: str, number: int) -> str:
+    if "://" in line or line.split("#", 1)[0].strip().endswith(ARCHIVE_SUFFIXES):
+        return f"{where(origin, number)}: package URL before any {EXPLICIT_MARKER} line; add {EXPLICIT_MARKER} above the URLs"
+    return (
+        f"{where(origin, number)}: {_shown(line)!r} before the {EXPLICIT_MARKER} line; an explicit spec lists "
+        f"package URLs after {EXPLICIT_MARKER} (use an environment.yml for MatchSpecs)"
+    )
 
 
 def parse_line(line: str, origin: str = "<explicit>", number: int | None = None) -> ExplicitEntry:
