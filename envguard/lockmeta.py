@@ -1,0 +1,91 @@
+"""envguard's extras inside a conda-lock.yml: `metadata.custom_metadata` keys (str -> str) and their encoding.
+
+conda-lock allows only string values there, so structured values are compact JSON. Keys are namespaced
+`envguard.*` and per platform `envguard.<platform>.*`, so conda-lock and other tools pass them through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from envguard.model import Fingerprints, PipOrigin, VirtualPackage
+
+PREFIX = "envguard."
+VERSION_KEY = "envguard.version"
+SOURCE_KIND_KEY = "envguard.source_kind"
+REPRODUCE_KEY = "envguard.reproduce"
+FIELD_VIRTUAL = "virtual_packages"
+FIELD_FINGERPRINTS = "fingerprints"
+FIELD_PIP_ORIGINS = "pip_origins"
+FIELD_CUDA = "cuda"
+_FINGERPRINT_FIELDS = (
+    "python", "numpy_version", "numpy_legacy", "numpy_generator", "torch_version", "torch_randperm",
+    "dataloader_order", "torch_cuda", "cudnn",
+)  # fmt: skip
+
+
+def platform_key(platform: str, field: str) -> str:
+    """`envguard.linux-64.virtual_packages`."""
+    return f"{PREFIX}{platform}.{field}"
+
+
+def encode_virtual(packages: tuple[VirtualPackage, ...]) -> str:
+    """`__cuda=12.1=0,__glibc=2.28=0` (sorted by name)."""
+    return ",".join(f"{v.name}={v.version}={v.build}" for v in sorted(packages, key=lambda v: v.name))
+
+
+def decode_virtual(text: str) -> tuple[VirtualPackage, ...]:
+    result = []
+    for item in text.split(","):
+        name, _, rest = item.strip().partition("=")
+        version, _, build = rest.partition("=")
+        if name:
+            result.append(VirtualPackage(name, version or "0", build or "0"))
+    return tuple(sorted(result, key=lambda v: v.name))
+
+
+def encode_fingerprints(fingerprints: Fingerprints) -> str:
+    data: dict[str, Any] = {k: getattr(fingerprints, k) for k in _FINGERPRINT_FIELDS}
+    data["cuda_arch_list"] = list(fingerprints.cuda_arch_list)
+    return json.dumps(
+        {k: v for k, v in data.items() if v not in (None, [])}, sort_keys=True, separators=(",", ":")
+    )
+
+
+def decode_fingerprints(text: str) -> Fingerprints:
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("fingerprints must be a JSON object")
+    values: dict[str, Any] = {
+        k: (str(data[k]) if data.get(k) is not None else None) for k in _FINGERPRINT_FIELDS
+    }
+    values["cuda_arch_list"] = tuple(str(a) for a in data.get("cuda_arch_list") or ())
+    return Fingerprints(**values)
+
+
+def encode_origins(origins: Mapping[str, PipOrigin]) -> str:
+    data = {
+        name: {k: v for k, v in (("url", o.url), ("editable", o.editable), ("vcs", o.vcs),
+                                 ("commit_id", o.commit_id), ("requested_revision", o.requested_revision)) if v}
+        for name, o in sorted(origins.items())
+    }  # fmt: skip
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def decode_origins(text: str) -> dict[str, PipOrigin]:
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("pip origins must be a JSON object")
+    return {
+        str(name): PipOrigin(
+            url=str(o.get("url", "")),
+            editable=bool(o.get("editable", False)),
+            vcs=str(o.get("vcs", "")),
+            commit_id=str(o.get("commit_id", "")),
+            requested_revision=str(o.get("requested_revision", "")),
+        )
+        for name, o in data.items()
+        if isinstance(o, dict)
+    }
