@@ -54,7 +54,9 @@ def lock_path(tmp_path: Path, channels: dict[str, Path]) -> tuple[Path, list[Any
     files = "https://files.pythonhosted.org/packages/aa/bb/tinyproj-1.0.0-py3-none-any.whl"
     lock.add_pypi_package("default", linux, "TinyProj", "1.0.0", files)
     lock.add_pypi_package("default", linux, "localpkg", "0.1.0", "./src/localpkg")
-    lock.add_pypi_package("default", linux, "gitpkg", "2.0", "git+https://github.com/org/gitpkg.git?rev=main#0123abc")
+    lock.add_pypi_package(
+        "default", linux, "gitpkg", "2.0", "git+https://github.com/org/gitpkg.git?rev=main#0123abc"
+    )
     path = tmp_path / "pixi.lock"
     lock.to_path(path)
     assert isinstance(rattler.LockFile.from_path(path), LockFile)
@@ -80,7 +82,11 @@ def test_reads_default_environment_for_this_platform(lock_path: tuple[Path, list
     assert [(v.name, v.version) for v in env.virtual_packages] == [
         ("__cuda", "12.4"), ("__glibc", "2.36"), ("__unix", "0"),
     ]  # fmt: skip
-    assert env.channels[1].endswith("/pytorch") and "pw" not in env.channels[0] and "tok-1" not in env.channels[0]
+    assert (
+        env.channels[1].endswith("/pytorch")
+        and "pw" not in env.channels[0]
+        and "tok-1" not in env.channels[0]
+    )
 
 
 def test_pypi_packages_become_pip_with_origins(lock_path: tuple[Path, list[Any]]) -> None:
@@ -107,7 +113,9 @@ def test_other_environment_and_platform(lock_path: tuple[Path, list[Any]]) -> No
 
 def test_missing_platform_names_the_ones_it_has(lock_path: tuple[Path, list[Any]], capsys: Any) -> None:
     path = lock_path[0]
-    with pytest.raises(BadInputError, match=r"no packages for platform win-64 .*\(it has: linux-64, osx-arm64\)"):
+    with pytest.raises(
+        BadInputError, match=r"no packages for platform win-64 .*\(it has: linux-64, osx-arm64\)"
+    ):
         pixilock.read(path, platform="win-64")
     with pytest.raises(BadInputError, match=r"no environment 'gpu' .*\(it has: cpu, default\)"):
         pixilock.read(path, environment="gpu")
