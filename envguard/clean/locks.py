@@ -1,0 +1,168 @@
+"""Cache locks of conda, mamba and rattler: who holds one now, and holding them ourselves while we move things.
+
+Conventions (from the tools' sources):
+- rattler/pixi: `PKGS/.cache.lock`, an exclusive flock for the whole cache while installing; older rattler also
+  flocked each `PKGS/NAME-VER-BUILD.lock` (today those hold a revision and sha256, unlocked).
+- mamba/micromamba (libmamba LockFile): a folder `D` is locked through `D/<basename D>.lock` (so `pkgs/pkgs.lock`,
+  `pkgs/cache/cache.lock`), a POSIX record lock on byte 21, the holder's PID written into the file.
+- conda >= 23: a POSIX record lock on byte 21 ("mamba interop") of the repodata state files `pkgs/cache/*.info.json`
+  while it updates them; conda <= 4.3 created `*.pid<PID>.conda_lock` files.
+Holders are found in /proc/locks (Linux), which names the PID; elsewhere by trying the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from envguard.clean.model import Cache, LockHolder
+from envguard.errors import OperationalError
+
+LOCK_BYTE = 21
+_PROC_LOCK = re.compile(r"^\d+:\s+(?:->\s+)?(\S+)\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s")
+_LEGACY = re.compile(r"\.pid(\d+)\.conda_lock$")
+
+
+def proc_locks(text: str | None = None) -> dict[tuple[int, int, int], list[tuple[str, int]]]:
+    """(major, minor, inode) -> [(FLOCK|POSIX|OFDLCK, pid)] from /proc/locks; empty where there is none."""
+    if text is None:
+        try:
+            with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            return {}
+    table: dict[tuple[int, int, int], list[tuple[str, int]]] = {}
+    for line in text.splitlines():
+        match = _PROC_LOCK.match(line)
+        if match:
+            key = (int(match.group(3), 16), int(match.group(4), 16), int(match.group(5)))
+            table.setdefault(key, []).append((match.group(1), int(match.group(2))))
+    return table
+
+
+def lock_files(cache: Cache) -> list[tuple[Path, str]]:
+    """(path, convention) of every lock file the tools may hold in this cache."""
+    found: list[tuple[Path, str]] = []
+    folders = [cache.pkgs, *cache.index_dirs]
+    for folder in folders:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            if name == ".cache.lock":
+                found.append((folder / name, "rattler"))
+            elif name == f"{folder.name}.lock":
+                found.append((folder / name, "mamba"))
+            elif name.endswith(".lock"):
+                found.append((folder / name, "rattler package" if folder == cache.pkgs else "mamba"))
+            elif name.endswith(".info.json") and folder != cache.pkgs:
+                found.append((folder / name, "conda repodata"))
+            elif _LEGACY.search(name):
+                found.append((folder / name, "conda (legacy)"))
+    return found
+
+
+def holders(cache: Cache, *, ignore_pid: int | None = None) -> tuple[LockHolder, ...]:
+    """Live holders of this cache's locks (other than `ignore_pid`)."""
+    table = proc_locks()
+    result: list[LockHolder] = []
+    for path, convention in lock_files(cache):
+        legacy = _LEGACY.search(path.name)
+        if legacy:
+            pid = int(legacy.group(1))
+            if pid != ignore_pid and _alive(pid):
+                result.append(LockHolder(path, convention, pid, command_of(pid)))
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        for _kind, pid in table.get((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino), []):
+            if pid != ignore_pid:
+                known = pid if pid > 0 else _pid_in_file(path)
+                result.append(LockHolder(path, convention, known, command_of(known) if known else None))
+    return tuple(result)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _pid_in_file(path: Path) -> int | None:
+    """mamba writes its PID into the lock file."""
+    try:
+        text = path.read_bytes()[:20].decode("ascii", errors="replace").strip("\x00 \n")
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def command_of(pid: int) -> str | None:
+    """The command line of a process (Linux /proc), shortened, or None."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    words = [w.decode("utf-8", errors="replace") for w in raw.split(b"\0") if w]
+    if not words:
+        return None
+    words[0] = os.path.basename(words[0])
+    text = " ".join(words)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@contextlib.contextmanager
+def hold(caches: Sequence[Cache]) -> Iterator[None]:
+    """Take rattler's and mamba's cache-wide locks for the duration (so no install starts meanwhile); refuse with
+    the holder named when any lock of these caches is held by another process."""
+    with contextlib.ExitStack() as stack:
+        for cache in caches:
+            _take(stack, cache)
+        yield
+
+
+def _take(stack: contextlib.ExitStack, cache: Cache) -> None:
+    try:
+        import fcntl
+    except ImportError:  # no POSIX locks here (Windows): rely on the holders check below
+        fcntl = None  # type: ignore[assignment]
+    for path, convention in (
+        (cache.pkgs / ".cache.lock", "flock"),
+        (cache.pkgs / f"{cache.pkgs.name}.lock", "posix"),
+    ):
+        if fcntl is None or not path.is_file() or path.is_symlink():
+            continue
+        try:
+            handle = stack.enter_context(open(path, "r+b"))  # noqa: SIM115 - closed by the ExitStack
+        except OSError:
+            continue
+        try:
+            if convention == "flock":
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            else:
+                fcntl.lockf(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB, 1, LOCK_BYTE)
+        except OSError:
+            _refuse(cache, path)
+    others = holders(cache, ignore_pid=os.getpid())
+    if others:
+        raise OperationalError(_message(cache, others))
+
+
+def _refuse(cache: Cache, path: Path) -> None:
+    found = holders(cache, ignore_pid=os.getpid()) or (LockHolder(path, "cache", _pid_in_file(path)),)
+    raise OperationalError(_message(cache, found))
+
+
+def _message(cache: Cache, found: Sequence[LockHolder]) -> str:
+    return (f"{cache.root} is in use: {found[0].describe()}; wait for it to finish and run envguard clean again "
+            "(nothing was changed)")  # fmt: skip

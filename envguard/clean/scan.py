@@ -1,0 +1,131 @@
+"""List what a cache holds, without following a symlink: extracted packages, tarballs, index caches, partial
+downloads, temporary files and logs. Identifies; does not judge (that is `plan`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from envguard.clean.model import PACKAGE_SUFFIXES, TRASH_DIR, Cache, Entry, EntryKind
+from envguard.clean.usage import strip_archive
+
+PARTIAL_SUFFIXES = (".partial", ".part")
+TEMP_SUFFIXES = (".c~", ".trash")  # conda's CONDA_TEMP_EXTENSIONS
+TEMP_DIRS = (".logs", ".trash")  # conda's logs dir and trash dir inside pkgs
+TEMP_PREFIXES = (".tmp",)  # tempfile-style folders left by interrupted extractions
+INDEX_KEEP_SUFFIXES = (".lock",)
+META_NAMES = ("urls.txt", "urls", "CACHEDIR.TAG")
+META_SUFFIXES = (".lock", ".conda_lock")
+
+
+def scan(cache: Cache) -> tuple[list[Entry], list[str]]:
+    """Entries at the top of `cache.pkgs` plus everything inside its index dirs; problems for what cannot be read."""
+    entries: list[Entry] = []
+    problems: list[str] = []
+    try:
+        with os.scandir(cache.pkgs) as listing:
+            raw = sorted(listing, key=lambda e: e.name)
+    except OSError as exc:
+        return [], [f"{cache.pkgs}: cannot list ({exc.strerror}); this cache is left alone"]
+    names = {e.name for e in raw}
+    skip = {TRASH_DIR, *(d.name for d in cache.index_dirs if d.parent == cache.pkgs)}
+    for item in raw:
+        if item.name in skip:
+            continue
+        entry, problem = _classify(cache, item, names)
+        if problem:
+            problems.append(problem)
+        if entry is not None:
+            entries.append(entry)
+    companions = {c for e in entries for c in e.companions}
+    entries = [e for e in entries if e.path not in companions]
+    for index_dir in cache.index_dirs:
+        entries += _index_entries(cache, index_dir, problems)
+    return entries, problems
+
+
+def _classify(cache: Cache, item: os.DirEntry[str], names: set[str]) -> tuple[Entry | None, str]:
+    path = Path(item.path)
+    try:
+        st = item.stat(follow_symlinks=False)
+    except OSError as exc:
+        return None, f"{path}: cannot stat ({exc.strerror}); left alone"
+    if item.is_symlink():
+        return Entry(cache, path, "other", mtime=st.st_mtime), ""
+    if item.is_dir(follow_symlinks=False):
+        return _classify_dir(cache, path, item.name, st.st_mtime, names)
+    return Entry(
+        cache, path, _file_kind(item.name, names), dist=_tarball_dist(item.name), mtime=st.st_mtime
+    ), ""
+
+
+def _file_kind(name: str, names: set[str]) -> EntryKind:
+    if name in META_NAMES or name.endswith(META_SUFFIXES):
+        return "meta"
+    if name.endswith(PACKAGE_SUFFIXES):
+        return "tarball"
+    if name.endswith(PARTIAL_SUFFIXES):
+        return "partial"
+    if name.endswith(TEMP_SUFFIXES):
+        return "temp"
+    return "other"
+
+
+def _tarball_dist(name: str) -> str:
+    return strip_archive(name) if name.endswith(PACKAGE_SUFFIXES) else ""
+
+
+def _classify_dir(
+    cache: Cache, path: Path, name: str, mtime: float, names: set[str]
+) -> tuple[Entry | None, str]:
+    if name in TEMP_DIRS or name.startswith(TEMP_PREFIXES):
+        return Entry(cache, path, "temp", mtime=mtime), ""
+    index_json = path / "info" / "index.json"
+    if not os.path.lexists(index_json):
+        return Entry(cache, path, "other", mtime=mtime), ""
+    companions = tuple(path.parent / n for n in (f"{name}.lock",) if n in names)
+    dist, problem = _package_dist(index_json)
+    if problem:
+        return Entry(cache, path, "other", mtime=mtime), problem
+    return Entry(cache, path, "package", dist=dist or name, mtime=mtime, companions=companions), ""
+
+
+def _package_dist(index_json: Path) -> tuple[str, str]:
+    """`name-version-build` from info/index.json; a problem when it cannot be read (the package is then kept)."""
+    if os.path.islink(index_json):
+        return "", f"{index_json}: is a symlink; package left alone"
+    try:
+        with open(index_json, "rb") as handle:
+            data = json.loads(handle.read())
+    except OSError as exc:
+        return "", f"{index_json}: cannot read ({exc.strerror}); package left alone"
+    except ValueError:
+        return "", f"{index_json}: not valid JSON; package left alone"
+    if not isinstance(data, dict):
+        return "", f"{index_json}: not a JSON object; package left alone"
+    parts = [data.get(k) for k in ("name", "version", "build")]
+    if all(isinstance(p, str) and p for p in parts):
+        return "-".join(str(p) for p in parts), ""
+    return "", ""
+
+
+def _index_entries(cache: Cache, index_dir: Path, problems: list[str]) -> list[Entry]:
+    try:
+        with os.scandir(index_dir) as listing:
+            raw = sorted(listing, key=lambda e: e.name)
+    except OSError as exc:
+        problems.append(f"{index_dir}: cannot list ({exc.strerror}); index cache left alone")
+        return []
+    entries: list[Entry] = []
+    for item in raw:
+        if item.name.endswith(INDEX_KEEP_SUFFIXES):
+            continue
+        try:
+            mtime = item.stat(follow_symlinks=False).st_mtime
+        except OSError as exc:
+            problems.append(f"{item.path}: cannot stat ({exc.strerror}); left alone")
+            continue
+        entries.append(Entry(cache, Path(item.path), "index", mtime=mtime))
+    return entries

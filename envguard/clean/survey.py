@@ -1,0 +1,85 @@
+"""Survey: discovery -> usage -> scan -> classify -> measure -> account, giving the Plan a dry run shows and
+`--yes` executes. Reads only; never writes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from envguard.clean import discovery, locks
+from envguard.clean.execute import runs
+from envguard.clean.measure import Unreadable, facts
+from envguard.clean.model import Cache, CacheState, Candidate, Category, Entry, EnvRef, FileFact, Plan, Usage
+from envguard.clean.plan import account, classify
+from envguard.clean.scan import scan
+from envguard.clean.usage import analyse
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What the user asked `clean` to look at."""
+
+    caches: tuple[Path, ...] = ()
+    envs: tuple[Path, ...] = ()
+    pixi_roots: tuple[Path, ...] = ()
+    keep_locked: tuple[Path, ...] = ()
+    only: tuple[Category, ...] = ()
+    conda_info: bool = True
+
+
+def discover(request: Request) -> tuple[list[Cache], list[EnvRef], list[str]]:
+    """Caches and environments for this request, and notes about what was skipped."""
+    info, notes = discovery.conda_info() if request.conda_info else (None, [])
+    caches, cache_notes = discovery.discover_caches(request.caches, info)
+    envs, env_notes = discovery.discover_environments(request.envs, request.pixi_roots, info)
+    return caches, envs, [*notes, *cache_notes, *env_notes]
+
+
+def survey(request: Request, *, now: float | None = None) -> tuple[Plan, list[Cache]]:
+    """The plan for every discovered cache (and the caches themselves, for the executor)."""
+    caches, envs, notes = discover(request)
+    usage = analyse(envs, request.keep_locked)
+    return plan_for(caches, usage, only=request.only, now=now, notes=notes), caches
+
+
+def plan_for(
+    caches: Sequence[Cache], usage: Usage, *, only: Sequence[Category] = (), now: float | None = None,
+    notes: Sequence[str] = (),
+) -> Plan:  # fmt: skip
+    """Scan `caches` and decide against `usage`."""
+    now = time.time() if now is None else now
+    entries: list[Entry] = []
+    problems: list[str] = list(usage.problems)
+    for cache in caches:
+        found, scan_problems = scan(cache)
+        entries += found
+        problems += scan_problems
+    candidates, kept = classify(entries, usage, now=now, only=only)
+    measured: list[tuple[Candidate, Sequence[FileFact]]] = []
+    for candidate in candidates:
+        try:
+            measured.append((candidate, facts((candidate.entry.path, *candidate.entry.companions))))
+        except Unreadable as exc:
+            problems.append(f"{exc}; {candidate.entry.path.name} left alone (its size is unknown)")
+            kept["unreadable"] = kept.get("unreadable", 0) + 1
+    states = tuple(_state(cache, entries, usage) for cache in caches)
+    return Plan(items=tuple(account(measured)), caches=states, usage=usage, kept=kept,
+                problems=tuple(problems), notes=tuple(notes))  # fmt: skip
+
+
+def _state(cache: Cache, entries: Sequence[Entry], usage: Usage) -> CacheState:
+    packages = [e for e in entries if e.cache == cache and e.kind == "package"]
+    in_use = sum(1 for e in packages if usage.uses(e.dist, e.path.name))
+    trash_runs = tuple(runs(cache))
+    trash_bytes = 0
+    if trash_runs:
+        try:
+            unique = {(f.dev, f.ino): f.blocks for f in facts([cache.trash])}
+            trash_bytes = sum(unique.values()) * 512
+        except Unreadable:
+            trash_bytes = 0
+    return CacheState(cache=cache, packages=len(packages), in_use=in_use, trash_runs=trash_runs,
+                      trash_disk_bytes=trash_bytes, holders=locks.holders(cache))  # fmt: skip

@@ -1,0 +1,197 @@
+"""Render `envguard clean`: JSON (schema_version 1) and rich tables grouped by category."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from envguard.clean.model import CATEGORIES, CATEGORY_TITLES, Item, Plan, RunResult
+
+Mode = Literal["dry-run", "clean", "undo", "purge-trash"]
+SHOWN_PER_CATEGORY = 10
+
+
+def human_bytes(value: int) -> str:
+    """1536 -> '1.5 KiB'."""
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{value} B"
+
+
+def plan_to_dict(plan: Plan, mode: Mode, result: RunResult | None = None) -> dict[str, Any]:
+    """The JSON document for a dry run or a clean."""
+    count, size, disk = plan.totals()
+    data: dict[str, Any] = {
+        "schema_version": 1,
+        "mode": mode,
+        "caches": [_cache_dict(state) for state in plan.caches],
+        "environments": [{"prefix": str(e.prefix), "origin": e.origin} for e in plan.usage.environments],
+        "keep_locked": list(plan.usage.locks),
+        "usage_complete": plan.usage.complete,
+        "categories": {
+            c: {"count": n, "bytes": b, "disk_bytes": d} for c, (n, b, d) in plan.by_category().items()
+        },
+        "totals": {"count": count, "bytes": size, "disk_bytes": disk},
+        "items": [_item_dict(item) for item in plan.items],
+        "kept": dict(sorted(plan.kept.items())),
+        "problems": list(plan.problems),
+        "notes": list(plan.notes),
+    }
+    if result is not None:
+        data["result"] = result_to_dict(result)
+    return data
+
+
+def _cache_dict(state: Any) -> dict[str, Any]:
+    cache = state.cache
+    return {
+        "path": str(cache.root), "pkgs": str(cache.pkgs), "kind": cache.kind, "origin": cache.origin,
+        "index_dirs": [str(p) for p in cache.index_dirs], "packages": state.packages, "in_use": state.in_use,
+        "trash": {"runs": list(state.trash_runs), "disk_bytes": state.trash_disk_bytes},
+        "locked_by": [{"lock_file": str(h.lock_file), "convention": h.convention, "pid": h.pid, "command": h.command}
+                      for h in state.holders],
+    }  # fmt: skip
+
+
+def _item_dict(item: Item) -> dict[str, Any]:
+    return {"category": item.category, "cache": str(item.cache), "paths": [str(p) for p in item.paths],
+            "dist": item.dist, "reason": item.reason, "bytes": item.bytes, "disk_bytes": item.disk_bytes,
+            "linked_elsewhere": item.linked_elsewhere}  # fmt: skip
+
+
+def result_to_dict(result: RunResult) -> dict[str, Any]:
+    return {
+        "action": result.action, "run_id": result.run_id,
+        "moved": [{"from": str(m.source), "to": str(m.target)} for m in result.moved],
+        "removed": [str(p) for p in result.removed], "failed": list(result.failed), "skipped": list(result.skipped),
+        "bytes": result.bytes, "disk_bytes": result.disk_bytes,
+    }  # fmt: skip
+
+
+def render_plan(plan: Plan, mode: Mode, *, result: RunResult | None = None, verbose: bool = False) -> str:
+    """Human view: caches, a per-category summary, the items by category, what was kept, problems."""
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=120, highlight=False, soft_wrap=False)
+    console.print(_headline(plan, mode, result))
+    console.print(_caches_table(plan))
+    console.print(_summary_table(plan, "What went to the trash" if mode == "clean" else "What would go"))
+    for category in CATEGORIES:
+        items = [i for i in plan.items if i.category == category]
+        if items:
+            console.print(_items_table(CATEGORY_TITLES[category], items, verbose))
+    _print_footer(console, plan, result)
+    return _text(console)
+
+
+def _text(console: Any) -> str:
+    output: str = console.file.getvalue()
+    return output
+
+
+def _headline(plan: Plan, mode: Mode, result: RunResult | None) -> str:
+    count, _size, disk = plan.totals()
+    envs = len(plan.usage.environments)
+    locks = f" and {len(plan.usage.locks)} lock file(s)" if plan.usage.locks else ""
+    if mode == "clean" and result is not None:
+        return (f"Moved {len(result.moved)} path(s) to the trash (run {result.run_id}); the disk gains "
+                f"{human_bytes(result.disk_bytes)} once you run `envguard clean --purge-trash` "
+                f"(`envguard clean --undo` puts them back). Usage read from {envs} environment(s){locks}.")  # fmt: skip
+    return (f"Dry run: {count} item(s) would go, freeing {human_bytes(disk)} on disk. Nothing was changed; "
+            f"`envguard clean --yes` moves them to a trash folder inside each cache. "
+            f"Usage read from {envs} environment(s){locks}.")  # fmt: skip
+
+
+def _caches_table(plan: Plan) -> Any:
+    from rich.table import Table
+
+    table = Table(title="Package caches", title_justify="left")
+    for column in ("Cache", "Kind", "Found via", "Packages", "In use", "Trash", "Lock"):
+        table.add_column(column, justify="right" if column in ("Packages", "In use", "Trash") else "left")
+    for state in plan.caches:
+        lock = "; ".join(h.describe() for h in state.holders) or "free"
+        trash = human_bytes(state.trash_disk_bytes) if state.trash_runs else "-"
+        table.add_row(str(state.cache.root), state.cache.kind, state.cache.origin, str(state.packages),
+                      str(state.in_use), trash, lock)  # fmt: skip
+    return table
+
+
+def _summary_table(plan: Plan, title: str) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left", show_footer=True)
+    count, size, disk = plan.totals()
+    table.add_column("Category", footer="Total")
+    table.add_column("Items", justify="right", footer=str(count))
+    table.add_column("Frees on disk", justify="right", footer=human_bytes(disk))
+    table.add_column("Apparent size", justify="right", footer=human_bytes(size))
+    for category, (n, b, d) in plan.by_category().items():
+        table.add_row(CATEGORY_TITLES[category], str(n), human_bytes(d), human_bytes(b))
+    return table
+
+
+def _items_table(title: str, items: Sequence[Item], verbose: bool) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("Item")
+    table.add_column("Cache")
+    table.add_column("Frees on disk", justify="right")
+    table.add_column("Why")
+    shown = items if verbose else items[:SHOWN_PER_CATEGORY]
+    for item in shown:
+        why = item.reason
+        if item.linked_elsewhere:
+            why += f"; {item.linked_elsewhere} file(s) still hardlinked elsewhere (they free nothing)"
+        table.add_row(_item_name(item), str(item.cache), human_bytes(item.disk_bytes), why)
+    if len(items) > len(shown):
+        table.add_row(f"... and {len(items) - len(shown)} more (--verbose lists all)", "", "", "")
+    return table
+
+
+def _item_name(item: Item) -> str:
+    first = item.paths[0]
+    try:
+        return str(first.relative_to(item.cache))
+    except ValueError:
+        return str(first)
+
+
+def _print_footer(console: Any, plan: Plan, result: RunResult | None) -> None:
+    if plan.kept:
+        kept = ", ".join(f"{n} {reason}" for reason, n in sorted(plan.kept.items()))
+        console.print(f"Kept: {kept}.")
+    if not plan.usage.complete:
+        console.print(
+            "No package or tarball is removed: an environment's conda-meta could not be read (see problems)."
+        )
+    for note in plan.notes:
+        console.print(f"note: {note}")
+    for problem in plan.problems:
+        console.print(f"problem: {problem}")
+    if result is not None:
+        for line in (*result.failed, *result.skipped):
+            console.print(f"not done: {line}")
+
+
+def render_result(result: RunResult) -> str:
+    """Human view of --undo and --purge-trash."""
+    lines: list[str] = []
+    if result.action == "undo":
+        if result.run_id is None:
+            lines.append("Nothing to undo: no envguard clean run is in these caches' trash.")
+        else:
+            lines.append(f"Restored {len(result.moved)} path(s) from run {result.run_id}.")
+            lines += [f"  {m.target}" for m in result.moved]
+    else:
+        where = ", ".join(str(p) for p in result.removed) or "no trash folder found"
+        lines.append(f"Emptied the trash: {human_bytes(result.disk_bytes)} freed on disk "
+                     f"({human_bytes(result.bytes)} apparent) from {where}.")  # fmt: skip
+    lines += [
+        f"not done: {line}" for line in (*result.failed, *result.skipped) if result.run_id or result.failed
+    ]
+    return "\n".join(lines) + "\n"
