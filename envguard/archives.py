@@ -1,0 +1,181 @@
+"""Package archives with their integrity proven: located in a package cache or a file:// channel, or downloaded,
+and hashed against the sha256 (else md5) that the lock or repodata promised.
+
+rattler does not re-hash archives it reads from file:// channels, so envguard hashes every archive itself before
+anything is linked; a mismatch names the package. Remote archives are downloaded into the package cache (so the
+next run is offline) and installed from there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from envguard.channels import strip_credentials
+from envguard.errors import OperationalError
+from envguard.model import Package
+
+DOWNLOAD_TIMEOUT = 120.0
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Archive:
+    """A package's archive on local disk, hashed; `verified` is False when the digest did not match."""
+
+    package: Package
+    path: Path
+    algorithm: str
+    expected: str
+    actual: str
+
+    @property
+    def verified(self) -> bool:
+        return self.actual == self.expected
+
+    @property
+    def local_url(self) -> str:
+        return self.path.resolve().as_uri()
+
+
+def file_digest(path: Path, algorithm: str = "sha256") -> str:
+    """Hex digest of a file, read in chunks."""
+    digest = hashlib.new(algorithm)
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def local_path(url: str) -> Path | None:
+    """The file a `file://` URL points at, or None for other schemes."""
+    parts = urlsplit(url)
+    if parts.scheme != "file":
+        return None
+    return Path(unquote(parts.path))
+
+
+def fetch(packages: Sequence[Package], pkgs_dir: Path | None, *, workers: int = 8) -> list[Archive]:
+    """Every conda package's archive, located (pkgs_dir/<file name>, a file:// URL) or downloaded into pkgs_dir,
+    and hashed. Unreachable archives are an OperationalError naming the package; mismatches are returned.
+    Without a pkgs_dir only file:// archives can be found."""
+    conda = [p for p in packages if p.manager == "conda"]
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(conda)))) as pool:
+        return list(pool.map(lambda p: _one(p, pkgs_dir), conda))
+
+
+def _one(package: Package, pkgs_dir: Path | None) -> Archive:
+    if package.sha256:
+        algorithm, expected = "sha256", package.sha256.lower()
+    elif package.md5:
+        algorithm, expected = "md5", package.md5.lower()
+    else:
+        raise OperationalError(f"{package.describe()}: the lock has no sha256 or md5 for it, so it cannot be "
+                               "verified; re-create the lock")  # fmt: skip
+    path = locate(package, pkgs_dir)
+    if path is None:
+        if pkgs_dir is None:
+            raise OperationalError(f"{package.describe()}: not a local archive ({package.url})")
+        path = download(package, pkgs_dir)
+    try:
+        actual = file_digest(path, algorithm)
+    except OSError as exc:
+        raise OperationalError(
+            f"{package.describe()}: cannot read {path} ({exc.strerror}); check permissions"
+        ) from exc
+    return Archive(package, path, algorithm, expected, actual)
+
+
+def locate(package: Package, pkgs_dir: Path | None) -> Path | None:
+    """An archive already on this machine: the package cache first, then a file:// channel."""
+    name = package.filename
+    if name and pkgs_dir is not None:
+        cached = pkgs_dir / name
+        if cached.is_file():
+            return cached
+    path = local_path(package.url)
+    if path is not None:
+        if not path.is_file():
+            raise OperationalError(f"{package.describe()}: {path} does not exist; the local channel moved or the "
+                                   "lock is stale")  # fmt: skip
+        return path
+    return None
+
+
+def download(package: Package, pkgs_dir: Path, timeout: float = DOWNLOAD_TIMEOUT) -> Path:
+    """Download the archive into pkgs_dir (temp file, then rename) and return its path."""
+    import urllib.error
+    import urllib.request
+
+    url = strip_credentials(package.url)
+    if not url or not package.filename:
+        raise OperationalError(
+            f"{package.describe()}: no URL in the lock to fetch it from; re-create the lock"
+        )
+    target = pkgs_dir / package.filename
+    try:
+        pkgs_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=pkgs_dir)
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+            while chunk := response.read(_CHUNK):
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    except (OSError, urllib.error.URLError) as exc:
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(tmp)
+        reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
+        raise OperationalError(f"{package.describe()}: cannot download {url} ({reason}); check the network, or "
+                               "pass --pkgs-dir with the archives to work offline") from exc  # fmt: skip
+    return target
+
+
+def records(archives: Sequence[Archive]) -> list[Any]:
+    """rattler RepoDataRecords read from the verified archives themselves (index.json: noarch, depends...), with
+    the lock's channel; remote packages point at their local copy so nothing is fetched twice."""
+    import asyncio
+
+    import rattler
+
+    async def read_all() -> list[Any]:
+        return list(
+            await asyncio.gather(*(rattler.RepoDataRecord.from_package_archive(a.path) for a in archives))
+        )
+
+    result = asyncio.run(read_all())
+    for archive, record in zip(archives, result, strict=True):
+        url = archive.package.url
+        record.url = url if local_path(url) is not None else archive.local_url
+        record.channel = url.rsplit("/", 2)[0] + "/" if url.count("/") >= 3 else archive.package.channel
+        if archive.package.md5 and not record.md5:
+            record.md5 = bytes.fromhex(archive.package.md5)
+    return result
+
+
+def restore_urls(prefix: Path, archives: Sequence[Archive]) -> None:
+    """Point conda-meta records of remote packages back at the lock's (credential-free) URL after an install
+    from the local copies."""
+    import json
+
+    from envguard.atomic import write_text
+
+    for archive in archives:
+        package = archive.package
+        if local_path(package.url) is not None:
+            continue
+        path = prefix / "conda-meta" / f"{package.name}-{package.version}-{package.build}.json"
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        data["url"] = strip_credentials(package.url)
+        write_text(path, json.dumps(data, indent=2) + "\n")
