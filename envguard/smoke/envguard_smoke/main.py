@@ -1,0 +1,213 @@
+"""Entry point in the target environment: read the JSON settings, run the phases inside the budget, and print
+one line `ENVGUARD-SMOKE-JSON: {...}` with everything measured. Missing torch is reported, not raised.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import json
+import multiprocessing
+import platform
+import sys
+import time
+import traceback
+import warnings
+from typing import Any, Callable, Dict, List, Optional
+
+MARKER = "ENVGUARD-SMOKE-JSON: "
+PROBE_MARKER = "ENVGUARD-PROBE-JSON: "
+
+
+def _say(settings: Dict[str, Any], text: str) -> None:
+    if settings.get("progress"):
+        sys.stderr.write("envguard smoke: %s\n" % text)
+        sys.stderr.flush()
+
+
+def _error(result: Dict[str, Any], phase: str, exc: BaseException) -> None:
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    result["errors"].append({"phase": phase, "error": last})
+
+
+def _golden(probe_script: str) -> Dict[str, Any]:
+    """The fingerprint probe's streams, computed here (same code as `envguard snapshot`)."""
+    spec = importlib.util.spec_from_file_location("envguard_fingerprint_probe", probe_script)
+    if spec is None or spec.loader is None:
+        raise RuntimeError("cannot load the fingerprint probe from %s" % probe_script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        module.main()
+    line = next(ln for ln in buffer.getvalue().splitlines() if ln.startswith(PROBE_MARKER))
+    return json.loads(line[len(PROBE_MARKER) :])  # type: ignore[no-any-return]
+
+
+def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
+    """The sweep's datasets: name, kind, factory by size, nominal per-sample cost, collate."""
+    from envguard_smoke import datasets as ds
+
+    shape = tuple(settings["shape"])
+    io_ms, cpu_ms = float(settings["io_ms"]), float(settings["cpu_ms"])
+    out: List[Dict[str, Any]] = []
+    if settings.get("synthetic", True):
+        out.append(
+            {"name": "io", "make": lambda n: ds.IOBound(n, io_ms, shape), "latency_ms": io_ms, "cpu_ms": 0.0}
+        )
+        out.append(
+            {
+                "name": "cpu",
+                "make": lambda n: ds.CPUBound(n, cpu_ms, shape),
+                "latency_ms": cpu_ms,
+                "cpu_ms": cpu_ms,
+            }
+        )
+    if settings.get("data_dir"):
+        folder = ds.Folder(settings["data_dir"])
+        out.append({"name": "data", "make": lambda n: folder, "collate": ds.collate_ragged})
+    if settings.get("dataset"):
+        factory = ds.load_user(settings["dataset"])
+        out.append({"name": "user", "make": lambda n: factory()})
+    return out
+
+
+def _configs(workers: List[int], cuda: bool) -> List[Dict[str, Any]]:
+    configs = []
+    for count in workers:
+        for pin in (False, True) if cuda else (False,):
+            for persistent in (False, True) if count > 0 else (False,):
+                configs.append({"workers": count, "pin_memory": pin, "persistent_workers": persistent})
+    return configs
+
+
+def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: float, cuda: bool) -> None:
+    from envguard_smoke import datasets as ds
+    from envguard_smoke import throughput
+
+    specs = _datasets(settings)
+    configs = _configs(list(settings["workers"]), cuda)
+    for position, spec in enumerate(specs):
+        own_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(specs) - position)
+        entry: Dict[str, Any] = {"name": spec["name"], "nominal_latency_ms": spec.get("latency_ms"),
+                                 "nominal_cpu_ms": spec.get("cpu_ms")}  # fmt: skip
+        result["throughput"].append(entry)
+        _say(settings, "throughput sweep: %s dataset, %d configurations" % (spec["name"], len(configs)))
+        try:
+            probe = spec["make"](16)
+            entry["length"] = ds.sized(probe)
+            entry["iterable"] = ds.is_iterable(probe)
+            entry["profile"] = throughput.profile(probe)
+            per_sample = (spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0) / 1000.0
+            entry["rows"] = throughput.sweep(
+                spec["make"], configs, batch_size=int(settings["batch_size"]), per_sample_s=per_sample,
+                deadline=own_deadline, collate=spec.get("collate"),
+            )  # fmt: skip
+        except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
+            entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
+
+
+def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
+    from envguard_smoke import datasets as ds
+    from envguard_smoke import determinism
+
+    options = settings["determinism"]
+    factory: Callable[[], Any]
+    if settings.get("dataset"):
+        factory, name = ds.load_user(settings["dataset"]), "user"
+    else:
+        size = int(options["limit"])
+        factory, name = (lambda: ds.Augmented(size)), "augmented"
+    _say(settings, "determinism: %s dataset" % name)
+    record = determinism.run_all(
+        factory, int(options["max_workers"]), seed=int(options["seed"]), batch_size=int(options["batch_size"]),
+        limit=int(options["limit"]), deadline=deadline,
+    )  # fmt: skip
+    record["dataset"] = name
+    result["determinism"] = record
+
+
+def _gpu(settings: Dict[str, Any], result: Dict[str, Any], device: str, deadline: float) -> None:
+    import torch
+    from torch.utils.data import DataLoader
+
+    from envguard_smoke import datasets as ds
+    from envguard_smoke import gpu
+
+    _say(settings, "GPU: host-to-device bandwidth and idle fraction")
+    sample = next(iter(DataLoader(ds.Augmented(16), batch_size=8)))
+    tensors = {k: v for k, v in sample.items() if isinstance(v, torch.Tensor)}
+    gpu_settings = {"latency_ms": float(settings["io_ms"]), "batch_size": int(settings["batch_size"]),
+                    "max_workers": max(settings["workers"] or [0])}  # fmt: skip
+    result["gpu"] = gpu.run(device, tensors, gpu_settings, deadline)
+
+
+def _environment(result: Dict[str, Any], settings: Dict[str, Any]) -> Optional[str]:
+    """Versions and the device to use; None when CUDA was asked for and is missing."""
+    import torch
+
+    result["torch"] = str(torch.__version__)
+    result["torch_cuda"] = getattr(torch.version, "cuda", None)
+    result["cuda_available"] = bool(torch.cuda.is_available())
+    result["start_method"] = multiprocessing.get_start_method(allow_none=False)
+    try:
+        import numpy
+
+        result["numpy"] = str(numpy.__version__)
+    except ImportError:
+        result["numpy"] = None
+    wanted = settings.get("device", "auto")
+    if wanted == "cuda" and not result["cuda_available"]:
+        result["error"] = "cuda-unavailable"
+        return None
+    return "cuda" if wanted in ("auto", "cuda") and result["cuda_available"] else "cpu"
+
+
+def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
+    result: Dict[str, Any] = {"python": platform.python_version(), "executable": sys.executable, "errors": [],
+                              "throughput": [], "determinism": None, "gpu": None, "golden": None}  # fmt: skip
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        result["error"] = "torch-missing"
+        return result
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.utils\.data")
+    device = _environment(result, settings)
+    if device is None:
+        return result
+    result["device"] = device
+    deadline = started + float(settings["budget_s"])
+    phases = [
+        (
+            "golden",
+            lambda: result.update(golden=_golden(settings["probe_script"])),
+            settings.get("probe_script"),
+        )
+    ]
+    phases.append(("determinism", lambda: _determinism(settings, result, _share(deadline, 0.25)), True))
+    phases.append(("gpu", lambda: _gpu(settings, result, device, _share(deadline, 0.3)), device == "cuda"))
+    phases.append(("throughput", lambda: _throughput(settings, result, deadline, device == "cuda"), True))
+    for name, action, wanted in phases:
+        if not wanted:
+            continue
+        try:
+            action()
+        except Exception as exc:
+            _error(result, name, exc)
+    result["elapsed_s"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def _share(deadline: float, fraction: float) -> float:
+    now = time.perf_counter()
+    return now + max(0.0, deadline - now) * fraction
+
+
+def main(argv: List[str], started: Optional[float] = None) -> int:
+    started = time.perf_counter() if started is None else started
+    settings = json.loads(argv[0]) if argv else {}
+    result = run(settings, started)
+    sys.stdout.write(MARKER + json.dumps(result, sort_keys=True) + "\n")
+    sys.stdout.flush()
+    return 0

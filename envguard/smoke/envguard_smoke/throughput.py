@@ -1,0 +1,136 @@
+"""Throughput measurements: one DataLoader configuration at a time, timed batch by batch.
+
+Only raw timings leave this module (batch arrival times, blocking waits, the next epoch's first batch); steady
+state, efficiency and the recommendation are computed by envguard from them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+from torch.utils.data import DataLoader
+
+from envguard_smoke.datasets import batch_bytes, is_iterable, sized
+
+Row = Dict[str, Any]
+MIN_ROUNDS, MAX_ROUNDS = 2, 6
+
+
+def profile(dataset: Any, max_samples: int = 16, max_seconds: float = 0.5) -> Dict[str, Any]:
+    """Per-sample wall and CPU time read in the main process (what one worker pays per sample)."""
+    walls: List[float] = []
+    cpus: List[float] = []
+    started = time.perf_counter()
+    source = iter(dataset) if is_iterable(dataset) else None
+    for index in range(min(max_samples, sized(dataset) or max_samples)):
+        wall0, cpu0 = time.perf_counter(), time.thread_time()
+        try:
+            _item = next(source) if source is not None else dataset[index]
+        except StopIteration:
+            break
+        cpus.append(time.thread_time() - cpu0)
+        walls.append(time.perf_counter() - wall0)
+        if time.perf_counter() - started > max_seconds and len(walls) >= 2:
+            break
+    walls.sort()
+    cpus.sort()
+    middle = len(walls) // 2
+    return {
+        "samples": len(walls),
+        "wall_ms": round(walls[middle] * 1000, 4) if walls else None,
+        "cpu_ms": round(cpus[middle] * 1000, 4) if cpus else None,
+    }
+
+
+def measure(
+    dataset: Any, *, workers: int, pin_memory: bool, persistent: bool, batch_size: int, batches: int,
+    collate: Optional[Callable[..., Any]] = None, epoch2: bool = True,
+) -> Row:  # fmt: skip
+    """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first."""
+    length = sized(dataset)
+    if length is not None:
+        batches = min(batches, length // batch_size)
+    generator = torch.Generator()
+    generator.manual_seed(0)
+    loader = DataLoader(
+        dataset, batch_size=batch_size, shuffle=not is_iterable(dataset), num_workers=workers, drop_last=True,
+        pin_memory=pin_memory, persistent_workers=persistent and workers > 0, generator=generator,
+        collate_fn=collate,
+    )  # fmt: skip
+    arrivals: List[float] = []
+    waits: List[float] = []
+    size = 0
+    started, cpu0 = time.perf_counter(), time.process_time()
+    iterator = iter(loader)
+    for _ in range(batches):
+        asked = time.perf_counter()
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            break
+        now = time.perf_counter()
+        waits.append(now - asked)
+        arrivals.append(now - started)
+        size = size or batch_bytes(batch)
+        del batch
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
+    del iterator
+    second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 else None
+    closing = time.perf_counter()
+    del loader
+    return {
+        "workers": workers, "pin_memory": pin_memory, "persistent_workers": persistent and workers > 0,
+        "batch_size": batch_size, "batches": len(arrivals), "batch_bytes": size,
+        "arrivals_s": [round(a, 6) for a in arrivals], "waits_s": [round(w, 6) for w in waits],
+        "epoch2_first_batch_s": second, "wall_s": round(wall, 6), "main_cpu_s": round(cpu, 6),
+        "shutdown_s": round(time.perf_counter() - closing, 6),
+    }  # fmt: skip
+
+
+def _next_epoch_first_batch(loader: Any) -> float:
+    started = time.perf_counter()
+    iterator = iter(loader)
+    next(iterator)
+    seconds = time.perf_counter() - started
+    del iterator
+    return round(seconds, 6)
+
+
+def plan_batches(workers: int, per_sample_s: float, batch_size: int, share_s: float, startup_s: float) -> int:
+    """Batches for one configuration: whole rounds of `workers` batches that fit its share of the budget.
+
+    Returns 0 when not even MIN_ROUNDS rounds plus start-up (and the next epoch's first batch) fit.
+    """
+    lanes = max(workers, 1)
+    round_s = max(batch_size * per_sample_s, 1e-4)
+    overhead = startup_s + (round_s + startup_s if workers > 0 else 0.0)
+    rounds = math.floor((share_s - overhead) / round_s) - 1
+    if rounds < MIN_ROUNDS:
+        return 0
+    return lanes * (min(rounds, MAX_ROUNDS) + 1)
+
+
+def sweep(
+    make: Callable[[int], Any], configs: List[Dict[str, Any]], *, batch_size: int, per_sample_s: float,
+    deadline: float, collate: Optional[Callable[..., Any]] = None,
+) -> List[Row]:  # fmt: skip
+    """Measure each configuration inside its share of the time left; configurations that do not fit are skipped."""
+    rows: List[Row] = []
+    startup = 0.1
+    for position, config in enumerate(configs):
+        share = (deadline - time.perf_counter()) / (len(configs) - position)
+        batches = plan_batches(config["workers"], per_sample_s, batch_size, share, startup)
+        if batches == 0:
+            rows.append(dict(config, skipped="budget"))
+            continue
+        row = measure(
+            make(batches * batch_size), workers=config["workers"], pin_memory=config["pin_memory"],
+            persistent=config["persistent_workers"], batch_size=batch_size, batches=batches, collate=collate,
+        )  # fmt: skip
+        if row["arrivals_s"]:
+            startup = max(0.02, row["arrivals_s"][0] - batch_size * per_sample_s)
+        rows.append(row)
+    return rows
