@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 from torch.utils.data import Dataset, IterableDataset, get_worker_info
 
-from envguard_smoke.canonical import digest, fields, identity
+from .canonical import digest, fields, identity
 
 try:  # numpy is optional in the target environment
     import numpy
@@ -189,7 +189,7 @@ def is_iterable(dataset: Any) -> bool:
 
 def sized(dataset: Any) -> Optional[int]:
     try:
-        return int(len(dataset))
+        return len(dataset)
     except TypeError:
         return None
 

@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict, List
 import torch
 from torch.utils.data import DataLoader
 
-from envguard_smoke.canonical import digest, stream_digest
-from envguard_smoke.datasets import (
+from .canonical import digest, stream_digest
+from .datasets import (
     Observed,
     ObservedIterable,
     collate_list,

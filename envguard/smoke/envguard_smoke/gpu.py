@@ -10,11 +10,15 @@ from typing import Any, Dict, List, Optional, Tuple
 import torch
 from torch.utils.data import DataLoader
 
-from envguard_smoke.canonical import digest
-from envguard_smoke.datasets import IOBound
+from .canonical import digest
+from .datasets import IOBound
 
 COPY_BYTES = 256 * 1024 * 1024
 REPS = 5
+
+
+def _event() -> Any:
+    return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
 
 
 def _median(values: List[float]) -> float:
@@ -28,7 +32,7 @@ def _timed_copies(dst: Any, src: Any, reps: int) -> float:
     torch.cuda.synchronize()
     times = []
     for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start, end = _event(), _event()
         start.record()
         dst.copy_(src, non_blocking=True)
         end.record()
@@ -98,14 +102,14 @@ def _fake_step(device: Any, step_ms: float) -> Tuple[Any, int]:
     """A matmul repeated to take about `step_ms` on this GPU; returns (matrix, repetitions)."""
     matrix = torch.randn(1024, 1024, device=device)
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start, end = _event(), _event()
     start.record()
     for _ in range(10):
         matrix = (matrix @ matrix).tanh_()
     end.record()
     end.synchronize()
     per = max(float(start.elapsed_time(end)) / 10.0, 1e-3)
-    return matrix, max(1, int(round(step_ms / per)))
+    return matrix, max(1, round(step_ms / per))
 
 
 def idle_fraction(
@@ -124,7 +128,7 @@ def idle_fraction(
     loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, pin_memory=pin_memory)
     marks = []
     for batch in loader:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start, end = _event(), _event()
         start.record()
         image = batch["image"].to(device, non_blocking=pin_memory)
         matrix = matrix + image.float().mean() * 0  # the step depends on the batch, as training would
@@ -161,15 +165,9 @@ def run(
     for workers in sorted({0, most}):
         if time.perf_counter() + 8 * batch_size * latency / 1000.0 > deadline:
             break
-        result["idle"].append(
-            idle_fraction(
-                device,
-                workers=workers,
-                pin_memory=True,
-                latency_ms=latency,
-                batch_size=batch_size,
-                batches=6,
-                step_ms=step_ms,
-            )  # fmt: skip
-        )
+        measured = idle_fraction(
+            device, workers=workers, pin_memory=True, latency_ms=latency, batch_size=batch_size, batches=6,
+            step_ms=step_ms,
+        )  # fmt: skip
+        result["idle"].append(measured)
     return result

@@ -14,7 +14,7 @@ import sys
 import time
 import traceback
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 MARKER = "ENVGUARD-SMOKE-JSON: "
 PROBE_MARKER = "ENVGUARD-PROBE-JSON: "
@@ -47,7 +47,7 @@ def _golden(probe_script: str) -> Dict[str, Any]:
 
 def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The sweep's datasets: name, kind, factory by size, nominal per-sample cost, collate."""
-    from envguard_smoke import datasets as ds
+    from . import datasets as ds
 
     shape = tuple(settings["shape"])
     io_ms, cpu_ms = float(settings["io_ms"]), float(settings["cpu_ms"])
@@ -83,8 +83,8 @@ def _configs(workers: List[int], cuda: bool) -> List[Dict[str, Any]]:
 
 
 def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: float, cuda: bool) -> None:
-    from envguard_smoke import datasets as ds
-    from envguard_smoke import throughput
+    from . import datasets as ds
+    from . import throughput
 
     specs = _datasets(settings)
     configs = _configs(list(settings["workers"]), cuda)
@@ -109,8 +109,8 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
 
 
 def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
-    from envguard_smoke import datasets as ds
-    from envguard_smoke import determinism
+    from . import datasets as ds
+    from . import determinism
 
     options = settings["determinism"]
     factory: Callable[[], Any]
@@ -132,8 +132,8 @@ def _gpu(settings: Dict[str, Any], result: Dict[str, Any], device: str, deadline
     import torch
     from torch.utils.data import DataLoader
 
-    from envguard_smoke import datasets as ds
-    from envguard_smoke import gpu
+    from . import datasets as ds
+    from . import gpu
 
     _say(settings, "GPU: host-to-device bandwidth and idle fraction")
     sample = next(iter(DataLoader(ds.Augmented(16), batch_size=8)))

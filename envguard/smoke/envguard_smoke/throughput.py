@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 from torch.utils.data import DataLoader
 
-from envguard_smoke.datasets import batch_bytes, is_iterable, sized
+from .datasets import batch_bytes, is_iterable, sized
 
 Row = Dict[str, Any]
 MIN_ROUNDS, MAX_ROUNDS = 2, 6
