@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from envguard.clean.model import CATEGORIES, CATEGORY_TITLES, Item, Plan, RunResult
@@ -78,12 +79,13 @@ def render_plan(plan: Plan, mode: Mode, *, result: RunResult | None = None, verb
 
     console = Console(file=io.StringIO(), width=120, highlight=False, soft_wrap=False)
     console.print(_headline(plan, mode, result))
+    numbers = {state.cache.root: n for n, state in enumerate(plan.caches, start=1)}
     console.print(_caches_table(plan))
     console.print(_summary_table(plan, "What went to the trash" if mode == "clean" else "What would go"))
     for category in CATEGORIES:
         items = [i for i in plan.items if i.category == category]
         if items:
-            console.print(_items_table(CATEGORY_TITLES[category], items, verbose))
+            console.print(_items_table(CATEGORY_TITLES[category], items, numbers, verbose))
     _print_footer(console, plan, result)
     return _text(console)
 
@@ -110,13 +112,18 @@ def _caches_table(plan: Plan) -> Any:
     from rich.table import Table
 
     table = Table(title="Package caches", title_justify="left")
-    for column in ("Cache", "Kind", "Found via", "Packages", "In use", "Trash", "Lock"):
-        table.add_column(column, justify="right" if column in ("Packages", "In use", "Trash") else "left")
-    for state in plan.caches:
+    table.add_column("#", justify="right")
+    table.add_column("Cache", overflow="fold")
+    table.add_column("Kind")
+    table.add_column("Found via")
+    for column in ("Packages", "In use", "Trash"):
+        table.add_column(column, justify="right")
+    table.add_column("Lock", overflow="fold")
+    for number, state in enumerate(plan.caches, start=1):
         lock = "; ".join(h.describe() for h in state.holders) or "free"
         trash = human_bytes(state.trash_disk_bytes) if state.trash_runs else "-"
-        table.add_row(str(state.cache.root), state.cache.kind, state.cache.origin, str(state.packages),
-                      str(state.in_use), trash, lock)  # fmt: skip
+        table.add_row(str(number), str(state.cache.root), state.cache.kind, state.cache.origin,
+                      str(state.packages), str(state.in_use), trash, lock)  # fmt: skip
     return table
 
 
@@ -134,20 +141,20 @@ def _summary_table(plan: Plan, title: str) -> Any:
     return table
 
 
-def _items_table(title: str, items: Sequence[Item], verbose: bool) -> Any:
+def _items_table(title: str, items: Sequence[Item], numbers: dict[Path, int], verbose: bool) -> Any:
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    table.add_column("Item")
-    table.add_column("Cache")
+    table.add_column("Item", overflow="fold", ratio=3)
+    table.add_column("Cache #", justify="right")
     table.add_column("Frees on disk", justify="right")
-    table.add_column("Why")
+    table.add_column("Why", overflow="fold", ratio=2)
     shown = items if verbose else items[:SHOWN_PER_CATEGORY]
     for item in shown:
         why = item.reason
         if item.linked_elsewhere:
-            why += f"; {item.linked_elsewhere} file(s) still hardlinked elsewhere (they free nothing)"
-        table.add_row(_item_name(item), str(item.cache), human_bytes(item.disk_bytes), why)
+            why += f"; {item.linked_elsewhere} file(s) still hardlinked elsewhere free nothing"
+        table.add_row(_item_name(item), str(numbers.get(item.cache, "?")), human_bytes(item.disk_bytes), why)
     if len(items) > len(shown):
         table.add_row(f"... and {len(items) - len(shown)} more (--verbose lists all)", "", "", "")
     return table

@@ -1,0 +1,222 @@
+"""`envguard clean` end to end on real rattler-made caches and environments (see test_clean_world for the layout)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import envguard
+from tests.test_clean_world import World, du, tree, verify_environment, world_at
+
+ALWAYS_UNUSED = {
+    "python-3.12.4-h194c7f8_0_cpython",
+    "numpy-2.0.1-py312h1103770_0",
+    "requests-2.32.3-pyhd8ed1ab_0",
+}
+
+
+@pytest.fixture
+def world(tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    with world_at(tmp_path, channels, monkeypatch) as built:
+        yield built
+
+
+def clean_json(capsys: pytest.CaptureFixture[str], *argv: str, code: int = 0) -> dict[str, Any]:
+    assert envguard("clean", "--json", *argv) == code, capsys.readouterr().err
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert data["schema_version"] == 1
+    return data
+
+
+def names(data: dict[str, Any], category: str, cache: Path | None = None) -> set[str]:
+    return {Path(i["paths"][0]).name for i in data["items"]
+            if i["category"] == category and (cache is None or i["cache"] == str(cache))}  # fmt: skip
+
+
+def test_dry_run_lists_exactly_what_nothing_uses_and_changes_nothing(world: World, capsys) -> None:
+    before = tree(world.root)
+    data = clean_json(capsys, *world.all_options())
+    assert tree(world.root) == before
+    assert data["mode"] == "dry-run" and data["usage_complete"] is True
+    assert names(data, "unused-package", world.pkgs) == ALWAYS_UNUSED
+    assert names(data, "tarball") == {"python-3.11.9-hab00c5b_0_cpython.conda", "numpy-2.0.1-py312h1103770_0.conda",
+                                      "zlib-1.2.13-hd590300_5.conda"}  # fmt: skip
+    reasons = {Path(i["paths"][0]).name: i["reason"] for i in data["items"] if i["category"] == "tarball"}
+    assert reasons["python-3.11.9-hab00c5b_0_cpython.conda"] == "package in use and already extracted"
+    assert reasons["numpy-2.0.1-py312h1103770_0.conda"] == "package unused"
+    assert names(data, "index-cache") == {"4b2cfd1a.json", "4b2cfd1a.info.json"}
+    assert names(data, "partial-download") == {"requests-2.32.3-pyhd8ed1ab_0.conda.partial"}
+    assert names(data, "temp-log") == {".logs", ".tmpa1b2c3", "python-3.11.9-hab00c5b_0_cpython.c~"}
+    assert data["kept"]["tarball of a package in use, not extracted"] == 1
+    assert data["kept"]["recent temporary file (a running download?)"] == 1
+    if world.shm_pkgs is not None:
+        assert names(data, "unused-package", world.shm_pkgs) == {"python-3.12.4-h194c7f8_0_cpython"}
+    origins = {e["origin"] for e in data["environments"]}
+    assert {"envs_dirs", "--env", "pixi"} <= origins
+    python312 = next(i for i in data["items"] if i["paths"][0].endswith("python-3.12.4-h194c7f8_0_cpython"))
+    assert python312["paths"][1].endswith("python-3.12.4-h194c7f8_0_cpython.lock"), (
+        "rattler's metadata goes along"
+    )
+
+
+@pytest.mark.parametrize(
+    ("left_out", "package"),
+    [("--env", "six-1.16.0-pyh6c4a22f_0"), ("--pixi-root", "python-3.10.14-hd12c33a_0_cpython"),
+     ("--keep-locked", "zlib-1.2.13-hd590300_5")],
+)  # fmt: skip
+def test_each_source_of_usage_protects_its_packages(
+    world: World, capsys, left_out: str, package: str
+) -> None:
+    options = world.all_options()
+    at = options.index(left_out)
+    del options[at : at + 2]
+    assert package in names(clean_json(capsys, *options), "unused-package", world.pkgs)
+    assert package not in names(clean_json(capsys, *world.all_options()), "unused-package", world.pkgs)
+
+
+def test_softlinked_environment_keeps_its_packages_though_link_counts_say_unused(
+    world: World, capsys
+) -> None:
+    data = clean_json(capsys, "--yes", *world.all_options())
+    gone = names(data, "unused-package")
+    assert not any(n.startswith(("cudatoolkit", "cuda-version", "requests-2.31")) for n in gone)
+    assert verify_environment(world.soft) == []
+
+
+def test_yes_moves_to_trash_breaks_nothing_and_undo_restores(world: World, capsys) -> None:
+    before = tree(world.pkgs)
+    data = clean_json(capsys, "--yes", *world.all_options())
+    assert data["mode"] == "clean" and not data["result"]["failed"]
+    moved = {Path(m["from"]) for m in data["result"]["moved"]}
+    assert {p for i in data["items"] for p in map(Path, i["paths"])} == moved
+    assert not any(p.exists() or p.is_symlink() for p in moved)
+    assert all(Path(m["to"]).is_relative_to(Path(i["cache"]) / ".envguard-trash")
+               for m in data["result"]["moved"] for i in data["items"] if m["from"] in i["paths"])  # fmt: skip
+    for env in world.environments():
+        assert verify_environment(env) == [], env
+    assert (world.outside_target / "precious.txt").read_text() == "do not touch\n"
+    assert envguard("clean", "--undo") == 0
+    assert "Restored" in capsys.readouterr().out
+    assert tree(world.pkgs) == before
+    assert not (world.pkgs / ".envguard-trash").exists()
+    assert envguard("clean", "--undo") == 0
+    assert "Nothing to undo" in capsys.readouterr().out
+
+
+def test_reported_bytes_are_what_du_sees_the_disk_gain(world: World, capsys) -> None:
+    disk_before, apparent_before = du(world.root), du(world.root, apparent=True)
+    data = clean_json(capsys, "--yes", *world.all_options())
+    main = [i for i in data["items"] if i["cache"] == str(world.pkgs)]
+    assert du(world.root) >= disk_before, "moving to the trash frees nothing yet"
+    purge = clean_json(capsys, "--purge-trash")["result"]
+    assert not purge["failed"]
+    assert disk_before - du(world.root) == sum(i["disk_bytes"] for i in main) > 0
+    assert apparent_before - du(world.root, apparent=True) == sum(i["bytes"] for i in main) > 0
+    shm_items = [i for i in data["items"] if i["cache"] != str(world.pkgs)]
+    assert purge["disk_bytes"] >= sum(i["disk_bytes"] for i in data["items"])
+    for env in world.environments():
+        assert verify_environment(env) == [], env
+    if world.shm_pkgs is not None:
+        assert shm_items and all(i["disk_bytes"] > 0 for i in shm_items)
+
+
+def test_files_hardlinked_elsewhere_free_nothing(world: World, capsys) -> None:
+    data = clean_json(capsys, *world.all_options())
+    item = next(i for i in data["items"] if Path(i["paths"][0]).name == "requests-2.32.3-pyhd8ed1ab_0")
+    assert item["linked_elsewhere"] > 0
+    package = Path(item["paths"][0])
+    alone = [p for p in package.rglob("*") if p.is_file() and not p.is_symlink() and p.stat().st_nlink == 1]
+    dirs = [package, *(p for p in package.rglob("*") if p.is_dir() and not p.is_symlink())]
+    expected = sum(p.stat().st_blocks * 512 for p in alone + dirs)
+    expected += sum(p.lstat().st_blocks * 512 for p in map(Path, item["paths"][1:]))
+    assert item["disk_bytes"] == expected
+    clean_json(capsys, "--yes", *world.all_options())
+    clean_json(capsys, "--purge-trash")
+    assert verify_environment(world.hidden) == [], "an undiscovered hardlinked env keeps its files"
+
+
+def test_self_hardlinked_package_is_freed_and_counted_once(world: World, capsys) -> None:
+    data = clean_json(capsys, *world.all_options())
+    item = next(i for i in data["items"] if i["paths"][0] == str(next(world.pkgs.glob("python-3.12.4-*/"))))
+    assert (Path(item["paths"][0]) / "bin" / "python3.12").stat().st_nlink == 2
+    assert item["linked_elsewhere"] == 0
+    assert item["disk_bytes"] == du(*map(Path, item["paths"]))
+    assert item["bytes"] == du(*map(Path, item["paths"]), apparent=True)
+
+
+def test_symlinks_pointing_outside_are_never_followed(world: World, capsys) -> None:
+    outside_before = tree(world.outside_target)
+    data = clean_json(capsys, "--yes", *world.all_options())
+    assert "evil-link" not in {Path(p).name for i in data["items"] for p in i["paths"]}
+    assert (world.pkgs / "evil-link").is_symlink()
+    clean_json(capsys, "--purge-trash")
+    assert tree(world.outside_target) == outside_before
+    assert (world.outside_target / "precious.txt").read_text() == "do not touch\n"
+
+
+def test_only_selects_categories(world: World, capsys) -> None:
+    data = clean_json(capsys, "--only", "index-cache", "--yes", *world.all_options())
+    assert {i["category"] for i in data["items"]} == {"index-cache"}
+    assert not list((world.pkgs / "cache").glob("*.json"))
+    assert (world.pkgs / "cache" / "4b2cfd1a.json.lock").exists()
+    assert any(world.pkgs.glob("python-3.12.4-*/"))
+
+
+def test_undo_leaves_what_came_back_meanwhile_in_the_trash(world: World, capsys) -> None:
+    data = clean_json(capsys, "--yes", *world.all_options())
+    partial = next(Path(i["paths"][0]) for i in data["items"] if i["category"] == "partial-download")
+    partial.write_bytes(b"new download")
+    assert envguard("clean", "--undo") == 0
+    assert "exists again" in capsys.readouterr().out
+    assert partial.read_bytes() == b"new download"
+    assert any(world.pkgs.glob("python-3.12.4-*/")), "everything else came back"
+    assert envguard("clean", "--undo") == 0
+    assert "Nothing to undo" in capsys.readouterr().out
+    assert clean_json(capsys, "--purge-trash")["result"]["disk_bytes"] > 0
+    assert not (world.pkgs / ".envguard-trash").exists()
+
+
+def test_human_dry_run_is_a_table_by_category(world: World, capsys) -> None:
+    assert envguard("clean", *world.all_options()) == 0
+    out = capsys.readouterr().out
+    for title in ("Package caches", "What would go", "Unused extracted packages", "Repodata / index caches",
+                  "Partial downloads", "Logs and temporary files", "Dry run:", "envguard clean --yes"):  # fmt: skip
+        assert title in out, title
+    assert "python-3.12.4-h194c7f8_0_cpython" in out and "KiB" in out
+
+
+def test_bad_input_is_exit_2_in_one_line(world: World, tmp_path: Path, capsys) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for argv in (["--cache", str(empty)], ["--cache", str(world.hard)], ["--cache", str(Path.home())],
+                 ["--env", str(empty)], ["--pixi-root", str(tmp_path / "nope")], ["--yes", "--undo"],
+                 ["--keep-locked", str(tmp_path / "missing.lock")]):  # fmt: skip
+        assert envguard("clean", *argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_trash_that_is_a_symlink_is_refused(world: World, tmp_path: Path, capsys) -> None:
+    elsewhere = tmp_path / "elsewhere-trash"
+    elsewhere.mkdir()
+    (world.pkgs / ".envguard-trash").symlink_to(elsewhere)
+    before = tree(world.pkgs)
+    assert envguard("clean", "--yes", "--cache", str(world.pkgs), *world.all_options()) == 3
+    assert "symlink" in capsys.readouterr().err
+    assert tree(world.pkgs) == before and not any(elsewhere.iterdir())
+
+
+def test_nothing_outside_the_caches_changes(world: World, capsys) -> None:
+    outside = {
+        p: tree(p)
+        for p in (world.envs_dir, world.outside, world.pixi_root, world.hidden, world.outside_target)
+    }
+    clean_json(capsys, "--yes", *world.all_options())
+    clean_json(capsys, "--purge-trash")
+    assert {p: tree(p) for p in outside} == outside
+    assert os.path.exists(world.lock)
