@@ -117,7 +117,7 @@ def command_of(pid: int) -> str | None:
     if not words:
         return None
     words[0] = os.path.basename(words[0])
-    text = " ".join(words)
+    text = " ".join(" ".join(words).split())  # one line, whatever the arguments held
     return text if len(text) <= 80 else text[:77] + "..."
 
 
