@@ -110,8 +110,13 @@ def finding(change: Change, word: str) -> Finding:
     return Finding(change.category, severity, _message(change, word))
 
 
+_SCALAR = frozenset({"platform", "python", "cuda", "fingerprints"})
+
+
 def _message(change: Change, word: str) -> str:
     name = _item_name(change)
+    if change.category in _SCALAR and change.kind in ("only-a", "only-b", "changed"):
+        return f"{name}: {change.a or 'none'} in {word}, {change.b or 'none'} now"
     if change.kind == "only-a":
         return f"{name} {change.a}: in {word}, not installed"
     if change.kind == "only-b":

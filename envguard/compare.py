@@ -242,9 +242,15 @@ def _changes(leaves: Iterable[Leaf], a: View, b: View) -> list[Change]:
     return sorted(result, key=lambda c: (order.get(c.category, 99), c.name, c.kind))
 
 
+_FIELD_ORDER = ("value", "version", "build", "channel", "subdir", "url", "editable", "vcs", "commit", "hash")
+
+
 def _fields(fields: list[str]) -> tuple[str, ...]:
-    names = ["hash" if f in ("md5", "sha256") else f for f in fields]
-    return tuple(dict.fromkeys(names))
+    """Changed field names in a fixed order; `hash` only when nothing that implies it changed too."""
+    names = {"hash" if f in ("md5", "sha256") else f for f in fields}
+    if names & {"version", "build"}:
+        names.discard("hash")
+    return tuple(sorted(names, key=lambda n: (_FIELD_ORDER.index(n) if n in _FIELD_ORDER else 99, n)))
 
 
 def describe(category: str, record: Mapping[str, str]) -> str:

@@ -27,6 +27,11 @@ def cache_dir() -> Path:
     return Path(base) / "envguard"
 
 
+def cache_key() -> str:
+    """What the detected virtual packages depend on (boot, driver, CONDA_OVERRIDE_*), hashed."""
+    return _cache_key()
+
+
 def _cache_key() -> str:
     parts = [f"{k}={os.environ.get(k, '')}" for k in OVERRIDE_VARS]
     for path in ("/proc/sys/kernel/random/boot_id", "/proc/driver/nvidia/version"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,29 @@ def read_all(path: Path) -> dict[str, Environment]:
     return parse(read_text(path), str(path))
 
 
+@dataclass(frozen=True)
+class LockData:
+    """A parsed lock: environments per platform plus the metadata staleness checks need."""
+
+    envs: dict[str, Environment]
+    content_hash: dict[str, str]
+    channels: tuple[str, ...]
+    sources: tuple[str, ...]
+    custom: dict[str, str]
+
+
+def read_lock(path: Path) -> LockData:
+    """The whole lock with its metadata."""
+    return parse_lock(read_text(path), str(path))
+
+
 def parse(text: str, origin: str = "conda-lock.yml") -> dict[str, Environment]:
     """Pure parser: lock text -> {platform: Environment}."""
+    return parse_lock(text, origin).envs
+
+
+def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
+    """Pure parser: lock text -> LockData."""
     data = _load_yaml(text, origin)
     metadata = _metadata(data, origin)
     platforms = [str(p) for p in metadata["platforms"]]
@@ -66,10 +88,13 @@ def parse(text: str, origin: str = "conda-lock.yml") -> dict[str, Environment]:
             skipped[entry_platform] = skipped.get(entry_platform, 0) + 1
             continue
         by_platform.setdefault(entry_platform, []).append(package)
-    return {
+    envs = {
         plat: _environment(origin, plat, packages, channels, tuple(by_platform), custom, skipped.get(plat, 0))
         for plat, packages in sorted(by_platform.items())
     }
+    hashes = {str(k): str(v) for k, v in metadata["content_hash"].items()}
+    sources = tuple(str(s) for s in metadata.get("sources") or ())
+    return LockData(envs, hashes, channels, sources, custom)
 
 
 def _environment(

@@ -1,0 +1,140 @@
+"""Run a full `envguard check`: read the target and the live environment, compare, add file integrity, RNG and
+lock freshness findings. The only part of check that touches the world; the comparison itself is pure
+(envguard.checking, envguard.freshness)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from envguard.checking import CheckReport, Finding, check_environment
+from envguard.errors import UsageError
+from envguard.model import Environment
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """The report plus what the fast-path cache needs: the prefix and its stat fingerprint (None for a file)."""
+
+    report: CheckReport
+    prefix: Path
+    fingerprint: str | None
+
+
+def run_check(
+    source: str | None,
+    lock: Path | None,
+    envfile: Path | None,
+    *,
+    platform: str | None,
+    rng: bool,
+    files: bool,
+) -> CheckOutcome:
+    """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness)."""
+    from envguard import sources, statcache
+
+    is_file = source is not None and Path(source).is_file()
+    if is_file and (rng or files):
+        raise UsageError(f"{source}: --rng and --files need a live environment, not a file")
+    prefix = sources.resolve_prefix(None if is_file else source)
+    fingerprint = None if is_file else statcache.stat_fingerprint(prefix)
+    live = sources.load(source, probe=rng)
+    _warn(live.warnings)
+    wanted = platform or live.platform
+    if lock is not None:
+        target = read_target(lock, wanted)
+        report = check_environment(live, target, rng=rng)
+        if envfile is not None:
+            report = report.merged(*lock_freshness(lock, envfile))
+    else:
+        assert envfile is not None
+        from envguard.readers import envyml
+
+        report = check_environment(live, envyml.read(envfile, platform=wanted))
+    if files:
+        report = report.merged(*file_findings(prefix))
+    return CheckOutcome(report, prefix, fingerprint)
+
+
+def read_target(path: Path, platform: str | None) -> Environment:
+    """A lock or other resolved file, parsed once per exact content (the parse is cached as JSON)."""
+    from envguard import statcache
+    from envguard.model import from_dict, to_dict
+    from envguard.sources import read_file
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise UsageError(f"{path}: no such lock file; create it with `envguard lock` or fix --lock") from exc
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
+    cached = statcache.cached_parse(data, platform)
+    if cached is not None:
+        return from_dict(cached, origin=str(path))
+    env = read_file(path, platform=platform)
+    _warn(env.warnings)
+    statcache.store_parse(data, platform, to_dict(env))
+    return env
+
+
+def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Finding], list[str]]:
+    """Staleness findings of a conda-lock.yml against its environment.yml, without solving."""
+    findings, notes, _path = _freshness(lock, envfile)
+    return findings, notes
+
+
+def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Finding], list[str], Path]:
+    from envguard.freshness import default_envyml, staleness
+    from envguard.readers import condalock, envyml
+    from envguard.sources import detect_kind
+
+    if detect_kind(lock) != "conda-lock":
+        raise UsageError(f"{lock}: lock freshness needs a conda-lock.yml")
+    data = condalock.read_lock(lock)
+    path = envfile or default_envyml(lock, data)
+    specs = {p: envyml.read(path, platform=p) for p in data.envs}
+    findings, notes = staleness(specs, data)
+    return findings, notes, path
+
+
+def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
+    """`check --lock-fresh`: the lock against environment.yml only."""
+    from envguard.config import find_lock
+
+    path = lock or find_lock()
+    findings, notes, shown = _freshness(path, envfile)
+    return CheckReport(str(path), str(shown), tuple(findings), tuple(notes))
+
+
+def file_findings(prefix: Path) -> tuple[list[Finding], list[str]]:
+    """Altered and missing files (envguard.integrity) as findings."""
+    from envguard.integrity import verify_files
+
+    result = verify_files(prefix)
+    findings = [Finding("files", "drift", f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
+                for p in result.problems]  # fmt: skip
+    notes = (
+        [f"{result.unverified} file(s) rewritten at install time could not be verified"]
+        if result.unverified
+        else []
+    )
+    return findings, notes
+
+
+def _detail(detail: str) -> str:
+    return f" ({detail})" if detail else ""
+
+
+def render_all(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
+    """Every output style at once (the fast-path cache stores them all)."""
+    from envguard.render import check as render
+
+    return {"human": render.human(report, cached=cached), "json": render.as_json(report),
+            "markdown": render.markdown(report)}  # fmt: skip
+
+
+def _warn(messages: tuple[str, ...]) -> None:
+    from envguard.output import warn
+
+    for message in messages:
+        warn(message)

@@ -1,0 +1,83 @@
+"""Project configuration: `[tool.envguard]` in pyproject.toml, and finding the lock a project uses.
+
+    [tool.envguard]
+    lock = "envs/conda-lock.yml"      # relative to the pyproject.toml
+
+Lock discovery walks from the current folder up to the filesystem root: in each folder a pyproject.toml with
+`[tool.envguard] lock` wins, then a `conda-lock.yml`. The nearest folder with either decides.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+from typing import Any
+
+from envguard.errors import BadInputError
+
+LOCK_NAME = "conda-lock.yml"
+_SECTION = re.compile(r"^\s*\[tool\.envguard\]\s*$")
+_LOCK_LINE = re.compile(r"""^\s*lock\s*=\s*(["'])(.*?)\1\s*(#.*)?$""")
+
+
+def tool_settings(pyproject: Path) -> dict[str, Any]:
+    """The `[tool.envguard]` table of a pyproject.toml ({} when absent); a broken file is bad input."""
+    try:
+        data = pyproject.read_bytes()
+    except OSError:
+        return {}
+    if b"tool.envguard" not in data:
+        return {}  # the common case: skip the TOML parser entirely
+    try:
+        tomllib = importlib.import_module("tomllib")
+    except ImportError:  # Python 3.10: a minimal reading of `lock = "..."` is all envguard needs
+        return _minimal(data.decode("utf-8", errors="replace"))
+    table = _toml_table(tomllib, pyproject, data)
+    if not isinstance(table, dict):
+        raise BadInputError(f"{pyproject}: [tool.envguard] must be a table")
+    return table
+
+
+def _toml_table(tomllib: Any, pyproject: Path, data: bytes) -> Any:
+    try:
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"{pyproject}: invalid TOML ({exc}); fix the file") from exc
+    return parsed.get("tool", {}).get("envguard", {})
+
+
+def _minimal(text: str) -> dict[str, Any]:
+    inside = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("["):
+            inside = bool(_SECTION.match(line))
+            continue
+        match = _LOCK_LINE.match(line) if inside else None
+        if match:
+            return {"lock": match.group(2)}
+    return {}
+
+
+def find_lock(start: Path | None = None) -> Path:
+    """The project's lock for `envguard check` without --lock (see the module docstring)."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            configured = tool_settings(pyproject).get("lock")
+            if configured is not None:
+                if not isinstance(configured, str) or not configured:
+                    raise BadInputError(f"{pyproject}: [tool.envguard] lock must be a path string")
+                path = folder / configured
+                if not path.is_file():
+                    raise BadInputError(f"{pyproject}: [tool.envguard] lock = {configured!r} does not exist; "
+                                        "create it with `envguard lock` or fix the path")  # fmt: skip
+                return path
+        candidate = folder / LOCK_NAME
+        if candidate.is_file():
+            return candidate
+    raise BadInputError(
+        f"no {LOCK_NAME} in {here} or its parents and no [tool.envguard] lock in a pyproject.toml; create one "
+        "with `envguard lock`, or pass --lock FILE or -f environment.yml"
+    )
