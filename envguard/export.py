@@ -56,13 +56,15 @@ def to_environment_yml(
     if mode == "full":
         _require_packages(env, "--full")
         conda = [_full_line(p) for p in env.conda_packages()]
+        if env.python and env.get("python") is None:
+            conda.insert(0, f"python={env.python}")  # a venv: its interpreter is not a conda package
     elif mode == "from-history":
         conda = _history_lines(env, warnings)
     else:
         conda = _pinned_lines(env, warnings)
     pip = _pip_section(env, mode, include_local, warnings)
     if pip and not any(spec_name(line) == "pip" for line in conda):
-        conda.append(_pip_itself(env))
+        conda = _insert_sorted(conda, _pip_itself(env))
     header = _header("conda env create --file <this file>", f"export --{mode}")
     body = _yaml_document(env.name, [strip_credentials(c) for c in env.channels], conda, pip)
     return Exported(header + body, tuple(warnings))
@@ -116,11 +118,11 @@ def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
         name, line = _pin(spec, installed, warnings, _label(env))
         if line:
             lines[name] = line
-    python = installed.get("python")
-    if python is not None and "python" not in lines:
-        lines["python"] = (
-            f"python={python.version}"  # the interpreter decides every compiled build: pin it too
-        )
+    # The interpreter decides every compiled build, so it is pinned even when nobody asked for it
+    # (in a venv it is not a conda package: the venv's own version is used).
+    python = installed["python"].version if "python" in installed else env.python
+    if python and "python" not in lines:
+        lines["python"] = f"python={python}"
     return [lines[name] for name in sorted(lines)]
 
 
@@ -146,6 +148,15 @@ def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: s
     if build and build != "*":
         line += f"={build}"
     return name, f"{strip_credentials(channel)}::{line}" if channel else line
+
+
+def _insert_sorted(lines: list[str], line: str) -> list[str]:
+    """Add `line` where it belongs by package name when the list is in name order, else at the end."""
+    names = [spec_name(x) for x in lines]
+    if names != sorted(names):
+        return [*lines, line]
+    index = sum(1 for name in names if name < spec_name(line))
+    return [*lines[:index], line, *lines[index:]]
 
 
 def _pip_itself(env: Environment) -> str:
@@ -177,17 +188,16 @@ def pip_line(package: Package, *, pinned: bool = True, include_local: bool = Fal
     if origin is None or not origin.url:
         return f"{package.name}=={package.version}" if pinned and package.version else package.name
     url = strip_credentials(origin.url)
+    local = _is_local(url)
+    if local and not include_local:
+        return f"# {package.name}=={package.version} (installed from a local path; not exported)"
     if origin.vcs:
         base = url if url.startswith(f"{origin.vcs}+") else f"{origin.vcs}+{url}"
         revision = origin.commit_id or origin.requested_revision
         return f"{package.name} @ {base}@{revision}" if revision else f"{package.name} @ {base}"
-    if not _is_local(url):
-        return f"{package.name} @ {url}"
-    if not include_local:
-        return f"# {package.name}=={package.version} (installed from a local path; not exported)"
     if origin.editable:
         return f"-e {_local_path(url)}"
-    return f"{package.name} @ {url}" if "://" in url else f"{package.name} @ {_local_path(url)}"
+    return f"{package.name} @ {url}" if "://" in url else url  # pip reads a bare path line as a local project
 
 
 def _is_local(url: str) -> bool:
