@@ -24,6 +24,7 @@ from envguard.errors import OperationalError
 from envguard.model import Package
 
 DOWNLOAD_TIMEOUT = 120.0
+PIP_ARCHIVES = (".whl", ".tar.gz", ".zip")
 _CHUNK = 1 << 20
 
 
@@ -64,12 +65,20 @@ def local_path(url: str) -> Path | None:
 
 
 def fetch(packages: Sequence[Package], pkgs_dir: Path | None, *, workers: int = 8) -> list[Archive]:
-    """Every conda package's archive, located (pkgs_dir/<file name>, a file:// URL) or downloaded into pkgs_dir,
-    and hashed. Unreachable archives are an OperationalError naming the package; mismatches are returned.
-    Without a pkgs_dir only file:// archives can be found."""
-    conda = [p for p in packages if p.manager == "conda"]
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(conda)))) as pool:
-        return list(pool.map(lambda p: _one(p, pkgs_dir), conda))
+    """Every package's archive (conda packages, and pip packages locked with a file URL and hash), located
+    (pkgs_dir/<file name>, a file:// URL) or downloaded into pkgs_dir, and hashed. Unreachable archives are an
+    OperationalError naming the package; mismatches are returned. Without a pkgs_dir only file:// archives can be
+    found."""
+    wanted = [p for p in packages if p.manager == "conda" or has_archive(p)]
+    if not wanted:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(wanted)))) as pool:
+        return list(pool.map(lambda p: _one(p, pkgs_dir), wanted))
+
+
+def has_archive(package: Package) -> bool:
+    """A pip package locked with a downloadable file (wheel or sdist) and a hash."""
+    return bool(package.filename.endswith(PIP_ARCHIVES) and (package.sha256 or package.md5))
 
 
 def _one(package: Package, pkgs_dir: Path | None) -> Archive:

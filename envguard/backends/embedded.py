@@ -58,30 +58,33 @@ class EmbeddedBackend(Backend):
         from envguard import archives
 
         if request.locked:
-            fetched = archives.fetch(request.locked, self.pkgs_dir)
+            conda = [p for p in request.locked if p.manager == "conda"]
+            fetched = archives.fetch(conda, self.pkgs_dir)
             bad = [a for a in fetched if not a.verified]
             if bad:
                 raise BackendError(integrity_message(bad))
-            records = archives.records(fetched)
-            self.link(records, prefix, request.specs)
+            self.link(archives.records(fetched), prefix, request.specs, request.platform)
             archives.restore_urls(prefix, fetched)
         else:
             plan = plan if plan is not None and plan.native else self.solve(request)
             verify_local_archives(plan.packages)
-            self.link(list(plan.native), prefix, request.specs)
+            self.link(list(plan.native), prefix, request.specs, request.platform)
         write_history(prefix, request.specs, self.list(prefix))
         return Plan(request.platform, self.list(prefix))
 
-    def link(self, records: Sequence[Any], prefix: Path, specs: Sequence[str]) -> None:
+    def link(
+        self, records: Sequence[Any], prefix: Path, specs: Sequence[str], platform: str | None = None
+    ) -> None:
         """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) progress."""
         import rattler
 
+        target = rattler.Platform(platform) if platform else None
         requested = [rattler.MatchSpec(s, strict=False)._match_spec for s in specs if not s.startswith("__")]
         reporter = _progress_reporter(len(records)) if self.progress else None
 
         async def run() -> None:
             await rattler.install(
-                list(records), prefix, cache_dir=self.pkgs_dir, show_progress=False,
+                list(records), prefix, cache_dir=self.pkgs_dir, show_progress=False, platform=target,
                 requested_specs=requested, reporter=reporter,
             )  # fmt: skip
 
