@@ -97,7 +97,7 @@ def _live_plan(
         if problem:
             warn(problem)
     shown = source if source and source.startswith("name:") else f"<prefix of {env.name}>"
-    return locking.from_live(env), f"envguard lock {shown} -o {target}"
+    return locking.from_live(env), f"envguard lock {shown} -o {Path(target).name}"
 
 
 def _reproduce_yml(path: Path, target: str, plan: locking.LockPlan, cuda: str | None, no_cuda: bool) -> str:
@@ -107,7 +107,7 @@ def _reproduce_yml(path: Path, target: str, plan: locking.LockPlan, cuda: str | 
         parts.append(f"--cuda {cuda}")
     elif no_cuda:
         parts.append("--no-cuda")
-    parts.append(f"-o {target}")
+    parts.append(f"-o {Path(target).name}")  # run from the lock's folder: no machine paths in the lock
     return " ".join(parts)
 
 
