@@ -178,16 +178,17 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         return result
     result["device"] = device
     deadline = started + float(settings["budget_s"])
-    phases = [
-        (
-            "golden",
-            lambda: result.update(golden=_golden(settings["probe_script"])),
-            settings.get("probe_script"),
-        )
+    cuda = device == "cuda"
+
+    def golden() -> None:
+        result["golden"] = _golden(settings["probe_script"])
+
+    phases: List[Tuple[str, Callable[[], None], bool]] = [
+        ("golden", golden, bool(settings.get("probe_script"))),
+        ("determinism", lambda: _determinism(settings, result, _share(deadline, 0.25)), True),
+        ("gpu", lambda: _gpu(settings, result, device or "cpu", _share(deadline, 0.3)), cuda),
+        ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
     ]
-    phases.append(("determinism", lambda: _determinism(settings, result, _share(deadline, 0.25)), True))
-    phases.append(("gpu", lambda: _gpu(settings, result, device, _share(deadline, 0.3)), device == "cuda"))
-    phases.append(("throughput", lambda: _throughput(settings, result, deadline, device == "cuda"), True))
     for name, action, wanted in phases:
         if not wanted:
             continue

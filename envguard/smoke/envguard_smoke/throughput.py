@@ -7,6 +7,7 @@ state, efficiency and the recommendation are computed by envguard from them.
 from __future__ import annotations
 
 import math
+import os
 import time
 from typing import Any, Callable, Dict, List, Optional
 
@@ -45,11 +46,58 @@ def profile(dataset: Any, max_samples: int = 16, max_seconds: float = 0.5) -> Di
     }
 
 
+def _machine_busy_s() -> Optional[float]:
+    """CPU seconds all processes have used on this machine (Linux /proc/stat), or None elsewhere."""
+    try:
+        with open("/proc/stat") as handle:
+            fields = handle.readline().split()[1:]
+        ticks = os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, AttributeError):
+        return None
+    values = [int(v) for v in fields[:8]]
+    busy = sum(values) - values[3] - values[4]  # minus idle and iowait
+    return busy / float(ticks)
+
+
+def _workers_cpu_s(iterator: Any) -> Optional[float]:
+    """CPU seconds the iterator's worker processes have used (from /proc/<pid>/stat), or None."""
+    total = 0.0
+    try:
+        ticks = float(os.sysconf("SC_CLK_TCK"))
+        for process in getattr(iterator, "_workers", []):
+            with open("/proc/%d/stat" % process.pid) as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    except (OSError, ValueError, AttributeError, IndexError):
+        return None
+    return total
+
+
+class _Contention:
+    """How much CPU other processes took while a configuration was timed (shared machines, CI runners)."""
+
+    def __init__(self, iterator: Any) -> None:
+        self.iterator = iterator
+        self.start = (time.perf_counter(), _machine_busy_s(), time.process_time(), _workers_cpu_s(iterator))
+
+    def others_fraction(self) -> Optional[float]:
+        wall0, busy0, main0, workers0 = self.start
+        busy, workers = _machine_busy_s(), _workers_cpu_s(self.iterator)
+        if busy is None or busy0 is None or workers is None or workers0 is None:
+            return None
+        ours = (time.process_time() - main0) + (workers - workers0)
+        capacity = (time.perf_counter() - wall0) * (os.cpu_count() or 1)
+        return round(min(1.0, max(0.0, (busy - busy0 - ours) / capacity)), 4) if capacity > 0 else None
+
+
 def measure(
     dataset: Any, *, workers: int, pin_memory: bool, persistent: bool, batch_size: int, batches: int,
-    collate: Optional[Callable[..., Any]] = None, epoch2: bool = True,
+    collate: Optional[Callable[..., Any]] = None, epoch2: bool = True, stop_at: Optional[float] = None,
 ) -> Row:  # fmt: skip
-    """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first."""
+    """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first.
+
+    Past `stop_at` (a busy machine runs slower than planned) it stops once two rounds after the first are in.
+    """
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
@@ -65,7 +113,11 @@ def measure(
     size = 0
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
+    contention = _Contention(iterator)
+    enough = 3 * max(workers, 1)
     for _ in range(batches):
+        if stop_at is not None and len(arrivals) >= enough and time.perf_counter() > stop_at:
+            break
         asked = time.perf_counter()
         try:
             batch = next(iterator)
@@ -77,7 +129,8 @@ def measure(
         size = size or batch_bytes(batch)
         del batch
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
-    del iterator
+    others = contention.others_fraction()
+    del iterator, contention
     second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 else None
     closing = time.perf_counter()
     del loader
@@ -86,7 +139,7 @@ def measure(
         "batch_size": batch_size, "batches": len(arrivals), "batch_bytes": size,
         "arrivals_s": [round(a, 6) for a in arrivals], "waits_s": [round(w, 6) for w in waits],
         "epoch2_first_batch_s": second, "wall_s": round(wall, 6), "main_cpu_s": round(cpu, 6),
-        "shutdown_s": round(time.perf_counter() - closing, 6),
+        "shutdown_s": round(time.perf_counter() - closing, 6), "others_cpu_fraction": others,
     }  # fmt: skip
 
 
@@ -106,7 +159,8 @@ def plan_batches(workers: int, per_sample_s: float, batch_size: int, share_s: fl
     """
     lanes = max(workers, 1)
     round_s = max(batch_size * per_sample_s, 1e-4)
-    overhead = startup_s + (round_s + startup_s if workers > 0 else 0.0)
+    # with workers: the next epoch's first batch, then waiting for workers to finish the batch they are on
+    overhead = startup_s + (2 * round_s + startup_s if workers > 0 else 0.0)
     rounds = math.floor((share_s - overhead) / round_s) - 1
     if rounds < MIN_ROUNDS:
         return 0
@@ -129,6 +183,7 @@ def sweep(
         row = measure(
             make(batches * batch_size), workers=config["workers"], pin_memory=config["pin_memory"],
             persistent=config["persistent_workers"], batch_size=batch_size, batches=batches, collate=collate,
+            stop_at=time.perf_counter() + share,
         )  # fmt: skip
         if row["arrivals_s"]:
             startup = max(0.02, row["arrivals_s"][0] - batch_size * per_sample_s)

@@ -1,0 +1,149 @@
+"""`run_smoke(options) -> SmokeReport`: plan, run the in-environment module, analyse, judge."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from envguard.doctor import host
+from envguard.doctor.findings import Finding
+from envguard.errors import BadInputError, UsageError
+from envguard.model import Fingerprints
+from envguard.smoke import determinism, runner, throughput, verdicts
+from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, SmokeReport, options_dict
+
+SHAPE = (3, 224, 224)
+SETTLE_S = 1.5  # kept back from the budget for starting the interpreter and rendering
+DETERMINISM = {"batch_size": 8, "limit": 64}
+
+
+def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
+    """0 up to the usable CPUs (or --workers), plus the user's own num_workers."""
+    counts = set(options.workers) if options.workers is not None else set(range(cpus.usable + 1))
+    if options.num_workers is not None:
+        counts.add(options.num_workers)
+    return sorted(counts)
+
+
+def settings(
+    options: SmokeOptions, workers: list[int], budget_s: float, probe: Path | None
+) -> dict[str, Any]:
+    """The JSON the in-environment module reads."""
+    synthetic = options.data_dir is None and options.dataset is None
+    return {
+        "budget_s": budget_s, "device": options.device, "workers": workers, "batch_size": options.batch_size,
+        "io_ms": options.io_ms, "cpu_ms": options.cpu_ms, "shape": list(SHAPE), "synthetic": synthetic,
+        "data_dir": str(options.data_dir) if options.data_dir else None,
+        "dataset": _dataset_spec(options.dataset), "probe_script": str(probe) if probe else None,
+        "determinism": dict(DETERMINISM, seed=options.seed, max_workers=min(2, max(workers))),
+        "progress": runner.progress_wanted(),
+    }  # fmt: skip
+
+
+def _dataset_spec(spec: str | None) -> str | None:
+    """An absolute `FILE.py:NAME` (the module runs in another working directory's terms)."""
+    if spec is None:
+        return None
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path.endswith(".py") or not name:
+        raise UsageError(
+            f"--dataset {spec}: expected path/to/module.py:NAME (a Dataset class or a function returning one)"
+        )
+    file = Path(path).expanduser()
+    if not file.is_file():
+        raise BadInputError(f"--dataset {path}: no such file")
+    return f"{file.resolve()}:{name}"
+
+
+def _environment(source: str | None) -> tuple[str, Path]:
+    """(label, interpreter) for SOURCE: a prefix or name:ENV, never a file."""
+    from envguard.probe import interpreter
+    from envguard.sources import resolve_prefix
+
+    if source and not source.startswith("name:") and Path(source).expanduser().is_file():
+        raise UsageError(f"{source}: smoke needs a live environment (a prefix or name:ENV); "
+                         "to compare its streams with a lock use --lock FILE")  # fmt: skip
+    prefix = resolve_prefix(source)
+    if not prefix.is_dir():
+        raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
+    return str(prefix), interpreter(prefix)
+
+
+def _lock_fingerprints(lock: Path | None) -> tuple[Fingerprints | None, Path | None]:
+    if lock is None:
+        return None, None
+    from envguard.probe import PROBE_SCRIPT
+    from envguard.sources import read_file
+
+    return read_file(lock).fingerprints, PROBE_SCRIPT
+
+
+def run_smoke(options: SmokeOptions) -> SmokeReport:
+    """Run the whole smoke test and judge it."""
+    started = time.perf_counter()
+    label, python = _environment(options.source)
+    fingerprints, probe = _lock_fingerprints(options.lock)
+    cpus = host.cpu_info()
+    workers = worker_counts(options, cpus)
+    budget = max(2.0, options.budget_s - (time.perf_counter() - started) - SETTLE_S)
+    raw = runner.run_target(python, settings(options, workers, budget, probe), timeout=budget + runner.GRACE_S,
+                            progress=runner.progress_wanted())  # fmt: skip
+    runner.check_started(raw, label, options.device)
+    cuda = raw.get("device") == "cuda"
+    datasets = tuple(throughput.summarize(entry, cpus.physical) for entry in raw.get("throughput") or ())
+    recs = {d.name: throughput.recommend(d, cuda=cuda) for d in datasets}
+    found = judge(raw, options, datasets, recs, fingerprints, cpus)
+    return SmokeReport(
+        environment=label, python=str(raw.get("python")), torch=raw.get("torch"), numpy=raw.get("numpy"),
+        device=str(raw.get("device")), start_method=str(raw.get("start_method")), cpus=cpus, shm=host.shm_info(),
+        datasets=datasets, recommendations=tuple(r for r in recs.values() if r is not None),
+        determinism=_determinism_summary(raw.get("determinism")), gpu=raw.get("gpu"), findings=tuple(found),
+        budget_s=options.budget_s, elapsed_s=round(time.perf_counter() - started, 2), options=options_dict(options),
+    )  # fmt: skip
+
+
+def judge(
+    raw: dict[str, Any], options: SmokeOptions, datasets: tuple[DatasetResult, ...],
+    recs: dict[str, Recommendation | None], lock: Fingerprints | None, cpus: host.CpuInfo,
+) -> list[Finding]:  # fmt: skip
+    """Every verdict, grouped by category in a stable order."""
+    found: list[Finding] = [
+        verdicts.crash(f"{e['phase']} phase", e["error"]) for e in raw.get("errors") or ()
+    ]
+    if options.lock is not None and not any(e["phase"] == "golden" for e in raw.get("errors") or ()):
+        found += verdicts.golden(raw.get("golden"), lock, options.lock.name)
+    found += determinism.findings(raw.get("determinism"))
+    for dataset in datasets:
+        rec = recs.get(dataset.name)
+        found += verdicts.efficiency(dataset, rec)
+        found += verdicts.your_workers(dataset, rec, options.num_workers)
+        found += verdicts.still_scaling(dataset, rec)
+    in_flight = max([r.workers for r in recs.values() if r] + [options.num_workers or 0])
+    found.append(verdicts.shm(host.shm_info(), datasets, in_flight))
+    if raw.get("gpu"):
+        found += verdicts.gpu(raw.get("gpu"), _nvml_max_link())
+    return found
+
+
+def _nvml_max_link() -> tuple[int | None, int | None]:
+    """The first GPU's maximum PCIe link from envguard's own NVML, when the environment had none."""
+    from envguard.doctor.gpu import read_nvml
+
+    report = read_nvml()
+    if not report.gpus:
+        return None, None
+    return report.gpus[0].pcie_max_gen, report.gpus[0].pcie_max_width
+
+
+def _determinism_summary(record: dict[str, Any] | None) -> dict[str, Any]:
+    """Digests per run for the JSON output (the per-sample records stay inside the analysis)."""
+    if not record:
+        return {}
+    runs = {
+        name: {"workers": run["workers"], "persistent_workers": run["persistent"],
+               "order_sha256": run["order_digests"], "stream_sha256": run["stream_digests"], "seconds": run["seconds"]}
+        for name, run in sorted((record.get("runs") or {}).items())
+    }  # fmt: skip
+    return {"dataset": record.get("dataset"), "seed": record.get("seed"), "samples": record.get("limit"),
+            "batch_size": record.get("batch_size"), "runs": runs, "skipped": record.get("skipped") or []}  # fmt: skip

@@ -1,0 +1,145 @@
+"""Throughput analysis (pure): steady-state rate from batch arrivals, the ideal rate, efficiency, a recommendation.
+
+Ideal with N workers (N=0 counts as one lane, the main process), per-sample wall time L and CPU time C:
+    min(N / L, min(N, physical cores) / C)
+which is N/L for an I/O-bound dataset (C ~ 0) and min(N, cores)/C for a CPU-bound one (C = L).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from envguard.smoke.report import Bound, DatasetResult, Recommendation, SweepRow
+
+NEAR_BEST = 0.05  # configurations within 5% of the best count as equally fast
+
+
+def steady_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> float | None:
+    """Samples/s after start-up: least-squares slope of arrival time over batch number, from the end of the
+    first round (every worker has delivered once) on. Robust to batches arriving in bursts of `lanes`."""
+    points = [(float(k), t) for k, t in enumerate(arrivals) if k >= lanes - 1]
+    if len(points) < 2:
+        return None
+    mean_x = sum(x for x, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    if sxx <= 0 or sxy <= 0:
+        return None
+    return batch_size / (sxy / sxx)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float | None:
+    """Nearest-rank percentile (fraction in 0..1)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))
+    return ordered[rank]
+
+
+def ideal_rate(workers: int, latency_ms: float | None, cpu_ms: float | None, physical: int) -> float | None:
+    """Samples/s a perfect loader reaches (see the module docstring)."""
+    lanes = max(workers, 1)
+    bounds: list[float] = []
+    if latency_ms and latency_ms > 0:
+        bounds.append(lanes / (latency_ms / 1000.0))
+    if cpu_ms and cpu_ms > 0:
+        bounds.append(min(lanes, max(physical, 1)) / (cpu_ms / 1000.0))
+    return min(bounds) if bounds else None
+
+
+def bound_of(latency_ms: float | None, cpu_ms: float | None) -> Bound:
+    """CPU-bound when at least half of a sample's wall time is CPU time."""
+    if latency_ms and cpu_ms and cpu_ms >= 0.5 * latency_ms:
+        return "cpu"
+    return "io"
+
+
+def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, physical: int) -> SweepRow:
+    workers = int(raw["workers"])
+    base = SweepRow(
+        workers=workers,
+        pin_memory=bool(raw["pin_memory"]),
+        persistent_workers=bool(raw["persistent_workers"]),
+    )
+    if raw.get("skipped") or not raw.get("arrivals_s"):
+        return _replace(base, skipped=str(raw.get("skipped") or "no batches"))
+    arrivals, waits, batch_size = raw["arrivals_s"], raw["waits_s"], int(raw["batch_size"])
+    rate = steady_rate(arrivals, max(workers, 1), batch_size)
+    ideal = ideal_rate(workers, latency_ms, cpu_ms, physical)
+    one_batch = batch_size * (latency_ms or 0.0) / 1000.0
+    return SweepRow(
+        workers=workers, pin_memory=base.pin_memory, persistent_workers=base.persistent_workers,
+        batches=int(raw["batches"]), batch_size=batch_size, batch_bytes=int(raw.get("batch_bytes") or 0),
+        first_batch_s=arrivals[0], startup_s=round(max(0.0, arrivals[0] - one_batch), 4),
+        epoch2_first_batch_s=raw.get("epoch2_first_batch_s"),
+        samples_per_s=round(rate, 2) if rate else None, ideal_per_s=round(ideal, 2) if ideal else None,
+        efficiency=round(rate / ideal, 3) if rate and ideal else None,
+        wait_p50_s=percentile(waits[1:], 0.5), wait_p95_s=percentile(waits[1:], 0.95),
+        others_cpu=raw.get("others_cpu_fraction"),
+    )  # fmt: skip
+
+
+def _replace(row: SweepRow, **changes: Any) -> SweepRow:
+    import dataclasses
+
+    return dataclasses.replace(row, **changes)
+
+
+def summarize(entry: dict[str, Any], physical: int) -> DatasetResult:
+    """A DatasetResult from the in-environment module's raw entry for one dataset."""
+    nominal = entry.get("nominal_latency_ms") is not None
+    profile = entry.get("profile") or {}
+    latency = entry.get("nominal_latency_ms") if nominal else profile.get("wall_ms")
+    cpu = entry.get("nominal_cpu_ms") if nominal else profile.get("cpu_ms")
+    rows = tuple(_row(raw, latency, cpu, physical) for raw in entry.get("rows") or ())
+    sizes = [r.batch_bytes for r in rows if r.batch_bytes]
+    return DatasetResult(
+        name=str(entry["name"]), bound=bound_of(latency, cpu), latency_ms=latency, cpu_ms=cpu, nominal=nominal,
+        length=entry.get("length"), iterable=bool(entry.get("iterable")), batch_bytes=max(sizes) if sizes else 0,
+        rows=rows, error=str(entry.get("error") or ""),
+    )  # fmt: skip
+
+
+def best_row(dataset: DatasetResult, *, cuda: bool) -> SweepRow | None:
+    """The recommended row: fastest within NEAR_BEST, then fewest workers, persistent workers, pinned on CUDA."""
+    measured = dataset.measured()
+    if not measured:
+        return None
+    top = max(r.samples_per_s or 0.0 for r in measured)
+    near = [r for r in measured if (r.samples_per_s or 0.0) >= (1 - NEAR_BEST) * top]
+    fewest = min(r.workers for r in near)
+    candidates = [r for r in near if r.workers == fewest]
+    return max(candidates, key=lambda r: (r.persistent_workers, r.pin_memory == cuda, r.samples_per_s or 0.0))
+
+
+def recommend(dataset: DatasetResult, *, cuda: bool) -> Recommendation | None:
+    """The configuration to use for this dataset, with the reason in words."""
+    best = best_row(dataset, cuda=cuda)
+    if best is None or best.samples_per_s is None:
+        return None
+    zero = [r.samples_per_s for r in dataset.measured() if r.workers == 0 and r.samples_per_s]
+    tried = max(r.workers for r in dataset.measured())
+    parts = [f"num_workers={best.workers} delivers {best.samples_per_s:.0f} samples/s"]
+    if best.efficiency is not None and best.ideal_per_s:
+        parts.append(f"({best.efficiency:.0%} of the ideal {best.ideal_per_s:.0f})")
+    if zero and best.workers > 0:
+        parts.append(f"= {best.samples_per_s / zero[0]:.1f}x num_workers=0")
+    if best.workers < tried:
+        parts.append(f"; more workers (up to {tried}) add less than {NEAR_BEST:.0%}")
+    elif dataset.bound == "io" and best.workers > 0:
+        parts.append("; still scaling at the most workers tried (I/O-bound: more workers than CPUs can help)")
+    if best.persistent_workers:
+        parts.append("; persistent_workers=True skips worker start-up each epoch")
+    return Recommendation(
+        dataset=dataset.name, workers=best.workers, pin_memory=cuda, persistent_workers=best.persistent_workers,
+        samples_per_s=best.samples_per_s, efficiency=best.efficiency, reason=" ".join(parts).replace(" ;", ";"),
+    )  # fmt: skip
+
+
+def rate_at(dataset: DatasetResult, workers: int) -> float | None:
+    """The best measured samples/s at a given worker count (any pin/persistent setting)."""
+    rates = [r.samples_per_s for r in dataset.measured() if r.workers == workers and r.samples_per_s]
+    return max(rates) if rates else None

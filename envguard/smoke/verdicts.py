@@ -1,0 +1,226 @@
+"""Smoke verdicts other than determinism (pure): loader efficiency, your num_workers, /dev/shm, GPU, golden streams
+against a lock, and crashes inside the environment. Each FAIL/WARN carries a concrete fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from envguard.doctor.findings import Finding, Status, human_bytes
+from envguard.doctor.gpu import pcie_gbps
+from envguard.doctor.host import ShmInfo, shm_needed
+from envguard.model import Fingerprints
+from envguard.smoke.report import DatasetResult, Recommendation
+from envguard.smoke.throughput import rate_at
+
+PASS_EFFICIENCY, WARN_EFFICIENCY = 0.85, 0.6
+SLOW_STARTUP_S = 1.0
+CONTENDED = 0.2  # other processes' share of the CPUs above which a slow measurement says "busy machine"
+GOLDEN_STREAMS = (("torch_randperm", "torch.randperm"), ("dataloader_order", "DataLoader shuffle order"),
+                  ("numpy_legacy", "NumPy RandomState"), ("numpy_generator", "NumPy Generator"))  # fmt: skip
+SHM_FIX = ("give the container more shared memory: `docker run --shm-size=2g` (or --ipc=host); on Kubernetes mount an "
+           "emptyDir with medium: Memory at /dev/shm; or lower batch_size, num_workers or prefetch_factor")  # fmt: skip
+STARVED_FIX = ("raise num_workers (I/O-bound data can use more workers than CPUs), use persistent_workers=True, and "
+               "check /dev/shm and `ulimit -n` with `envguard doctor`")  # fmt: skip
+
+
+def efficiency(dataset: DatasetResult, rec: Recommendation | None) -> list[Finding]:
+    """How close the recommended configuration comes to the ideal rate, and how slow worker start-up is."""
+    category = f"throughput: {dataset.name}"
+    if dataset.error:
+        return [crash(category, dataset.error)]
+    if rec is None:
+        return [Finding(category, "loader efficiency", "WARN", "no configuration could be measured in the budget",
+                        "give a larger --budget or fewer --workers")]  # fmt: skip
+    cost = f"L={dataset.latency_ms:g} ms" + (f", C={dataset.cpu_ms:g} ms" if dataset.cpu_ms else "")
+    model = "N/L" if dataset.bound == "io" else "min(N, physical cores)/C"
+    evidence = f"num_workers={rec.workers}: {rec.samples_per_s:.0f} samples/s"
+    value = rec.efficiency
+    if value is None:
+        out = [
+            Finding(category, "loader efficiency", "INFO", evidence + " (no ideal: unknown per-sample cost)")
+        ]
+    elif value >= PASS_EFFICIENCY:
+        out = [
+            Finding(
+                category, "loader efficiency", "PASS", f"{evidence} = {value:.2f} of ideal {model} ({cost})"
+            )
+        ]
+    else:
+        out = [
+            _inefficient(category, dataset, rec, f"{evidence} = only {value:.2f} of ideal {model} ({cost})")
+        ]
+    slow = [r for r in dataset.measured() if r.workers > 0 and (r.startup_s or 0.0) > SLOW_STARTUP_S]
+    if slow:
+        worst = max(slow, key=lambda r: r.startup_s or 0.0)
+        out.append(Finding(category, "worker start-up", "WARN",
+            f"num_workers={worst.workers} needs {worst.startup_s:.2f} s before its first batch",
+            "slow start-up is paid every epoch unless persistent_workers=True; keep the dataset cheap to pickle "
+            "(open files lazily in the worker) and avoid heavy imports at module level under spawn/forkserver"))  # fmt: skip
+    return out
+
+
+def _inefficient(category: str, dataset: DatasetResult, rec: Recommendation, evidence: str) -> Finding:
+    """Below the ideal: the loader's fault, unless other processes were taking the CPUs meanwhile."""
+    row = dataset.row(rec.workers, rec.pin_memory, rec.persistent_workers)
+    others = row.others_cpu if row is not None else None
+    if others is not None and others >= CONTENDED:
+        return Finding(category, "loader efficiency", "WARN",
+                       f"{evidence}; other processes used {others:.0%} of the CPUs meanwhile",
+                       "the machine was busy, so this measures contention, not the loader: rerun on an idle machine")  # fmt: skip
+    status: Status = "WARN" if (rec.efficiency or 0.0) >= WARN_EFFICIENCY else "FAIL"
+    return Finding(category, "loader efficiency", status, evidence,
+                   "workers lose time to inter-process transfer or start-up: " + STARVED_FIX)  # fmt: skip
+
+
+def your_workers(
+    dataset: DatasetResult, rec: Recommendation | None, num_workers: int | None
+) -> list[Finding]:
+    """Judge the num_workers the user trains with against the best measured configuration."""
+    if num_workers is None or rec is None or dataset.error:
+        return []
+    category = f"throughput: {dataset.name}"
+    mine, best = rate_at(dataset, num_workers), rec.samples_per_s
+    if mine is None:
+        return [Finding(category, f"num_workers={num_workers}", "INFO", "not measured within the budget",
+                        "give a larger --budget")]  # fmt: skip
+    ratio = best / mine if mine else float("inf")
+    evidence = f"num_workers={num_workers} reaches {mine:.0f} samples/s; num_workers={rec.workers} reaches {best:.0f} ({ratio:.1f}x)"
+    if ratio >= 1.5:
+        kind = "I/O-bound" if dataset.bound == "io" else "CPU-bound"
+        return [Finding(category, f"num_workers={num_workers}", "FAIL", f"too few workers for this {kind} dataset: {evidence}",
+                        f"set DataLoader(num_workers={rec.workers}, persistent_workers=True); the GPU waits for data otherwise")]  # fmt: skip
+    if ratio >= 1.15:
+        return [Finding(category, f"num_workers={num_workers}", "WARN", evidence,
+                        f"num_workers={rec.workers} is faster: {rec.reason}")]  # fmt: skip
+    return [Finding(category, f"num_workers={num_workers}", "PASS", evidence)]
+
+
+def still_scaling(dataset: DatasetResult, rec: Recommendation | None) -> list[Finding]:
+    """Your own I/O-bound data still speeding up at the most workers tried: more workers than CPUs may help."""
+    if dataset.nominal or rec is None or dataset.bound != "io" or not dataset.measured():
+        return []
+    most = max(r.workers for r in dataset.measured())
+    if rec.workers == most and most > 0 and (rec.efficiency or 0.0) >= 0.8:
+        return [Finding(f"throughput: {dataset.name}", "more workers", "WARN",
+            f"still scaling at num_workers={most} ({rec.samples_per_s:.0f} samples/s, {rec.efficiency or 0:.2f} of ideal)",
+            f"I/O-bound loading can use more workers than CPUs: try `envguard smoke --workers 0,{most},{most * 2},{most * 4}`")]  # fmt: skip
+    return []
+
+
+def shm(info: ShmInfo, datasets: Sequence[DatasetResult], workers: int, prefetch_factor: int = 2) -> Finding:
+    """Whether /dev/shm holds the batches in flight (workers x prefetch_factor batches)."""
+    sizes = [d.batch_bytes for d in datasets if d.batch_bytes]
+    if not info.exists:
+        return Finding("host", "/dev/shm", "INFO", f"{info.path} does not exist (not Linux?)",
+                       "nothing to do unless workers crash with 'bus error'")  # fmt: skip
+    if not sizes or workers == 0:
+        return Finding(
+            "host", "/dev/shm", "PASS", f"{human_bytes(info.free)} free; no batches cross it (num_workers=0)"
+        )
+    batch = max(sizes)
+    needed = shm_needed(batch, workers, prefetch_factor)
+    evidence = (f"num_workers={workers} x prefetch_factor {prefetch_factor} x {human_bytes(batch)} batches = "
+                f"{human_bytes(needed)} in flight; {info.path} has {human_bytes(info.free)} free of {human_bytes(info.total)}")  # fmt: skip
+    if needed > info.free:
+        return Finding("host", "/dev/shm", "FAIL", evidence + ": workers will die with 'bus error'", SHM_FIX)
+    if needed * 2 > info.free:
+        return Finding("host", "/dev/shm", "WARN", evidence + ": less than 2x headroom", SHM_FIX)
+    return Finding("host", "/dev/shm", "PASS", evidence)
+
+
+def crash(category: str, error: str) -> Finding:
+    """A crash inside the environment, with the fix its message points at."""
+    lowered = error.lower()
+    if "bus error" in lowered or "shared memory" in lowered or "shm" in lowered:
+        fix = SHM_FIX
+    elif "ancdata" in lowered or "too many open files" in lowered:
+        fix = ("raise the open-file limit (`ulimit -n 65536`) or call "
+               "torch.multiprocessing.set_sharing_strategy('file_system') before creating the DataLoader")  # fmt: skip
+    elif "pickle" in lowered or "can't get attribute" in lowered:
+        fix = "define the dataset, collate_fn and worker_init_fn at module level so spawn/forkserver workers can pickle them"
+    else:
+        fix = "run the dataset once with num_workers=0 to see the full traceback, fix it, then rerun envguard smoke"
+    return Finding(category, "crash", "FAIL", error, fix)
+
+
+def gpu(
+    result: dict[str, Any] | None, fallback_link: tuple[int | None, int | None] = (None, None)
+) -> list[Finding]:
+    """Round-trip hash, pinned copy speed against the PCIe link, pageable vs pinned, and GPU idle time."""
+    if not result:
+        return []
+    out: list[Finding] = []
+    trip = result.get("roundtrip") or {}
+    if trip:
+        status: Status = "PASS" if trip.get("equal") else "FAIL"
+        out.append(Finding("gpu", "host -> device -> host", status, f"batch digest {str(trip.get('host'))[:12]} -> "
+                           f"{str(trip.get('after_device'))[:12]}", "" if trip.get("equal") else
+                           "copies corrupt data: check the GPU with nvidia-smi -q (ECC errors) and the driver"))  # fmt: skip
+    out.extend(_bandwidth(result.get("h2d") or {}, fallback_link))
+    out.extend(_idle(result.get("idle") or []))
+    return out
+
+
+def _bandwidth(h2d: dict[str, Any], fallback: tuple[int | None, int | None]) -> list[Finding]:
+    pinned, pageable = h2d.get("pinned_gbps"), h2d.get("pageable_gbps")
+    if not pinned:
+        return []
+    link = h2d.get("link") or {}
+    gen, width = (link.get("gen"), link.get("width")) if link.get("available") else fallback
+    where = "under load" if link.get("available") else "NVML max (not read under load)"
+    theory = pcie_gbps(gen, width)
+    out: list[Finding] = []
+    if theory:
+        share = pinned / theory
+        evidence = (
+            f"pinned {pinned:.1f} GB/s = {share:.0%} of PCIe Gen{gen} x{width} {theory:.1f} GB/s ({where})"
+        )
+        verdict: Status = "PASS" if share >= 0.8 else "WARN"
+        out.append(Finding("gpu", "pinned host-to-device", verdict, evidence, "" if verdict == "PASS" else
+            "check the slot (x16?), that the link is not downshifted (nvidia-smi -q -d PCIE), and NUMA placement "
+            "(run on the CPU socket attached to the GPU: numactl --cpunodebind)"))  # fmt: skip
+    else:
+        out.append(Finding("gpu", "pinned host-to-device", "INFO", f"pinned {pinned:.1f} GB/s (PCIe link unknown)",
+                           "install nvidia-ml-py in the environment to compare with the link's theoretical rate"))  # fmt: skip
+    if pageable:
+        out.append(Finding("gpu", "pageable vs pinned", "INFO", f"pageable {pageable:.1f} GB/s, pinned {pinned:.1f} GB/s "
+                           f"({pinned / pageable:.1f}x)", "use DataLoader(pin_memory=True) and .to(device, non_blocking=True)"))  # fmt: skip
+    return out
+
+
+def _idle(runs: Sequence[dict[str, Any]]) -> list[Finding]:
+    measured = [r for r in runs if r.get("idle_fraction") is not None]
+    if not measured:
+        return []
+    most = max(measured, key=lambda r: r["workers"])
+    evidence = "; ".join(f"num_workers={r['workers']}: GPU idle {r['idle_fraction']:.0%}" for r in measured)
+    if most["idle_fraction"] <= 0.2:
+        return [Finding("gpu", "GPU idle while training", "PASS", evidence)]
+    return [Finding("gpu", "GPU idle while training", "WARN", evidence + f" (fake step {most['step_ms']:.0f} ms)",
+                    "the loader cannot keep the GPU busy: " + STARVED_FIX)]  # fmt: skip
+
+
+def golden(here: dict[str, Any] | None, lock: Fingerprints | None, lock_name: str) -> list[Finding]:
+    """The environment's seeded streams against the fingerprints recorded in the lock."""
+    if lock is None:
+        return [Finding("golden streams", lock_name, "WARN", "the lock carries no fingerprints",
+                        "re-create it with `envguard lock` (or `envguard snapshot`) so the streams are recorded")]  # fmt: skip
+    if not here:
+        return [Finding("golden streams", lock_name, "WARN", "the streams could not be computed here (see errors)",
+                        "rerun envguard smoke; check that torch imports in the environment")]  # fmt: skip
+    out: list[Finding] = []
+    for key, label in GOLDEN_STREAMS:
+        recorded, measured = getattr(lock, key), here.get(key)
+        if not recorded or not measured:
+            continue
+        if recorded == measured:
+            out.append(Finding("golden streams", label, "PASS", f"matches {lock_name} ({measured[:12]})"))
+            continue
+        versions = f"torch {lock.torch_version} -> {here.get('torch_version')}, numpy {lock.numpy_version} -> {here.get('numpy_version')}"
+        out.append(Finding("golden streams", label, "FAIL", f"{measured[:12]} here, {recorded[:12]} in {lock_name} ({versions})",
+                           "shuffles and augmentations will not reproduce: install the locked versions "
+                           f"(`envguard check {lock_name}` lists them) or re-lock if the change is intended"))  # fmt: skip
+    return out or [Finding("golden streams", lock_name, "INFO", "no stream recorded on both sides",
+                           "record fingerprints with `envguard lock` in an environment with torch and numpy")]  # fmt: skip
