@@ -44,9 +44,12 @@ def pip_install(prefix: Path, requirements: Sequence[str], options: Sequence[str
         )
 
 
-def install_locked_wheels(prefix: Path, archives: Sequence[Archive], others: Sequence[Package]) -> list[str]:
+def install_locked_wheels(
+    prefix: Path, archives: Sequence[Archive], others: Sequence[Package], pkgs_dir: Path | None = None
+) -> list[str]:
     """Install locked pip packages without dependencies: verified archives through a --find-links folder (so
-    they install as index releases, like the original), the rest by `name==version` from the index (warned)."""
+    they install as index releases, like the original), the rest by `name==version` (warned) from pkgs_dir when
+    it holds their wheels (offline), else from the index."""
     warnings: list[str] = []
     fixed = ["--no-deps", "--ignore-installed", "--no-compile"]
     if archives:
@@ -56,8 +59,20 @@ def install_locked_wheels(prefix: Path, archives: Sequence[Archive], others: Seq
             pins = [f"{a.package.name}=={a.package.version}" for a in archives]
             pip_install(prefix, pins, [*fixed, "--no-index", f"--find-links {shlex.quote(links)}"])
     if others:
-        pip_install(prefix, [f"{p.name}=={p.version}" for p in others], fixed)
+        local = [] if pkgs_dir is None else [f"--find-links {shlex.quote(str(pkgs_dir))}"]
+        if local and all(_has_wheel(pkgs_dir, p) for p in others):
+            local.append("--no-index")
+        pip_install(prefix, [f"{p.name}=={p.version}" for p in others], [*fixed, *local])
         names = ", ".join(p.name for p in others)
-        warnings.append(f"pip package(s) {names} have no archive hash in the lock; installed from the index by "
-                        "version, not verified")  # fmt: skip
+        warnings.append(f"pip package(s) {names} have no archive hash in the lock; installed by version (from --pkgs-dir or the index), "
+                        "not verified")  # fmt: skip
     return warnings
+
+
+def _has_wheel(folder: Path | None, package: Package) -> bool:
+    if folder is None:
+        return False
+    stem = package.name.replace("-", "_")
+    return any(folder.glob(f"{stem}-{package.version}-*.whl")) or any(
+        folder.glob(f"{package.name}-{package.version}*")
+    )

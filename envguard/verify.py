@@ -181,7 +181,7 @@ class _Run:
 
             wheels = [a for a in self.archives if a.package.manager == "pip"]
             others = [p for p in pip if not archives.has_archive(p)]
-            self.warnings += install_locked_wheels(self.prefix, wheels, others)
+            self.warnings += install_locked_wheels(self.prefix, wheels, others, self.pkgs_dir)
         return Stage(
             "install",
             "ok",

@@ -27,13 +27,13 @@ def select(choice: str | None = None, *, pkgs_dir: Path | None = None) -> Backen
     if wanted not in CHOICES:
         raise UsageError(f"unknown backend {wanted!r}; choose one of {', '.join(CHOICES)}")
     if wanted == "embedded":
-        return embedded(pkgs_dir)
+        return embedded_backend(pkgs_dir)
     if wanted == "auto":
         for tool in CLI_TOOLS:
             exe = shutil.which(tool)
             if exe:
                 return _cli(tool, exe)
-        return embedded(pkgs_dir)
+        return embedded_backend(pkgs_dir)
     exe = shutil.which(wanted)
     if exe is None:
         raise BackendError(
@@ -42,7 +42,7 @@ def select(choice: str | None = None, *, pkgs_dir: Path | None = None) -> Backen
     return _cli(wanted, exe)
 
 
-def embedded(pkgs_dir: Path | None = None) -> Backend:
+def embedded_backend(pkgs_dir: Path | None = None) -> Backend:
     from envguard.backends.embedded import EmbeddedBackend
 
     return EmbeddedBackend(pkgs_dir)

@@ -117,7 +117,7 @@ class CliBackend(Backend):
                 env=_environment(request), check=False,
             )  # fmt: skip
         except subprocess.TimeoutExpired as exc:
-            raise BackendError(f"{self.name} {args[0]} did not finish within {self.timeout:.0f} s; raise "
+            raise BackendError(f"{self.name} {args[0]} did not finish within {self.timeout:g} s; raise "
                                "ENVGUARD_BACKEND_TIMEOUT or use --backend embedded") from exc  # fmt: skip
         except OSError as exc:
             raise BackendError(f"{self.name}: cannot run {self.exe} ({exc.strerror}); install it or use "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,7 +50,13 @@ class EmbeddedBackend(Backend):
             return Plan(request.platform, tuple(p for p in request.locked if p.manager == "conda"))
         from envguard.solver import solve
 
-        result = solve(request.specs, request.channels, request.platform, request.virtual_packages)
+        if not any(strip_credentials(c) != c for c in request.channels):
+            result = solve(request.specs, request.channels, request.platform, request.virtual_packages)
+            return Plan(result.platform, result.packages, result.records)
+        # rattler's repodata cache records channel URLs verbatim: keep a token's cache private to this run
+        with tempfile.TemporaryDirectory(prefix="envguard-repodata-") as private:
+            result = solve(request.specs, request.channels, request.platform, request.virtual_packages,
+                           cache_dir=private)  # fmt: skip
         return Plan(result.platform, result.packages, result.records)
 
     def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
@@ -69,6 +76,8 @@ class EmbeddedBackend(Backend):
             plan = plan if plan is not None and plan.native else self.solve(request)
             verify_local_archives(plan.packages)
             self.link(list(plan.native), prefix, request.specs, request.platform)
+        if any(strip_credentials(c) != c for c in request.channels):
+            scrub_credentials(prefix)
         write_history(prefix, request.specs, self.list(prefix))
         return Plan(request.platform, self.list(prefix))
 
@@ -78,7 +87,7 @@ class EmbeddedBackend(Backend):
         """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) progress."""
         import rattler
 
-        target = rattler.Platform(platform) if platform else None
+        target = rattler.Subdir(platform) if platform else None
         requested = [rattler.MatchSpec(s, strict=False)._match_spec for s in specs if not s.startswith("__")]
         reporter = _progress_reporter(len(records)) if self.progress else None
 
@@ -129,6 +138,19 @@ def integrity_message(bad: Sequence[Any]) -> str:
     first = bad[0]
     return (f"{first.algorithm} of {names}{more} does not match ({first.expected[:12]}... expected, "
             f"{first.actual[:12]}... found in {first.path}); the channel or cache was altered — nothing was installed")  # fmt: skip
+
+
+def scrub_credentials(prefix: Path) -> None:
+    """Remove user:password@ and /t/<token>/ from the url/channel fields rattler wrote into conda-meta."""
+    import json
+
+    from envguard.atomic import write_text
+
+    for path in sorted((prefix / "conda-meta").glob("*.json")):
+        data = json.loads(path.read_bytes())
+        clean = {k: strip_credentials(str(data[k])) for k in ("url", "channel") if data.get(k)}
+        if any(data[k] != v for k, v in clean.items()):
+            write_text(path, json.dumps({**data, **clean}, indent=2) + "\n")
 
 
 def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package]) -> None:

@@ -1,0 +1,236 @@
+"""`envguard create` end to end on real local channels with the embedded engine (no conda on this machine)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from envguard.checking import check_environment
+from envguard.readers.condalock import read as read_lock
+from envguard.readers.prefix import read_prefix
+from tests.helpers import envguard
+
+TORCH_CUDA = ["python=3.11", "pytorch=2.1=*cuda11.8*", "numpy"]
+
+
+def environment_yml(folder: Path, channels: dict[str, Path], deps: list[str], *, name: str = "scratch",
+                    use: tuple[str, ...] = ("pytorch", "forge"), extra: str = "") -> Path:  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"name: {name}",
+        "channels:",
+        *[f"  - {channels[c].resolve().as_uri()}" for c in use],
+        "dependencies:",
+    ]
+    lines += [f"  - {d}" for d in deps]
+    path = folder / "environment.yml"
+    path.write_text("\n".join(lines) + "\n" + extra)
+    return path
+
+
+def envs(home: Path) -> Path:
+    return home / ".conda" / "envs"
+
+
+def test_done_criterion_cuda_env_is_named_registered_conda_compatible_and_locked(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    yml = environment_yml(tmp_path / "project", channels, TORCH_CUDA)
+    # no driver: refused with a message that says so, nothing created
+    assert envguard("create", "-f", str(yml)) == 2
+    err = capsys.readouterr().err
+    assert "asks for a CUDA build (pytorch=2.1=*cuda11.8*) but this machine has no NVIDIA driver" in err
+    assert not envs(isolated_home).exists()
+    # a driver (simulated the way conda does it)
+    monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")
+    assert envguard("create", "-f", str(yml)) == 0
+    out, err = capsys.readouterr()
+    prefix = envs(isolated_home) / "pytorch2.1-cuda118-py311"
+    assert (
+        f"Created pytorch2.1-cuda118-py311[/bold] at {prefix}" in out
+        or "Created pytorch2.1-cuda118-py311" in out
+    )
+    assert "names the environment 'scratch'" in err
+    assert (isolated_home / ".conda" / "environments.txt").read_text().splitlines() == [str(prefix)]
+    live = read_prefix(prefix)
+    assert live.cuda.torch_build == "cuda" and live.cuda.toolkit == "11.8"
+    assert {r.spec for r in live.requested} == set(TORCH_CUDA)
+    assert (
+        "# update specs: ['python=3.11', 'pytorch=2.1=*cuda11.8*', 'numpy']"
+        in (prefix / "conda-meta" / "history").read_text()
+    )
+    lock = yml.parent / "conda-lock.yml"
+    assert check_environment(live, read_lock(lock, "linux-64")).clean
+    assert envguard("name", str(yml)) == 0
+    assert capsys.readouterr().out == "pytorch2.1-cuda118-py311\n"
+    assert envguard("name", str(prefix)) == 0
+    assert capsys.readouterr().out == "pytorch2.1-cuda118-py311\n"
+
+
+def test_cpu_build_chosen_on_a_gpu_machine_warns(channels: dict[str, Path], tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")
+    yml = environment_yml(tmp_path, channels, ["python=3.11", "pytorch=2.1", "pytorch-cuda=11.8"])
+    assert envguard("create", "-f", str(yml), "--dry-run", "--json") == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["name"] == "pytorch2.1-cpu-py311"
+    assert "chose a CPU build (pytorch 2.1.0 py3.11_cpu_0" in err and "conda#14761" in err
+
+
+@pytest.mark.parametrize(
+    ("deps", "cuda", "expected"),
+    [
+        (["python=3.12", "pytorch=2.3"], None, "pytorch2.3-cpu-py312"),
+        (["python=3.10", "tensorflow=2.12"], "12.4", "tf2.12-gpu-py310"),
+        (["python=3.11", "jax=0.4", "jaxlib=*=cuda*"], "12.4", "jax0.4-cuda12-py311"),
+    ],
+)
+def test_semantic_names_of_real_solves(channels: dict[str, Path], tmp_path: Path, isolated_home: Path,
+                                       monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                       deps: list[str], cuda: str | None, expected: str) -> None:  # fmt: skip
+    if cuda:
+        monkeypatch.setenv("CONDA_OVERRIDE_CUDA", cuda)
+    yml = environment_yml(tmp_path, channels, deps)
+    assert envguard("create", "-f", str(yml), "--no-lock") == 0
+    assert (envs(isolated_home) / expected / "conda-meta").is_dir()
+    capsys.readouterr()
+    assert envguard("name", str(yml)) == 0
+    assert capsys.readouterr().out.strip() == expected
+
+
+def test_fallback_name_agrees_between_file_and_created_env(channels: dict[str, Path], tmp_path: Path,
+                                                           isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    yml = environment_yml(tmp_path, channels, ["python=3.11", "six"], use=("forge",))
+    assert envguard("name", "--no-solve", str(yml)) == 0
+    name = capsys.readouterr().out.strip()
+    assert re.fullmatch(r"py311-[0-9a-f]{6}", name)
+    assert envguard("create", "-f", str(yml)) == 0
+    capsys.readouterr()
+    assert envguard("name", str(envs(isolated_home) / name)) == 0
+    assert capsys.readouterr().out.strip() == name
+
+
+def test_collision_refused_with_suggestion_then_force(channels: dict[str, Path], tmp_path: Path, isolated_home: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    args = ["create", "-c", channels["forge"].resolve().as_uri(), "python=3.11", "zlib", "--name", "work"]
+    assert envguard(*args) == 0
+    marker = envs(isolated_home) / "work" / "marker.txt"
+    marker.write_text("old")
+    capsys.readouterr()
+    assert envguard(*args) == 2
+    err = capsys.readouterr().err
+    assert "an environment named 'work' already exists" in err and "--name work-2" in err and "--force" in err
+    assert marker.exists()
+    assert envguard(*args, "--force") == 0
+    assert not marker.exists() and (envs(isolated_home) / "work" / "conda-meta").is_dir()
+    assert "Replaced work" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["../x", "-rf", "a/b", "x" * 65, "base"])
+def test_bad_names_are_refused_before_anything_happens(channels: dict[str, Path], isolated_home: Path, bad: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    assert envguard("create", "-c", channels["forge"].resolve().as_uri(), "zlib", f"--name={bad}") == 2
+    assert "environment name" in capsys.readouterr().err
+    assert not (isolated_home / ".conda").exists()
+
+
+def test_prefix_and_envs_path(
+    channels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forge = channels["forge"].resolve().as_uri()
+    assert envguard("create", "-c", forge, "zlib", "--prefix", str(tmp_path / "here")) == 0
+    assert (tmp_path / "here" / "conda-meta").is_dir()
+    monkeypatch.setenv("CONDA_ENVS_PATH", str(tmp_path / "shared-envs"))
+    assert envguard("create", "-c", forge, "python=3.11", "zlib") == 0
+    (created,) = (tmp_path / "shared-envs").iterdir()
+    assert created.name.startswith("py311-")
+    assert envguard("create", "-c", forge, "zlib", "--name", "x", "--prefix", str(tmp_path / "y")) == 2
+
+
+def test_condarc_envs_dirs(channels: dict[str, Path], tmp_path: Path, isolated_home: Path) -> None:
+    (isolated_home / ".condarc").write_text(f"envs_dirs:\n  - {tmp_path / 'rc-envs'}\n")
+    assert envguard("create", "-c", channels["forge"].resolve().as_uri(), "zlib", "-n", "small") == 0
+    assert (tmp_path / "rc-envs" / "small" / "conda-meta").is_dir()
+
+
+def test_jupyter_kernelspec(channels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter"))
+    forge = channels["forge"].resolve().as_uri()
+    assert envguard("create", "-c", forge, "python=3.11", "ipykernel", "-n", "Nb.Env", "--jupyter") == 0
+    assert "ipykernel is not installed" not in capsys.readouterr().err
+    spec = json.loads((tmp_path / "jupyter" / "kernels" / "nb.env" / "kernel.json").read_text())
+    python = Path(spec["argv"][0])
+    assert python.name == "python" and python.parent.parent.name == "Nb.Env"
+    assert spec["argv"][1:] == ["-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    assert spec["display_name"] == "Python (Nb.Env)" and spec["language"] == "python"
+    assert envguard("create", "-c", forge, "python=3.11", "-n", "nokernel", "--jupyter") == 0
+    assert "ipykernel is not installed in nokernel" in capsys.readouterr().err
+
+
+def test_create_from_lock_reproduces_the_packages(channels: dict[str, Path], tmp_path: Path, isolated_home: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")
+    yml = environment_yml(tmp_path, channels, TORCH_CUDA)
+    assert envguard("create", "-f", str(yml), "-n", "first") == 0
+    assert envguard("create", "--lock", str(tmp_path / "conda-lock.yml"), "-n", "second") == 0
+    first, second = (read_prefix(envs(isolated_home) / n) for n in ("first", "second"))
+    assert [(p.name, p.version, p.build, p.sha256) for p in first.packages] == [
+        (p.name, p.version, p.build, p.sha256) for p in second.packages
+    ]
+
+
+def test_lock_needing_newer_glibc_is_refused(channels: dict[str, Path], tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    yml = environment_yml(tmp_path, channels, ["python=3.11", "zlib"], use=("forge",))
+    assert envguard("create", "-f", str(yml), "-n", "ok") == 0
+    monkeypatch.setenv("CONDA_OVERRIDE_GLIBC", "2.12")
+    capsys.readouterr()
+    assert envguard("create", "--lock", str(tmp_path / "conda-lock.yml"), "-n", "old-glibc") == 2
+    err = capsys.readouterr().err
+    assert "zlib 1.3.1 h4ab18f5_1" in err and "needs __glibc >=2.17" in err and "__glibc 2.12" in err
+
+
+def test_pip_section_is_installed(channels: dict[str, Path], tmp_path: Path, isolated_home: Path) -> None:
+    wheels = channels["wheels"]
+    extra = f"  - pip:\n    - --no-index\n    - --find-links {wheels}\n    - tinyproj==1.0.0\n"
+    yml = environment_yml(tmp_path, channels, ["python=3.11", "pip"], use=("forge",), extra=extra)
+    assert envguard("create", "-f", str(yml), "-n", "withpip") == 0
+    env = read_prefix(envs(isolated_home) / "withpip")
+    assert ("tinyproj", "1.0.0") in [(p.name, p.version) for p in env.pip_packages()]
+
+
+def test_dry_run_installs_nothing(
+    channels: dict[str, Path], isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        envguard("create", "-c", channels["forge"].resolve().as_uri(), "python=3.11", "zlib", "--dry-run")
+        == 0
+    )
+    assert "Would create py311-" in capsys.readouterr().out
+    assert not (isolated_home / ".conda").exists()
+
+
+def test_channel_token_never_appears(channels: dict[str, Path], tmp_path: Path, isolated_home: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    from tests.channel_server import leaks, serve
+
+    yml = environment_yml(tmp_path, channels, ["python=3.11", "zlib"], use=())
+    with serve(channels["forge"].parent) as base:
+        code = envguard("create", "-f", str(yml), "-c", f"{base}/forge", "-n", "private", "--json")
+        out, err = capsys.readouterr()
+        assert code == 0, err
+    assert leaks(out, err, folders=(isolated_home / ".conda", tmp_path)) == []
+    assert json.loads(out)["channels"][0].startswith("http://127.0.0.1:")
+
+
+def test_usage_errors(channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert envguard("create") == 2
+    assert "exactly one" in capsys.readouterr().err
+    assert envguard("create", "-f", str(tmp_path / "missing.yml")) == 2
+    assert envguard("create", "not a spec ][") == 2
+    assert envguard("create", "zlib") == 2  # no channels

@@ -1,0 +1,200 @@
+"""`envguard verify` end to end: real locks from real local channels rebuilt with the embedded engine."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.channel_server import SECRET, TOKEN, leaks
+from tests.helpers import envguard, fixture_channel
+
+SPECS = ["python=3.11", "numpy=1.26", "six", "zlib"]
+
+
+def make_lock(folder: Path, channel: Path, specs: list[str] = SPECS) -> Path:
+    """environment.yml -> conda-lock.yml with `envguard lock` (the CI flow)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    yml = folder / "environment.yml"
+    yml.write_text(
+        "channels:\n  - "
+        + channel.resolve().as_uri()
+        + "\ndependencies:\n"
+        + "".join(f"  - {s}\n" for s in specs)
+    )
+    lock = folder / "conda-lock.yml"
+    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
+    return lock
+
+
+def verify_json(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object], str]:
+    code = envguard("verify", *args, "--json")
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip() else {}, err
+
+
+def set_hash(lock: Path, package: str, digest: str) -> None:
+    text = lock.read_text()
+    start = text.index(f"- name: {package}\n")
+    at = text.index("sha256: ", start) + len("sha256: ")
+    lock.write_text(text[:at] + digest + text[at + 64 :])
+
+
+def test_intact_lock_passes(channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    import tempfile
+
+    lock = make_lock(tmp_path, channels["forge"])
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    capsys.readouterr()
+    code, data, _ = verify_json("--lock", str(lock), capsys=capsys)
+    assert code == 0
+    assert data["schema_version"] == 1 and data["passed"] is True
+    assert [(s["name"], s["status"]) for s in data["stages"]] == [
+        ("hashes", "ok"),
+        ("install", "ok"),
+        ("check", "ok"),
+    ]
+    assert data["check"]["clean"] is True and data["prefix"] is None
+    assert list(scratch.iterdir()) == []  # the rebuilt prefix is removed without --keep
+
+
+def test_tampered_lock_hash_fails_naming_the_package(channels: dict[str, Path], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    lock = make_lock(tmp_path, channels["forge"])
+    set_hash(lock, "numpy", "ab" * 32)
+    capsys.readouterr()
+    code, data, _ = verify_json("--lock", str(lock), capsys=capsys)
+    assert code == 1 and data["passed"] is False
+    assert [m["name"] for m in data["mismatches"]] == ["numpy"]
+    assert data["mismatches"][0]["expected"] == "ab" * 32
+    assert [s["status"] for s in data["stages"]] == ["failed", "skipped", "skipped"]
+    assert "numpy 1.26.4 py311h64a7726_0" in str(data["verdict"])
+    assert envguard("verify", "--lock", str(lock), "--markdown") == 1
+    markdown = capsys.readouterr().out
+    assert "| `numpy 1.26.4 py311h64a7726_0` |" in markdown and markdown.startswith("### ❌ envguard verify")
+
+
+def test_tampered_channel_archive_fails_naming_the_package(channels: dict[str, Path], tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    forge = tmp_path / "channel" / "forge"
+    shutil.copytree(channels["forge"], forge)
+    lock = make_lock(tmp_path / "project", forge)
+    recipes, _ = fixture_channel.load_recipes()
+    six = next(r for r in recipes if r.name == "six")
+    six.files = {"site-packages/six/__init__.py": "raise SystemExit('tampered')\n"}
+    fixture_channel.build_package(six, forge)
+    capsys.readouterr()
+    code = envguard("verify", "--lock", str(lock))
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "FAIL (hashes): archive hash does not match the lock: six 1.16.0 pyh6c4a22f_0" in out
+
+
+def test_version_edited_in_lock_is_drift(channels: dict[str, Path], tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    lock = make_lock(tmp_path, channels["forge"])
+    text = lock.read_text()
+    lock.write_text(text.replace("- name: six\n  version: 1.16.0", "- name: six\n  version: 1.17.0"))
+    capsys.readouterr()
+    code, data, _ = verify_json("--lock", str(lock), capsys=capsys)
+    assert code == 1
+    assert [(s["name"], s["status"]) for s in data["stages"]][-1] == ("check", "failed")
+    assert "six" in str(data["verdict"])
+
+
+def test_offline_from_pkgs_dir_with_private_urls(channels: dict[str, Path], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    lock = make_lock(tmp_path, channels["forge"])
+    pkgs = tmp_path / "pkgs"
+    pkgs.mkdir()
+    for archive in channels["forge"].rglob("*.conda"):
+        shutil.copy(archive, pkgs / archive.name)
+    private = f"https://user:{SECRET}@conda.example.invalid/t/{TOKEN}/forge"
+    lock.write_text(lock.read_text().replace(channels["forge"].resolve().as_uri(), private))
+    code, data, err = verify_json("--lock", str(lock), "--pkgs-dir", str(pkgs), "--keep", capsys=capsys)
+    assert code == 0, err
+    kept = Path(str(data["prefix"]))
+    try:
+        assert leaks(json.dumps(data), err, folders=(kept, pkgs)) == []
+        record = json.loads(next((kept / "conda-meta").glob("numpy-*.json")).read_text())
+        assert record["url"].startswith("https://conda.example.invalid/forge/linux-64/numpy-1.26.4")
+    finally:
+        shutil.rmtree(kept.parent)
+
+
+def test_missing_archive_offline_is_operational(channels: dict[str, Path], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    lock = make_lock(tmp_path, channels["forge"])
+    lock.write_text(
+        lock.read_text().replace(channels["forge"].resolve().as_uri(), "https://conda.example.invalid/forge")
+    )
+    capsys.readouterr()
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(tmp_path / "empty")) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and re.search(
+        r"cannot download https://conda\.example\.invalid/forge/\S+ .*--pkgs-dir", err[0]
+    )
+
+
+def test_keep_prints_and_keeps_the_prefix(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = make_lock(tmp_path, channels["forge"])
+    capsys.readouterr()
+    assert envguard("verify", "--lock", str(lock), "--keep") == 0
+    out = capsys.readouterr().out
+    kept = Path(re.search(r"Rebuilt environment kept at (\S+)", out).group(1))  # type: ignore[union-attr]
+    assert (kept / "conda-meta").is_dir() and "PASS:" in out
+    shutil.rmtree(kept.parent)
+
+
+def test_pip_wheel_locked_with_hash(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = make_lock(tmp_path, channels["forge"], [*SPECS, "pip"])
+    wheel = channels["wheels"] / "tinyproj-1.0.0-py3-none-any.whl"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    entry = (f"- name: tinyproj\n  version: 1.0.0\n  manager: pip\n  platform: linux-64\n  dependencies: {{}}\n"
+             f"  url: {wheel.resolve().as_uri()}\n  hash:\n    sha256: {digest}\n  category: main\n  optional: false\n")  # fmt: skip
+    lock.write_text(lock.read_text() + entry)
+    code, data, err = verify_json("--lock", str(lock), capsys=capsys)
+    assert code == 0, (data, err)
+    assert "1 pip package" in str(data["stages"][1]["detail"])  # type: ignore[index]
+    set_hash(lock, "tinyproj", "cd" * 32)
+    code, data, _ = verify_json("--lock", str(lock), capsys=capsys)
+    assert code == 1 and [m["name"] for m in data["mismatches"]] == ["tinyproj"]  # type: ignore[union-attr]
+
+
+def test_bad_input(channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert envguard("verify", "--lock", str(tmp_path / "nope.yml")) == 2
+    lock = make_lock(tmp_path, channels["forge"])
+    assert envguard("verify", "--lock", str(tmp_path / "environment.yml")) == 2
+    assert envguard("verify", "--lock", str(lock), "--platform", "osx-arm64") == 2
+    assert envguard("verify", "--lock", str(lock), "--json", "--markdown") == 2
+    err = capsys.readouterr().err
+    assert "not a lock" in err and "osx-arm64" in err
+
+
+def test_report_to_file(channels: dict[str, Path], tmp_path: Path) -> None:
+    lock = make_lock(tmp_path, channels["forge"])
+    report = tmp_path / "report.md"
+    assert envguard("verify", "--lock", str(lock), "--markdown", "-o", str(report)) == 0
+    assert report.read_text().startswith("### ✅ envguard verify")
+
+
+def test_lock_written_by_create_verifies(channels: dict[str, Path], tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")
+    yml = tmp_path / "environment.yml"
+    yml.write_text("channels:\n  - " + channels["pytorch"].resolve().as_uri() + "\n  - " + channels["forge"].resolve().as_uri()
+                   + "\ndependencies:\n  - python=3.11\n  - pytorch=2.1=*cuda11.8*\n")  # fmt: skip
+    assert envguard("create", "-f", str(yml)) == 0
+    monkeypatch.chdir(tmp_path)
+    assert envguard("verify") == 0
