@@ -184,7 +184,7 @@ def open_files_limit() -> tuple[int | None, int | None]:
 
 def recommended_workers(cpus: CpuInfo) -> int:
     """About 75% of the usable physical cores, at least 1: the rest serves the main process and pin thread."""
-    return max(1, min(cpus.usable, round(0.75 * cpus.physical)))
+    return max(1, min(cpus.usable, int(0.75 * cpus.physical + 0.5)))
 
 
 def shm_needed(batch_bytes: int, workers: int, prefetch_factor: int = 2) -> int:
