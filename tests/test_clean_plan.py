@@ -17,12 +17,12 @@ NOW = 1_000_000.0
 
 
 def entry(name: str, kind: str, dist: str = "", age: float = 86400) -> Entry:
-    return Entry(CACHE, CACHE.pkgs / name, kind, dist=dist, mtime=NOW - age)  # type: ignore[arg-type]
+    return Entry(CACHE, f"/c/{name}", kind, dist=dist, mtime=NOW - age)  # type: ignore[arg-type]
 
 
 def decide(entries: list[Entry], usage: Usage, **kwargs: object) -> tuple[dict[str, str], dict[str, int]]:
     candidates, kept = classify(entries, usage, now=NOW, **kwargs)  # type: ignore[arg-type]
-    return {c.entry.path.name: c.category for c in candidates}, kept
+    return {c.entry.name: c.category for c in candidates}, kept
 
 
 def test_classify_rules() -> None:

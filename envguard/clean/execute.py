@@ -195,7 +195,7 @@ def purge(caches: Sequence[Cache]) -> RunResult:
         except Unreadable as exc:
             failed.append(f"{exc}; trash left as it is")
             continue
-        candidate = Candidate(Entry(cache, trash, "temp"), "temp-log", "trash")
+        candidate = Candidate(Entry(cache, str(trash), "temp"), "temp-log", "trash")
         [item] = account([(candidate, found)])
         errors = _rmtree(trash)
         failed += errors

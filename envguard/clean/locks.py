@@ -43,48 +43,53 @@ def proc_locks(text: str | None = None) -> dict[tuple[int, int, int], list[tuple
     return table
 
 
-def lock_files(cache: Cache) -> list[tuple[Path, str]]:
-    """(path, convention) of every lock file the tools may hold in this cache."""
-    found: list[tuple[Path, str]] = []
-    folders = [cache.pkgs, *cache.index_dirs]
-    for folder in folders:
+def lock_files(cache: Cache) -> list[tuple[str, str, int, int]]:
+    """(path, convention, st_dev, inode) of every lock file the tools may hold in this cache (inodes straight from
+    the directory listing: no stat per file)."""
+    found: list[tuple[str, str, int, int]] = []
+    for folder in (cache.pkgs, *cache.index_dirs):
         try:
-            names = sorted(os.listdir(folder))
+            device = os.stat(folder).st_dev
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
         except OSError:
             continue
-        for name in names:
-            if name == ".cache.lock":
-                found.append((folder / name, "rattler"))
-            elif name == f"{folder.name}.lock":
-                found.append((folder / name, "mamba"))
-            elif name.endswith(".lock"):
-                found.append((folder / name, "rattler package" if folder == cache.pkgs else "mamba"))
-            elif name.endswith(".info.json") and folder != cache.pkgs:
-                found.append((folder / name, "conda repodata"))
-            elif _LEGACY.search(name):
-                found.append((folder / name, "conda (legacy)"))
+        for entry in entries:
+            convention = _convention(entry.name, folder, cache)
+            if convention:
+                found.append((entry.path, convention, device, entry.inode()))
     return found
+
+
+def _convention(name: str, folder: Path, cache: Cache) -> str | None:
+    if name == ".cache.lock":
+        return "rattler"
+    if name == f"{folder.name}.lock":
+        return "mamba"
+    if name.endswith(".lock"):
+        return "rattler package" if folder == cache.pkgs else "mamba"
+    if name.endswith(".info.json") and folder != cache.pkgs:
+        return "conda repodata"
+    if _LEGACY.search(name):
+        return "conda (legacy)"
+    return None
 
 
 def holders(cache: Cache, *, ignore_pid: int | None = None) -> tuple[LockHolder, ...]:
     """Live holders of this cache's locks (other than `ignore_pid`)."""
     table = proc_locks()
     result: list[LockHolder] = []
-    for path, convention in lock_files(cache):
-        legacy = _LEGACY.search(path.name)
+    for name, convention, device, inode in lock_files(cache):
+        legacy = _LEGACY.search(name)
         if legacy:
             pid = int(legacy.group(1))
             if pid != ignore_pid and _alive(pid):
-                result.append(LockHolder(path, convention, pid, command_of(pid)))
+                result.append(LockHolder(Path(name), convention, pid, command_of(pid)))
             continue
-        try:
-            st = os.lstat(path)
-        except OSError:
-            continue
-        for _kind, pid in table.get((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino), []):
+        for _kind, pid in table.get((os.major(device), os.minor(device), inode), []):
             if pid != ignore_pid:
-                known = pid if pid > 0 else _pid_in_file(path)
-                result.append(LockHolder(path, convention, known, command_of(known) if known else None))
+                known = pid if pid > 0 else _pid_in_file(Path(name))
+                result.append(LockHolder(Path(name), convention, known, command_of(known) if known else None))
     return tuple(result)
 
 

@@ -5,6 +5,7 @@ All frozen; the scanning modules produce them, `plan` decides over them, `execut
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -74,14 +75,19 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One top-level thing found in a cache, identified but not yet judged."""
+    """One top-level thing found in a cache, identified but not yet judged. Paths are plain strings: a large cache
+    has tens of thousands of entries and pathlib objects would dominate the scan."""
 
     cache: Cache
-    path: Path
+    path: str
     kind: EntryKind
     dist: str = ""
     mtime: float = 0.0
-    companions: tuple[Path, ...] = ()
+    companions: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ def classify(
 ) -> tuple[list[Candidate], dict[str, int]]:
     """Candidates for removal in entry order, and counts of what is kept, by reason."""
     extracted = {(e.cache.root, e.dist) for e in entries if e.kind == "package"}
-    extracted |= {(e.cache.root, e.path.name) for e in entries if e.kind == "package"}
+    extracted |= {(e.cache.root, e.name) for e in entries if e.kind == "package"}
     candidates: list[Candidate] = []
     kept: dict[str, int] = {}
 
@@ -48,7 +48,7 @@ def _decide(
 ) -> tuple[Category, str] | str:
     """(category, reason) to remove, or the reason to keep."""
     if entry.kind == "package":
-        if usage.uses(entry.dist, entry.path.name):
+        if usage.uses(entry.dist, entry.name):
             return "package in use"
         if not usage.complete:
             return "package kept: environment usage unknown"
@@ -100,7 +100,7 @@ def account(measured: Sequence[tuple[Candidate, Sequence[FileFact]]]) -> list[It
                 elsewhere += 1
         entry = candidate.entry
         items.append(Item(
-            category=candidate.category, cache=entry.cache.root, paths=(entry.path, *entry.companions), dist=entry.dist,
+            category=candidate.category, cache=entry.cache.root, paths=tuple(map(Path, (entry.path, *entry.companions))), dist=entry.dist,
             reason=candidate.reason, bytes=size, disk_bytes=blocks * 512, linked_elsewhere=elsewhere,
         ))  # fmt: skip
     return items

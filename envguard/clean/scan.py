@@ -1,11 +1,15 @@
 """List what a cache holds, without following a symlink: extracted packages, tarballs, index caches, partial
 downloads, temporary files and logs. Identifies; does not judge (that is `plan`).
+
+An extracted package is a folder with `info/index.json`; its identity (`name-version-build`) comes from that file,
+except when the folder's own name is already known to be in use, where reading it could change nothing.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from envguard.clean.model import PACKAGE_SUFFIXES, TRASH_DIR, Cache, Entry, EntryKind
@@ -20,9 +24,9 @@ META_NAMES = ("urls.txt", "urls", "CACHEDIR.TAG")
 META_SUFFIXES = (".lock", ".conda_lock")
 
 
-def scan(cache: Cache) -> tuple[list[Entry], list[str]]:
-    """Entries at the top of `cache.pkgs` plus everything inside its index dirs; problems for what cannot be read."""
-    entries: list[Entry] = []
+def scan(cache: Cache, known: Callable[[str], bool] = lambda _name: False) -> tuple[list[Entry], list[str]]:
+    """Entries at the top of `cache.pkgs` plus everything inside its index dirs; problems for what cannot be read.
+    `known(folder_name)` says a package folder is in use by name, so its index.json need not be read."""
     problems: list[str] = []
     try:
         with os.scandir(cache.pkgs) as listing:
@@ -31,10 +35,11 @@ def scan(cache: Cache) -> tuple[list[Entry], list[str]]:
         return [], [f"{cache.pkgs}: cannot list ({exc.strerror}); this cache is left alone"]
     names = {e.name for e in raw}
     skip = {TRASH_DIR, *(d.name for d in cache.index_dirs if d.parent == cache.pkgs)}
+    entries: list[Entry] = []
     for item in raw:
         if item.name in skip:
             continue
-        entry, problem = _classify(cache, item, names)
+        entry, problem = _classify(cache, item, names, known)
         if problem:
             problems.append(problem)
         if entry is not None:
@@ -46,22 +51,26 @@ def scan(cache: Cache) -> tuple[list[Entry], list[str]]:
     return entries, problems
 
 
-def _classify(cache: Cache, item: os.DirEntry[str], names: set[str]) -> tuple[Entry | None, str]:
-    path = Path(item.path)
-    try:
-        st = item.stat(follow_symlinks=False)
-    except OSError as exc:
-        return None, f"{path}: cannot stat ({exc.strerror}); left alone"
-    if item.is_symlink():
-        return Entry(cache, path, "other", mtime=st.st_mtime), ""
+def _classify(
+    cache: Cache, item: os.DirEntry[str], names: set[str], known: Callable[[str], bool]
+) -> tuple[Entry | None, str]:
     if item.is_dir(follow_symlinks=False):
-        return _classify_dir(cache, path, item.name, st.st_mtime, names)
-    return Entry(
-        cache, path, _file_kind(item.name, names), dist=_tarball_dist(item.name), mtime=st.st_mtime
-    ), ""
+        if item.name not in TEMP_DIRS and not item.name.startswith(TEMP_PREFIXES):
+            return _package(cache, item, names, known)
+        kind: EntryKind = "temp"
+    elif item.is_symlink():
+        kind = "other"
+    else:
+        kind = _file_kind(item.name)
+    try:
+        mtime = item.stat(follow_symlinks=False).st_mtime
+    except OSError as exc:
+        return None, f"{item.path}: cannot stat ({exc.strerror}); left alone"
+    dist = strip_archive(item.name) if kind == "tarball" else ""
+    return Entry(cache, item.path, kind, dist=dist, mtime=mtime), ""
 
 
-def _file_kind(name: str, names: set[str]) -> EntryKind:
+def _file_kind(name: str) -> EntryKind:
     if name in META_NAMES or name.endswith(META_SUFFIXES):
         return "meta"
     if name.endswith(PACKAGE_SUFFIXES):
@@ -73,26 +82,22 @@ def _file_kind(name: str, names: set[str]) -> EntryKind:
     return "other"
 
 
-def _tarball_dist(name: str) -> str:
-    return strip_archive(name) if name.endswith(PACKAGE_SUFFIXES) else ""
-
-
-def _classify_dir(
-    cache: Cache, path: Path, name: str, mtime: float, names: set[str]
+def _package(
+    cache: Cache, item: os.DirEntry[str], names: set[str], known: Callable[[str], bool]
 ) -> tuple[Entry | None, str]:
-    if name in TEMP_DIRS or name.startswith(TEMP_PREFIXES):
-        return Entry(cache, path, "temp", mtime=mtime), ""
-    index_json = path / "info" / "index.json"
+    name = item.name
+    index_json = os.path.join(item.path, "info", "index.json")
     if not os.path.lexists(index_json):
-        return Entry(cache, path, "other", mtime=mtime), ""
-    companions = tuple(path.parent / n for n in (f"{name}.lock",) if n in names)
-    dist, problem = _package_dist(index_json)
+        return Entry(cache, item.path, "other"), ""
+    lock = f"{name}.lock"
+    companions = (os.path.join(cache.pkgs, lock),) if lock in names else ()
+    dist, problem = (name, "") if known(name) else _package_dist(index_json)
     if problem:
-        return Entry(cache, path, "other", mtime=mtime), problem
-    return Entry(cache, path, "package", dist=dist or name, mtime=mtime, companions=companions), ""
+        return Entry(cache, item.path, "other"), problem
+    return Entry(cache, item.path, "package", dist=dist or name, companions=companions), ""
 
 
-def _package_dist(index_json: Path) -> tuple[str, str]:
+def _package_dist(index_json: str) -> tuple[str, str]:
     """`name-version-build` from info/index.json; a problem when it cannot be read (the package is then kept)."""
     if os.path.islink(index_json):
         return "", f"{index_json}: is a symlink; package left alone"
@@ -127,5 +132,5 @@ def _index_entries(cache: Cache, index_dir: Path, problems: list[str]) -> list[E
         except OSError as exc:
             problems.append(f"{item.path}: cannot stat ({exc.strerror}); left alone")
             continue
-        entries.append(Entry(cache, Path(item.path), "index", mtime=mtime))
+        entries.append(Entry(cache, item.path, "index", mtime=mtime))
     return entries

@@ -54,16 +54,18 @@ def plan_for(
     entries: list[Entry] = []
     problems: list[str] = list(usage.problems)
     for cache in caches:
-        found, scan_problems = scan(cache)
+        found, scan_problems = scan(cache, known=lambda name: usage.uses(name, name))
         entries += found
         problems += scan_problems
     candidates, kept = classify(entries, usage, now=now, only=only)
     measured: list[tuple[Candidate, Sequence[FileFact]]] = []
     for candidate in candidates:
         try:
-            measured.append((candidate, facts((candidate.entry.path, *candidate.entry.companions))))
+            measured.append(
+                (candidate, facts(map(Path, (candidate.entry.path, *candidate.entry.companions))))
+            )
         except Unreadable as exc:
-            problems.append(f"{exc}; {candidate.entry.path.name} left alone (its size is unknown)")
+            problems.append(f"{exc}; {candidate.entry.name} left alone (its size is unknown)")
             kept["unreadable"] = kept.get("unreadable", 0) + 1
     states = tuple(_state(cache, entries, usage) for cache in caches)
     return Plan(items=tuple(account(measured)), caches=states, usage=usage, kept=kept,
@@ -72,7 +74,7 @@ def plan_for(
 
 def _state(cache: Cache, entries: Sequence[Entry], usage: Usage) -> CacheState:
     packages = [e for e in entries if e.cache == cache and e.kind == "package"]
-    in_use = sum(1 for e in packages if usage.uses(e.dist, e.path.name))
+    in_use = sum(1 for e in packages if usage.uses(e.dist, e.name))
     trash_runs = tuple(runs(cache))
     trash_bytes = 0
     if trash_runs:
