@@ -200,19 +200,26 @@ def deepdiff_leaves(a: View, b: View) -> list[Leaf]:
 
     result = DeepDiff(a, b, verbose_level=2, view="tree")
     leaves: set[Leaf] = set()
-    for report, items in result.items():
+    for items in result.values():
         for item in items:
-            path = item.path(output_format="list")
-            if len(path) == 2:
-                kind = "only-b" if report == "dictionary_item_added" else "only-a"
-                leaves.add((str(path[0]), str(path[1]), None, kind))
-            elif len(path) >= 3:
-                leaves.add((str(path[0]), str(path[1]), str(path[2]), "changed"))
-            elif len(path) == 1:  # a whole category present on one side only
-                side = item.t2 if report == "dictionary_item_added" else item.t1
-                kind = "only-b" if report == "dictionary_item_added" else "only-a"
-                leaves.update((str(path[0]), str(name), None, kind) for name in side)
+            path = [str(p) for p in item.path(output_format="list")]
+            t1 = item.t1 if isinstance(item.t1, dict | str) else None
+            t2 = item.t2 if isinstance(item.t2, dict | str) else None
+            leaves.update(_expand(path, t1, t2))
     return sorted(leaves, key=_leaf_key)
+
+
+def _expand(path: list[str], t1: Any, t2: Any) -> list[Leaf]:
+    """deepdiff reports a container whose keys all differ as one replaced value: spell it out as leaves."""
+    if len(path) >= 3:
+        return [(path[0], path[1], path[2], "changed")]
+    if len(path) == 2:
+        if t1 is None or t2 is None:
+            return [(path[0], path[1], None, "only-b" if t1 is None else "only-a")]
+        return [(path[0], path[1], k, "changed") for k in t1.keys() | t2.keys() if t1.get(k) != t2.get(k)]
+    if len(path) == 1:
+        return fast_leaves({path[0]: t1 or {}}, {path[0]: t2 or {}})
+    return []
 
 
 def _leaf_key(leaf: Leaf) -> tuple[str, str, str, str]:
