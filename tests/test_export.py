@@ -11,9 +11,13 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from envguard.channels import strip_credentials
 from envguard.errors import UsageError
-from envguard.export import export, to_environment_yml, to_explicit
+from envguard.export import export, install_order, leaves, to_environment_yml, to_explicit
+from envguard.model import Package, make_environment
 from envguard.readers import envyml
 from envguard.readers.explicit import parse_explicit_text
 from envguard.readers.prefix import read_prefix
@@ -281,3 +285,61 @@ def test_environment_yml_source(tmp_path: Path, capsys: Any) -> None:
     with pytest.raises(UsageError, match="needs resolved packages"):
         to_explicit(envyml.read(source))
     assert envguard("export", str(source), "--full") == 2
+
+
+# --- properties ----------------------------------------------------------------------------------------------
+
+_names = st.lists(
+    st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True), min_size=1, max_size=8, unique=True
+)
+
+
+@st.composite
+def _graphs(draw: st.DrawFn) -> list[Package]:
+    """Installed packages whose depends only point at packages earlier in a hidden order (acyclic)."""
+    names = draw(_names)
+    packages = []
+    for index, name in enumerate(names):
+        deps = draw(st.lists(st.sampled_from(names[:index]), unique=True)) if index else []
+        packages.append(Package("conda", name, "1.0", "0", depends=tuple(f"{d} >=1" for d in deps)))
+    return draw(st.permutations(packages))
+
+
+@given(_graphs())
+def test_property_install_order_puts_dependencies_first(packages: list[Package]) -> None:
+    order = [p.name for p in install_order(packages)]
+    assert sorted(order) == sorted(p.name for p in packages)
+    for package in packages:
+        for dep in package.depends:
+            assert order.index(dep.split()[0]) < order.index(package.name)
+    assert {p.name for p in leaves(packages)} == {p.name for p in packages} - {
+        d.split()[0] for p in packages for d in p.depends
+    }
+
+
+_version = st.from_regex(r"[0-9]{1,3}(\.[0-9a-z]{1,4}){0,3}", fullmatch=True)
+_build = st.from_regex(r"[a-z0-9_]{1,12}", fullmatch=True)
+
+
+@given(_names, st.data())
+def test_property_full_export_parses_back(names: list[str], data: st.DataObject) -> None:
+    import yaml
+
+    conda = [Package("conda", n, data.draw(_version), data.draw(_build)) for n in names]
+    pip = [Package("pip", f"py-{n}", data.draw(_version)) for n in names[:2]]
+    channel = data.draw(
+        st.sampled_from(["conda-forge", "https://u:pw@example.org/t/tk-9/ch", "file:///a b/c"])
+    )
+    env = make_environment(kind="prefix", name=data.draw(st.text(max_size=12)), channels=(channel,),
+                           packages=conda + pip)  # fmt: skip
+    text = to_environment_yml(env, "full").text
+    loaded = yaml.safe_load(text)
+    assert [d for d in loaded["dependencies"] if isinstance(d, str)] == sorted(
+        [f"{p.name}={p.version}={p.build}" for p in conda] + ([] if "pip" in names else ["pip"]),
+        key=lambda s: s.split("=")[0],
+    )
+    assert loaded["dependencies"][-1] == {
+        "pip": [f"{p.name}=={p.version}" for p in sorted(pip, key=lambda p: p.name)]
+    }
+    assert loaded["channels"] == [strip_credentials(channel)] and "pw" not in text and "tk-9" not in text
+    assert loaded.get("name", "") in (env.name or "", None)
