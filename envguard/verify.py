@@ -75,6 +75,7 @@ class VerifyOptions:
     smoke: bool = False
     keep: bool = False
     pkgs_dir: Path | None = None
+    smoke_budget: float = 25.0
 
 
 def read_lock(path: Path, platform: str | None) -> Environment:
@@ -103,6 +104,7 @@ def verify(options: VerifyOptions) -> VerifyResult:
     pkgs_dir = options.pkgs_dir or default_pkgs_dir()
     with _prefix(options.keep) as prefix:
         state = _Run(env, platform, prefix, pkgs_dir)
+        state.lock_path, state.smoke_budget = options.lock, options.smoke_budget
         state.stage("hashes", state.hashes)
         state.stage("install", state.install)
         state.stage("check", state.check)
@@ -136,6 +138,8 @@ class _Run:
         self.archives: list[Any] = []
         self.report: Any = None
         self.smoke_result: dict[str, Any] | None = None
+        self.lock_path: Path | None = None
+        self.smoke_budget = 25.0
 
     def stage(self, name: str, action: Callable[[], Stage]) -> None:
         if any(s.status == "failed" for s in self.stages):
@@ -211,15 +215,20 @@ class _Run:
 
 
 def smoke_stage(prefix: Path, run: _Run) -> Stage:
-    """Run the DataLoader smoke test with the rebuilt environment's interpreter."""
-    try:
-        from envguard.smoke import run_smoke  # type: ignore[attr-defined]
-    except ImportError:
-        return Stage("smoke", "skipped", detail="the smoke runner is not available in this envguard")
-    outcome = run_smoke(prefix)
-    run.smoke_result = outcome.to_dict() if hasattr(outcome, "to_dict") else dict(vars(outcome))
-    ok = bool(getattr(outcome, "passed", getattr(outcome, "ok", False)))
-    return Stage("smoke", "ok" if ok else "failed", detail=str(getattr(outcome, "summary", "")))
+    """The DataLoader smoke test in the rebuilt environment's own interpreter; any FAIL finding fails verify.
+    Seeded streams are compared with the lock's recorded fingerprints when it has them."""
+    from envguard.smoke.report import SmokeOptions, to_dict
+    from envguard.smoke.run import run_smoke
+
+    lock = run.lock_path if run.env.fingerprints is not None else None
+    report = run_smoke(SmokeOptions(source=str(prefix), budget_s=run.smoke_budget, lock=lock))
+    run.smoke_result = to_dict(report)
+    failed = [f for f in report.findings if f.status == "FAIL"]
+    if failed:
+        detail = "; ".join(f"{f.check}: {f.evidence}" for f in failed)
+        return Stage("smoke", "failed", detail=f"smoke test failed: {detail}"[:400])
+    golden = " (streams match the lock's fingerprints)" if lock is not None else ""
+    return Stage("smoke", "ok", detail=f"{len(report.findings)} check(s), none failed{golden}")
 
 
 def names(mismatches: Sequence[Mismatch]) -> list[str]:

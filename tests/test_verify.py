@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.channel_server import SECRET, TOKEN, leaks
+from tests.conftest import MakePrefix
 from tests.helpers import envguard, fixture_channel
 
 SPECS = ["python=3.11", "numpy=1.26", "six", "zlib"]
@@ -198,3 +199,18 @@ def test_lock_written_by_create_verifies(channels: dict[str, Path], tmp_path: Pa
     assert envguard("create", "-f", str(yml)) == 0
     monkeypatch.chdir(tmp_path)
     assert envguard("verify") == 0
+
+
+@pytest.mark.slow
+def test_smoke_in_the_rebuilt_environment_against_recorded_fingerprints(
+    make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prefix = make_prefix(["python=3.11", "numpy=1.26", "pytorch=2.1=*cpu*"], name="trained")
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(prefix), "-o", str(lock)) == 0  # live lock, fingerprints probed
+    capsys.readouterr()
+    code, data, err = verify_json("--lock", str(lock), "--smoke", "--smoke-budget", "5", capsys=capsys)
+    assert code == 0, (data.get("verdict"), err)
+    smoke = next(s for s in data["stages"] if s["name"] == "smoke")  # type: ignore[union-attr]
+    assert smoke["status"] == "ok" and "streams match the lock's fingerprints" in smoke["detail"]
+    assert data["smoke"]["torch"]  # type: ignore[index]

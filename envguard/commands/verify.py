@@ -15,6 +15,8 @@ from envguard.output import dumps, emit, warn
               help="The lock to rebuild (conda-lock.yml, explicit spec or pixi.lock).")  # fmt: skip
 @click.option("--platform", help="Platform of the lock to rebuild (default: this machine's).")
 @click.option("--smoke", is_flag=True, help="Also run the DataLoader smoke test in the rebuilt environment.")
+@click.option("--smoke-budget", type=click.FloatRange(min=3), default=25.0, show_default=True,
+              help="Seconds the smoke test may take.")  # fmt: skip
 @click.option("--keep", is_flag=True, help="Keep the rebuilt environment and print where it is.")
 @click.option("--pkgs-dir", type=click.Path(file_okay=False), help="Package cache to read archives from (and "
               "download missing ones into): offline when it holds them all.")  # fmt: skip
@@ -23,7 +25,7 @@ from envguard.output import dumps, emit, warn
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout."
 )
-def command(lockfile: str, platform: str | None, smoke: bool, keep: bool, pkgs_dir: str | None, as_json: bool,
+def command(lockfile: str, platform: str | None, smoke: bool, smoke_budget: float, keep: bool, pkgs_dir: str | None, as_json: bool,
             markdown: bool, output: str | None) -> int:  # fmt: skip
     """Rebuild the lock in a temporary prefix (hashes checked), check it, optionally smoke-test it.
 
