@@ -36,13 +36,17 @@ def run_check(
     is_file = source is not None and Path(source).is_file()
     if is_file and (rng or files):
         raise UsageError(f"{source}: --rng and --files need a live environment, not a file")
+    if rng and lock is None:
+        raise UsageError("--rng compares with the fingerprints a lock recorded; pass --lock (or drop -f)")
     prefix = sources.resolve_prefix(None if is_file else source)
     fingerprint = None if is_file else statcache.stat_fingerprint(prefix)
-    live = sources.load(source, probe=rng)
+    live = sources.load(source)
     _warn(live.warnings)
     wanted = platform or live.platform
     if lock is not None:
         target = read_target(lock, wanted)
+        if rng:
+            live = _probed(live, target, prefix)
         report = check_environment(live, target, rng=rng)
         if envfile is not None:
             report = report.merged(*lock_freshness(lock, envfile))
@@ -54,6 +58,17 @@ def run_check(
     if files:
         report = report.merged(*file_findings(prefix))
     return CheckOutcome(report, prefix, fingerprint)
+
+
+def _probed(live: Environment, target: Environment, prefix: Path) -> Environment:
+    """LIVE with freshly measured fingerprints; first make sure the target has recorded ones to compare with."""
+    import dataclasses
+
+    from envguard.probe import run_probe
+
+    if target.fingerprints is None:
+        check_environment(live, target, rng=True)  # raises the one-line "needs recorded fingerprints" error
+    return dataclasses.replace(live, fingerprints=run_probe(prefix))
 
 
 def read_target(path: Path, platform: str | None) -> Environment:

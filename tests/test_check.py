@@ -127,7 +127,9 @@ def test_tampered_and_missing_files_with_files(
 ) -> None:
     prefix, lock = locked
     init = next((prefix / "lib").glob("python3.11/site-packages/numpy/__init__.py"))
-    init.write_text(init.read_text() + "# edited\n")
+    edited = init.read_text() + "# edited\n"
+    init.unlink()  # installed files are hardlinks into the shared package cache: never edit them in place
+    init.write_text(edited)
     (prefix / "share" / "zlib" / "zlib-1.3.1.txt").unlink()
     assert _check(prefix, lock, capsys)[0] == 0  # package metadata is untouched: only --files can see this
     code, out = _check(prefix, lock, capsys, "--files")
