@@ -2,8 +2,9 @@
 
 Unlike `conda doctor` (which compares `sha256_in_prefix` only, so it misses edits in rattler- or pixi-made
 environments), this compares `sha256_in_prefix` when the installer wrote it and the package's own `sha256` and
-`size_in_bytes` otherwise. Files rewritten at install time (a prefix placeholder) without `sha256_in_prefix` cannot
-be verified and are counted as such. Compiled `.pyc` files are skipped: Python regenerates them.
+`size_in_bytes` otherwise. Files whose content cannot be verified (rewritten at install time for a prefix
+placeholder without `sha256_in_prefix`, or listed by an old record without `paths_data`) are checked for existence
+and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates them.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ def judge(
     found += determinism.findings(raw.get("determinism"))
     for dataset in datasets:
         rec = recs.get(dataset.name)
-        found += verdicts.efficiency(dataset, rec)
+        found += verdicts.efficiency(dataset, rec, cpus.usable)
         found += verdicts.your_workers(dataset, rec, options.num_workers)
         found += verdicts.still_scaling(dataset, rec)
     in_flight = max([r.workers for r in recs.values() if r] + [options.num_workers or 0])

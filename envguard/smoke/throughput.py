@@ -7,6 +7,7 @@ which is N/L for an I/O-bound dataset (C ~ 0) and min(N, cores)/C for a CPU-boun
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,9 +17,10 @@ NEAR_BEST = 0.05  # configurations within 5% of the best count as equally fast
 
 
 def steady_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> float | None:
-    """Samples/s after start-up: least-squares slope of arrival time over batch number, from the end of the
-    first round (every worker has delivered once) on. Robust to batches arriving in bursts of `lanes`."""
-    points = [(float(k), t) for k, t in enumerate(arrivals) if k >= lanes - 1]
+    """Samples/s after start-up. Workers deliver in rounds of `lanes` batches; the least-squares slope of each
+    complete round's last arrival over the round number is the time per round, whatever the start-up took and
+    however bursty the batches inside a round are."""
+    points = [(float(r), arrivals[r * lanes + lanes - 1]) for r in range(len(arrivals) // lanes)]
     if len(points) < 2:
         return None
     mean_x = sum(x for x, _ in points) / len(points)
@@ -27,7 +29,7 @@ def steady_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> float
     sxy = sum((x - mean_x) * (y - mean_y) for x, y in points)
     if sxx <= 0 or sxy <= 0:
         return None
-    return batch_size / (sxy / sxx)
+    return lanes * batch_size / (sxy / sxx)
 
 
 def percentile(values: Sequence[float], fraction: float) -> float | None:
@@ -35,8 +37,8 @@ def percentile(values: Sequence[float], fraction: float) -> float | None:
     if not values:
         return None
     ordered = sorted(values)
-    rank = min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))
-    return ordered[rank]
+    rank = math.ceil(fraction * len(ordered))  # 1-based nearest rank
+    return ordered[min(len(ordered), max(rank, 1)) - 1]
 
 
 def ideal_rate(workers: int, latency_ms: float | None, cpu_ms: float | None, physical: int) -> float | None:

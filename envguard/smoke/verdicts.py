@@ -11,7 +11,7 @@ from envguard.doctor.findings import Finding, Status, human_bytes
 from envguard.doctor.gpu import pcie_gbps
 from envguard.doctor.host import ShmInfo, shm_needed
 from envguard.model import Fingerprints
-from envguard.smoke.report import DatasetResult, Recommendation
+from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 from envguard.smoke.throughput import rate_at
 
 PASS_EFFICIENCY, WARN_EFFICIENCY = 0.85, 0.6
@@ -25,32 +25,29 @@ STARVED_FIX = ("raise num_workers (I/O-bound data can use more workers than CPUs
                "check /dev/shm and `ulimit -n` with `envguard doctor`")  # fmt: skip
 
 
-def efficiency(dataset: DatasetResult, rec: Recommendation | None) -> list[Finding]:
-    """How close the recommended configuration comes to the ideal rate, and how slow worker start-up is."""
+def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) -> list[Finding]:
+    """Efficiency (measured / ideal) at each worker count up to the usable CPUs, judged by the worst one, and how
+    slow worker start-up is."""
     category = f"throughput: {dataset.name}"
     if dataset.error:
         return [crash(category, dataset.error)]
-    if rec is None:
+    best = _best_by_workers(dataset, usable)
+    if rec is None or not best:
         return [Finding(category, "loader efficiency", "WARN", "no configuration could be measured in the budget",
                         "give a larger --budget or fewer --workers")]  # fmt: skip
     cost = f"L={dataset.latency_ms:g} ms" + (f", C={dataset.cpu_ms:g} ms" if dataset.cpu_ms else "")
     model = "N/L" if dataset.bound == "io" else "min(N, physical cores)/C"
-    evidence = f"num_workers={rec.workers}: {rec.samples_per_s:.0f} samples/s"
-    value = rec.efficiency
-    if value is None:
+    listed = ", ".join(f"N={w}: {r.samples_per_s:.0f}/s = {r.efficiency:.2f}" for w, r in best.items())
+    worst = min(best.values(), key=lambda r: r.efficiency or 0.0)
+    evidence = f"samples/s and efficiency vs ideal {model} ({cost}): {listed}"
+    if worst.efficiency is None:
         out = [
             Finding(category, "loader efficiency", "INFO", evidence + " (no ideal: unknown per-sample cost)")
         ]
-    elif value >= PASS_EFFICIENCY:
-        out = [
-            Finding(
-                category, "loader efficiency", "PASS", f"{evidence} = {value:.2f} of ideal {model} ({cost})"
-            )
-        ]
+    elif worst.efficiency >= PASS_EFFICIENCY:
+        out = [Finding(category, "loader efficiency", "PASS", evidence)]
     else:
-        out = [
-            _inefficient(category, dataset, rec, f"{evidence} = only {value:.2f} of ideal {model} ({cost})")
-        ]
+        out = [_inefficient(category, worst, f"{evidence}; num_workers={worst.workers} falls short")]
     slow = [r for r in dataset.measured() if r.workers > 0 and (r.startup_s or 0.0) > SLOW_STARTUP_S]
     if slow:
         worst = max(slow, key=lambda r: r.startup_s or 0.0)
@@ -61,15 +58,26 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None) -> list[Findi
     return out
 
 
-def _inefficient(category: str, dataset: DatasetResult, rec: Recommendation, evidence: str) -> Finding:
+def _best_by_workers(dataset: DatasetResult, usable: int) -> dict[int, SweepRow]:
+    """The fastest measured row for each worker count up to the usable CPUs, with an efficiency."""
+    best: dict[int, SweepRow] = {}
+    for row in dataset.measured():
+        if row.workers <= usable and row.efficiency is not None:
+            if row.workers not in best or (row.samples_per_s or 0.0) > (
+                best[row.workers].samples_per_s or 0.0
+            ):
+                best[row.workers] = row
+    return dict(sorted(best.items()))
+
+
+def _inefficient(category: str, row: SweepRow, evidence: str) -> Finding:
     """Below the ideal: the loader's fault, unless other processes were taking the CPUs meanwhile."""
-    row = dataset.row(rec.workers, rec.pin_memory, rec.persistent_workers)
-    others = row.others_cpu if row is not None else None
+    others = row.others_cpu
     if others is not None and others >= CONTENDED:
         return Finding(category, "loader efficiency", "WARN",
                        f"{evidence}; other processes used {others:.0%} of the CPUs meanwhile",
                        "the machine was busy, so this measures contention, not the loader: rerun on an idle machine")  # fmt: skip
-    status: Status = "WARN" if (rec.efficiency or 0.0) >= WARN_EFFICIENCY else "FAIL"
+    status: Status = "WARN" if (row.efficiency or 0.0) >= WARN_EFFICIENCY else "FAIL"
     return Finding(category, "loader efficiency", status, evidence,
                    "workers lose time to inter-process transfer or start-up: " + STARVED_FIX)  # fmt: skip
 

@@ -1,0 +1,122 @@
+"""`envguard doctor` end to end: a real prefix, its interpreter probed for torch, NVML absent, files checked."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakePrefix
+from tests.helpers import envguard
+
+
+@pytest.fixture
+def prefix(make_prefix: MakePrefix) -> Path:
+    return make_prefix(["python=3.11", "numpy=1.26", "zlib"])
+
+
+def doctor_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:
+    code = envguard("doctor", *argv, "--json")
+    return code, json.loads(capsys.readouterr().out)
+
+
+def checks(data: dict[str, object]) -> dict[str, dict[str, str]]:
+    findings = data["findings"]
+    assert isinstance(findings, list)
+    return {f["check"]: f for f in findings}
+
+
+def test_doctor_on_a_healthy_prefix(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = doctor_json(capsys, str(prefix))
+    assert data["schema_version"] == 1
+    found = checks(data)
+    assert found["files"]["status"] == "PASS"
+    assert found["torch build"]["status"] in (
+        "PASS",
+        "FAIL",
+    )  # FAIL only on a GPU machine with this CPU torch
+    assert found["recommended num_workers"]["status"] == "INFO"
+    assert isinstance(data["recommended_workers"], int) and data["recommended_workers"] >= 1
+    assert all(f["fix"] for f in found.values() if f["status"] != "PASS")
+    if not data["facts"]["nvml"]["gpus"]:  # type: ignore[index]
+        assert found["NVIDIA GPU"]["status"] == "INFO" and "no GPU" in found["NVIDIA GPU"]["evidence"]
+        assert code == 0
+
+
+def test_doctor_finds_a_damaged_prefix(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    next((prefix / "share" / "zlib").iterdir()).unlink()
+    code, data = doctor_json(capsys, str(prefix), "--no-hashes")
+    assert code == 1
+    assert checks(data)["files"]["status"] == "FAIL" and "zlib" in checks(data)["files"]["evidence"]
+
+
+def test_doctor_checks_the_data_folder(
+    prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for i in range(3):
+        (folder / f"{i}.bin").write_bytes(b"x" * 100)
+    _code, data = doctor_json(capsys, str(prefix), "--data", str(folder))
+    disk = data["facts"]["disk"]  # type: ignore[index]
+    assert disk["files"] == 3 and disk["bytes"] == 300 and disk["fstype"] != "unknown"
+    assert checks(data)["data folder"]["status"] in ("PASS", "INFO", "WARN")
+
+
+def test_doctor_human_and_markdown_output(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    envguard("doctor", str(prefix))
+    out = capsys.readouterr().out
+    assert "Checklist" in out and "recommended num_workers" in out and "doctor:" in out
+    envguard("doctor", str(prefix), "--markdown")
+    assert capsys.readouterr().out.startswith("| Status | Category | Check |")
+
+
+def test_doctor_without_torch_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    code, data = doctor_json(capsys, str(venv))
+    found = checks(data)
+    assert (
+        found["torch and CUDA"]["status"] == "INFO" and "not installed" in found["torch and CUDA"]["evidence"]
+    )
+    assert found["files"]["status"] == "INFO" and code == 0
+
+
+def test_doctor_rejects_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lock = tmp_path / "conda-lock.yml"
+    lock.write_text("version: 1\n")
+    assert envguard("doctor", str(lock)) == 2
+    assert "live environment" in capsys.readouterr().err
+
+
+@pytest.fixture
+def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A real 1 MiB tmpfs as the shared-memory mount (needs root; skipped elsewhere)."""
+    mount = tmp_path / "shm"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_doctor_fails_a_tiny_shm(prefix: Path, tiny_shm: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = doctor_json(capsys, str(prefix))
+    shm = checks(data)["/dev/shm"]
+    assert (
+        code == 1
+        and shm["status"] == "FAIL"
+        and str(tiny_shm) in shm["evidence"]
+        and "1.0 MiB" in shm["evidence"]
+    )

@@ -1,0 +1,104 @@
+"""verify_files: missing and altered files of real rattler-installed prefixes against conda-meta paths_data."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from envguard.integrity import verify_files
+from tests.conftest import MakePrefix
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write a new file in place of `path` (rattler hardlinks from its cache: never edit the shared inode)."""
+    path.unlink()
+    path.write_bytes(data)
+
+
+@pytest.fixture
+def prefix(make_prefix: MakePrefix) -> Path:
+    return make_prefix(["python=3.11", "numpy=1.26", "zlib"])
+
+
+def test_pristine_prefix_has_no_problems(prefix: Path) -> None:
+    report = verify_files(prefix)
+    assert report.problems == () and report.packages >= 3 and report.files >= 3 and report.unverified == 0
+
+
+def test_missing_and_altered_files_are_found(prefix: Path) -> None:
+    zlib = next((prefix / "share" / "zlib").iterdir())
+    zlib.unlink()
+    module = prefix / "lib" / "python3.11" / "site-packages" / "numpy" / "__init__.py"
+    original = module.read_bytes()
+    replace_file(module, bytes(reversed(original)))  # same size, other content
+    report = verify_files(prefix)
+    problems = {(p.package.split("-")[0], p.problem) for p in report.problems}
+    assert problems == {("zlib", "missing"), ("numpy", "altered")}
+    altered = next(p for p in report.problems if p.problem == "altered")
+    assert "sha256" in altered.detail
+    # without hashes only the deletion shows: the edit kept the size
+    assert {p.problem for p in verify_files(prefix, hashes=False).problems} == {"missing"}
+    replace_file(module, original + b"# edited\n")
+    sized = [p for p in verify_files(prefix, hashes=False).problems if p.problem == "altered"]
+    assert sized and "size" in sized[0].detail
+
+
+def test_only_named_packages(prefix: Path) -> None:
+    next((prefix / "share" / "zlib").iterdir()).unlink()
+    assert verify_files(prefix, packages=["numpy"]).problems == ()
+    assert len(verify_files(prefix, packages=["zlib"]).problems) == 1
+
+
+def write_record(
+    prefix: Path, name: str, paths: list[dict[str, object]] | None, files: list[str] | None = None
+) -> None:
+    record: dict[str, object] = {"name": name, "version": "1.0", "build": "0", "channel": "local"}
+    if paths is not None:
+        record["paths_data"] = {"paths_version": 1, "paths": paths}
+    if files is not None:
+        record["files"] = files
+    (prefix / "conda-meta").mkdir(parents=True, exist_ok=True)
+    (prefix / "conda-meta" / f"{name}-1.0-0.json").write_text(json.dumps(record))
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_path_types_and_prefix_placeholders(tmp_path: Path) -> None:
+    prefix = tmp_path / "env"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / "tool").write_bytes(b"#!/env/bin/python\n")
+    os.symlink("tool", prefix / "bin" / "tool-link")
+    (prefix / "etc").mkdir()
+    (prefix / "etc" / "conf").write_bytes(b"prefix=/env\n")
+    (prefix / "lib").mkdir()
+    paths: list[dict[str, object]] = [
+        # text placeholder rewritten at install, no sha256_in_prefix: existence only, counted unverified
+        {"_path": "bin/tool", "path_type": "hardlink", "sha256": sha(b"#!/opt/placeholder/bin/python\n"),
+         "size_in_bytes": 30, "prefix_placeholder": "/opt/placeholder", "file_mode": "text"},
+        # conda writes sha256_in_prefix for rewritten files: that one is compared
+        {"_path": "etc/conf", "path_type": "hardlink", "sha256": sha(b"prefix=/opt/placeholder\n"),
+         "prefix_placeholder": "/opt/placeholder", "file_mode": "text", "sha256_in_prefix": sha(b"prefix=/other\n")},
+        {"_path": "bin/tool-link", "path_type": "softlink"},
+        {"_path": "lib", "path_type": "directory"},
+        {"_path": "lib/gone.pyc", "path_type": "pyc_file"},
+        {"_path": "bin/entry", "path_type": "unix_python_entry_point"},
+    ]  # fmt: skip
+    write_record(prefix, "pkg", paths)
+    write_record(prefix, "legacy", None, files=["share/legacy.txt"])
+    report = verify_files(prefix)
+    assert report.unverified == 2 and report.packages == 2  # bin/tool and the legacy record's file
+    found = {(p.path, p.problem) for p in report.problems}
+    assert found == {("etc/conf", "altered"), ("bin/entry", "missing"), ("share/legacy.txt", "missing")}
+
+
+def test_not_a_conda_prefix(tmp_path: Path) -> None:
+    from envguard.errors import BadInputError
+
+    with pytest.raises(BadInputError):
+        verify_files(tmp_path)

@@ -1,0 +1,108 @@
+"""Determinism: real seeded DataLoader runs (the in-environment module, run in-process) judged by envguard."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from envguard.smoke import determinism as judge
+from envguard.smoke.envguard_smoke import canonical, datasets
+from envguard.smoke.envguard_smoke import determinism as runs
+from tests import smoke_planted
+
+
+def record(factory: Any, max_workers: int = 2) -> dict[str, Any]:
+    return runs.run_all(factory, max_workers, seed=7, batch_size=4, limit=64, deadline=float("inf"))
+
+
+def by_check(found: list[Any]) -> dict[str, Any]:
+    return {f.check: f for f in found}
+
+
+def test_canonical_digest_is_typed_and_stable() -> None:
+    import numpy as np
+    import torch
+
+    assert canonical.digest([1, 2]) != canonical.digest((1, 2))
+    assert canonical.digest(torch.zeros(2, dtype=torch.int32)) != canonical.digest(
+        torch.zeros(2, dtype=torch.int64)
+    )
+    assert canonical.digest(torch.zeros(2, 3)) != canonical.digest(torch.zeros(3, 2))
+    assert canonical.digest(torch.arange(6).reshape(2, 3).t()) == canonical.digest(
+        torch.arange(6).reshape(2, 3).t().contiguous()
+    )
+    assert canonical.digest(np.arange(3)) == canonical.digest(np.arange(3).copy())
+    assert canonical.digest({"b": 1, "a": 2}) == canonical.digest({"a": 2, "b": 1})
+    assert canonical.identity({"index": 3, "x": 1.0}) == canonical.identity({"index": 3, "x": 2.0})
+    assert canonical.identity((3, 1.0)) != canonical.identity((3, 2.0))
+
+
+def test_synthetic_dataset_passes_every_check() -> None:
+    found = judge.findings(record(lambda: datasets.Augmented(64)))
+    checks = by_check(found)
+    assert not [f for f in found if f.status == "FAIL"], found
+    assert checks["order vs num_workers"].status == "PASS"
+    assert checks["distinct worker draws"].status == "PASS"
+    assert checks["epoch 2 differs from epoch 1"].status == "PASS"
+    assert checks["run repeats (num_workers=2)"].status == "PASS"
+    # worker i seeds from base_seed + i: draws depend on num_workers, which is information, not a failure
+    assert checks["draws vs num_workers"].status == "INFO"
+
+
+def test_generator_shared_from_parent_fails() -> None:
+    found = by_check(judge.findings(record(smoke_planted.SharedGenerator)))
+    shared = found["distinct worker draws"]
+    assert shared.status == "FAIL"
+    assert "noise" in shared.evidence and "parent process" in shared.fix
+    assert found["order vs num_workers"].status == "PASS"
+
+
+def test_order_depending_on_worker_count_fails() -> None:
+    found = by_check(judge.findings(record(smoke_planted.WorkerSharded)))
+    assert found["order vs num_workers"].status == "FAIL"
+    assert "diverges at sample" in found["order vs num_workers"].evidence
+    # an IterableDataset is not reshuffled between epochs
+    assert found["epoch 2 differs from epoch 1"].status == "WARN"
+
+
+def test_unsharded_iterable_repeats_samples() -> None:
+    found = judge.findings(record(smoke_planted.Unsharded))
+    repeated = [f for f in found if f.check == "samples unique across workers"]
+    assert repeated and repeated[0].status == "FAIL" and "get_worker_info" in repeated[0].fix
+
+
+def test_unseeded_randomness_does_not_repeat() -> None:
+    found = judge.findings(record(smoke_planted.Unseeded))
+    failing = {f.check for f in found if f.status == "FAIL"}
+    assert {"draws repeat (num_workers=0)", "draws repeat (num_workers=2)"} <= failing
+
+
+def test_persistent_workers_finding_is_measured() -> None:
+    data = record(lambda: datasets.Augmented(64))
+    plain = data["runs"]["wN"]["order_digests"][1]
+    persistent = data["runs"]["wN-persistent"]["order_digests"][1]
+    finding = by_check(judge.findings(data))["persistent_workers and order"]
+    assert finding.status == ("INFO" if plain != persistent else "PASS")
+    assert data["runs"]["wN"]["order_digests"][0] == data["runs"]["wN-persistent"]["order_digests"][0]
+
+
+def test_one_worker_cannot_check_distinct_draws() -> None:
+    found = by_check(judge.findings(record(smoke_planted.GlobalDraws, max_workers=1)))
+    assert found["distinct worker draws"].status == "INFO"
+    assert found["run repeats (num_workers=1)"].status == "PASS"
+
+
+@pytest.mark.parametrize("limit", [8, 16])
+def test_epochs_are_truncated_to_limit(limit: int) -> None:
+    data = runs.run_all(
+        lambda: datasets.Augmented(64), 0, seed=1, batch_size=4, limit=limit, deadline=float("inf")
+    )
+    assert all(len(epoch) == limit for run in data["runs"].values() for epoch in run["epochs"])
+
+
+def test_deadline_skips_runs() -> None:
+    data = runs.run_all(lambda: datasets.Augmented(8), 2, seed=1, batch_size=4, limit=8, deadline=0.0)
+    assert data["runs"] == {} and "w0" in data["skipped"]
+    found = judge.findings(data)
+    assert any(f.check == "determinism runs" and f.status == "WARN" for f in found)
