@@ -62,11 +62,10 @@ def _best_by_workers(dataset: DatasetResult, usable: int) -> dict[int, SweepRow]
     """The fastest measured row for each worker count up to the usable CPUs, with an efficiency."""
     best: dict[int, SweepRow] = {}
     for row in dataset.measured():
-        if row.workers <= usable and row.efficiency is not None:
-            if row.workers not in best or (row.samples_per_s or 0.0) > (
-                best[row.workers].samples_per_s or 0.0
-            ):
-                best[row.workers] = row
+        if row.workers > usable or row.efficiency is None:
+            continue
+        if row.workers not in best or (row.samples_per_s or 0.0) > (best[row.workers].samples_per_s or 0.0):
+            best[row.workers] = row
     return dict(sorted(best.items()))
 
 
