@@ -174,7 +174,7 @@ def _pip_section(env: Environment, mode: ExportMode, include_local: bool, warnin
         line = pip_line(package, pinned=mode != "from-history", include_local=include_local)
         if line.startswith("#"):
             warnings.append(
-                f"{package.name} {package.version} was installed from a local folder or file; not exported "
+                f"pip package {_pinned(package)} comes from a local folder or file; not exported "
                 "(pass --include-local to write its path)"
             )
         lines.append(line)
@@ -186,11 +186,11 @@ def pip_line(package: Package, *, pinned: bool = True, include_local: bool = Fal
     or a `# ...` note for a local install when local paths are not wanted."""
     origin = package.origin
     if origin is None or not origin.url:
-        return f"{package.name}=={package.version}" if pinned and package.version else package.name
+        return _pinned(package) if pinned else package.name
     url = strip_credentials(origin.url)
     local = _is_local(url)
     if local and not include_local:
-        return f"# {package.name}=={package.version} (installed from a local path; not exported)"
+        return f"# {_pinned(package)} (from a local path; not exported, see --include-local)"
     if origin.vcs:
         base = url if url.startswith(f"{origin.vcs}+") else f"{origin.vcs}+{url}"
         revision = origin.commit_id or origin.requested_revision
@@ -198,6 +198,10 @@ def pip_line(package: Package, *, pinned: bool = True, include_local: bool = Fal
     if origin.editable:
         return f"-e {_local_path(url)}"
     return f"{package.name} @ {url}" if "://" in url else url  # pip reads a bare path line as a local project
+
+
+def _pinned(package: Package) -> str:
+    return f"{package.name}=={package.version}" if package.version else package.name
 
 
 def _is_local(url: str) -> bool:

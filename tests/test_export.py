@@ -328,7 +328,7 @@ def test_property_full_export_parses_back(names: list[str], data: st.DataObject)
     conda = [Package("conda", n, data.draw(_version), data.draw(_build)) for n in names]
     pip = [Package("pip", f"py-{n}", data.draw(_version)) for n in names[:2]]
     channel = data.draw(
-        st.sampled_from(["conda-forge", "https://u:pw@example.org/t/tk-9/ch", "file:///a b/c"])
+        st.sampled_from(["conda-forge", "https://USER:SECRET@example.org/t/TOKEN-9/ch", "file:///a b/c"])
     )
     env = make_environment(kind="prefix", name=data.draw(st.text(max_size=12)), channels=(channel,),
                            packages=conda + pip)  # fmt: skip
@@ -341,5 +341,5 @@ def test_property_full_export_parses_back(names: list[str], data: st.DataObject)
     assert loaded["dependencies"][-1] == {
         "pip": [f"{p.name}=={p.version}" for p in sorted(pip, key=lambda p: p.name)]
     }
-    assert loaded["channels"] == [strip_credentials(channel)] and "pw" not in text and "tk-9" not in text
+    assert loaded["channels"] == [strip_credentials(channel)] and "SECRET" not in text and "TOKEN" not in text
     assert loaded.get("name", "") in (env.name or "", None)
