@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from envguard.clean.model import Cache, Candidate, Entry, FileFact, Usage
 from envguard.clean.plan import account, classify
-from envguard.clean.usage import raw_references, record_references, string_values, strip_archive
+from envguard.clean.usage import record_references, strip_archive
 
 CACHE = Cache(root=Path("/c"), pkgs=Path("/c"), kind="conda", origin="test")
 NOW = 1_000_000.0
@@ -118,34 +118,3 @@ def test_record_references_of_conda_and_rattler_records(shared: Path) -> None:
 def test_strip_archive() -> None:
     assert strip_archive("a-1-0.conda") == "a-1-0" and strip_archive("a-1-0.tar.bz2") == "a-1-0"
     assert strip_archive("a-1-0") == "a-1-0"
-
-
-_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=30)
-
-
-@given(
-    record=st.fixed_dictionaries(
-        {"name": _text, "version": _text, "build": _text},
-        optional={"fn": _text, "url": _text, "extracted_package_dir": _text, "package_tarball_full_path": _text,
-                  "files": st.lists(st.sampled_from(["url", "fn", "source", "bin/x"]), max_size=4),
-                  "link": st.fixed_dictionaries({"source": _text, "type": st.sampled_from([1, 2, 3])})},
-    ),
-    indent=st.sampled_from([None, 1, 2]),
-    ascii_only=st.booleans(),
-)  # fmt: skip
-def test_raw_scan_finds_everything_the_parse_finds(
-    record: dict[str, object], indent: int | None, ascii_only: bool
-) -> None:
-    raw = json.dumps(record, indent=indent, ensure_ascii=ascii_only).encode()
-    dists, folders = record_references(record)
-    raw_dists, raw_folders = raw_references(raw)
-    assert dists <= raw_dists and folders <= raw_folders
-
-
-def test_raw_scan_on_recorded_records(shared: Path) -> None:
-    outputs = shared / "reference" / "conda-outputs"
-    for name in ("conda_meta_record_conda_zlib.json", "conda_meta_record_rattler_zlib.json"):
-        raw = (outputs / name).read_bytes()
-        assert raw_references(raw) == record_references(json.loads(raw))
-    text = b'{"files": ["url"], "url" : "a\\"b.conda", "x": {"url": 3}, "y": {"url": "c:\\\\"}}'
-    assert string_values(text, "url") == ['a"b.conda', "c:\\"]

@@ -8,15 +8,13 @@ usage incomplete, and then no package is removed at all.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from envguard.clean.model import PACKAGE_SUFFIXES, EnvRef, Usage
-from envguard.errors import OperationalError
+from envguard.errors import BadInputError, OperationalError
 
 
 def strip_archive(name: str) -> str:
@@ -46,97 +44,31 @@ def record_references(record: dict[str, Any]) -> tuple[set[str], set[str]]:
     return dists, names
 
 
-_RECORD_KEYS = (
-    "fn",
-    "url",
-    "package_tarball_full_path",
-    "extracted_package_dir",
-    "source",
-    "name",
-    "version",
-    "build",
-)
-_SPACE = b" \t\r\n"
-
-
-def string_values(raw: bytes, key: str) -> list[str]:
-    """Every string value of `"key": "..."` anywhere in a JSON text, found with bytes.find (no full parse)."""
-    needle = b'"' + key.encode() + b'"'
-    values: list[str] = []
-    start = 0
-    while (at := raw.find(needle, start)) != -1:
-        start = at + len(needle)
-        colon = _skip_space(raw, start)
-        if colon >= len(raw) or raw[colon] != 0x3A:  # ':' - the needle was a value or part of one, not a key
-            continue
-        opening = _skip_space(raw, colon + 1)
-        if opening >= len(raw) or raw[opening] != 0x22:  # '"' - not a string value
-            continue
-        closing = _closing_quote(raw, opening + 1)
-        if closing == -1:
-            break
-        with contextlib.suppress(ValueError):
-            values.append(json.loads(raw[opening : closing + 1]))
-        start = closing + 1
-    return values
-
-
-def _skip_space(raw: bytes, at: int) -> int:
-    while at < len(raw) and raw[at] in _SPACE:
-        at += 1
-    return at
-
-
-def _closing_quote(raw: bytes, at: int) -> int:
-    while (at := raw.find(b'"', at)) != -1:
-        backslashes = 0
-        while raw[at - 1 - backslashes] == 0x5C:
-            backslashes += 1
-        if backslashes % 2 == 0:
-            return at
-        at += 1
-    return -1
-
-
-def raw_references(raw: bytes) -> tuple[set[str], set[str]]:
-    """record_references over a record's bytes without parsing it: every string value of the keys that matter, at
-    any depth. Finding more than the top-level keys only protects more, never less."""
-    found = {key: string_values(raw, key) for key in _RECORD_KEYS}
-    dists = {strip_archive(v.rstrip("/").rsplit("/", 1)[-1]) for k in ("fn", "url", "package_tarball_full_path")
-             for v in found[k] if v}  # fmt: skip
-    names = {
-        os.path.basename(v.rstrip("/\\")) for k in ("extracted_package_dir", "source") for v in found[k] if v
-    }
-    if all(0 < len(found[k]) <= 3 for k in ("name", "version", "build")):
-        dists |= {f"{n}-{v}-{b}" for n in found["name"] for v in found["version"] for b in found["build"]}
-    return dists, names
-
-
 def environment_references(prefix: Path) -> tuple[set[str], set[str], list[str], bool]:
-    """(dists, folder names, problems, complete) for one prefix's conda-meta. Records are scanned, not parsed:
-    real ones reach megabytes (`files`, `paths_data`) and only a few keys matter here."""
+    """(dists, folder names, problems, complete) for one prefix's conda-meta."""
+    from envguard.readers.prefix import load_record
+
     meta = prefix / "conda-meta"
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
     except OSError as exc:
-        problem = f"{meta}: cannot list ({exc.strerror}); no package is removed while its use is unknown"
-        return set(), set(), [problem], False
+        return (
+            set(),
+            set(),
+            [f"{meta}: cannot list ({exc.strerror}); no package is removed while its use is unknown"],
+            False,
+        )
     dists: set[str] = set()
     folders: set[str] = set()
     problems: list[str] = []
     for name in names:
         dists.add(name[: -len(".json")])
-        protected = "its package stays protected by the record's file name"
         try:
-            with open(meta / name, "rb") as handle:
-                raw = handle.read()
-        except OSError as exc:
-            problems.append(f"{meta / name}: cannot read ({exc.strerror}); {protected}")
+            record = load_record(meta / name)
+        except BadInputError as exc:
+            problems.append(f"{exc}; its package stays protected by the record's file name")
             continue
-        stripped = raw.strip()
-        if not (stripped.startswith(b"{") and stripped.endswith(b"}")):
-            problems.append(f"{meta / name}: not a JSON object (truncated?); {protected}")
-        found_dists, found_folders = raw_references(raw)
+        found_dists, found_folders = record_references(record)
         dists |= found_dists
         folders |= found_folders
     return dists, folders, problems, True
