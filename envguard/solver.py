@@ -105,7 +105,7 @@ def solve(
             [rattler.Channel(c) for c in sources],
             match_specs,
             gateway=gateway,
-            platforms=[rattler.Platform(platform), rattler.Platform("noarch")],
+            platforms=[rattler.Subdir(platform), rattler.Subdir("noarch")],
             virtual_packages=virtual,
         )
         return result
