@@ -91,15 +91,43 @@ def check_environment(live: Environment, target: Environment, *, rng: bool = Fal
             f"{target.source or target.kind}: --rng needs recorded fingerprints, but it has none for "
             f"{target.platform or 'this platform'}; re-create it with `envguard lock` (without --no-probe)"
         )
-    if not rng:
-        live = dataclasses.replace(live, fingerprints=None)
-        target = dataclasses.replace(target, fingerprints=None)
-    diff = diff_environments(target, live, engine="fast")
     word = _TARGET_WORD.get(target.kind, "the target")
-    findings = tuple(finding(change, word) for change in diff.changes)
+    virtual = virtual_findings(live, target, word)
+    # virtual packages describe the machine, not the environment: judged above, not compared item by item
+    live = dataclasses.replace(live, virtual_packages=(), fingerprints=live.fingerprints if rng else None)
+    target = dataclasses.replace(
+        target, virtual_packages=(), fingerprints=target.fingerprints if rng else None
+    )
+    diff = diff_environments(target, live, engine="fast")
+    findings = (*(finding(change, word) for change in diff.changes), *virtual)
     return CheckReport(
         target.source or target.kind, live.source or live.prefix or live.kind, findings, diff.notes
     )
+
+
+def virtual_findings(live: Environment, target: Environment, word: str) -> tuple[Finding, ...]:
+    """Notes where this machine offers less than the target was made for: a virtual package (`__cuda`, `__glibc`)
+    missing or older here. A newer driver or glibc, or extra virtual packages, are fine."""
+    if not live.virtual_packages:
+        return ()
+    have = {v.name: v.version for v in live.virtual_packages}
+    notes = []
+    for wanted in target.virtual_packages:
+        if wanted.name in ("__archspec", "__unix"):
+            continue
+        mine = have.get(wanted.name)
+        if mine is None or _older(mine, wanted.version):
+            here = mine or "none"
+            notes.append(Finding("virtual", "note", f"{word} was made for {wanted.name} {wanted.version}; "
+                                                    f"this machine has {here}"))  # fmt: skip
+    return tuple(notes)
+
+
+def _older(mine: str, wanted: str) -> bool:
+    def parts(text: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+    return parts(mine) < parts(wanted)
 
 
 def finding(change: Change, word: str) -> Finding:

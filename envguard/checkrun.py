@@ -4,6 +4,7 @@ lock freshness findings. The only part of check that touches the world; the comp
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,8 +63,6 @@ def run_check(
 
 def _probed(live: Environment, target: Environment, prefix: Path) -> Environment:
     """LIVE with freshly measured fingerprints; first make sure the target has recorded ones to compare with."""
-    import dataclasses
-
     from envguard.probe import run_probe
 
     if target.fingerprints is None:
@@ -85,7 +84,7 @@ def read_target(path: Path, platform: str | None) -> Environment:
         raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
     cached = statcache.cached_parse(data, platform)
     if cached is not None:
-        return from_dict(cached, origin=str(path))
+        return dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
     env = read_file(path, platform=platform)
     _warn(env.warnings)
     statcache.store_parse(data, platform, to_dict(env))

@@ -3,8 +3,9 @@
     [tool.envguard]
     lock = "envs/conda-lock.yml"      # relative to the pyproject.toml
 
-Lock discovery walks from the current folder up to the filesystem root: in each folder a pyproject.toml with
-`[tool.envguard] lock` wins, then a `conda-lock.yml`. The nearest folder with either decides.
+Lock discovery walks from the current folder up through its parents, stopping at the repository root (a folder
+with `.git`) or the filesystem root: in each folder a pyproject.toml with `[tool.envguard] lock` wins, then a
+`conda-lock.yml`. The nearest folder with either decides.
 """
 
 from __future__ import annotations
@@ -77,7 +78,9 @@ def find_lock(start: Path | None = None) -> Path:
         candidate = folder / LOCK_NAME
         if candidate.is_file():
             return candidate
+        if (folder / ".git").exists():
+            break  # never pick up a lock from outside the repository
     raise BadInputError(
-        f"no {LOCK_NAME} in {here} or its parents and no [tool.envguard] lock in a pyproject.toml; create one "
+        f"no {LOCK_NAME} in {here} or its parents (up to the repository root) and no [tool.envguard] lock in a pyproject.toml; create one "
         "with `envguard lock`, or pass --lock FILE or -f environment.yml"
     )

@@ -37,6 +37,8 @@ def staleness(
         for change in unsatisfied(specs.requested, env):
             if change.kind == "unjudged":
                 notes.append(f"{platform}: pip line {change.name!r} cannot be checked against a lock")
+            elif change.b == "not installed":
+                findings.append(Finding("lock", "drift", f"{platform}: {change.a} is not in the lock"))
             else:
                 findings.append(Finding("lock", "drift", f"{platform}: {change.a} is not satisfied by the lock "
                                                           f"(locked: {change.b})"))  # fmt: skip

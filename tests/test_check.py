@@ -171,3 +171,32 @@ def test_bad_target_is_exit_2(
     assert envguard("check", str(prefix), "--lock", str(broken)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "malformed YAML" in err
+
+
+def test_machine_differences_are_notes_not_drift() -> None:
+    from envguard.checking import check_environment
+    from envguard.model import Package, VirtualPackage, make_environment
+
+    packages = [Package("conda", "zlib", "1.3.1", "h4ab18f5_1", channel="conda-forge", subdir="linux-64")]
+    made_for = (
+        VirtualPackage("__cuda", "12.1"),
+        VirtualPackage("__glibc", "2.28"),
+        VirtualPackage("__archspec", "1", "x86_64"),
+    )
+    target = make_environment(
+        kind="conda-lock", source="conda-lock.yml", packages=packages, virtual_packages=made_for
+    )
+    here = (VirtualPackage("__glibc", "2.17"), VirtualPackage("__archspec", "1", "icelake"))
+    live = make_environment(kind="prefix", source="/envs/x", packages=packages, virtual_packages=here)
+    report = check_environment(live, target)
+    assert report.clean and [f.message for f in report.findings] == [
+        "the lock was made for __cuda 12.1; this machine has none",
+        "the lock was made for __glibc 2.28; this machine has 2.17",
+    ]
+    newer = (VirtualPackage("__glibc", "2.36"), VirtualPackage("__cuda", "12.4"))
+    assert (
+        check_environment(
+            make_environment(kind="prefix", packages=packages, virtual_packages=newer), target
+        ).findings
+        == ()
+    )

@@ -6,6 +6,7 @@ Module imports stay minimal: an unchanged environment is confirmed by `envguard.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -85,16 +86,18 @@ def _fast(source: str | None, inputs: list[Path], platform: str | None, style: s
     except OSError:
         return None  # the full path reports the unreadable file properly
     prefix = resolve_prefix(source)
-    key = statcache.check_key(data, prefix, {"platform": platform or "", "virtual": _virtual_key()})
+    key = statcache.check_key(data, prefix, _options(inputs, platform))
     outputs = statcache.lookup(key, statcache.stat_fingerprint(prefix))
     text = outputs.get(style) if outputs else None
     return text if isinstance(text, str) else None
 
 
-def _virtual_key() -> str:
+def _options(inputs: list[Path], platform: str | None) -> dict[str, str]:
+    """Everything besides file contents and the prefix that the output depends on."""
     from envguard.virtual import cache_key
 
-    return cache_key()
+    paths = "|".join(os.path.abspath(p) for p in inputs)
+    return {"platform": platform or "", "virtual": cache_key(), "paths": paths}
 
 
 def _finish(outcome: object, style: str, cache_args: tuple[list[Path], str | None] | None) -> int:
@@ -108,9 +111,7 @@ def _finish(outcome: object, style: str, cache_args: tuple[list[Path], str | Non
 
         inputs, platform = cache_args
         data = [p.read_bytes() for p in inputs]
-        key = statcache.check_key(
-            data, outcome.prefix, {"platform": platform or "", "virtual": _virtual_key()}
-        )
+        key = statcache.check_key(data, outcome.prefix, _options(inputs, platform))
         cached = render_all(outcome.report, cached=True)
         statcache.store(key, outcome.fingerprint, outcome.report.clean, cached)
     return 0 if outcome.report.clean else 1

@@ -1,0 +1,138 @@
+"""Lock staleness without solving (`check --lock-fresh`, and `check --lock L -f environment.yml`), lock discovery
+and `[tool.envguard]` configuration."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakePrefix
+from tests.helpers import envguard
+
+ENV = """\
+channels:
+  - {forge}
+platforms: [linux-64, osx-arm64]
+dependencies:
+  - cuda-version=12.1
+"""
+
+
+@pytest.fixture
+def project(channels: dict[str, Path], tmp_path: Path) -> Path:
+    """A folder with environment.yml (two platforms) and the conda-lock.yml envguard made from it."""
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "environment.yml").write_text(ENV.format(forge=channels["forge"].as_uri()))
+    assert (
+        envguard("lock", "-f", str(root / "environment.yml"), "--no-cuda", "-o", str(root / "conda-lock.yml"))
+        == 0
+    )
+    return root
+
+
+def _fresh(root: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = envguard("check", "--lock-fresh", *extra, cwd=root)
+    return code, capsys.readouterr().out
+
+
+def test_fresh_lock_passes_and_reformatting_is_only_a_note(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = _fresh(project, capsys)
+    assert code == 0 and out.splitlines()[-1].startswith("OK: ")
+    envyml = project / "environment.yml"
+    envyml.write_text("# a comment\n" + envyml.read_text().replace("cuda-version=12.1", "cuda-version =12.1"))
+    code, out = _fresh(project, capsys)
+    assert code == 0 and "content hash differs" in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (("cuda-version=12.1", "cuda-version=11.8"), "linux-64: cuda-version=11.8 is not satisfied by the lock "
+                                                     "(locked: cuda-version 12.1"),
+        (("  - cuda-version=12.1\n", "  - cuda-version=12.1\n  - cpuonly\n"), "osx-arm64: cpuonly is not in the lock"),
+        (("  - cuda-version=12.1\n", ""), "cuda-version 12.1 h1d6eff3_3 (file://"),
+        (("platforms: [linux-64, osx-arm64]", "platforms: [linux-64, osx-arm64, win-64]"),
+         "declares platform win-64, but the lock has no entry for it"),
+        (("channels:\n", "channels:\n  - conda-forge\n"), "channels differ: "),
+    ],
+    ids=["spec changed", "spec added", "spec removed", "platform added", "channel added"],
+)  # fmt: skip
+def test_stale_lock_is_drift(
+    project: Path, edit: tuple[str, str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    envyml = project / "environment.yml"
+    text = envyml.read_text()
+    assert edit[0] in text
+    envyml.write_text(text.replace(edit[0], edit[1], 1))
+    code, out = _fresh(project, capsys)
+    assert code == 1, out
+    assert expected in out, out
+    assert "Lock freshness" in out and out.splitlines()[-1].startswith("DRIFT: ")
+
+
+def test_conda_locks_own_output_is_judged_by_its_specs(
+    shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outputs = shared / "reference" / "conda-outputs"
+    shutil.copy(outputs / "conda-lock" / "conda-lock_no-mamba.yml", tmp_path / "conda-lock.yml")
+    shutil.copy(outputs / "env-match.yml", tmp_path / "env-match.yml")
+    shutil.copy(outputs / "env-mismatch.yml", tmp_path / "env-mismatch.yml")
+    code, out = _fresh(tmp_path, capsys, "-f", "env-match.yml")
+    assert code == 0, out
+    code, out = _fresh(tmp_path, capsys, "-f", "env-mismatch.yml")
+    assert code == 1
+    for line in ("numpy>=2 is not satisfied", "zlib=1.2.13 is not satisfied", "python=3.12 is not satisfied",
+                 "linux-64: notinstalled is not in the lock"):  # fmt: skip
+        assert line in out, out
+
+
+def test_live_check_with_lock_and_environment_yml_adds_freshness(
+    project: Path, make_prefix: MakePrefix, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prefix = make_prefix(["cuda-version=12.1"])
+    lock, envyml = project / "conda-lock.yml", project / "environment.yml"
+    assert envguard("check", str(prefix), "--lock", str(lock), "-f", str(envyml)) == 0
+    envyml.write_text(envyml.read_text().replace("cuda-version=12.1", "cuda-version=11.8"))
+    capsys.readouterr()
+    assert envguard("check", str(prefix), "--lock", str(lock), "-f", str(envyml)) == 1
+    assert "cuda-version=11.8 is not satisfied by the lock" in capsys.readouterr().out
+
+
+def test_lock_discovery_from_subfolders_and_pyproject(
+    project: Path, make_prefix: MakePrefix, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prefix = make_prefix(["cuda-version=12.1"])
+    deep = project / "src" / "pkg"
+    deep.mkdir(parents=True)
+    (project / ".git").mkdir()  # the search stops at the repository root
+    capsys.readouterr()
+    assert envguard("check", str(prefix), cwd=deep) == 0
+    assert f"matches {project / 'conda-lock.yml'}" in capsys.readouterr().out
+    (project / "envs").mkdir()
+    (project / "conda-lock.yml").rename(project / "envs" / "gpu-lock.yml")
+    assert envguard("check", str(prefix), cwd=deep) == 2
+    assert "no conda-lock.yml in" in capsys.readouterr().err
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.envguard]\nlock = "envs/gpu-lock.yml"\n'
+    )
+    assert envguard("check", str(prefix), cwd=deep) == 0
+    assert "envs/gpu-lock.yml" in capsys.readouterr().out
+    (project / "pyproject.toml").write_text('[tool.envguard]\nlock = "envs/missing.yml"\n')
+    assert envguard("check", str(prefix), cwd=deep) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_minimal_toml_reading_matches_tomllib(tmp_path: Path) -> None:
+    from envguard import config
+
+    text = "[tool.other]\nlock = \"no\"\n\n[tool.envguard]  \nlock = 'envs/a.yml'  # comment\n"
+    assert config._minimal(text) == {"lock": "envs/a.yml"}
+    path = tmp_path / "pyproject.toml"
+    path.write_text(text)
+    assert config.tool_settings(path) == {"lock": "envs/a.yml"}
