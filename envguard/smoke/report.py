@@ -109,6 +109,7 @@ class SmokeReport:
     budget_s: float
     elapsed_s: float
     options: dict[str, Any] = field(default_factory=dict)
+    phase_seconds: dict[str, float] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
 

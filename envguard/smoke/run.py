@@ -37,6 +37,7 @@ def settings(
         "data_dir": str(options.data_dir) if options.data_dir else None,
         "dataset": _dataset_spec(options.dataset), "probe_script": str(probe) if probe else None,
         "determinism": dict(DETERMINISM, seed=options.seed, max_workers=min(2, max(workers))),
+        "essential_workers": sorted({min(workers), max(workers), *([options.num_workers] if options.num_workers is not None else [])}),
         "progress": runner.progress_wanted(),
     }  # fmt: skip
 
@@ -100,6 +101,7 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
         datasets=datasets, recommendations=tuple(r for r in recs.values() if r is not None),
         determinism=_determinism_summary(raw.get("determinism")), gpu=raw.get("gpu"), findings=tuple(found),
         budget_s=options.budget_s, elapsed_s=round(time.perf_counter() - started, 2), options=options_dict(options),
+        phase_seconds=dict(raw.get("phase_seconds") or {}),
     )  # fmt: skip
 
 

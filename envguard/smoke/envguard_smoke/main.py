@@ -73,12 +73,17 @@ def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
-def _configs(workers: List[int], cuda: bool) -> List[Dict[str, Any]]:
+def _configs(workers: List[int], essential: List[int], cuda: bool) -> List[Dict[str, Any]]:
+    """workers x pin_memory (CUDA only) x persistent_workers; the plain variant of an essential worker count is
+    measured (briefly) even when the budget is spent."""
     configs = []
     for count in workers:
         for pin in (False, True) if cuda else (False,):
             for persistent in (False, True) if count > 0 else (False,):
-                configs.append({"workers": count, "pin_memory": pin, "persistent_workers": persistent})
+                must = count in essential and pin == cuda and not persistent
+                configs.append(
+                    {"workers": count, "pin_memory": pin, "persistent_workers": persistent, "essential": must}
+                )
     return configs
 
 
@@ -87,7 +92,8 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
     from . import throughput
 
     specs = _datasets(settings)
-    configs = _configs(list(settings["workers"]), cuda)
+    workers = list(settings["workers"])
+    configs = _configs(workers, list(settings.get("essential_workers") or [min(workers), max(workers)]), cuda)
     for position, spec in enumerate(specs):
         own_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(specs) - position)
         entry: Dict[str, Any] = {"name": spec["name"], "nominal_latency_ms": spec.get("latency_ms"),
@@ -185,24 +191,28 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
 
     phases: List[Tuple[str, Callable[[], None], bool]] = [
         ("golden", golden, bool(settings.get("probe_script"))),
-        ("determinism", lambda: _determinism(settings, result, _share(deadline, 0.25)), True),
+        ("determinism", lambda: _determinism(settings, result, _share(deadline, 0.25, floor=3.0)), True),
         ("gpu", lambda: _gpu(settings, result, device or "cpu", _share(deadline, 0.3)), cuda),
         ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
     ]
+    result["phase_seconds"] = {"start-up": round(time.perf_counter() - started, 3)}
     for name, action, wanted in phases:
         if not wanted:
             continue
+        began = time.perf_counter()
         try:
             action()
         except Exception as exc:
             _error(result, name, exc)
+        result["phase_seconds"][name] = round(time.perf_counter() - began, 3)
     result["elapsed_s"] = round(time.perf_counter() - started, 3)
     return result
 
 
-def _share(deadline: float, fraction: float) -> float:
+def _share(deadline: float, fraction: float, floor: float = 0.0) -> float:
+    """A phase's own deadline: `fraction` of the time left, but at least `floor` seconds (correctness first)."""
     now = time.perf_counter()
-    return now + max(0.0, deadline - now) * fraction
+    return now + max(floor, max(0.0, deadline - now) * fraction)
 
 
 def main(argv: List[str], started: Optional[float] = None) -> int:

@@ -167,6 +167,12 @@ def plan_batches(workers: int, per_sample_s: float, batch_size: int, share_s: fl
     return lanes * (min(rounds, MAX_ROUNDS) + 1)
 
 
+def _plain(config: Dict[str, Any], **extra: Any) -> Row:
+    row = {k: v for k, v in config.items() if k != "essential"}
+    row.update(extra)
+    return row
+
+
 def sweep(
     make: Callable[[int], Any], configs: List[Dict[str, Any]], *, batch_size: int, per_sample_s: float,
     deadline: float, collate: Optional[Callable[..., Any]] = None,
@@ -177,8 +183,10 @@ def sweep(
     for position, config in enumerate(configs):
         share = (deadline - time.perf_counter()) / (len(configs) - position)
         batches = plan_batches(config["workers"], per_sample_s, batch_size, share, startup)
+        if batches == 0 and config.get("essential"):
+            batches = max(config["workers"], 1) * (MIN_ROUNDS + 1)  # over budget, but never measure nothing
         if batches == 0:
-            rows.append(dict(config, skipped="budget"))
+            rows.append(_plain(config, skipped="budget"))
             continue
         row = measure(
             make(batches * batch_size), workers=config["workers"], pin_memory=config["pin_memory"],

@@ -1,0 +1,215 @@
+"""`envguard smoke` end to end: the environment's own interpreter runs real DataLoaders with real torch.
+
+Timings are never asserted (the machine may be busy); planted problems are, through the verdicts they produce.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import MakePrefix
+from tests.helpers import REPO, envguard
+
+PLANTED = REPO / "tests" / "smoke_planted.py"
+FAST = ("--budget", "10", "--workers", "0,2", "--batch-size", "8", "--io-ms", "2", "--cpu-ms", "1")
+
+
+@pytest.fixture
+def prefix(make_prefix: MakePrefix) -> Path:
+    return make_prefix(["python=3.11", "numpy=1.26"])
+
+
+def smoke(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    code = envguard("smoke", *argv, "--json")
+    captured = capsys.readouterr()
+    assert captured.out, captured.err
+    return code, json.loads(captured.out)
+
+
+def by_check(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {f["check"]: f for f in data["findings"]}
+
+
+@pytest.mark.slow
+def test_smoke_synthetic_sweep(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _code, data = smoke(capsys, str(prefix), *FAST)
+    assert data["schema_version"] == 1 and data["environment"] == str(prefix) and data["torch"]
+    assert {d["name"] for d in data["datasets"]} == {"io", "cpu"}
+    io = next(d for d in data["datasets"] if d["name"] == "io")
+    assert io["bound"] == "io" and io["latency_ms"] == 2.0 and io["batch_bytes"] > 0
+    measured = [r for r in io["rows"] if not r["skipped"]]
+    assert {r["workers"] for r in measured} == {0, 2}
+    for row in measured:
+        assert row["first_batch_s"] > 0 and row["samples_per_s"] > 0 and 0 < row["efficiency"]
+        assert row["ideal_per_s"] == pytest.approx(max(row["workers"], 1) * 500)
+    assert {r["dataset"] for r in data["recommendations"]} == {"io", "cpu"}
+    checks = by_check(data)
+    for name in (
+        "order vs num_workers",
+        "distinct worker draws",
+        "epoch 2 differs from epoch 1",
+        "run repeats (num_workers=2)",
+    ):
+        assert checks[name]["status"] == "PASS", checks[name]
+    assert checks["/dev/shm"]["status"] == "PASS"
+    assert set(data["determinism"]["runs"]) >= {"w0", "w0-repeat", "wN", "wN-repeat", "wN-persistent"}
+
+
+def test_planted_shared_generator_fails(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = smoke(capsys, str(prefix), *FAST, "--dataset", f"{PLANTED}:SharedGenerator")
+    finding = by_check(data)["distinct worker draws"]
+    assert code == 1 and finding["status"] == "FAIL" and "parent process" in finding["fix"]
+    assert [d["name"] for d in data["datasets"]] == ["user"]
+
+
+def test_planted_order_by_worker_count_fails(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = smoke(capsys, str(prefix), *FAST, "--dataset", f"{PLANTED}:WorkerSharded")
+    assert code == 1 and by_check(data)["order vs num_workers"]["status"] == "FAIL"
+
+
+@pytest.mark.slow
+def test_planted_too_few_workers_fails(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = smoke(
+        capsys, str(prefix), *FAST, "--dataset", f"{PLANTED}:make_slow_reads", "--num-workers", "0"
+    )
+    finding = by_check(data)["num_workers=0"]
+    assert (
+        code == 1
+        and finding["status"] == "FAIL"
+        and "too few workers for this I/O-bound dataset" in finding["evidence"]
+    )
+    assert "num_workers=2" in finding["fix"]
+    user = data["datasets"][0]
+    assert user["bound"] == "io" and not user["nominal"] and user["latency_ms"] >= 4.0
+
+
+@pytest.fixture
+def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A real 1 MiB tmpfs as the shared-memory mount (needs root; skipped elsewhere)."""
+    mount = tmp_path / "shm"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.mark.slow
+def test_planted_shm_too_small_fails(
+    prefix: Path, tiny_shm: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, data = smoke(capsys, str(prefix), "--budget", "8", "--workers", "0,2", "--batch-size", "8", "--io-ms", "2",
+                       "--cpu-ms", "1")  # fmt: skip
+    shm = by_check(data)["/dev/shm"]
+    assert (
+        code == 1
+        and shm["status"] == "FAIL"
+        and "bus error" in shm["evidence"]
+        and "--shm-size" in shm["fix"]
+    )
+    assert data["shm"]["path"] == str(tiny_shm) and data["shm"]["total"] == 1024 * 1024
+
+
+def test_environment_without_torch_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    assert envguard("smoke", str(venv), "--budget", "5") == 2
+    err = capsys.readouterr().err
+    assert "torch is not installed in this environment" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_golden_streams_against_a_snapshot(
+    prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snapshot = tmp_path / "snapshot.json"
+    assert envguard("snapshot", str(prefix), "-o", str(snapshot)) == 0
+    _code, data = smoke(
+        capsys, str(prefix), *FAST, "--dataset", f"{PLANTED}:GlobalDraws", "--lock", str(snapshot)
+    )
+    golden = [f for f in data["findings"] if f["category"] == "golden streams"]
+    assert golden and {f["status"] for f in golden} == {"PASS"}
+    edited = json.loads(snapshot.read_text())
+    edited["fingerprints"]["torch_randperm"] = "0" * 64
+    edited["fingerprints"]["torch_version"] = "2.1.0"
+    snapshot.write_text(json.dumps(edited))
+    code, data = smoke(
+        capsys, str(prefix), *FAST, "--dataset", f"{PLANTED}:GlobalDraws", "--lock", str(snapshot)
+    )
+    randperm = by_check(data)["torch.randperm"]
+    assert code == 1 and randperm["status"] == "FAIL" and "torch 2.1.0 ->" in randperm["evidence"]
+
+
+@pytest.mark.slow
+def test_data_folder_and_human_output(
+    prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "data" / "class_a"
+    folder.mkdir(parents=True)
+    for i in range(48):
+        (folder / f"{i:03}.bin").write_bytes(bytes([i]) * (1000 + i))
+    envguard("smoke", str(prefix), *FAST, "--data", str(tmp_path / "data"))
+    out = capsys.readouterr().out
+    assert "Throughput: data dataset" in out and "samples/s by num_workers (data)" in out and "smoke:" in out
+    assert "Verdicts" in out and "determinism" in out
+
+
+def test_plot(prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from envguard.render.smoke import matplotlib_available
+
+    png = tmp_path / "sweep.png"
+    if not matplotlib_available():
+        assert envguard("smoke", str(prefix), "--plot", str(png)) == 2
+        assert "matplotlib is not installed" in capsys.readouterr().err and not png.exists()
+        return
+    smoke(capsys, str(prefix), *FAST, "--plot", str(png))
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_usage_errors(prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lock = tmp_path / "env.yml"
+    lock.write_text("name: x\ndependencies: [python]\n")
+    assert envguard("smoke", str(lock)) == 2
+    assert "--lock FILE" in capsys.readouterr().err
+    assert envguard("smoke", str(prefix), "--workers", "0,x") == 2
+    assert envguard("smoke", str(prefix), "--dataset", "nofile.py") == 2
+    assert envguard("smoke", str(prefix), "--json", "--markdown") == 2
+    assert envguard("smoke", str(prefix), "--distributed") == 2
+    assert "torchrun" in capsys.readouterr().err
+
+
+def test_cuda_requested_without_cuda(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert envguard("smoke", str(prefix), "--device", "cuda", "--budget", "5") == 2
+    assert "--device cuda" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_gpu_measurements(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    _code, data = smoke(capsys, str(prefix), "--device", "cuda", "--budget", "25", "--workers", "0,2")
+    assert data["device"] == "cuda"
+    gpu = data["gpu"]
+    assert gpu["roundtrip"]["equal"] is True
+    assert gpu["h2d"]["pinned_gbps"] > 0 and gpu["h2d"]["pageable_gbps"] > 0
+    assert gpu["idle"] and all(0.0 <= r["idle_fraction"] <= 1.0 for r in gpu["idle"])
+    assert by_check(data)["host -> device -> host"]["status"] == "PASS"
