@@ -25,7 +25,7 @@ from typing import Any
 from envguard.doctor.findings import Finding
 from envguard.errors import EnvguardError, UsageError
 
-DEFAULT_SAMPLES = 1000
+DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and the check counts the padding
 FINGERPRINT_KEYS = ("python", "numpy_version", "numpy_legacy", "numpy_generator", "torch_version", "torch_randperm",
                     "dataloader_order", "torch_cuda", "cudnn")  # fmt: skip
 CATEGORY_ENV, CATEGORY_SHARDS = "environment across ranks", "DistributedSampler shards"
