@@ -58,10 +58,9 @@ def file_digest(path: Path, algorithm: str = "sha256") -> str:
 
 def local_path(url: str) -> Path | None:
     """The file a `file://` URL points at, or None for other schemes."""
-    parts = urlsplit(url)
-    if parts.scheme != "file":
+    if not url.startswith("file:"):
         return None
-    return Path(unquote(parts.path))
+    return Path(unquote(urlsplit(url).path))
 
 
 def fetch(packages: Sequence[Package], pkgs_dir: Path | None, *, workers: int = 8) -> list[Archive]:
@@ -70,10 +69,15 @@ def fetch(packages: Sequence[Package], pkgs_dir: Path | None, *, workers: int = 
     OperationalError naming the package; mismatches are returned. Without a pkgs_dir only file:// archives can be
     found."""
     wanted = [p for p in packages if p.manager == "conda" or has_archive(p)]
-    if not wanted:
-        return []
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(wanted)))) as pool:
-        return list(pool.map(lambda p: _one(p, pkgs_dir), wanted))
+    if len(wanted) <= 1:
+        return [_one(p, pkgs_dir) for p in wanted]
+    # a few long-lived batches instead of one task per package: hundreds of small archives hash in milliseconds
+    batches = [list(range(i, len(wanted), workers)) for i in range(min(workers, len(wanted)))]
+    with ThreadPoolExecutor(max_workers=len(batches)) as pool:
+        done = pool.map(lambda batch: [(i, _one(wanted[i], pkgs_dir)) for i in batch], batches)
+        return [
+            archive for _i, archive in sorted((pair for batch in done for pair in batch), key=lambda x: x[0])
+        ]
 
 
 def has_archive(package: Package) -> bool:

@@ -19,7 +19,7 @@ _TOKEN = re.compile(r"/t/[^/]+")
 
 def strip_credentials(url: str) -> str:
     """Remove `user:password@` and anaconda.org `/t/<token>` parts from a URL; other strings pass unchanged."""
-    if "://" not in url:
+    if "://" not in url or ("@" not in url and "/t/" not in url):
         return url
     parts = urlsplit(url)
     netloc = parts.netloc.rsplit("@", 1)[-1]

@@ -10,6 +10,7 @@ import dataclasses
 import os
 import shutil
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,14 +134,23 @@ def create(planned: Planned, backend: Backend, *, prefix: Path | None, force: bo
         return result
     if replaced:
         backend.remove(target)
-    installed = _install(backend, target, planned)
-    warnings = list(planned.warnings) + _install_pip(planned, target)
-    condaconfig.register(target)
-    lock = (
-        write_lock_beside(planned, target)
-        if write_lock and planned.source.kind == "environment.yml"
-        else None
-    )
+    wants_lock = write_lock and planned.source.kind == "environment.yml"
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the lock is rendered from the plan while the engine links (they overlap: rattler releases the GIL)
+        early = (
+            pool.submit(lock_text, planned, planned.plan.packages)
+            if wants_lock and _lockable(planned)
+            else None
+        )
+        installed = _install(backend, target, planned)
+        warnings = list(planned.warnings) + _install_pip(planned, target)
+        condaconfig.register(target)
+        text = (
+            early.result()
+            if early is not None
+            else (lock_text(planned, _installed(target)) if wants_lock else "")
+        )
+    lock = write_lock_beside(planned, text) if text else None
     kernel = None
     if jupyter:
         from envguard import jupyter as jupyter_mod
@@ -239,27 +249,43 @@ def _collision(target: Path, name: str, force: bool, *, by_name: bool) -> bool:
     return True
 
 
-def write_lock_beside(planned: Planned, prefix: Path) -> Path:
-    """conda-lock.yml beside the environment.yml: what was installed, hashed for the file's inputs."""
-    from envguard.lockfile import input_hash, render_lock, write_lock
+def _lockable(planned: Planned) -> bool:
+    """The plan alone makes the lock: every package carries its URL and hash, and no pip step follows."""
+    pip = any(r.manager == "pip" for r in planned.source.env.requested)
+    return not pip and all(p.url and (p.sha256 or p.md5) for p in planned.plan.packages)
+
+
+def _installed(prefix: Path) -> tuple[Package, ...]:
     from envguard.readers.prefix import read_prefix
 
+    return read_prefix(prefix).packages
+
+
+def lock_text(planned: Planned, packages: Sequence[Package]) -> str:
+    """conda-lock.yml text for what was installed, hashed for the environment.yml's inputs."""
+    from envguard.channels import strip_credentials
+    from envguard.lockfile import input_hash, render_lock
+
     assert planned.source.path is not None
-    platform = planned.request.platform
-    live = read_prefix(prefix, planned.machine)
-    env = dataclasses.replace(
-        live, kind="conda-lock", source=planned.source.path.name, name=None, prefix=None
-    )
+    platform, yml = planned.request.platform, planned.source.path.name
+    env = make_environment(kind="conda-lock", source=yml, platform=platform, python=_python(packages),
+                           channels=tuple(strip_credentials(c) for c in planned.request.channels),
+                           packages=packages, virtual_packages=planned.machine)  # fmt: skip
     cuda = next((v.version for v in planned.machine if v.name == "__cuda"), None)
     flag = f"--cuda {cuda}" if cuda else "--no-cuda"
-    target = planned.source.path.parent / "conda-lock.yml"
-    text = render_lock(
-        {platform: env}, sources=[planned.source.path.name],
-        content_hashes={platform: input_hash(planned.source.env, platform, planned.machine)},
-        channels=planned.request.channels, source_kind="environment.yml",
-        reproduce=f"envguard lock -f {planned.source.path.name} --platform {platform} {flag} -o conda-lock.yml",
+    return render_lock(
+        {platform: env}, sources=[yml], content_hashes={platform: input_hash(planned.source.env, platform, planned.machine)},
+        channels=env.channels, source_kind="environment.yml",
+        reproduce=f"envguard lock -f {yml} --platform {platform} {flag} -o conda-lock.yml",
     )  # fmt: skip
-    return write_lock(target, text)
+
+
+def write_lock_beside(planned: Planned, text: str) -> Path:
+    """Write conda-lock.yml beside the environment.yml (atomically)."""
+    from envguard.lockfile import write_lock
+
+    assert planned.source.path is not None
+    return write_lock(planned.source.path.parent / "conda-lock.yml", text)
 
 
 def _existing(value: str) -> Path:

@@ -65,8 +65,8 @@ class EmbeddedBackend(Backend):
         from envguard import archives
 
         if request.locked:
-            conda = [p for p in request.locked if p.manager == "conda"]
-            fetched = archives.fetch(conda, self.pkgs_dir)
+            packages = tuple(p for p in request.locked if p.manager == "conda")
+            fetched = archives.fetch(packages, self.pkgs_dir)
             bad = [a for a in fetched if not a.verified]
             if bad:
                 raise BackendError(integrity_message(bad))
@@ -74,12 +74,13 @@ class EmbeddedBackend(Backend):
             archives.restore_urls(prefix, fetched)
         else:
             plan = plan if plan is not None and plan.native else self.solve(request)
-            verify_local_archives(plan.packages)
+            packages = plan.packages
+            verify_local_archives(packages)
             self.link(list(plan.native), prefix, request.specs, request.platform)
         if any(strip_credentials(c) != c for c in request.channels):
             scrub_credentials(prefix)
-        write_history(prefix, request.specs, self.list(prefix))
-        return Plan(request.platform, self.list(prefix))
+        write_history(prefix, request.specs, packages)
+        return Plan(request.platform, packages)
 
     def link(
         self, records: Sequence[Any], prefix: Path, specs: Sequence[str], platform: str | None = None

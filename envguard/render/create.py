@@ -9,6 +9,8 @@ from envguard.channels import strip_credentials
 from envguard.create import CreateResult
 from envguard.model import SCHEMA_VERSION, Package
 
+MAX_ROWS = 30
+
 
 def to_dict(result: CreateResult) -> dict[str, Any]:
     """The JSON document (credential-free channels and URLs)."""
@@ -47,17 +49,29 @@ def render(result: CreateResult) -> str:
     table = Table(show_edge=False, pad_edge=False)
     for column in ("Package", "Version", "Build"):
         table.add_column(column)
+    shown = _shown(result)
     by_channel: dict[str, list[Package]] = {}
-    for package in result.packages:
+    for package in sorted(shown, key=lambda p: p.name):
         by_channel.setdefault(strip_credentials(package.channel) or package.manager, []).append(package)
     for channel in sorted(by_channel):
         table.add_row(f"[bold]{channel}[/bold]", "", "")
         for package in by_channel[channel]:
             table.add_row(f"  {package.name}", package.version, package.build)
     console.print(table)
+    if len(shown) < len(result.packages):
+        console.print(f"... and {len(result.packages) - len(shown)} more package(s); --json lists them all")
     for line in _next_steps(result):
         console.print(line)
     return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+
+
+def _shown(result: CreateResult) -> list[Package]:
+    """At most MAX_ROWS packages for the table: the requested ones first."""
+    from envguard.readers.history import spec_name
+
+    asked = {spec_name(s) for s in result.requested}
+    ordered = sorted(result.packages, key=lambda p: (p.name not in asked, p.name))
+    return ordered[:MAX_ROWS]
 
 
 def _next_steps(result: CreateResult) -> list[str]:

@@ -1,0 +1,149 @@
+"""Benchmark: `envguard create` and `envguard verify` of a ~300-package environment from a local channel, side by
+side with calling py-rattler's solve + install directly, in one run. Prints medians, ratios and a Markdown table.
+
+    python scripts/bench/bench_create.py                # 300 bulk packages, 7 rounds
+    python scripts/bench/bench_create.py --bulk 300 --rounds 11
+
+Everything runs in this process with warm package caches (the first round of each is a discarded warm-up), so the
+numbers compare the work envguard adds (machine check, naming, archive hashing, conda-style history, registration,
+the lock beside environment.yml, reading and checking the rebuilt prefix) with the bare engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import io
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+import fixture_channel  # noqa: E402
+
+
+def rattler_direct(channel: str, specs: list[str], prefix: Path, cache: Path) -> None:
+    """The baseline: rattler.solve + rattler.install, nothing else."""
+    import rattler
+
+    from envguard.solver import default_virtual_packages
+
+    virtual = [
+        rattler.GenericVirtualPackage(
+            rattler.PackageName(v.name), rattler.Version(v.version), rattler.BuildString(v.build)
+        )
+        for v in default_virtual_packages("linux-64", None)
+    ]
+
+    async def go() -> None:
+        records = await rattler.solve(
+            [rattler.Channel(channel)], [rattler.MatchSpec(s) for s in specs],
+            platforms=[rattler.Subdir("linux-64"), rattler.Subdir("noarch")], virtual_packages=virtual,
+        )  # fmt: skip
+        await rattler.install(records, prefix, cache_dir=cache, show_progress=False)
+
+    asyncio.run(go())
+
+
+def envguard(*argv: str) -> None:
+    from envguard.cli import run
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = run(list(argv))
+    if code != 0:
+        raise SystemExit(f"envguard {' '.join(argv)} exited {code}")
+
+
+def timed(action: Callable[[], None], reset: Callable[[], None]) -> float:
+    reset()
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def drop_kept() -> None:
+    """Remove prefixes `verify --keep` left in the temp dir (outside the timing)."""
+    for folder in Path(tempfile.gettempdir()).glob("envguard-verify-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bulk", type=int, default=300, help="extra packages in the environment")
+    parser.add_argument("--rounds", type=int, default=7, help="measured rounds (after one warm-up)")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="envguard-bench-create-"))
+    os.environ.update(HOME=str(work / "home"), XDG_CACHE_HOME=str(work / "home" / ".cache"),
+                      ENVGUARD_CACHE_DIR=str(work / "home" / ".cache" / "envguard"))  # fmt: skip
+    for var in ("CONDA_ENVS_PATH", "CONDA_OVERRIDE_CUDA", "ENVGUARD_BACKEND"):
+        os.environ.pop(var, None)
+    try:
+        return run(work, args.bulk, args.rounds)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(work: Path, bulk: int, rounds: int) -> int:
+    channels = fixture_channel.build_channels(work / "channels", bulk=bulk)
+    channel = channels["forge"].resolve().as_uri()
+    specs = ["python=3.11", *[r.name for r in fixture_channel.bulk_recipes(bulk)]]
+    project = work / "project"
+    project.mkdir()
+    yml = project / "environment.yml"
+    yml.write_text("channels:\n  - " + channel + "\ndependencies:\n" + "".join(f"  - {s}\n" for s in specs))
+    rattler_cache = work / "rattler-pkgs"
+    target = work / "env"
+
+    def reset() -> None:
+        shutil.rmtree(target, ignore_errors=True)
+        (work / "home" / ".conda" / "environments.txt").unlink(missing_ok=True)
+
+    lock = str(project / "conda-lock.yml")
+    create = ["create", "-f", str(yml), "--prefix", str(target), "--backend", "embedded"]
+    cases: dict[str, Callable[[], None]] = {
+        "rattler solve + install (direct)": lambda: rattler_direct(channel, specs, target, rattler_cache),
+        "envguard create -f environment.yml": lambda: envguard(*create),
+        "envguard create --no-lock": lambda: envguard(*create, "--no-lock"),
+        "envguard verify (rebuild, hashes, check, cleanup)": lambda: envguard("verify", "--lock", lock),
+        "envguard verify --keep (no cleanup)": lambda: envguard("verify", "--lock", lock, "--keep"),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for round_number in range(rounds + 1):
+        for name, action in cases.items():  # interleaved, so drift in machine load hits every case alike
+            seconds = timed(action, reset)
+            drop_kept()
+            if round_number:
+                samples[name].append(seconds)
+    packages = len(list((target.parent / "env" / "conda-meta").glob("*.json"))) if target.exists() else 0
+    print(table(samples, bulk, rounds, packages))
+    return 0
+
+
+def table(samples: dict[str, list[float]], bulk: int, rounds: int, packages: int) -> str:
+    base_name = next(iter(samples))
+    base = statistics.median(samples[base_name])
+    lines = [
+        f"Create/verify of a {bulk + 2}-package environment from a local file:// channel "
+        f"(median of {rounds} rounds, warm package caches, in one process; python {sys.version.split()[0]})",
+        "",
+        "| Operation | Median (s) | Min (s) | Ratio to rattler | Overhead |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, values in samples.items():
+        median = statistics.median(values)
+        overhead = "—" if name == base_name else f"{(median / base - 1) * 100:+.1f}%"
+        lines.append(f"| {name} | {median:.3f} | {min(values):.3f} | {median / base:.2f}x | {overhead} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
