@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
                       ENVGUARD_CACHE_DIR=str(work / "home" / ".cache" / "envguard"))  # fmt: skip
     for var in ("CONDA_ENVS_PATH", "CONDA_OVERRIDE_CUDA", "ENVGUARD_BACKEND"):
         os.environ.pop(var, None)
+    (work / "tmp").mkdir()
+    tempfile.tempdir = str(work / "tmp")  # verify's temporary prefixes stay inside the benchmark's folder
     try:
         return run(work, args.bulk, args.rounds)
     finally:
