@@ -51,7 +51,7 @@ def lock_files(cache: Cache) -> list[tuple[str, str, int, int]]:
         try:
             device = os.stat(folder).st_dev
             with os.scandir(folder) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
+                entries = list(listing)
         except OSError:
             continue
         for entry in entries:

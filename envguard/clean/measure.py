@@ -14,7 +14,7 @@ class Unreadable(Exception):
     """A folder inside could not be listed or a path could not be stat'ed; its bytes are unknown."""
 
 
-def facts(paths: Iterable[Path]) -> list[FileFact]:
+def facts(paths: Iterable[str | Path]) -> list[FileFact]:
     """FileFacts for each path and, for folders, everything below; raises Unreadable naming the first failure."""
     result: list[FileFact] = []
     for path in paths:
@@ -26,7 +26,7 @@ def facts(paths: Iterable[Path]) -> list[FileFact]:
             raise Unreadable(f"{path}: cannot stat ({exc.strerror})") from exc
         result.append(_fact(st))
         if stat.S_ISDIR(st.st_mode):
-            _walk(str(path), result)
+            _walk(os.fspath(path), result)
     return result
 
 

@@ -61,9 +61,7 @@ def plan_for(
     measured: list[tuple[Candidate, Sequence[FileFact]]] = []
     for candidate in candidates:
         try:
-            measured.append(
-                (candidate, facts(map(Path, (candidate.entry.path, *candidate.entry.companions))))
-            )
+            measured.append((candidate, facts((candidate.entry.path, *candidate.entry.companions))))
         except Unreadable as exc:
             problems.append(f"{exc}; {candidate.entry.name} left alone (its size is unknown)")
             kept["unreadable"] = kept.get("unreadable", 0) + 1

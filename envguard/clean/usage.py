@@ -8,6 +8,7 @@ usage incomplete, and then no package is removed at all.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -46,32 +47,42 @@ def record_references(record: dict[str, Any]) -> tuple[set[str], set[str]]:
 
 def environment_references(prefix: Path) -> tuple[set[str], set[str], list[str], bool]:
     """(dists, folder names, problems, complete) for one prefix's conda-meta."""
-    from envguard.readers.prefix import load_record
-
-    meta = prefix / "conda-meta"
+    meta = os.path.join(prefix, "conda-meta")
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
     except OSError as exc:
-        return (
-            set(),
-            set(),
-            [f"{meta}: cannot list ({exc.strerror}); no package is removed while its use is unknown"],
-            False,
-        )
+        problem = f"{meta}: cannot list ({exc.strerror}); no package is removed while its use is unknown"
+        return set(), set(), [problem], False
     dists: set[str] = set()
     folders: set[str] = set()
     problems: list[str] = []
     for name in names:
         dists.add(name[: -len(".json")])
-        try:
-            record = load_record(meta / name)
-        except BadInputError as exc:
-            problems.append(f"{exc}; its package stays protected by the record's file name")
+        record = _record(os.path.join(meta, name))
+        if isinstance(record, str):
+            problems.append(f"{record}; its package stays protected by the record's file name")
             continue
         found_dists, found_folders = record_references(record)
         dists |= found_dists
         folders |= found_folders
     return dists, folders, problems, True
+
+
+def _record(path: str) -> dict[str, Any] | str:
+    """A conda-meta record, or the reason it cannot be used (in the prefix reader's words)."""
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read())
+        if isinstance(data, dict):
+            return data
+    except (OSError, ValueError):
+        pass
+    from envguard.readers.prefix import load_record
+
+    try:
+        return load_record(Path(path))
+    except BadInputError as exc:
+        return str(exc)
 
 
 def lock_references(path: Path) -> set[str]:
