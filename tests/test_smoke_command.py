@@ -167,16 +167,22 @@ def test_data_folder_and_human_output(
     assert "Verdicts" in out and "determinism" in out
 
 
-def test_plot(prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from envguard.render.smoke import matplotlib_available
-
+def test_plot_png(prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
     png = tmp_path / "sweep.png"
-    if not matplotlib_available():
-        assert envguard("smoke", str(prefix), "--plot", str(png)) == 2
-        assert "matplotlib is not installed" in capsys.readouterr().err and not png.exists()
-        return
     smoke(capsys, str(prefix), *FAST, "--plot", str(png))
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_plot_without_matplotlib_is_refused_before_running(
+    prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(
+        sys.modules, "matplotlib", None
+    )  # what `import matplotlib` meets where it is not installed
+    png = tmp_path / "sweep.png"
+    assert envguard("smoke", str(prefix), "--plot", str(png)) == 2
+    assert "matplotlib is not installed" in capsys.readouterr().err and not png.exists()
 
 
 def test_usage_errors(prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -33,7 +33,7 @@ def table(findings: Sequence[Finding], title: str) -> Any:
         out.add_row("", f"[bold]{category}[/bold]", "", "")
         for finding in (f for f in findings if f.category == category):
             status = f"[{STYLE[finding.status]}]{finding.status}[/{STYLE[finding.status]}]"
-            out.add_row(status, finding.check, finding.evidence, finding.fix or "-")
+            out.add_row(status, finding.check, finding.evidence, finding.fix or "nothing to do")
     return out
 
 
@@ -50,6 +50,6 @@ def markdown(findings: Sequence[Finding]) -> str:
     """A Markdown table of the findings (for PR comments and CI summaries)."""
     lines = ["| Status | Category | Check | Evidence | What to do |", "|---|---|---|---|---|"]
     for f in findings:
-        cells = [f.status, f.category, f.check, f.evidence, f.fix or "-"]
+        cells = [f.status, f.category, f.check, f.evidence, f.fix or "nothing to do"]
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     return "\n".join(lines) + "\n"

@@ -116,6 +116,9 @@ def plot_png(report: SmokeReport) -> bytes:
         if all(r.ideal_per_s for _w, r in points):
             axis.plot(xs, [r.ideal_per_s for _w, r in points], linestyle="--", color=line[0].get_color(),
                       label=f"{dataset.name} ideal")  # fmt: skip
+    from matplotlib.ticker import MaxNLocator
+
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     axis.set_xlabel("num_workers")
     axis.set_ylabel("samples/s (steady state)")
     axis.set_title(f"envguard smoke: {Path(report.environment).name} (torch {report.torch})")
