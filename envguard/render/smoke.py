@@ -104,18 +104,15 @@ def plot_png(report: SmokeReport) -> bytes:
 
     figure, axis = plt.subplots(figsize=(7, 4.5), dpi=100)
     for dataset in report.datasets:
-        points = sorted(
-            {r.workers: r for r in sorted(dataset.measured(), key=lambda r: r.samples_per_s or 0)}.items()
-        )
-        if not points:
+        best = {r.workers: r for r in sorted(dataset.measured(), key=lambda r: r.samples_per_s or 0.0)}
+        if not best:
             continue
-        xs = [w for w, _r in points]
-        line = axis.plot(
-            xs, [r.samples_per_s for _w, r in points], marker="o", label=f"{dataset.name} measured"
-        )
-        if all(r.ideal_per_s for _w, r in points):
-            axis.plot(xs, [r.ideal_per_s for _w, r in points], linestyle="--", color=line[0].get_color(),
-                      label=f"{dataset.name} ideal")  # fmt: skip
+        xs = sorted(best)
+        measured = [best[w].samples_per_s or 0.0 for w in xs]
+        line = axis.plot(xs, measured, marker="o", label=f"{dataset.name} measured")
+        ideal = [best[w].ideal_per_s or 0.0 for w in xs]
+        if all(ideal):
+            axis.plot(xs, ideal, linestyle="--", color=line[0].get_color(), label=f"{dataset.name} ideal")
     from matplotlib.ticker import MaxNLocator
 
     axis.xaxis.set_major_locator(MaxNLocator(integer=True))
