@@ -54,10 +54,12 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
     "--data",
     "data_dir",
     type=_DIR,
-    help="Also time reading the files under DIR (replaces the synthetic sweep).",
+    help="Time reading the files under DIR instead of the synthetic datasets.",
 )
 @click.option(
-    "--dataset", metavar="FILE.py:NAME", help="Test your own Dataset (a class or a function returning one)."
+    "--dataset",
+    metavar="FILE.py:NAME",
+    help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic ones.",
 )
 @click.option("--lock", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.")  # fmt: skip

@@ -37,11 +37,15 @@ def _prefix(source: str | None) -> Path:
 
 
 def _torch(prefix: Path) -> tuple[Any, str]:
-    from envguard.probe import run_probe
+    from envguard.probe import interpreter, run_probe
 
     try:
+        interpreter(prefix)
+    except BadInputError:
+        return None, f"{prefix} has no Python interpreter, so no torch"
+    try:
         return run_probe(prefix), ""
-    except (BadInputError, ProbeError) as exc:
+    except ProbeError as exc:
         return None, str(exc)
 
 

@@ -68,7 +68,11 @@ def _environment(source: str | None) -> tuple[str, Path]:
     prefix = resolve_prefix(source)
     if not prefix.is_dir():
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
-    return str(prefix), interpreter(prefix)
+    try:
+        return str(prefix), interpreter(prefix)
+    except BadInputError as exc:
+        raise BadInputError(f"{prefix}: no Python interpreter in this environment; smoke runs the DataLoader there, "
+                            "so it needs python and torch installed") from exc  # fmt: skip
 
 
 def _lock_fingerprints(lock: Path | None) -> tuple[Fingerprints | None, Path | None]:
