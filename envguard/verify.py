@@ -8,6 +8,7 @@ Stages run in order and stop at the first failure: a tampered archive is never l
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import tempfile
 import time
@@ -198,6 +199,9 @@ class _Run:
         from envguard.readers.prefix import read_prefix
 
         live = read_prefix(self.prefix, virtual.detect())
+        if {p.subdir for p in live.conda_packages()} <= {"noarch", self.platform}:
+            # a noarch-only prefix cannot tell its platform; it was linked for this one
+            live = dataclasses.replace(live, platform=self.platform)
         self.report = check_environment(live, self.env)
         if not self.report.clean:
             return Stage("check", "failed", detail=f"the rebuilt environment differs from the lock: "

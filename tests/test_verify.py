@@ -214,3 +214,21 @@ def test_smoke_in_the_rebuilt_environment_against_recorded_fingerprints(
     smoke = next(s for s in data["stages"] if s["name"] == "smoke")  # type: ignore[union-attr]
     assert smoke["status"] == "ok" and "streams match the lock's fingerprints" in smoke["detail"]
     assert data["smoke"]["torch"]  # type: ignore[index]
+
+
+def test_other_platform_of_a_multi_platform_lock(channels: dict[str, Path], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    yml = tmp_path / "environment.yml"
+    yml.write_text(
+        f"channels:\n  - {channels['forge'].resolve().as_uri()}\ndependencies:\n  - cuda-version=11.8\n"
+    )
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", "-f", str(yml), "--platform", "osx-arm64", "--platform", "linux-64", "--no-cuda",
+                    "-o", str(lock)) == 0  # fmt: skip
+    capsys.readouterr()
+    code, data, _ = verify_json("--lock", str(lock), "--platform", "osx-arm64", "--smoke", capsys=capsys)
+    assert code == 0 and data["platform"] == "osx-arm64"
+    assert data["stages"][-1] == {  # type: ignore[index]
+        "name": "smoke", "status": "skipped", "seconds": 0.0,
+        "detail": "osx-arm64 environments cannot run on this machine",
+    }  # fmt: skip
