@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import envguard
+from tests.helpers import envguard, install
 from tests.test_clean_world import World, du, tree, verify_environment, world_at
 
 ALWAYS_UNUSED = {
@@ -220,3 +222,85 @@ def test_nothing_outside_the_caches_changes(world: World, capsys) -> None:
     clean_json(capsys, "--purge-trash")
     assert {p: tree(p) for p in outside} == outside
     assert os.path.exists(world.lock)
+
+
+CONDA_LOCK = """\
+version: 1
+metadata:
+  content_hash: {{linux-64: x, osx-arm64: y}}
+  channels: [{{url: {channel}, used_env_vars: []}}]
+  platforms: [linux-64, osx-arm64]
+  sources: [environment.yml]
+package:
+- name: zlib
+  version: 1.2.13
+  manager: conda
+  platform: linux-64
+  dependencies: {{}}
+  url: {zlib}
+  hash: {{md5: '{zlib_md5}', sha256: '{zlib_sha}'}}
+  category: main
+  optional: false
+- name: cuda-version
+  version: '11.8'
+  manager: conda
+  platform: osx-arm64
+  dependencies: {{}}
+  url: {cuda}
+  hash: {{md5: '{cuda_md5}', sha256: '{cuda_sha}'}}
+  category: main
+  optional: false
+"""
+
+
+def _small_cache(tmp_path: Path, channels: dict[str, Path], specs: list[str]) -> Path:
+    pkgs = tmp_path / "pkgs"
+    for n, spec in enumerate(specs):
+        shutil.rmtree(install(tmp_path / f"gone{n}", [spec], [channels["forge"]], cache=pkgs))
+    return pkgs
+
+
+def test_keep_locked_reads_every_platform_of_a_conda_lock(
+    tmp_path: Path, channels: dict[str, Path], capsys
+) -> None:
+    pkgs = _small_cache(tmp_path, channels, ["zlib=1.2.13", "cuda-version=11.8", "six"])
+    forge = channels["forge"]
+    lock = tmp_path / "conda-lock.yml"
+    fields: dict[str, str] = {"channel": forge.resolve().as_uri()}
+    for key, pattern in (
+        ("zlib", "linux-64/zlib-1.2.13-*.conda"),
+        ("cuda", "noarch/cuda-version-11.8-*.conda"),
+    ):
+        tarball = next(forge.glob(pattern))
+        fields[key] = tarball.resolve().as_uri()
+        fields[f"{key}_md5"] = hashlib.md5(tarball.read_bytes()).hexdigest()
+        fields[f"{key}_sha"] = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    lock.write_text(CONDA_LOCK.format(**fields))
+    data = clean_json(capsys, "--cache", str(pkgs), "--keep-locked", str(lock))
+    assert names(data, "unused-package") == {"six-1.16.0-pyh6c4a22f_0", "python-3.12.4-h194c7f8_0_cpython",
+                                             "zlib-1.3.1-h4ab18f5_1"}, "zlib 1.2.13 and cuda-version (osx) stay"  # fmt: skip
+    assert data["keep_locked"] == [str(lock)]
+
+
+def test_keep_locked_reads_every_environment_of_a_pixi_lock(
+    tmp_path: Path, channels: dict[str, Path], capsys
+) -> None:
+    import asyncio
+
+    import rattler
+
+    from tests.helpers import virtual
+
+    pkgs = _small_cache(tmp_path, channels, ["zlib=1.2.13", "python=3.12", "six"])
+    linux = rattler.LockPlatform("linux-64")
+    lock = rattler.LockFile([linux])
+    for env, spec in (("default", "zlib=1.2.13"), ("py312", "python=3.12")):
+        records = asyncio.run(rattler.solve([rattler.Channel(channels["forge"].resolve().as_uri())],
+                                            [rattler.MatchSpec(spec)], platforms=["linux-64", "noarch"],
+                                            virtual_packages=virtual()))  # fmt: skip
+        for record in records:
+            lock.add_conda_package(env, linux, record)
+    path = tmp_path / "pixi.lock"
+    lock.to_path(path)
+    data = clean_json(capsys, "--cache", str(pkgs), "--keep-locked", str(path))
+    assert {n.split("-")[0] for n in names(data, "unused-package")} == {"six"}

@@ -102,9 +102,13 @@ def _cache_file(source: Path, rel: str) -> Path | None:
 
 
 def verify_environment(prefix: Path) -> list[str]:
-    """Every file every record lists exists (through symlinks) with its recorded sha256 — what
-    `envguard check --files` checks."""
-    problems: list[str] = []
+    """What `envguard check --files` reports (envguard.integrity), plus an independent re-check here: every file
+    every record lists exists (through symlinks) with its recorded sha256."""
+    from envguard.integrity import verify_files
+
+    report = verify_files(prefix)
+    problems = [f"{p.path}: {p.problem} ({p.detail})" for p in report.problems]
+    assert report.files > 0
     for record_path in sorted((prefix / "conda-meta").glob("*.json")):
         record = json.loads(record_path.read_text())
         for entry in record.get("paths_data", {}).get("paths", []):
@@ -268,6 +272,15 @@ def test_softlinked_packages_look_unused_by_link_count(world: World) -> None:
     files = [p for p in cudatoolkit.rglob("*") if p.is_file() and "info" not in p.parts]
     assert files and all(p.stat().st_nlink == 1 for p in files)
     assert any(p.is_symlink() for p in world.soft.rglob("*"))
+    aside = world.root / "aside"
+    cudatoolkit.rename(aside)  # what a link-count clean does to it
+    try:
+        broken = verify_environment(
+            world.soft
+        )  # (envguard.integrity alone accepts a dangling softlink: lexists)
+        assert any("cudatoolkit" in p and "No such file" in p for p in broken)
+    finally:
+        aside.rename(cudatoolkit)
     for env in world.environments():
         assert verify_environment(env) == [], env
 

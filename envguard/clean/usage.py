@@ -8,6 +8,7 @@ usage incomplete, and then no package is removed at all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 from envguard.clean.model import PACKAGE_SUFFIXES, EnvRef, Usage
 from envguard.errors import BadInputError, OperationalError
+from envguard.model import Environment, SourceKind
 
 
 def strip_archive(name: str) -> str:
@@ -86,22 +88,45 @@ def _record(path: str) -> dict[str, Any] | str:
 
 
 def lock_references(path: Path) -> set[str]:
-    """Dists a lock or spec file names (any kind envguard reads: conda-lock.yml, explicit, pixi.lock...)."""
-    from envguard.sources import detect_kind, read_file
+    """Dists a lock or spec file names (any kind envguard reads: conda-lock.yml, explicit, pixi.lock...), on every
+    platform and in every environment the lock holds."""
+    from envguard.sources import detect_kind
 
     kind = detect_kind(path)
     try:
-        env = read_file(path, kind=kind)
+        environments = _lock_environments(path, kind)
     except ImportError as exc:
         raise OperationalError(f"{path}: this envguard cannot read {kind} files yet ({exc.name} is missing); "
                                "use an explicit spec (`envguard export --explicit`) with --keep-locked") from exc  # fmt: skip
     dists: set[str] = set()
-    for package in env.conda_packages():
-        if package.build:
-            dists.add(f"{package.name}-{package.version}-{package.build}")
-        if package.filename:
-            dists.add(strip_archive(package.filename))
+    for env in environments:
+        for package in env.conda_packages():
+            if package.build:
+                dists.add(f"{package.name}-{package.version}-{package.build}")
+            if package.filename:
+                dists.add(strip_archive(package.filename))
     return dists
+
+
+def _lock_environments(path: Path, kind: SourceKind) -> list[Environment]:
+    """conda-lock: all platforms; pixi.lock: every environment (this machine's platform); others: the file."""
+    from envguard.sources import read_file
+
+    if kind == "conda-lock":
+        from envguard.readers import condalock
+
+        return list(condalock.read_all(path).values())
+    if kind == "pixi-lock":
+        import rattler
+
+        from envguard.readers import pixilock
+
+        found = []
+        for name, _env in rattler.LockFile.from_path(path).environments():
+            with contextlib.suppress(BadInputError):  # an environment without this machine's platform
+                found.append(pixilock.read(path, environment=name))
+        return found
+    return [read_file(path, kind=kind)]
 
 
 def analyse(environments: Sequence[EnvRef], locks: Iterable[Path]) -> Usage:
