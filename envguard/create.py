@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envguard.backends.base import Backend, Plan, Request
-from envguard.errors import BadInputError, EnvguardError, UsageError
+from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
 
 
@@ -120,7 +120,7 @@ def plan(source: Source, backend: Backend, platform: str, *, name: str | None = 
 def create(planned: Planned, backend: Backend, *, prefix: Path | None, force: bool, dry_run: bool,
            jupyter: bool, write_lock: bool = True) -> CreateResult:  # fmt: skip
     """Install the planned environment into conda's envs dir (or --prefix), register it, lock it, add a kernel."""
-    from envguard import condaconfig, naming
+    from envguard import naming
 
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
@@ -134,23 +134,7 @@ def create(planned: Planned, backend: Backend, *, prefix: Path | None, force: bo
         return result
     if replaced:
         backend.remove(target)
-    wants_lock = write_lock and planned.source.kind == "environment.yml"
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # the lock is rendered from the plan while the engine links (they overlap: rattler releases the GIL)
-        early = (
-            pool.submit(lock_text, planned, planned.plan.packages)
-            if wants_lock and _lockable(planned)
-            else None
-        )
-        installed = _install(backend, target, planned)
-        warnings = list(planned.warnings) + _install_pip(planned, target)
-        condaconfig.register(target)
-        text = (
-            early.result()
-            if early is not None
-            else (lock_text(planned, _installed(target)) if wants_lock else "")
-        )
-    lock = write_lock_beside(planned, text) if text else None
+    installed, warnings, lock = _build(planned, backend, target, write_lock)
     kernel = None
     if jupyter:
         from envguard import jupyter as jupyter_mod
@@ -160,6 +144,30 @@ def create(planned: Planned, backend: Backend, *, prefix: Path | None, force: bo
         warnings += [warning] if warning else []
     return dataclasses.replace(result, packages=installed.packages, registered=True, lock=str(lock) if lock else None,
                                kernelspec=kernel, warnings=tuple(warnings))  # fmt: skip
+
+
+def _build(
+    planned: Planned, backend: Backend, target: Path, write_lock: bool
+) -> tuple[Plan, list[str], Path | None]:
+    """Install (conda, then pip), register, and write the lock beside the environment.yml."""
+    from envguard.condaconfig import register
+
+    wants_lock = write_lock and planned.source.kind == "environment.yml"
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the lock is rendered from the plan while the engine links (rattler releases the GIL)
+        early = (
+            pool.submit(lock_text, planned, planned.plan.packages)
+            if wants_lock and _lockable(planned)
+            else None
+        )
+        installed = _install(backend, target, planned)
+        warnings = list(planned.warnings) + _install_pip(planned, target)
+        register(target)
+        if early is not None:
+            text = early.result()
+        else:
+            text = lock_text(planned, _installed(target)) if wants_lock else ""
+    return installed, warnings, write_lock_beside(planned, text) if text else None
 
 
 def _install_pip(planned: Planned, target: Path) -> list[str]:
@@ -175,9 +183,8 @@ def _install_pip(planned: Planned, target: Path) -> list[str]:
         fetched = archives.fetch(locked, default_pkgs_dir())
         bad = [a.package.name for a in fetched if not a.verified]
         if bad:
-            raise BadInputError(
-                f"{source.origin}: pip archive(s) {', '.join(bad)} do not match the lock's hash"
-            )
+            raise BackendError(f"{source.origin}: pip archive(s) {', '.join(bad)} do not match the lock's hash; "
+                               "the index or cache was altered — pip packages were not installed")  # fmt: skip
         others = [p for p in locked if not archives.has_archive(p)]
         return pip_install.install_locked_wheels(target, fetched, others)
     requirements = tuple(r.spec for r in source.env.requested if r.manager == "pip")
