@@ -234,3 +234,14 @@ def test_usage_errors(channels: dict[str, Path], tmp_path: Path, capsys: pytest.
     assert envguard("create", "-f", str(tmp_path / "missing.yml")) == 2
     assert envguard("create", "not a spec ][") == 2
     assert envguard("create", "zlib") == 2  # no channels
+
+
+def test_unreachable_private_channel_is_exit_3_without_the_token(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.channel_server import SECRET, TOKEN
+
+    assert envguard("create", "-c", f"http://user:{SECRET}@127.0.0.1:9/t/{TOKEN}/chan", "zlib") == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "envguard: error: cannot read channels (http://127.0.0.1:9/chan)"
+    )
+    assert SECRET not in err[0] and TOKEN not in err[0] and "/t/" not in err[0]

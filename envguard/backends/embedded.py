@@ -19,7 +19,7 @@ from typing import Any
 from envguard import __version__
 from envguard.backends.base import Backend, Plan, Request, one_line, redact
 from envguard.channels import strip_credentials
-from envguard.errors import BackendError, BadInputError
+from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
 
 
@@ -48,6 +48,12 @@ class EmbeddedBackend(Backend):
     def solve(self, request: Request) -> Plan:
         if request.locked:
             return Plan(request.platform, tuple(p for p in request.locked if p.manager == "conda"))
+        try:
+            return self._solve(request)
+        except EnvguardError as exc:  # the engine's message may quote channel URLs
+            raise type(exc)(redact(str(exc))) from exc
+
+    def _solve(self, request: Request) -> Plan:
         from envguard.solver import solve
 
         if not any(strip_credentials(c) != c for c in request.channels):
