@@ -102,6 +102,12 @@ def test_yes_moves_to_trash_breaks_nothing_and_undo_restores(world: World, capsy
     for env in world.environments():
         assert verify_environment(env) == [], env
     assert (world.outside_target / "precious.txt").read_text() == "do not touch\n"
+    again = clean_json(capsys, *world.all_options())
+    assert names(again, "unused-package") == set(), "a second run finds nothing left to do"
+    state = next(c for c in again["caches"] if c["path"] == str(world.pkgs))
+    assert state["trash"]["runs"] == [data["result"]["run_id"]] and state["trash"]["disk_bytes"] > 0
+    assert envguard("clean", *world.all_options()) == 0
+    assert "--purge-trash` frees it" in capsys.readouterr().out
     assert envguard("clean", "--undo") == 0
     assert "Restored" in capsys.readouterr().out
     assert tree(world.pkgs) == before

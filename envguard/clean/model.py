@@ -59,11 +59,10 @@ class EnvRef:
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What the discovered environments and locks reference. `dists` are `name-version-build` strings;
-    `dir_names` are basenames of extracted_package_dir / link.source; `users` maps a dist to who uses it."""
+    `dir_names` are basenames of extracted_package_dir / link.source."""
 
     dists: frozenset[str] = frozenset()
     dir_names: frozenset[str] = frozenset()
-    users: dict[str, tuple[str, ...]] = field(default_factory=dict)
     environments: tuple[EnvRef, ...] = ()
     locks: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()

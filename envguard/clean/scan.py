@@ -87,8 +87,8 @@ def _package(
 ) -> tuple[Entry | None, str]:
     name = item.name
     index_json = os.path.join(item.path, "info", "index.json")
-    if not os.path.lexists(index_json):
-        return Entry(cache, item.path, "other"), ""
+    if not os.path.lexists(index_json) or os.path.lexists(os.path.join(item.path, "conda-meta")):
+        return Entry(cache, item.path, "other"), ""  # not a package, or an environment someone put here
     lock = f"{name}.lock"
     companions = (os.path.join(cache.pkgs, lock),) if lock in names else ()
     dist, problem = (name, "") if known(name) else _package_dist(index_json)

@@ -15,7 +15,6 @@ from envguard.clean.measure import Unreadable, facts
 from envguard.clean.model import Cache, CacheState, Candidate, Category, Entry, EnvRef, FileFact, Plan, Usage
 from envguard.clean.plan import account, classify
 from envguard.clean.scan import scan
-from envguard.clean.usage import analyse
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +35,6 @@ def discover(request: Request) -> tuple[list[Cache], list[EnvRef], list[str]]:
     caches, cache_notes = discovery.discover_caches(request.caches, info)
     envs, env_notes = discovery.discover_environments(request.envs, request.pixi_roots, info)
     return caches, envs, [*notes, *cache_notes, *env_notes]
-
-
-def survey(request: Request, *, now: float | None = None) -> tuple[Plan, list[Cache]]:
-    """The plan for every discovered cache (and the caches themselves, for the executor)."""
-    caches, envs, notes = discover(request)
-    usage = analyse(envs, request.keep_locked)
-    return plan_for(caches, usage, only=request.only, now=now, notes=notes), caches
 
 
 def plan_for(

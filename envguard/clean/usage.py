@@ -133,7 +133,6 @@ def analyse(environments: Sequence[EnvRef], locks: Iterable[Path]) -> Usage:
     """Fold every environment's and lock's references into one Usage."""
     dists: set[str] = set()
     folders: set[str] = set()
-    users: dict[str, list[str]] = {}
     problems: list[str] = []
     complete = True
     for env in environments:
@@ -142,18 +141,12 @@ def analyse(environments: Sequence[EnvRef], locks: Iterable[Path]) -> Usage:
         folders |= env_folders
         problems += env_problems
         complete = complete and env_complete
-        for dist in env_dists | env_folders:
-            users.setdefault(dist, []).append(str(env.prefix))
     lock_paths = [Path(p) for p in locks]
     for lock in lock_paths:
-        lock_dists = lock_references(lock)
-        dists |= lock_dists
-        for dist in lock_dists:
-            users.setdefault(dist, []).append(str(lock))
+        dists |= lock_references(lock)
     return Usage(
         dists=frozenset(dists),
         dir_names=frozenset(folders),
-        users={k: tuple(v) for k, v in users.items()},
         environments=tuple(environments),
         locks=tuple(str(p) for p in lock_paths),
         problems=tuple(problems),

@@ -176,6 +176,11 @@ def _print_footer(console: Any, plan: Plan, result: RunResult | None) -> None:
         console.print(
             "No package or tarball is removed: an environment's conda-meta could not be read (see problems)."
         )
+    trash = [s for s in plan.caches if s.trash_runs]
+    if trash:
+        size = human_bytes(sum(s.trash_disk_bytes for s in trash))
+        console.print(f"The trash of {len(trash)} cache(s) holds {size} from earlier runs: "
+                      "`envguard clean --purge-trash` frees it, `envguard clean --undo` restores the last run.")  # fmt: skip
     for note in plan.notes:
         console.print(f"note: {note}")
     for problem in plan.problems:
