@@ -5,12 +5,69 @@ lock freshness findings. The only part of check that touches the world; the comp
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from envguard.checking import CheckReport, Finding, check_environment
 from envguard.errors import UsageError
 from envguard.model import Environment
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Everything `envguard check` was asked (from click, or from envguard.launcher without click)."""
+
+    source: str | None = None
+    lock: str | None = None
+    envfile: str | None = None
+    platform: str | None = None
+    rng: bool = False
+    files: bool = False
+    lock_fresh: bool = False
+    style: str = "human"
+    no_cache: bool = False
+    cache_checked: bool = False  # the launcher already found no cached answer
+
+
+def main(options: CheckOptions) -> int:
+    """The whole command: cached answer if nothing changed, else the full check (stored when clean)."""
+    o = options
+    if o.lock_fresh:
+        if o.source or o.rng or o.files:
+            raise UsageError("--lock-fresh checks files only; drop SOURCE, --rng and --files")
+        report = lock_fresh_report(Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None)
+        sys.stdout.write(render_all(report)[o.style])
+        return 0 if report.clean else 1
+    lock = Path(o.lock) if o.lock else None
+    if lock is None and o.envfile is None:
+        from envguard.config import find_lock
+
+        lock = find_lock()
+    inputs = [str(p) for p in (lock, o.envfile) if p is not None]
+    cacheable = not (o.rng or o.files or o.no_cache)
+    cached = _cached(o.source, inputs, o.platform, o.style) if cacheable and not o.cache_checked else None
+    if cached is not None:
+        sys.stdout.write(cached)
+        return 0
+    outcome = run_check(o.source, lock, Path(o.envfile) if o.envfile else None, platform=o.platform, rng=o.rng,
+                        files=o.files)  # fmt: skip
+    sys.stdout.write(render_all(outcome.report)[o.style])
+    if cacheable and outcome.fingerprint is not None:
+        from envguard.fastcheck import remember
+
+        stored = render_all(outcome.report, cached=True)
+        remember(str(outcome.prefix), inputs, o.platform, outcome.fingerprint, outcome.report.clean, stored)
+    return 0 if outcome.report.clean else 1
+
+
+def _cached(source: str | None, inputs: list[str], platform: str | None, style: str) -> str | None:
+    from envguard.fastcheck import cached_output
+    from envguard.sources import resolve_prefix
+
+    if source is not None and Path(source).is_file():
+        return None
+    return cached_output(str(resolve_prefix(source)), inputs, platform, style)
 
 
 @dataclass(frozen=True)

@@ -102,21 +102,46 @@ def test_stat_fingerprint_covers_conda_meta_and_pip_metadata(
     assert statcache.stat_fingerprint(prefix) != second
 
 
+HEAVY = ("torch", "rattler", "deepdiff", "rich", "yaml", "numpy", "click", "dataclasses", "hashlib")
 _PROBE_IMPORTS = (
-    "import sys; from envguard.cli import run; code = run({argv!r}); "
-    "print(code, sorted(m for m in ('torch', 'rattler', 'deepdiff', 'rich', 'yaml', 'numpy') if m in sys.modules))"
+    "import sys, atexit\n"
+    "atexit.register(lambda: print('IMPORTED', sorted(m for m in {heavy!r} if m in sys.modules)))\n"
+    "sys.argv = ['envguard', *{argv!r}]\n"
+    "from envguard.launcher import main\n"
+    "main()\n"
 )
 
 
-def _imports(argv: list[str]) -> str:
-    done = subprocess.run([sys.executable, "-c", _PROBE_IMPORTS.format(argv=argv)], cwd=REPO, env=dict(os.environ),
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    return done.stdout.strip().splitlines()[-1]
+def _launch(argv: list[str]) -> tuple[int, str, list[str]]:
+    """Run the console script's entry point; return (exit code, output, heavy modules it imported)."""
+    code = _PROBE_IMPORTS.format(argv=argv, heavy=HEAVY)
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ), capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    lines = done.stdout.strip().splitlines()
+    modules = [m.strip("'") for m in lines[-1].removeprefix("IMPORTED [").rstrip("]").split(", ") if m]
+    return done.returncode, "\n".join(lines[:-1]) + done.stderr, modules
 
 
-def test_fast_path_and_full_check_stay_light(locked: tuple[Path, Path]) -> None:
+def test_console_script_fast_and_full_paths_stay_light(
+    locked: tuple[Path, Path], channels: dict[str, Path]
+) -> None:
     prefix, lock = locked
     argv = ["check", str(prefix), "--lock", str(lock)]
-    assert _imports(argv) == "0 ['yaml']"  # full check: parses the lock once, nothing else heavy
-    assert _imports(argv) == "0 []"  # fast path: nothing heavy at all
-    assert _imports([*argv, "--no-cache"]) == "0 []"  # full check again: the parsed lock is cached as JSON
+    code, out, modules = _launch(argv)  # full check, lock parsed once: no click, deepdiff, rattler or rich
+    assert (code, modules) == (0, ["dataclasses", "hashlib", "yaml"]) and CACHED not in out
+    code, out, modules = _launch(argv)  # fast path: standard library only
+    assert (code, modules) == (0, []) and out.endswith(CACHED)
+    pip_install(prefix, str(channels["wheels"] / "other_pkg-0.3.0-py3-none-any.whl"))
+    code, out, modules = _launch(argv)  # a change: full check, the parsed lock comes from the JSON cache
+    assert (code, modules) == (1, ["dataclasses", "hashlib"]) and "other-pkg (pip) 0.3.0" in out
+    code, out, modules = _launch([*argv, "--no-cache"])  # anything else goes through click
+    assert code == 1 and "click" in modules
+    code, out, _ = _launch(["check", str(prefix), "--lock", str(lock.with_name("missing.yml"))])
+    assert code == 2 and out.strip().count("\n") == 0 and "no such lock file" in out
+
+
+def test_statcache_agrees_with_the_modules_it_mirrors() -> None:
+    from envguard import virtual
+
+    assert statcache.cache_root() == str(virtual.cache_dir() / "check")
+    assert statcache.OVERRIDE_VARS == virtual.OVERRIDE_VARS

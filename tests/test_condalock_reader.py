@@ -15,6 +15,7 @@ from envguard.errors import BadInputError
 from envguard.lockfile import input_hash, render_lock
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, VirtualPackage, make_environment
 from envguard.readers import condalock
+from envguard.readers.pip_dist import canonical_name
 from tests.helpers import envguard
 
 REFERENCE = Path("reference/conda-outputs/conda-lock/conda-lock_no-mamba.yml")
@@ -124,9 +125,9 @@ def _environments(draw: st.DrawFn) -> Environment:
         url = f"https://conda.anaconda.org/x/{subdir}/{name}-{version}-{build}.conda"
         packages.append(Package("conda", name, version, build, channel="x", subdir=subdir, url=url, md5=md5,
                                 sha256=md5 * 2, depends=depends))  # fmt: skip
-    for name in draw(st.lists(_names, max_size=3, unique=True)):
+    for name in draw(st.lists(_names.map(canonical_name), max_size=3, unique=True)):
         origin = PipOrigin(url=f"file:///src/{name}", editable=True) if draw(st.booleans()) else None
-        packages.append(Package("pip", name.replace("_", "-"), draw(_versions), origin=origin))
+        packages.append(Package("pip", name, draw(_versions), origin=origin))
     fingerprints = Fingerprints(python="3.11.9", numpy_legacy=draw(_hex) * 2) if draw(st.booleans()) else None
     virtual = (VirtualPackage("__glibc", "2.28"), VirtualPackage("__cuda", draw(_versions)))
     return make_environment(kind="conda-lock", platform="linux-64", packages=packages, virtual_packages=virtual,

@@ -1,0 +1,138 @@
+"""Benchmark `envguard check` on a real 300-package prefix, side by side with its floors, in one run.
+
+    python scripts/bench/bench_check.py [--runs 15] [--packages 300] [--work DIR]
+
+Builds the prefix exactly as bench_snapshot.py does (real packages from scripts/fixture_channel.py --bulk,
+installed by rattler), locks it with `envguard lock --no-probe`, then times, interleaved round-robin, each as a
+fresh subprocess of the installed console script:
+  - `envguard check` with the environment unchanged (the stat-cache fast path),
+  - `envguard check` after a change (conda-meta/history touched before every run: full comparison; the parsed
+    lock is already cached as JSON),
+  - the same with every cache removed before each run (the lock YAML is parsed too),
+  - `python -c pass`, `ls conda-meta`, and the floor: a plain script json-loading every conda-meta/*.json.
+Prints a Markdown table of medians and ratios, and whether the targets are met: fast path <= 3x (aim 2x)
+`python -c pass` + a directory listing; full check <= 2x the json-load floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_snapshot import FLOOR, build_prefix
+
+Case = tuple[list[str], Callable[[], None] | None]
+
+
+def cases(prefix: Path, lock: Path, work: Path, cache: Path) -> dict[str, Case]:
+    bindir = Path(sys.executable).parent
+    envguard = shutil.which("envguard", path=str(bindir)) or str(bindir / "envguard")
+    floor = work / "floor.py"
+    floor.write_text(FLOOR)
+    check = [envguard, "check", str(prefix), "--lock", str(lock)]
+    history = prefix / "conda-meta" / "history"
+
+    def touch() -> None:  # a change the fingerprint sees, that leaves the packages alone
+        with open(history, "a", encoding="utf-8") as handle:
+            handle.write("# bench\n")
+
+    def cold() -> None:
+        touch()
+        shutil.rmtree(cache / "check", ignore_errors=True)
+
+    return {
+        "envguard check (unchanged: fast path)": (check, None),
+        "envguard check (after a change: full)": (check, touch),
+        "envguard check (after a change, no caches: full + YAML)": (check, cold),
+        "python -c pass": ([sys.executable, "-c", "pass"], None),
+        "ls conda-meta": (["ls", str(prefix / "conda-meta")], None),
+        "floor: json-load every conda-meta/*.json": (
+            [sys.executable, str(floor), str(prefix / "conda-meta")],
+            None,
+        ),
+    }
+
+
+def measure(runs: dict[str, Case], count: int, env: dict[str, str]) -> dict[str, list[float]]:
+    """Round-robin timings in seconds, one untimed warm-up each (the fast path's cache is filled by it)."""
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for argv, before in runs.values():
+        if before:
+            before()
+        subprocess.run(argv, check=True, capture_output=True, env=env)
+    for _ in range(count):
+        for name, (argv, before) in runs.items():
+            if before:
+                before()
+            start = time.perf_counter()
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def report(times: dict[str, list[float]], packages: int) -> str:
+    med = {name: statistics.median(values) for name, values in times.items()}
+    startup = med["python -c pass"] + med["ls conda-meta"]
+    floor = med["floor: json-load every conda-meta/*.json"]
+    rows = [
+        f"Prefix: {packages} conda packages; {len(next(iter(times.values())))} runs each, interleaved; "
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs.",
+        "",
+        "| command | median (ms) | min (ms) | / (python -c pass + ls) | / json-load floor |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, values in times.items():
+        rows.append(f"| `{name}` | {med[name] * 1000:.1f} | {min(values) * 1000:.1f} | "
+                    f"{med[name] / startup:.2f}x | {med[name] / floor:.2f}x |")  # fmt: skip
+    fast = med["envguard check (unchanged: fast path)"] / startup
+    full = med["envguard check (after a change: full)"] / floor
+    cold = med["envguard check (after a change, no caches: full + YAML)"] / floor
+    rows += [
+        "",
+        f"- fast path / (python -c pass + ls) = {fast:.2f}x (target <= 3x, aim 2x): {_met(fast <= 3)}",
+        f"- full check / json-load floor = {full:.2f}x (target <= 2x): {_met(full <= 2)}",
+        f"- full check without caches / json-load floor = {cold:.2f}x (for reference)",
+    ]
+    return "\n".join(rows)
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--packages", type=int, default=300, help="extra packages besides python/numpy/pip")
+    parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
+    args = parser.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="envguard-bench-check-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        prefix = build_prefix(work, args.packages)
+        cache = work / "cache"
+        env = {**os.environ, "ENVGUARD_CACHE_DIR": str(cache)}
+        env.pop("CONDA_PREFIX", None)
+        lock = work / "conda-lock.yml"
+        subprocess.run([Path(sys.executable).parent / "envguard", "lock", str(prefix), "--no-probe", "-o", str(lock)],
+                       check=True, capture_output=True, env=env)  # fmt: skip
+        count = sum(1 for n in os.listdir(prefix / "conda-meta") if n.endswith(".json"))
+        print(report(measure(cases(prefix, lock, work, cache), args.runs, env), count))
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
