@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 from envguard.errors import OperationalError
@@ -19,6 +18,8 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write `data` to `path` atomically, keeping an existing file's permissions."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
+    import tempfile
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)

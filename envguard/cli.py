@@ -9,8 +9,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import tempfile
-import traceback
 from typing import Any, NoReturn
 
 import click
@@ -101,6 +99,9 @@ def _error_line(message: str) -> None:
 
 
 def _bug() -> int:
+    import tempfile
+    import traceback
+
     fd, path = tempfile.mkstemp(prefix="envguard-crash-", suffix=".log")
     with os.fdopen(fd, "w") as handle:
         handle.write(f"envguard {__version__}, python {sys.version}\nargv: {sys.argv}\n\n")

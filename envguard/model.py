@@ -187,12 +187,24 @@ def to_dict(env: Environment) -> dict[str, Any]:
     return ordered
 
 
+_SCALARS = (str, int, float, bool, type(None))
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    """Dataclasses to dicts, tuples to lists (field names cached per class: snapshots hold thousands of values)."""
+    if isinstance(value, _SCALARS):
+        return value
     if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    return value
+        return [v if isinstance(v, _SCALARS) else _plain(v) for v in value]
+    names = _FIELD_NAMES.get(type(value))
+    if names is None:
+        names = _FIELD_NAMES[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+    result = {}
+    for name in names:
+        item = getattr(value, name)
+        result[name] = item if isinstance(item, _SCALARS) else _plain(item)
+    return result
 
 
 def from_dict(data: Mapping[str, Any], origin: str = "<snapshot>") -> Environment:

@@ -190,9 +190,12 @@ def _venv_python(prefix: Path) -> str | None:
 
 def current_platform() -> str:
     """The conda subdir of this machine (`linux-64`, `osx-arm64`, `win-64`...), without importing rattler."""
-    import platform as _platform
+    if hasattr(os, "uname"):
+        machine = os.uname().machine.lower()
+    else:  # Windows
+        import platform as _platform
 
-    machine = _platform.machine().lower()
+        machine = _platform.machine().lower()
     system = sys.platform
     arch = {"x86_64": "64", "amd64": "64", "aarch64": "aarch64", "arm64": "arm64", "ppc64le": "ppc64le"}.get(
         machine, machine
