@@ -130,7 +130,8 @@ def test_reported_bytes_are_what_du_sees_the_disk_gain(world: World, capsys) -> 
     assert purge["disk_bytes"] >= sum(i["disk_bytes"] for i in data["items"])
     for env in world.environments():
         assert verify_environment(env) == [], env
-    if world.shm_pkgs is not None:  # tmpfs: disk bytes match too (its folders' apparent sizes shrink per entry)
+    # tmpfs: disk bytes match too (its folders' apparent sizes shrink per entry, so those are not compared)
+    if world.shm_pkgs is not None:
         assert shm_before - du(world.shm_pkgs) == sum(i["disk_bytes"] for i in shm_items) > 0
 
 

@@ -141,12 +141,16 @@ def median_time(function: Callable[[], object], runs: int) -> tuple[float, objec
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--packages", type=int, default=5000)
     parser.add_argument("--envs", type=int, default=20)
     parser.add_argument("--per-env", type=int, default=250)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--dir", type=Path, default=None, help="where to build the layout (default: a temp dir)")
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="where to build the layout (default: a temp dir)"
+    )
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="envguard-bench-clean-", dir=args.dir))
     env = {**os.environ, "HOME": str(root / "home"), "CONDA_PKGS_DIRS": "", "XDG_CACHE_HOME": str(root / "xdg"),
@@ -161,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         rows: list[tuple[str, float, str]] = []
         t, n = median_time(lambda: walk_names(folders), args.runs)
         floor = t
-        rows.append(("`os.walk` of the cache + environments' conda-meta (names only) — the floor", t, f"{n} entries"))
+        rows.append(
+            ("`os.walk` of the cache + environments' conda-meta (names only) — the floor", t, f"{n} entries")
+        )
         t, _ = median_time(lambda: walk_lstat(folders), args.runs)
         rows.append(("`os.walk` + `lstat` of every entry", t, ""))
         du = ["du", "-s", str(cache)]
