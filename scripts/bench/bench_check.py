@@ -123,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         cache = work / "cache"
         env = {**os.environ, "ENVGUARD_CACHE_DIR": str(cache)}
         env.pop("CONDA_PREFIX", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as installed: with compiled bytecode
         lock = work / "conda-lock.yml"
         subprocess.run([Path(sys.executable).parent / "envguard", "lock", str(prefix), "--no-probe", "-o", str(lock)],
                        check=True, capture_output=True, env=env)  # fmt: skip
