@@ -218,3 +218,16 @@ def test_measure_times_a_real_loader() -> None:
         {"name": "io", "nominal_latency_ms": 2.0, "nominal_cpu_ms": 0.0, "rows": [row]}, 2
     )
     assert summary.rows[0].samples_per_s and summary.rows[0].ideal_per_s == pytest.approx(1000)
+
+
+def test_default_worker_counts() -> None:
+    from envguard.doctor.host import CpuInfo
+    from envguard.smoke.report import SmokeOptions
+    from envguard.smoke.run import worker_counts
+
+    def cpus(usable: int, physical: int) -> CpuInfo:
+        return CpuInfo(logical=usable, affinity=usable, physical=physical, quota=None, usable=usable)
+
+    assert worker_counts(SmokeOptions(), cpus(2, 2)) == [0, 1, 2]
+    assert worker_counts(SmokeOptions(), cpus(16, 8)) == [0, 1, 2, 4, 6, 8, 16]
+    assert worker_counts(SmokeOptions(workers=(0, 4), num_workers=3), cpus(16, 8)) == [0, 3, 4]

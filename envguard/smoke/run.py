@@ -19,8 +19,13 @@ DETERMINISM = {"batch_size": 8, "limit": 64}
 
 
 def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
-    """0 up to the usable CPUs (or --workers), plus the user's own num_workers."""
-    counts = set(options.workers) if options.workers is not None else set(range(cpus.usable + 1))
+    """--workers, or 0, the powers of two up to the usable CPUs, the usable CPUs and the doctor's recommendation;
+    plus the user's own num_workers."""
+    if options.workers is not None:
+        counts = set(options.workers)
+    else:
+        counts = {0, cpus.usable, host.recommended_workers(cpus)}
+        counts.update(2**k for k in range(cpus.usable.bit_length()) if 2**k <= cpus.usable)
     if options.num_workers is not None:
         counts.add(options.num_workers)
     return sorted(counts)
