@@ -200,3 +200,19 @@ def test_machine_differences_are_notes_not_drift() -> None:
         ).findings
         == ()
     )
+
+
+def test_explicit_files_and_snapshots_are_accepted_as_locks(
+    make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prefix = make_prefix(["python=3.11", "numpy=1.26", "zlib"])
+    explicit, snapshot = tmp_path / "conda-linux-64.lock", tmp_path / "snapshot.json"
+    assert envguard("lock", str(prefix), "--no-probe", "--format", "explicit", "-o", str(explicit)) == 0
+    assert envguard("snapshot", str(prefix), "--no-probe", "-o", str(snapshot)) == 0
+    for lock in (explicit, snapshot):
+        assert _check(prefix, lock, capsys)[0] == 0, lock
+    make_prefix(["python=3.11", "numpy=2.0", "zlib"])
+    for lock in (explicit, snapshot):
+        code, out = _check(prefix, lock, capsys)
+        assert code == 1 and "numpy: 1.26.4" in out, out
+    assert ") in the snapshot, 2.0.1 " in out
