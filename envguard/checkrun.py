@@ -142,7 +142,7 @@ def read_target(path: Path, platform: str | None) -> Environment:
     cached = statcache.cached_parse(data, platform)
     if cached is not None:
         return dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
-    env = read_file(path, platform=platform)
+    env = dataclasses.replace(read_file(path, platform=platform), source=str(path))  # a snapshot names its origin
     _warn(env.warnings)
     statcache.store_parse(data, platform, to_dict(env))
     return env
@@ -205,6 +205,8 @@ def render_all(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
 
 
 def _warn(messages: tuple[str, ...]) -> None:
+    if not messages:
+        return
     from envguard.output import warn
 
     for message in messages:

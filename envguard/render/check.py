@@ -6,8 +6,9 @@ pay for rich's import.
 
 from __future__ import annotations
 
+import json
+
 from envguard.checking import CHECK_TITLES, CheckReport
-from envguard.output import dumps
 
 
 def human(report: CheckReport, *, cached: bool = False) -> str:
@@ -43,4 +44,5 @@ def _md(text: str) -> str:
 
 
 def as_json(report: CheckReport) -> str:
-    return dumps(report.to_dict())
+    """The same layout as envguard.output.dumps, without importing its file-writing helpers."""
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
