@@ -167,7 +167,14 @@ def _build(
             text = early.result()
         else:
             text = lock_text(planned, _installed(target)) if wants_lock else ""
-    return installed, warnings, write_lock_beside(planned, text) if text else None
+    if not text:
+        return installed, warnings, None
+    lock = planned.source.path.parent / "conda-lock.yml" if planned.source.path else None
+    if lock is not None and lock.is_file() and lock.read_text(encoding="utf-8", errors="replace") != text:
+        warnings.append(
+            f"replaced the existing {lock} with the lock of what was installed (--no-lock keeps it)"
+        )
+    return installed, warnings, write_lock_beside(planned, text)
 
 
 def _install_pip(planned: Planned, target: Path) -> list[str]:

@@ -263,3 +263,15 @@ def test_create_from_an_explicit_spec_with_md5(
     assert envguard("create", "--lock", str(spec), "-n", "from-explicit") == 0
     env = read_prefix(envs(isolated_home) / "from-explicit")
     assert sorted(p.name for p in env.packages) == ["python", "six", "zlib"]
+
+
+def test_a_different_existing_lock_is_replaced_with_a_warning(channels: dict[str, Path], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    yml = environment_yml(tmp_path, channels, ["python=3.11", "zlib"], use=("forge",))
+    assert envguard("create", "-f", str(yml), "-n", "one") == 0
+    assert envguard("create", "-f", str(yml), "-n", "two") == 0  # same solve: same lock, nothing said
+    assert "replaced the existing" not in capsys.readouterr().err
+    environment_yml(tmp_path, channels, ["python=3.11", "zlib", "six"], use=("forge",))
+    assert envguard("create", "-f", str(yml), "-n", "three") == 0
+    assert "replaced the existing" in capsys.readouterr().err
+    assert "- name: six" in (tmp_path / "conda-lock.yml").read_text()
