@@ -55,7 +55,9 @@ def detect_kind(path: Path) -> SourceKind:
         return "pixi-lock"
     if version and re.search(r"^(package|metadata):", head, re.MULTILINE):
         return "conda-lock"
-    if re.search(r"^metadata:\s*$", head, re.MULTILINE) and re.search(r"^\s+content_hash:", head, re.MULTILINE):
+    if re.search(r"^metadata:\s*$", head, re.MULTILINE) and re.search(
+        r"^\s+content_hash:", head, re.MULTILINE
+    ):
         return "conda-lock"  # a lock that lost its `version:` line: let the reader say so precisely
     if re.search(r"^(dependencies|channels|name)\s*:", head, re.MULTILINE) or re.search(r"\{%|\{\{", head):
         return "environment.yml"
