@@ -94,7 +94,12 @@ def _check(prefix: str, item: _Expected, hashes: bool) -> FileProblem | None:
     full = os.path.join(prefix, item.path)
     if item.kind in EXISTENCE_ONLY:
         present = os.path.isdir(full) if item.kind == "directory" else os.path.lexists(full)
-        return None if present else FileProblem(item.package, item.path, "missing", "not in the prefix")
+        if not present:
+            return FileProblem(item.package, item.path, "missing", "not in the prefix")
+        if os.path.islink(full) and not os.path.exists(full):
+            # a softlinked environment whose package cache was cleaned (conda#16614): the link dangles
+            return FileProblem(item.package, item.path, "missing", f"dangling symlink to {os.readlink(full)}")
+        return None
     try:
         size = os.stat(full).st_size
     except OSError:

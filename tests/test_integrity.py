@@ -102,3 +102,27 @@ def test_not_a_conda_prefix(tmp_path: Path) -> None:
 
     with pytest.raises(BadInputError):
         verify_files(tmp_path)
+
+
+def test_dangling_softlink_is_missing(make_prefix, tmp_path) -> None:
+    """A softlinked environment whose cache copy was removed (conda#16614) must not pass."""
+    import json
+    import os
+
+    from envguard.integrity import verify_files
+
+    prefix = make_prefix(["python=3.11", "zlib=1.3.1"])
+    record_path = next((prefix / "conda-meta").glob("zlib-*.json"))
+    record = json.loads(record_path.read_text())
+    entry = record["paths_data"]["paths"][0]
+    target = tmp_path / "cache-copy"
+    target.write_bytes((prefix / entry["_path"]).read_bytes())
+    (prefix / entry["_path"]).unlink()
+    os.symlink(target, prefix / entry["_path"])
+    entry["path_type"] = "softlink"
+    record_path.write_text(json.dumps(record))
+    assert not verify_files(prefix).problems
+    target.unlink()
+    problems = verify_files(prefix).problems
+    assert [(p.package, p.problem) for p in problems] == [("zlib", "missing")]
+    assert "dangling symlink" in problems[0].detail
