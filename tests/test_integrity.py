@@ -124,5 +124,5 @@ def test_dangling_softlink_is_missing(make_prefix, tmp_path) -> None:
     assert not verify_files(prefix).problems
     target.unlink()
     problems = verify_files(prefix).problems
-    assert [(p.package, p.problem) for p in problems] == [("zlib", "missing")]
+    assert [(p.package, p.problem) for p in problems] == [("zlib-1.3.1-h4ab18f5_1", "missing")]
     assert "dangling symlink" in problems[0].detail
