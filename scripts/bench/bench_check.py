@@ -27,11 +27,46 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import fixture_channel
 from bench_snapshot import FLOOR, build_prefix
 
 Case = tuple[list[str], Callable[[], None] | None]
+
+
+def build_heavy_prefix(work: Path, packages: int, files: int) -> Path:
+    """Like bench_snapshot.build_prefix, but each bulk package installs `files` files, so conda-meta records
+    weigh what real ones do (a real 300-package environment: ~76 ms json-load floor vs ~18 ms start-up)."""
+    import asyncio
+
+    import rattler
+
+    prefix = work / "env"
+    if (prefix / "conda-meta").is_dir():
+        return prefix
+    channels = fixture_channel.build_channels(work / "channels")
+    recipes = fixture_channel.bulk_recipes(packages)
+    for index, recipe in enumerate(recipes):
+        recipe.files = {
+            f"share/bench/pkg{index:03d}/file{j}.txt": f"bench {index} {j}\n" * 20 for j in range(files)
+        }
+        fixture_channel.build_package(recipe, channels["forge"])
+    fixture_channel.index(channels["forge"])
+    specs = ["python=3.11", "numpy=1.26", "pip"] + [r.name for r in recipes]
+    glibc = rattler.GenericVirtualPackage(rattler.PackageName("__glibc"), rattler.Version("2.36"),
+                                          rattler.BuildString("0"))  # fmt: skip
+
+    async def go() -> None:
+        records = await rattler.solve([rattler.Channel(channels["forge"].resolve().as_uri())],
+                                      [rattler.MatchSpec(s) for s in specs], platforms=["linux-64", "noarch"],
+                                      virtual_packages=[glibc])  # fmt: skip
+        await rattler.install(records, prefix, cache_dir=work / "pkgs", show_progress=False)
+
+    asyncio.run(go())
+    fixture_channel.write_history(prefix, specs[:3], cmd="conda create python=3.11 numpy=1.26 pip")
+    return prefix
 
 
 def cases(prefix: Path, lock: Path, work: Path, cache: Path) -> dict[str, Case]:
@@ -80,12 +115,13 @@ def measure(runs: dict[str, Case], count: int, env: dict[str, str]) -> dict[str,
     return times
 
 
-def report(times: dict[str, list[float]], packages: int) -> str:
+def report(times: dict[str, list[float]], packages: int, record_kb: float) -> str:
     med = {name: statistics.median(values) for name, values in times.items()}
     startup = med["python -c pass"] + med["ls conda-meta"]
     floor = med["floor: json-load every conda-meta/*.json"]
     rows = [
-        f"Prefix: {packages} conda packages; {len(next(iter(times.values())))} runs each, interleaved; "
+        f"Prefix: {packages} conda packages (conda-meta records {record_kb:.1f} KB on average); "
+        f"{len(next(iter(times.values())))} runs each, interleaved; "
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs.",
         "",
         "| command | median (ms) | min (ms) | / (python -c pass + ls) | / json-load floor |",
@@ -115,11 +151,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--packages", type=int, default=300, help="extra packages besides python/numpy/pip")
     parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
+    parser.add_argument("--files-per-package", type=int, default=8,
+                        help="files each bulk package installs (8: bench_snapshot's prefix; ~60: real weights)")  # fmt: skip
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="envguard-bench-check-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        prefix = build_prefix(work, args.packages)
+        files = args.files_per_package
+        prefix = (
+            build_prefix(work, args.packages)
+            if files == 8
+            else build_heavy_prefix(work, args.packages, files)
+        )
         cache = work / "cache"
         env = {**os.environ, "ENVGUARD_CACHE_DIR": str(cache)}
         env.pop("CONDA_PREFIX", None)
@@ -127,8 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         lock = work / "conda-lock.yml"
         subprocess.run([Path(sys.executable).parent / "envguard", "lock", str(prefix), "--no-probe", "-o", str(lock)],
                        check=True, capture_output=True, env=env)  # fmt: skip
-        count = sum(1 for n in os.listdir(prefix / "conda-meta") if n.endswith(".json"))
-        print(report(measure(cases(prefix, lock, work, cache), args.runs, env), count))
+        records = [p for p in (prefix / "conda-meta").iterdir() if p.suffix == ".json"]
+        kilobytes = sum(p.stat().st_size for p in records) / len(records) / 1024
+        print(report(measure(cases(prefix, lock, work, cache), args.runs, env), len(records), kilobytes))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
