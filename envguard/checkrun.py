@@ -142,7 +142,8 @@ def read_target(path: Path, platform: str | None) -> Environment:
     cached = statcache.cached_parse(data, platform)
     if cached is not None:
         return dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
-    env = dataclasses.replace(read_file(path, platform=platform), source=str(path))  # a snapshot names its origin
+    # named by its path: a snapshot's own `source` is the environment it was taken from
+    env = dataclasses.replace(read_file(path, platform=platform), source=str(path))
     _warn(env.warnings)
     statcache.store_parse(data, platform, to_dict(env))
     return env
