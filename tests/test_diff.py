@@ -99,7 +99,9 @@ def test_files_and_snapshots_compare_with_live(
 def test_environment_yml_is_compared_by_satisfaction(
     make_prefix: MakePrefix, channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    prefix = make_prefix(["python=3.11", "numpy=2.0", "zlib"], use=("alt", "forge"))  # alt first: its zlib wins
+    prefix = make_prefix(
+        ["python=3.11", "numpy=2.0", "zlib"], use=("alt", "forge")
+    )  # alt first: its zlib wins
     spec = tmp_path / "environment.yml"
     spec.write_text(f"channels:\n  - {channels['forge'].as_uri()}\ndependencies:\n  - python=3.11\n  - numpy<2\n"
                     "  - zlib\n  - pip:\n    - tinyproj==1.0.0\n    - -e ./local\n")  # fmt: skip
