@@ -58,6 +58,8 @@ def file_digest(path: Path, algorithm: str = "sha256") -> str:
 
 def local_path(url: str) -> Path | None:
     """The file a `file://` URL points at, or None for other schemes."""
+    if url.startswith("file:///"):
+        return Path(unquote(url[len("file://") :]))
     if not url.startswith("file:"):
         return None
     return Path(unquote(urlsplit(url).path))

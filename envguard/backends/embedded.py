@@ -180,12 +180,9 @@ def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package
 
 
 def _rattler_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    import rattler
 
-    try:
-        return version("py-rattler")
-    except PackageNotFoundError:
-        return "unknown"
+    return str(getattr(rattler, "__version__", "unknown"))
 
 
 class _Progress:
