@@ -7,29 +7,14 @@ fast (no rattler, rich, deepdiff or torch on that path).
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from typing import Any, NoReturn
 
 import click
 
 from envguard import __version__
-from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EnvguardError
-
-# name -> (module, one-line help shown by `envguard --help` without importing the module)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "snapshot": ("envguard.commands.snapshot", "Print an environment as envguard JSON."),
-    "export": ("envguard.commands.export", "Write a portable environment.yml or an explicit spec."),
-    "lock": ("envguard.commands.lock", "Write conda-lock.yml from a live environment or an environment.yml."),
-    "diff": ("envguard.commands.diff", "Compare two environments or files, two-way."),
-    "check": ("envguard.commands.check", "Check the live environment against a lock or environment.yml."),
-    "name": ("envguard.commands.name", "Print the semantic name a source would get."),
-    "create": ("envguard.commands.create", "Create an environment with a semantic name."),
-    "verify": ("envguard.commands.verify", "Rebuild the lock in a temporary prefix and check it (CI)."),
-    "smoke": ("envguard.commands.smoke", "DataLoader determinism and throughput test."),
-    "doctor": ("envguard.commands.doctor", "GPU/CPU/memory/shm/disk checklist for training."),
-    "clean": ("envguard.commands.clean", "Safely clean package caches (dry run by default)."),
-}
+from envguard.boundary import guarded
+from envguard.commandlist import COMMANDS, DESCRIPTION
 
 
 class LazyGroup(click.Group):
@@ -52,14 +37,13 @@ class LazyGroup(click.Group):
 
 
 @click.group(
-    cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
+    cls=LazyGroup,
+    help=DESCRIPTION,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
 )
 @click.version_option(__version__, prog_name="envguard")
 def cli() -> None:
-    """envguard: keep conda environments for machine learning reproducible, and say precisely when they drift.
-
-    Exit codes: 0 ok, 1 drift or check failed, 2 bad input or usage, 3 operational failure, 4 bug, 130 Ctrl-C.
-    """
+    """The top-level group; its help text is commandlist.DESCRIPTION."""
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
@@ -70,50 +54,16 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code instead of exiting (used by tests and `main`)."""
-    try:
-        result: Any = cli.main(args=argv, prog_name="envguard", standalone_mode=False)
-    except EnvguardError as exc:
-        _error_line(str(exc))
-        return exc.exit_code
-    except click.exceptions.Abort:
-        _error_line("interrupted")
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        _error_line("interrupted")
-        return EXIT_INTERRUPTED
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Exit as exc:
-        return exc.exit_code
-    except BrokenPipeError:
-        _silence_stdout()
-        return EXIT_OK
-    except Exception:
-        return _bug()
-    return result if isinstance(result, int) else EXIT_OK
 
+    def call() -> Any:
+        try:
+            return cli.main(args=argv, prog_name="envguard", standalone_mode=False)
+        except click.exceptions.Abort:
+            raise KeyboardInterrupt from None
+        except click.ClickException as exc:
+            exc.show()
+            return exc.exit_code
+        except click.exceptions.Exit as exc:
+            return exc.exit_code
 
-def _error_line(message: str) -> None:
-    sys.stderr.write(f"envguard: error: {message}\n")
-
-
-def _bug() -> int:
-    import tempfile
-    import traceback
-
-    fd, path = tempfile.mkstemp(prefix="envguard-crash-", suffix=".log")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(f"envguard {__version__}, python {sys.version}\nargv: {sys.argv}\n\n")
-        traceback.print_exc(file=handle)
-    kind = sys.exc_info()[0]
-    name = kind.__name__ if kind else "error"
-    _error_line(
-        f"internal error ({name}); this is a bug in envguard. Traceback saved to {path}; please report it"
-    )
-    return EXIT_BUG
-
-
-def _silence_stdout() -> None:
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    return guarded(call)

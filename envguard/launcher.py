@@ -1,9 +1,9 @@
-"""The `envguard` console script: `envguard check` in its common forms without importing click.
+"""The `envguard` console script: the most frequent invocations without importing click.
 
-`envguard check` runs before every training job and in pre-commit hooks. When the environment and the lock are
-unchanged since the last clean full check, the answer is known from a few stat calls and printed straight from
-the cache; otherwise the full check runs right here (click's import alone costs more than the comparison).
-Any other command, option or form goes to envguard.cli, unchanged.
+`envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot` is scripted;
+`envguard --help` is the first thing people type. Click's import alone costs more than answering them, so their
+common forms are parsed here and run inside the same error boundary (envguard.boundary). Any other command,
+option or form goes to envguard.cli, unchanged.
 """
 
 from __future__ import annotations
@@ -17,15 +17,55 @@ if TYPE_CHECKING:
 
 def main() -> None:
     """Console-script entry point."""
-    args = sys.argv[1:]
-    if args[:1] == ["check"]:
-        code = _check(args[1:])
-        if code is not None:
-            sys.stdout.flush()
-            sys.exit(code)
+    code = fast_path(sys.argv[1:])
+    if code is not None:
+        sys.stdout.flush()
+        sys.exit(code)
     from envguard.cli import main as cli_main
 
     cli_main()
+
+
+def fast_path(args: list[str]) -> int | None:
+    """The exit code of a form answered here, or None to hand the arguments to click."""
+    if args in ([], ["--help"], ["-h"]):
+        from envguard.commandlist import help_text
+
+        sys.stdout.write(help_text())
+        return 0
+    if args == ["--version"]:
+        from envguard.commandlist import version_text
+
+        sys.stdout.write(version_text())
+        return 0
+    if args[:1] == ["check"]:
+        return _check(args[1:])
+    if args[:1] == ["snapshot"]:
+        return _snapshot(args[1:])
+    return None
+
+
+def _snapshot(args: list[str]) -> int | None:
+    """`snapshot [SOURCE] [--no-probe] [--platform P] [-o FILE]`; None for anything else."""
+    source = platform = output = None
+    no_probe = False
+    rest = list(args)
+    while rest:
+        token = rest.pop(0)
+        if token == "--no-probe" and not no_probe:
+            no_probe = True
+        elif token == "--platform" and platform is None and rest and not rest[0].startswith("-"):
+            platform = rest.pop(0)
+        elif token in ("-o", "--output") and output is None and rest and not rest[0].startswith("-"):
+            output = rest.pop(0)
+        elif not token.startswith("-") and source is None:
+            source = token
+        else:
+            return None
+    from envguard.boundary import guarded
+    from envguard.snapshotrun import snapshot
+
+    return guarded(lambda: snapshot(source, no_probe, platform, output))
 
 
 def _check(args: list[str]) -> int | None:
@@ -37,26 +77,14 @@ def _check(args: list[str]) -> int | None:
     code = try_cached(parsed)
     if code is not None:
         return code
-    return _boundary(parsed)
+    return _full_check(parsed)
 
 
-def _boundary(parsed: FastArgs) -> int:
+def _full_check(parsed: FastArgs) -> int:
     """The full check inside the same error boundary as envguard.cli.run (one line and an exit code)."""
-    from envguard.errors import EXIT_INTERRUPTED, EnvguardError
+    from envguard.boundary import guarded
+    from envguard.checkrun import CheckOptions, main
 
-    try:
-        from envguard.checkrun import CheckOptions, main
-
-        options = CheckOptions(parsed.source, parsed.lock, parsed.envfile, parsed.platform, style=parsed.style,
-                               cache_checked=True)  # fmt: skip
-        return main(options)
-    except EnvguardError as exc:
-        sys.stderr.write(f"envguard: error: {exc}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("envguard: error: interrupted\n")
-        return EXIT_INTERRUPTED
-    except Exception:
-        from envguard import cli
-
-        return cli._bug()
+    options = CheckOptions(parsed.source, parsed.lock, parsed.envfile, parsed.platform, style=parsed.style,
+                           cache_checked=True)  # fmt: skip
+    return guarded(lambda: main(options))

@@ -1,12 +1,10 @@
-"""`envguard snapshot [SOURCE] [--no-probe] [-o FILE]`: print an environment as envguard JSON."""
+"""`envguard snapshot [SOURCE] [--no-probe] [--platform P] [-o FILE]`: print an environment as envguard JSON."""
 
 from __future__ import annotations
 
 import click
 
-from envguard.model import to_dict
-from envguard.output import dumps, emit, warn
-from envguard.sources import load
+from envguard.snapshotrun import snapshot
 
 
 @click.command("snapshot")
@@ -20,8 +18,4 @@ from envguard.sources import load
 )
 def command(source: str | None, no_probe: bool, platform: str | None, output: str | None) -> int:
     """Print SOURCE (a prefix, name:ENV or any supported file; default: the active environment) as JSON."""
-    env = load(source, platform=platform, probe=not no_probe)
-    for message in env.warnings:
-        warn(message)
-    emit(dumps(to_dict(env)), output)
-    return 0
+    return snapshot(source, no_probe, platform, output)

@@ -18,7 +18,7 @@ MARKER = "ENVGUARD-PROBE-JSON: "
 def _digest(values):
     """SHA-256 over the values as little-endian int64: independent of dtype, platform and library."""
     values = [int(v) for v in values]
-    return hashlib.sha256(struct.pack("<{}q".format(len(values)), *values)).hexdigest()
+    return hashlib.sha256(struct.pack(f"<{len(values)}q", *values)).hexdigest()
 
 
 def _numpy(result, errors):

@@ -1,0 +1,60 @@
+"""The one error boundary (click-free, so the launcher's fast paths share it with the click CLI).
+
+Below it code raises EnvguardError subclasses; here they become one line on stderr and a documented exit code.
+Anything else is a bug: the traceback goes to a log file whose path is printed, exit 4.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EnvguardError
+
+
+def guarded(call: Callable[[], Any]) -> int:
+    """Run `call` and turn its outcome into an exit code (an int result is the code; anything else is 0)."""
+    try:
+        result = call()
+    except EnvguardError as exc:
+        error_line(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_OK
+    except Exception:  # the boundary: anything else is a bug with a saved traceback
+        return bug()
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def error_line(message: str) -> None:
+    sys.stderr.write(f"envguard: error: {message}\n")
+
+
+def bug() -> int:
+    """Save the current exception's traceback to a log file and say where; exit code 4."""
+    import tempfile
+    import traceback
+
+    from envguard import __version__
+
+    fd, path = tempfile.mkstemp(prefix="envguard-crash-", suffix=".log")
+    with os.fdopen(fd, "w") as handle:
+        handle.write(f"envguard {__version__}, python {sys.version}\nargv: {sys.argv}\n\n")
+        traceback.print_exc(file=handle)
+    kind = sys.exc_info()[0]
+    name = kind.__name__ if kind else "error"
+    error_line(
+        f"internal error ({name}); this is a bug in envguard. Traceback saved to {path}; please report it"
+    )
+    return EXIT_BUG
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -1,0 +1,81 @@
+"""The console script's click-free fast paths answer exactly what the click CLI answers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envguard import launcher
+from envguard.commandlist import COMMANDS, help_text
+from tests.helpers import envguard
+
+PROBE = (
+    "import sys; from envguard import launcher; code = launcher.fast_path(sys.argv[1:]); "
+    "sys.stderr.write(repr((code, 'click' in sys.modules)) + '\\n')"
+)
+
+
+def run_fast(*args: str) -> tuple[str, tuple[int | None, bool]]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True)
+    return done.stdout, eval(done.stderr.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("args", [(), ("--help",), ("-h",)])
+def test_help_without_click(args: tuple[str, ...]) -> None:
+    out, (code, click_loaded) = run_fast(*args)
+    assert code == 0 and not click_loaded
+    assert out == help_text()
+    for name, (_module, text) in COMMANDS.items():
+        assert f"  {name}" in out and text in out
+
+
+def test_fast_help_lists_what_click_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    envguard("--help")
+    click_help = capsys.readouterr().out
+    entries = [
+        line.split()[0] for line in help_text().splitlines() if line.startswith("  -") or line[2:3].isalpha()
+    ]
+    assert entries and all(entry in click_help for entry in entries)
+
+
+def test_version_without_click(capsys: pytest.CaptureFixture[str]) -> None:
+    out, (code, click_loaded) = run_fast("--version")
+    assert code == 0 and not click_loaded
+    envguard("--version")
+    assert out == capsys.readouterr().out
+
+
+def test_snapshot_fast_path_matches_click(make_prefix, tmp_path: Path) -> None:
+    prefix = make_prefix(["python=3.11", "numpy=1.26"])
+    fast_file, click_file = tmp_path / "fast.json", tmp_path / "click.json"
+    _out, (code, click_loaded) = run_fast("snapshot", str(prefix), "--no-probe", "-o", str(fast_file))
+    assert code == 0 and not click_loaded
+    assert envguard("snapshot", "--no-probe", str(prefix), "--output", str(click_file)) == 0
+    fast, slow = json.loads(fast_file.read_text()), json.loads(click_file.read_text())
+    fast.pop("virtual_packages"), slow.pop("virtual_packages")
+    assert fast == slow
+
+
+def test_snapshot_fast_path_errors_use_the_boundary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert launcher.fast_path(["snapshot", str(tmp_path / "missing"), "--no-probe"]) == 2
+    assert capsys.readouterr().err.startswith("envguard: error: ")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["snapshot", "--help"],
+        ["snapshot", "a", "b"],
+        ["snapshot", "--no-probe", "--no-probe"],
+        ["export"],
+        ["--verbose"],
+    ],
+)
+def test_other_forms_go_to_click(args: list[str]) -> None:
+    assert launcher.fast_path(args) is None
