@@ -251,6 +251,26 @@ def run_distributed_check(source: str | None = None, *, data_dir: Path | None = 
     return analyze(gathered, rank)
 
 
+def report_distributed(source: str | None, *, data_dir: Path | None, seed: int, style: str, output: str | None,
+                       title: str) -> int:  # fmt: skip
+    """Run the distributed check on this rank; rank 0 writes the report. The same exit code on every rank."""
+    from envguard.doctor.findings import exit_code
+    from envguard.output import dumps, emit
+    from envguard.render import distributed as render
+    from envguard.render.findings import markdown
+
+    result = run_distributed_check(source, data_dir=data_dir, seed=seed)
+    if result.rank == 0:
+        if style == "json":
+            text = dumps(render.to_dict(result))
+        elif style == "markdown":
+            text = markdown(result.findings)
+        else:
+            text = render.render(result, title)
+        emit(text, output)
+    return exit_code(result.findings)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m envguard.distributed [SOURCE] [--data DIR] [--seed N] [--json]` under torchrun."""
     import argparse

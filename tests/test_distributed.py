@@ -182,3 +182,21 @@ def test_torchrun_ranks_with_different_data(make_prefix: MakePrefix, tmp_path: P
     size = next(f for f in data["findings"] if f["check"] == "dataset size")
     assert size["status"] == "FAIL" and "rank 0: 10, rank 1: 8" in size["evidence"]
     assert os.environ.get("RANK") is None  # nothing leaked into this process
+
+
+@pytest.mark.slow
+def test_torchrun_check_distributed(make_prefix: MakePrefix) -> None:
+    """`envguard check --distributed` under torchrun: same report shape, rank 0 alone prints, exit 0."""
+    prefix = make_prefix(["python=3.11", "numpy=1.26"])
+    done = torchrun("-m", "envguard", "check", "--distributed", str(prefix), "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count('"schema_version"') == 1
+    data = rank0_json(done)
+    assert data["world_size"] == 2 and data["ranks"][0]["env_sha256"] == data["ranks"][1]["env_sha256"]
+
+
+def test_check_distributed_outside_torchrun_is_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import envguard
+
+    assert envguard("check", "--distributed") == 2
+    assert "torchrun" in capsys.readouterr().err

@@ -40,10 +40,12 @@ from envguard.errors import UsageError
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1).")
 @click.option("--markdown", is_flag=True, help="Print Markdown for a PR comment.")
-@click.option("--no-cache", is_flag=True, help="Always run the full comparison.")  # fmt: skip
+@click.option("--no-cache", is_flag=True, help="Always run the full comparison.")
+@click.option("--distributed", is_flag=True,
+              help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).")  # fmt: skip
 def command(
     source: str | None, lock: str | None, envfile: str | None, platform: str | None, rng: bool, files: bool,
-    lock_fresh: bool, as_json: bool, markdown: bool, no_cache: bool,
+    lock_fresh: bool, as_json: bool, markdown: bool, no_cache: bool, distributed: bool,
 ) -> int:  # fmt: skip
     """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1 drift."""
     from envguard.checkrun import CheckOptions, main
@@ -51,5 +53,11 @@ def command(
     if as_json and markdown:
         raise UsageError("--json and --markdown are alternatives; give one")
     style = "json" if as_json else "markdown" if markdown else "human"
+    if distributed:
+        from envguard.distributed import report_distributed
+
+        return report_distributed(
+            source, data_dir=None, seed=0, style=style, output=None, title="check --distributed"
+        )
     return main(CheckOptions(source, lock, envfile, platform, rng=rng, files=files, lock_fresh=lock_fresh,
                              style=style, no_cache=no_cache))  # fmt: skip

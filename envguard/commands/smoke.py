@@ -97,7 +97,11 @@ def command(source: str | None, device: str, budget: float, workers_text: str | 
     if as_json and as_markdown:
         raise UsageError("--json and --markdown cannot be combined; pick one output format")
     if distributed:
-        return _distributed(source, data_dir, seed, as_json, output)
+        from envguard.distributed import report_distributed
+
+        style = "json" if as_json else "markdown" if as_markdown else "human"
+        return report_distributed(source, data_dir=data_dir, seed=seed, style=style, output=output,
+                                  title="smoke --distributed")  # fmt: skip
     from envguard.render import smoke as render
     from envguard.smoke.report import SmokeOptions, to_dict
     from envguard.smoke.run import run_smoke
@@ -124,18 +128,3 @@ def command(source: str | None, device: str, budget: float, workers_text: str | 
     from envguard.doctor.findings import exit_code
 
     return exit_code(report.findings)
-
-
-def _distributed(
-    source: str | None, data_dir: Path | None, seed: int, as_json: bool, output: str | None
-) -> int:
-    from envguard.distributed import run_distributed_check
-    from envguard.doctor.findings import exit_code
-    from envguard.render import distributed as render
-
-    result = run_distributed_check(source, data_dir=data_dir, seed=seed)
-    if result.rank == 0:
-        emit(
-            dumps(render.to_dict(result)) if as_json else render.render(result, "smoke --distributed"), output
-        )
-    return exit_code(result.findings)
