@@ -21,7 +21,7 @@ TorchBuild = Literal["cuda", "cpu", "rocm", "unknown", "absent"]
 SPEC_ONLY_KINDS: frozenset[str] = frozenset({"environment.yml"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PipOrigin:
     """Where a pip package came from when it was not an index release (PEP 610 direct_url.json)."""
 
@@ -32,7 +32,7 @@ class PipOrigin:
     requested_revision: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Package:
     """One resolved package. Conda fields are empty for pip packages and vice versa."""
 
@@ -71,7 +71,7 @@ class Package:
         return f"{text} ({self.channel})" if self.channel else text
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RequestedSpec:
     """What the user asked for: a conda MatchSpec string or a pip requirement line."""
 
@@ -79,7 +79,7 @@ class RequestedSpec:
     spec: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class VirtualPackage:
     """A system virtual package such as `__cuda 12.4` or `__glibc 2.36`."""
 
@@ -88,7 +88,7 @@ class VirtualPackage:
     build: str = "0"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class CudaSummary:
     """CUDA facts derived from packages and virtual packages (see envguard.cuda)."""
 
@@ -100,7 +100,7 @@ class CudaSummary:
     torch_source: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Fingerprints:
     """What the fingerprint probe measured inside the environment's own interpreter."""
 
@@ -117,7 +117,7 @@ class Fingerprints:
     errors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Environment:
     """A whole environment, resolved (packages) and/or requested (specs)."""
 

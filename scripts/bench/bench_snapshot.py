@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         prefix = build_prefix(work, args.packages)
         count = sum(1 for n in os.listdir(prefix / "conda-meta") if n.endswith(".json"))
         env = {**os.environ, "ENVGUARD_CACHE_DIR": str(work / "cache")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as installed: with compiled bytecode
         env.pop("CONDA_PREFIX", None)
         cmds = commands(prefix, work)
         times = measure(cmds, args.runs, env)
