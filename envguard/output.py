@@ -19,7 +19,10 @@ def dumps(data: Any) -> str:
 def _pretty(value: Any, level: int) -> str:
     pad = "  " * (level + 1)
     if level < 2 and isinstance(value, dict) and value:
-        items = (f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, level + 1)}" for k, v in value.items())
+        items = (
+            f"{pad}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, level + 1)}"
+            for k, v in value.items()
+        )
         return "{\n" + ",\n".join(items) + "\n" + "  " * level + "}"
     if level < 2 and isinstance(value, list | tuple) and value:
         return "[\n" + ",\n".join(pad + _pretty(v, level + 1) for v in value) + "\n" + "  " * level + "]"

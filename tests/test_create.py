@@ -70,7 +70,9 @@ def test_done_criterion_cuda_env_is_named_registered_conda_compatible_and_locked
     assert capsys.readouterr().out == "pytorch2.1-cuda118-py311\n"
     assert envguard("name", str(prefix)) == 0
     assert capsys.readouterr().out == "pytorch2.1-cuda118-py311\n"
-    assert envguard("export", str(prefix), "--from-history") == 0  # the requests, as conda's history keeps them
+    assert (
+        envguard("export", str(prefix), "--from-history") == 0
+    )  # the requests, as conda's history keeps them
     exported = capsys.readouterr().out
     assert all(f"  - {spec}\n" in exported for spec in TORCH_CUDA)
 
