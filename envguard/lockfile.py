@@ -48,7 +48,7 @@ def render_lock(
     lock_name: str = "conda-lock.yml",
 ) -> str:
     """The full conda-lock.yml text for resolved environments keyed by platform."""
-    import yaml
+    from envguard.yamltext import dump
 
     platforms = sorted(envs_by_platform)
     used = list(channels) if channels is not None else _channels(envs_by_platform)
@@ -63,9 +63,7 @@ def render_lock(
         },
         "package": [entry for _key, entry in sorted(_entries(envs_by_platform), key=lambda item: item[0])],
     }
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    body = yaml.dump(document, Dumper=dumper, sort_keys=False, default_flow_style=False, width=10_000)
-    return header(reproduce, lock_name, source_kind) + body
+    return header(reproduce, lock_name, source_kind) + dump(document)
 
 
 def header(reproduce: str, lock_name: str, source_kind: str) -> str:

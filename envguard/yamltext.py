@@ -4,6 +4,7 @@ unchanged as a string, single-quoted otherwise (double-quoted for control charac
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -61,3 +62,54 @@ def _resolves_to_str(text: str) -> bool:
     resolver: Any = yaml.resolver.Resolver()
     tag = resolver.resolve(yaml.ScalarNode, text, (True, False))
     return bool(tag == "tag:yaml.org,2002:str")
+
+
+def dump(document: Mapping[str, Any]) -> str:
+    """Block-style YAML for plain data (mappings, lists, str, int, bool, None), laid out as PyYAML's
+    `default_flow_style=False` lays it out (lists at their key's indent), without PyYAML's Python representer:
+    a 300-package conda-lock.yml renders in a few ms instead of ~100."""
+    lines: list[str] = []
+    _mapping(document, 0, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _mapping(mapping: Mapping[str, Any], indent: int, lines: list[str]) -> None:
+    pad = " " * indent
+    for key, value in mapping.items():
+        name = scalar(str(key))
+        if isinstance(value, Mapping) and value:
+            lines.append(f"{pad}{name}:")
+            _mapping(value, indent + 2, lines)
+        elif isinstance(value, list | tuple) and value:
+            lines.append(f"{pad}{name}:")
+            _sequence(value, indent, lines)
+        else:
+            lines.append(f"{pad}{name}: {_inline(value)}")
+
+
+def _sequence(items: Sequence[Any], indent: int, lines: list[str]) -> None:
+    pad = " " * indent
+    for item in items:
+        if isinstance(item, Mapping) and item:
+            nested: list[str] = []
+            _mapping(item, indent + 2, nested)
+            nested[0] = f"{pad}- {nested[0][indent + 2 :]}"
+            lines.extend(nested)
+        elif isinstance(item, list | tuple) and item:
+            raise TypeError("nested sequences are not used in envguard's YAML files")
+        else:
+            lines.append(f"{pad}- {_inline(item)}")
+
+
+def _inline(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Mapping):
+        return "{}"
+    if isinstance(value, list | tuple):
+        return "[]"
+    return scalar(str(value))
