@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard.channels import normalize, strip_credentials
+from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import Package, VirtualPackage
 
@@ -133,7 +133,7 @@ def _solve_error(exc: Exception, platform: str, sources: list[str]) -> Exception
 def record_to_package(record: Any) -> Package:
     """A rattler RepoDataRecord (or PrefixRecord) as an envguard Package."""
     url = strip_credentials(str(record.url))
-    folder = url.rsplit("/", 2)[0] if url.count("/") >= 2 else str(record.channel or "")
+    channel, subdir = channel_from_url(url)
     md5 = record.md5.hex() if record.md5 else ""
     sha256 = record.sha256.hex() if record.sha256 else ""
     return Package(
@@ -142,8 +142,8 @@ def record_to_package(record: Any) -> Package:
         version=str(record.version),
         build=str(record.build),
         build_number=int(record.build_number),
-        channel=normalize(folder),
-        subdir=str(record.subdir),
+        channel=channel or normalize(strip_credentials(str(record.channel or ""))),
+        subdir=str(record.subdir or subdir),
         url=url,
         md5=md5,
         sha256=sha256,

@@ -12,8 +12,16 @@ from pathlib import Path
 import pytest
 
 from envguard.backends import select
-from envguard.backends.base import Request, explicit_lines, redact
-from envguard.backends.cli import CliBackend, error_text, failure_text, parse_actions, parse_info, parse_list
+from envguard.backends.base import Request, redact
+from envguard.backends.cli import (
+    CliBackend,
+    error_text,
+    explicit_spec,
+    failure_text,
+    parse_actions,
+    parse_info,
+    parse_list,
+)
 from envguard.errors import BackendError, UsageError
 from envguard.model import Package, VirtualPackage
 from envguard.readers.explicit import parse_explicit_text
@@ -126,9 +134,9 @@ def recorded_explicit() -> str:
     return (SHARED / "reference" / "conda-outputs" / "list_explicit_sha256_rattler.txt").read_text()
 
 
-def test_explicit_lines_round_trip(shared: Path) -> None:
+def test_explicit_spec_round_trip(shared: Path) -> None:
     env = parse_explicit_text(recorded(shared, "list_explicit_sha256_rattler.txt"))
-    again = parse_explicit_text(explicit_lines(env.packages, "linux-64"))
+    again = parse_explicit_text(explicit_spec(env.packages, "linux-64"))
     assert again.packages == env.packages
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,14 +76,3 @@ def one_line(text: str, limit: int = 300) -> str:
     joined = " ".join(part.strip() for part in text.splitlines() if part.strip())
     joined = redact(joined)
     return joined if len(joined) <= limit else joined[: limit - 3] + "..."
-
-
-def explicit_lines(packages: Sequence[Package], platform: str) -> str:
-    """An `@EXPLICIT` spec of `packages` (for `conda create --file`), hashes attached as conda reads them."""
-    lines = [f"# platform: {platform}", "@EXPLICIT"]
-    for package in packages:
-        if package.manager != "conda" or not package.url:
-            continue
-        suffix = f"#sha256:{package.sha256}" if package.sha256 else (f"#{package.md5}" if package.md5 else "")
-        lines.append(package.url + suffix)
-    return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard.backends.base import Backend, Plan, Request, explicit_lines, one_line, redact
+from envguard.backends.base import Backend, Plan, Request, one_line, redact
 from envguard.channels import normalize, strip_credentials
 from envguard.errors import BackendError
 from envguard.model import Package, VirtualPackage
@@ -91,7 +91,7 @@ class CliBackend(Backend):
         extra = ["--platform", request.platform] if request.platform and request.platform != _native() else []
         if request.locked:
             spec_file = Path(tmp) / "explicit.txt"
-            spec_file.write_text(explicit_lines(request.locked, request.platform), encoding="utf-8")
+            spec_file.write_text(explicit_spec(request.locked, request.platform), encoding="utf-8")
             return [*extra, "--file", str(spec_file)]
         channels = [arg for channel in request.channels for arg in ("--channel", channel)]
         return [*extra, "--override-channels", *channels, *request.specs]
@@ -233,3 +233,11 @@ def _entry(entry: Mapping[str, Any]) -> Package:
 
 
 __all__ = ["TOOLS", "CliBackend", "ToolInfo", "parse_actions", "parse_info", "parse_list", "redact"]
+
+
+def explicit_spec(packages: Sequence[Package], platform: str) -> str:
+    """The `@EXPLICIT` file `conda create --file` installs without solving (export's writer, install order)."""
+    from envguard.export import to_explicit
+    from envguard.model import make_environment
+
+    return to_explicit(make_environment(kind="explicit", platform=platform, packages=packages)).text

@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from envguard.channels import channel_from_url, normalize, strip_credentials
+from envguard.channels import normalize, strip_credentials
 from envguard.errors import BadInputError
 from envguard.model import Environment, Package, PipOrigin, VirtualPackage, make_environment
 from envguard.readers.pip_dist import canonical_name
+from envguard.solver import record_to_package
 
 DEFAULT_ENVIRONMENT = "default"
 _INDEX_HOSTS = ("files.pythonhosted.org", "pypi.org", "pypi.python.org")
@@ -88,28 +89,10 @@ def _packages(path: Path, env: Any, lock_platform: Any) -> tuple[list[Package], 
         if kind == "PypiLockedPackage":
             packages.append(_pypi(item, warnings, path))
         elif kind == "CondaLockedBinaryPackage":
-            packages.append(_conda_record(item.repo_data_record()))
+            packages.append(record_to_package(item.repo_data_record()))
         else:
             packages.append(_conda_source(item, warnings, path))
     return packages, warnings
-
-
-def _conda_record(record: Any) -> Package:
-    url = strip_credentials(str(record.url))
-    channel, subdir = channel_from_url(url)
-    return Package(
-        manager="conda",
-        name=record.name.normalized,
-        version=str(record.version),
-        build=str(record.build),
-        build_number=int(record.build_number),
-        channel=channel or normalize(str(record.channel or "")),
-        subdir=str(record.subdir or subdir),
-        url=url,
-        md5=_hex(record.md5),
-        sha256=_hex(record.sha256),
-        depends=tuple(str(d) for d in record.depends),
-    )
 
 
 def _conda_source(item: Any, warnings: list[str], path: Path) -> Package:
