@@ -23,7 +23,7 @@ from envguard.model import Environment, Manager, Package
 
 MAX_LENGTH = 64
 RESERVED = frozenset({"base", "root", "envs", "pkgs"})
-_VALID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+_VALID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?")
 _JAX_CUDA = re.compile(r"cuda(\d{2})")
 _PIN = re.compile(r"^\s*(?:==|=)?\s*(\d+(?:\.\d+)*)(?:\.\*|\*)?\s*$")
@@ -185,7 +185,7 @@ def validate(name: str) -> str:
         raise UsageError(f"environment name {name!r} starts with '-' and would read as an option; {rules}")
     if len(name) > MAX_LENGTH:
         raise UsageError(f"environment name {name[:20]!r}... is {len(name)} characters long; {rules}")
-    if not _VALID.match(name):
+    if not _VALID.fullmatch(name):  # fullmatch: `$` would accept a trailing newline
         raise UsageError(f"environment name {name!r} has characters that are not portable; {rules}")
     if name.lower() in RESERVED:
         raise UsageError(f"environment name {name!r} is reserved by conda; choose another name")

@@ -167,3 +167,8 @@ def test_content_hash_prefers_requested_specs() -> None:
         requested=(RequestedSpec("conda", "python=3.11"),),
     )
     assert content_hash(with_specs) == content_hash(other_packages)
+
+
+def test_trailing_newline_is_refused() -> None:
+    with pytest.raises(UsageError):
+        validate("pytorch2.1-cpu-py311\n")
