@@ -282,9 +282,9 @@ def _hashes(value: Any, where: object, label: str, manager: str) -> dict[str, st
         if digest is None:
             continue
         vcs_commit = (
-            manager == "pip" and algo == "sha256" and isinstance(digest, str) and _COMMIT.match(digest)
+            manager == "pip" and algo == "sha256" and isinstance(digest, str) and _COMMIT.fullmatch(digest)
         )
-        if not isinstance(digest, str) or not (pattern.match(digest) or vcs_commit):
+        if not isinstance(digest, str) or not (pattern.fullmatch(digest) or vcs_commit):
             raise BadInputError(f"{where}: package {label}: {algo} {digest!r} is not a hex digest; {FIX}")
         result[algo] = digest.lower()
     if manager == "conda" and "md5" not in result:
@@ -337,7 +337,7 @@ def origin_from_url(url: str) -> PipOrigin:
     if not match:
         return PipOrigin(url=url)
     revision = match.group(3) or ""
-    commit = revision if _COMMIT.match(revision) else ""
+    commit = revision if _COMMIT.fullmatch(revision) else ""
     return PipOrigin(url=match.group(2), vcs=match.group(1), commit_id=commit, requested_revision=revision)
 
 
