@@ -164,24 +164,3 @@ def test_input_hash_is_stable_and_sensitive() -> None:
     assert input_hash(a, "linux-64") == input_hash(b, "linux-64") != input_hash(c, "linux-64")
     assert input_hash(a, "linux-64") != input_hash(a, "osx-arm64")
     assert input_hash(a, "linux-64") != input_hash(a, "linux-64", (VirtualPackage("__cuda", "12.1"),))
-
-
-def test_parsed_lock_cache_is_exact_and_misses_on_any_edit(tmp_path, monkeypatch, shared) -> None:
-    """The JSON cache of a parsed lock returns what the parser returns, and an edited lock is parsed again."""
-    from envguard.readers import condalock
-
-    lock = tmp_path / "conda-lock.yml"
-    source = shared / "reference" / "conda-outputs" / "conda-lock"
-    lock.write_text((source / "conda-lock_no-mamba.yml").read_text())
-    first = condalock.read_all(lock)
-    assert condalock._cache_file(lock).is_file()
-    calls: list[str] = []
-    real_parse = condalock.parse
-    monkeypatch.setattr(
-        condalock, "parse", lambda text, origin: calls.append(origin) or real_parse(text, origin)
-    )
-    assert condalock.read_all(lock) == first and calls == []
-    lock.write_text(lock.read_text().replace("version: 1.26.4", "version: 1.26.5"))
-    edited = condalock.read_all(lock)
-    assert calls == [str(lock)]
-    assert edited["linux-64"].get("numpy").version == "1.26.5"

@@ -45,60 +45,8 @@ def read(path: Path, platform: str | None = None) -> Environment:
 
 
 def read_all(path: Path) -> dict[str, Environment]:
-    """Every platform of the lock, keyed by platform name.
-
-    The parsed lock is cached as envguard JSON beside the other caches, keyed by the lock's path and the SHA-256 of
-    its text: a check after the environment changed skips loading and running the YAML parser (a third of its
-    time), and any edit of the lock misses the cache."""
-    text = read_text(path)
-    cached = _cache_load(path, text)
-    if cached is not None:
-        return cached
-    envs = parse(text, str(path))
-    _cache_store(path, text, envs)
-    return envs
-
-
-def _cache_file(path: Path) -> Path:
-    import zlib
-
-    from envguard.virtual import cache_dir
-
-    where = str(path.resolve()).encode()
-    return cache_dir() / "locks" / f"{zlib.crc32(where):08x}{zlib.adler32(where):08x}.json"
-
-
-def _digest(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _cache_load(path: Path, text: str) -> dict[str, Environment] | None:
-    import json
-
-    from envguard.model import from_dict
-
-    try:
-        data = json.loads(_cache_file(path).read_bytes())
-        if data.get("sha256") != _digest(text) or data.get("origin") != str(path):
-            return None
-        return {platform: from_dict(env, str(path)) for platform, env in data["envs"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, BadInputError):
-        return None
-
-
-def _cache_store(path: Path, text: str, envs: dict[str, Environment]) -> None:
-    import contextlib
-    import json
-
-    from envguard.atomic import write_text
-    from envguard.errors import OperationalError
-    from envguard.model import to_dict
-
-    data = {"sha256": _digest(text), "origin": str(path), "envs": {p: to_dict(e) for p, e in envs.items()}}
-    with contextlib.suppress(OperationalError):  # a cache that cannot be written only costs speed
-        write_text(_cache_file(path), json.dumps(data, separators=(",", ":")))
+    """Every platform of the lock, keyed by platform name."""
+    return parse(read_text(path), str(path))
 
 
 @dataclass(frozen=True)
