@@ -256,14 +256,14 @@ def test_unreachable_private_channel_is_exit_3_without_the_token(capsys: pytest.
 def test_create_from_an_explicit_spec_with_md5(
     channels: dict[str, Path], tmp_path: Path, isolated_home: Path
 ) -> None:
-    from envguard.backends.base import explicit_lines
+    from envguard.backends.cli import explicit_spec
     from envguard.solver import default_virtual_packages, solve
 
     solved = solve(["python=3.11", "six"], [channels["forge"].resolve().as_uri()], "linux-64",
                    default_virtual_packages("linux-64", None))  # fmt: skip
     md5_only = [dataclasses.replace(p, sha256="") for p in solved.packages]
     spec = tmp_path / "spec.txt"
-    spec.write_text(explicit_lines(md5_only, "linux-64"))
+    spec.write_text(explicit_spec(md5_only, "linux-64"))
     assert "#" in spec.read_text().splitlines()[-1]
     assert envguard("create", "--lock", str(spec), "-n", "from-explicit") == 0
     env = read_prefix(envs(isolated_home) / "from-explicit")
