@@ -8,34 +8,37 @@ from pathlib import Path
 
 from envguard.errors import OperationalError
 
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
-def write_text(path: str | os.PathLike[str], text: str) -> Path:
+
+def write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True) -> Path:
     """Write `text` (UTF-8, LF) to `path` atomically and return the path."""
-    return write_bytes(path, text.encode("utf-8"))
+    return write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write `data` to `path` atomically, keeping an existing file's permissions."""
+def write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
+    """Write `data` to `path` atomically, keeping an existing file's permissions.
+
+    `durable=False` skips the fsync: still atomic (readers see the old or the new file, never half of one), for
+    caches whose loss after a power cut only costs time."""
     target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    import tempfile
-
+    folder = target.parent
+    tmp = folder / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        fd = os.open(tmp, _FLAGS, 0o666)  # the umask applies, as for any new file
     except OSError as exc:
         raise OperationalError(
             f"cannot write {target}: {exc.strerror or exc}; check the folder exists and is writable"
         ) from exc
     try:
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-        if not target.exists():
-            os.chmod(tmp, 0o666 & ~_umask())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -46,9 +49,3 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
             os.unlink(tmp)
         raise
     return target
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current

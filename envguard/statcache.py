@@ -151,7 +151,7 @@ def store(
 
         entry = {"material": material_text, "inputs": inputs, "fingerprint": fingerprint, "clean": True,
                  "outputs": dict(outputs)}  # fmt: skip
-        write_text(path, json.dumps(entry))
+        write_text(path, json.dumps(entry), durable=False)
     except Exception:  # a cache that cannot be written only costs speed next time
         return
 
@@ -177,6 +177,6 @@ def store_parse(data: bytes, platform: str | None, parsed: Mapping[str, object])
     try:
         from envguard.atomic import write_text
 
-        write_text(_parse_path(data, platform), json.dumps(dict(parsed)))
+        write_text(_parse_path(data, platform), json.dumps(dict(parsed)), durable=False)
     except Exception:
         return

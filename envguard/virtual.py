@@ -56,7 +56,9 @@ def detect(use_cache: bool = True) -> tuple[VirtualPackage, ...]:
 
         with contextlib.suppress(Exception):
             write_text(
-                cache, json.dumps([{"name": v.name, "version": v.version, "build": v.build} for v in found])
+                cache,
+                json.dumps([{"name": v.name, "version": v.version, "build": v.build} for v in found]),
+                durable=False,
             )
     return found
 
