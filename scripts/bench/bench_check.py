@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fixture_channel
-from bench_snapshot import FLOOR, build_prefix
+from bench_snapshot import FLOOR, bench_env, build_prefix
 
 Case = tuple[list[str], Callable[[], None] | None]
 
@@ -164,9 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             else build_heavy_prefix(work, args.packages, files)
         )
         cache = work / "cache"
-        env = {**os.environ, "ENVGUARD_CACHE_DIR": str(cache)}
-        env.pop("CONDA_PREFIX", None)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as installed: with compiled bytecode
+        env = bench_env(cache)
         lock = work / "conda-lock.yml"
         subprocess.run([Path(sys.executable).parent / "envguard", "lock", str(prefix), "--no-probe", "-o", str(lock)],
                        check=True, capture_output=True, env=env)  # fmt: skip

@@ -15,15 +15,13 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_snapshot import FLOOR, build_prefix
+from bench_snapshot import FLOOR, bench_env, build_prefix, measure
 
 
 def commands(prefix: Path, work: Path) -> dict[str, list[str]]:
@@ -50,18 +48,6 @@ def commands(prefix: Path, work: Path) -> dict[str, list[str]]:
         "floor: json-load every conda-meta/*.json": [sys.executable, str(floor), str(prefix / "conda-meta")],
         "python -c pass": [sys.executable, "-c", "pass"],
     }
-
-
-def measure(cmds: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {name: [] for name in cmds}
-    for argv in cmds.values():
-        subprocess.run(argv, check=True, capture_output=True, env=env)
-    for _ in range(runs):
-        for name, argv in cmds.items():
-            start = time.perf_counter()
-            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-            times[name].append(time.perf_counter() - start)
-    return times
 
 
 def report(times: dict[str, list[float]], packages: int) -> str:
@@ -94,9 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     try:
         prefix = build_prefix(work, args.packages)
-        env = {**os.environ, "ENVGUARD_CACHE_DIR": str(work / "cache")}
-        env.pop("CONDA_PREFIX", None)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as installed: with compiled bytecode
+        env = bench_env(work / "cache")
         count = sum(1 for n in os.listdir(prefix / "conda-meta") if n.endswith(".json"))
         print(report(measure(commands(prefix, work), args.runs, env), count))
     finally:

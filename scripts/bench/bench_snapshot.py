@@ -86,6 +86,15 @@ def commands(prefix: Path, work: Path) -> dict[str, list[str]]:
     }
 
 
+def bench_env(cache: Path) -> dict[str, str]:
+    """The environment every timed subprocess gets: its own envguard cache, no active conda env, and compiled
+    bytecode (PYTHONDONTWRITEBYTECODE would make every import recompile: measure as installed)."""
+    env = {**os.environ, "ENVGUARD_CACHE_DIR": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("CONDA_PREFIX", None)
+    return env
+
+
 def measure(cmds: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, list[float]]:
     """Round-robin timings in seconds (one warm-up each first, so caches are equally warm for all)."""
     times: dict[str, list[float]] = {name: [] for name in cmds}
@@ -135,9 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         prefix = build_prefix(work, args.packages)
         count = sum(1 for n in os.listdir(prefix / "conda-meta") if n.endswith(".json"))
-        env = {**os.environ, "ENVGUARD_CACHE_DIR": str(work / "cache")}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # measure as installed: with compiled bytecode
-        env.pop("CONDA_PREFIX", None)
+        env = bench_env(work / "cache")
         cmds = commands(prefix, work)
         times = measure(cmds, args.runs, env)
         floor = "floor: json-load every conda-meta/*.json"
