@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -64,3 +65,20 @@ def shared() -> Path:
     if not SHARED.is_dir():
         pytest.skip("../shared is not present")
     return SHARED
+
+
+@pytest.fixture
+def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A real 1 MiB tmpfs as the shared-memory mount (needs root; skipped elsewhere)."""
+    mount = tmp_path / "shm"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)

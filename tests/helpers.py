@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -79,3 +80,10 @@ def envguard(*argv: str, cwd: Path | None = None) -> int:
         return run(list(argv))
     finally:
         os.chdir(old)
+
+
+def check_out(prefix: Path, lock: Path, capsys: Any, *extra: str) -> tuple[int, str]:
+    """`envguard check PREFIX --lock LOCK [extra]`: (exit code, stdout)."""
+    capsys.readouterr()
+    code = envguard("check", str(prefix), "--lock", str(lock), *extra)
+    return code, capsys.readouterr().out

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import MakePrefix
-from tests.helpers import envguard, pip_install
+from tests.helpers import check_out, envguard, pip_install
 
 BASE = ["python=3.11", "numpy=1.26", "pytorch=2.1.0=*cuda11.8*", "requests=2.32.3", "zlib"]
 TINY = "tinyproj-1.0.0-py3-none-any.whl"
@@ -28,12 +28,6 @@ def locked(make_prefix: MakePrefix, channels: dict[str, Path], tmp_path: Path) -
     lock = tmp_path / "conda-lock.yml"
     assert envguard("lock", str(prefix), "--no-probe", "-o", str(lock)) == 0
     return prefix, lock
-
-
-def _check(prefix: Path, lock: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = envguard("check", str(prefix), "--lock", str(lock), *extra)
-    return code, capsys.readouterr().out
 
 
 def _pip_uninstall(prefix: Path, name: str) -> None:
@@ -94,17 +88,17 @@ def test_drift_is_caught(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     prefix, lock = locked
-    assert _check(prefix, lock, capsys) == (0, f"OK: {prefix} matches {lock}\n")
+    assert check_out(prefix, lock, capsys) == (0, f"OK: {prefix} matches {lock}\n")
     mutate, expected = DRIFTS[drift]
     mutate(make_prefix, channels, prefix)
-    code, out = _check(prefix, lock, capsys)
+    code, out = check_out(prefix, lock, capsys)
     assert code == 1, out
     for pattern in expected:
         assert re.search(pattern, out), f"{pattern!r} not in:\n{out}"
     assert out.splitlines()[-1].startswith("DRIFT: ") and out.splitlines()[-1].endswith(
         f"between {prefix} and {lock}"
     )
-    code, text = _check(prefix, lock, capsys, "--json")
+    code, text = check_out(prefix, lock, capsys, "--json")
     data = json.loads(text)
     assert code == 1 and data["schema_version"] == 1 and data["clean"] is False
 
@@ -118,7 +112,7 @@ def test_no_false_alarm_on_identical_rebuild_at_another_path(
     _prefix, lock = locked
     rebuild = make_prefix(BASE, name="rebuild", cuda="12.4")
     pip_install(rebuild, str(channels["wheels"] / TINY))
-    code, out = _check(rebuild, lock, capsys, "--files")
+    code, out = check_out(rebuild, lock, capsys, "--files")
     assert (code, out.splitlines()[-1]) == (0, f"OK: {rebuild} matches {lock}"), out
 
 
@@ -131,8 +125,8 @@ def test_tampered_and_missing_files_with_files(
     init.unlink()  # installed files are hardlinks into the shared package cache: never edit them in place
     init.write_text(edited)
     (prefix / "share" / "zlib" / "zlib-1.3.1.txt").unlink()
-    assert _check(prefix, lock, capsys)[0] == 0  # package metadata is untouched: only --files can see this
-    code, out = _check(prefix, lock, capsys, "--files")
+    assert check_out(prefix, lock, capsys)[0] == 0  # package metadata is untouched: only --files can see this
+    code, out = check_out(prefix, lock, capsys, "--files")
     assert code == 1
     assert re.search(
         r"\[drift\] lib/python3\.11/site-packages/numpy/__init__\.py \(numpy\S*\): altered", out
@@ -210,9 +204,9 @@ def test_explicit_files_and_snapshots_are_accepted_as_locks(
     assert envguard("lock", str(prefix), "--no-probe", "--format", "explicit", "-o", str(explicit)) == 0
     assert envguard("snapshot", str(prefix), "--no-probe", "-o", str(snapshot)) == 0
     for lock in (explicit, snapshot):
-        assert _check(prefix, lock, capsys)[0] == 0, lock
+        assert check_out(prefix, lock, capsys)[0] == 0, lock
     make_prefix(["python=3.11", "numpy=2.0", "zlib"])
     for lock in (explicit, snapshot):
-        code, out = _check(prefix, lock, capsys)
+        code, out = check_out(prefix, lock, capsys)
         assert code == 1 and "numpy: 1.26.4" in out, out
     assert "in the reference, 2.0.1 " in out and out.rstrip().endswith(f"and {snapshot}")

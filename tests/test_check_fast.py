@@ -14,7 +14,7 @@ import pytest
 
 from envguard import statcache
 from tests.conftest import MakePrefix
-from tests.helpers import REPO, envguard, pip_install
+from tests.helpers import REPO, check_out, envguard, pip_install
 
 CACHED = "(unchanged since the last full check)"
 
@@ -27,41 +27,35 @@ def locked(make_prefix: MakePrefix, tmp_path: Path) -> tuple[Path, Path]:
     return prefix, lock
 
 
-def _check(prefix: Path, lock: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = envguard("check", str(prefix), "--lock", str(lock), *extra)
-    return code, capsys.readouterr().out
-
-
 def test_second_check_is_served_from_the_cache_in_every_format(
     locked: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     prefix, lock = locked
-    code, out = _check(prefix, lock, capsys)
+    code, out = check_out(prefix, lock, capsys)
     assert code == 0 and CACHED not in out
-    code, out = _check(prefix, lock, capsys)
+    code, out = check_out(prefix, lock, capsys)
     assert code == 0 and out.rstrip().endswith(CACHED)
-    code, out = _check(prefix, lock, capsys, "--json")
+    code, out = check_out(prefix, lock, capsys, "--json")
     assert code == 0 and json.loads(out)["clean"] is True
-    code, out = _check(prefix, lock, capsys, "--no-cache")
+    code, out = check_out(prefix, lock, capsys, "--no-cache")
     assert code == 0 and CACHED not in out
 
 
-def test_drift_is_never_cached_and_any_change_reruns_the_full_check(
+def test_drift_is_never_cached_and_any_change_reruns_the_fullcheck_out(
     locked: tuple[Path, Path], channels: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     prefix, lock = locked
-    assert _check(prefix, lock, capsys)[0] == 0
+    assert check_out(prefix, lock, capsys)[0] == 0
     pip_install(prefix, str(channels["wheels"] / "tinyproj-1.0.0-py3-none-any.whl"))
     for _ in range(2):  # drift stays drift, run after run
-        code, out = _check(prefix, lock, capsys)
+        code, out = check_out(prefix, lock, capsys)
         assert code == 1 and "tinyproj" in out and CACHED not in out
     site = next((prefix / "lib").glob("python3*/site-packages"))
     for path in sorted(site.glob("tinyproj*"), reverse=True):
         subprocess.run(["rm", "-rf", str(path)], check=True)
-    assert _check(prefix, lock, capsys) == (0, f"OK: {prefix} matches {lock}\n")
+    assert check_out(prefix, lock, capsys) == (0, f"OK: {prefix} matches {lock}\n")
     lock.write_text(lock.read_text().replace("version: 1.26.4", "version: 1.26.5", 1))  # the lock changes
-    code, out = _check(prefix, lock, capsys)
+    code, out = check_out(prefix, lock, capsys)
     assert code == 1 and "numpy: 1.26.5" in out
 
 
@@ -69,8 +63,8 @@ def test_in_place_record_edit_with_restored_mtime_is_not_masked(
     locked: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     prefix, lock = locked
-    assert _check(prefix, lock, capsys)[0] == 0
-    assert _check(prefix, lock, capsys)[1].rstrip().endswith(CACHED)
+    assert check_out(prefix, lock, capsys)[0] == 0
+    assert check_out(prefix, lock, capsys)[1].rstrip().endswith(CACHED)
     [record] = (prefix / "conda-meta").glob("numpy-1.26.4-*.json")
     before = record.stat()
     text = record.read_text()
@@ -83,7 +77,7 @@ def test_in_place_record_edit_with_restored_mtime_is_not_masked(
         before.st_mtime_ns,
         before.st_ino,
     )
-    code, out = _check(prefix, lock, capsys)
+    code, out = check_out(prefix, lock, capsys)
     assert code == 1 and "numpy: 1.26.4" in out and "1.26.5" in out
 
 

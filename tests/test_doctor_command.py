@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -92,23 +91,6 @@ def test_doctor_rejects_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
     lock.write_text("version: 1\n")
     assert envguard("doctor", str(lock)) == 2
     assert "live environment" in capsys.readouterr().err
-
-
-@pytest.fixture
-def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A real 1 MiB tmpfs as the shared-memory mount (needs root; skipped elsewhere)."""
-    mount = tmp_path / "shm"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
 
 
 def test_doctor_fails_a_tiny_shm(prefix: Path, tiny_shm: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,23 +87,6 @@ def test_planted_too_few_workers_fails(prefix: Path, capsys: pytest.CaptureFixtu
     assert "num_workers=2" in finding["fix"]
     user = data["datasets"][0]
     assert user["bound"] == "io" and not user["nominal"] and user["latency_ms"] >= 4.0
-
-
-@pytest.fixture
-def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A real 1 MiB tmpfs as the shared-memory mount (needs root; skipped elsewhere)."""
-    mount = tmp_path / "shm"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
 
 
 @pytest.mark.slow
