@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
 
 ANACONDA_ORG = "https://conda.anaconda.org/"
 REPO_ANACONDA = "https://repo.anaconda.com/"
@@ -21,6 +20,8 @@ def strip_credentials(url: str) -> str:
     """Remove `user:password@` and anaconda.org `/t/<token>` parts from a URL; other strings pass unchanged."""
     if "://" not in url or ("@" not in url and "/t/" not in url):
         return url
+    from urllib.parse import urlsplit, urlunsplit  # only URLs that carry credentials get here
+
     parts = urlsplit(url)
     netloc = parts.netloc.rsplit("@", 1)[-1]
     path = _TOKEN.sub("", parts.path)
