@@ -4,7 +4,8 @@ side with calling py-rattler's solve + install directly, in one run. Prints medi
     python scripts/bench/bench_create.py                # 300 bulk packages, 7 rounds
     python scripts/bench/bench_create.py --bulk 300 --rounds 11
 
-Everything runs in this process with warm package caches (the first round of each is a discarded warm-up), so the
+Everything runs in this process with warm package caches (the first round of each is a discarded warm-up; `--cold`
+empties both engines' package caches before every round instead, as on a fresh CI runner), so the
 numbers compare the work envguard adds (machine check, naming, archive hashing, conda-style history, registration,
 the lock beside environment.yml, reading and checking the rebuilt prefix) with the bare engine.
 """
@@ -83,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bulk", type=int, default=300, help="extra packages in the environment")
     parser.add_argument("--rounds", type=int, default=7, help="measured rounds (after one warm-up)")
+    parser.add_argument("--cold", action="store_true",
+                        help="empty the package caches before every round (a fresh machine or CI runner: every "
+                             "archive is extracted), instead of warm caches")  # fmt: skip
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="envguard-bench-create-"))
     os.environ.update(HOME=str(work / "home"), XDG_CACHE_HOME=str(work / "home" / ".cache"),
@@ -92,12 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     (work / "tmp").mkdir()
     tempfile.tempdir = str(work / "tmp")  # verify's temporary prefixes stay inside the benchmark's folder
     try:
-        return run(work, args.bulk, args.rounds)
+        return run(work, args.bulk, args.rounds, args.cold)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(work: Path, bulk: int, rounds: int) -> int:
+def run(work: Path, bulk: int, rounds: int, cold: bool = False) -> int:
     channels = fixture_channel.build_channels(work / "channels", bulk=bulk)
     channel = channels["forge"].resolve().as_uri()
     specs = ["python=3.11", *[r.name for r in fixture_channel.bulk_recipes(bulk)]]
@@ -111,6 +115,9 @@ def run(work: Path, bulk: int, rounds: int) -> int:
     def reset() -> None:
         shutil.rmtree(target, ignore_errors=True)
         (work / "home" / ".conda" / "environments.txt").unlink(missing_ok=True)
+        if cold:  # both engines start from empty package caches (envguard's is ENVGUARD_PKGS_DIR's default)
+            shutil.rmtree(rattler_cache, ignore_errors=True)
+            shutil.rmtree(work / "home" / ".cache" / "envguard" / "pkgs", ignore_errors=True)
 
     lock = str(project / "conda-lock.yml")
     create = ["create", "-f", str(yml), "--prefix", str(target), "--backend", "embedded"]
@@ -128,17 +135,18 @@ def run(work: Path, bulk: int, rounds: int) -> int:
             drop_kept()
             if round_number:
                 samples[name].append(seconds)
-    print(table(samples, bulk, rounds))
+    print(table(samples, bulk, rounds, cold))
     return 0
 
 
-def table(samples: dict[str, list[tuple[float, float]]], bulk: int, rounds: int) -> str:
+def table(samples: dict[str, list[tuple[float, float]]], bulk: int, rounds: int, cold: bool = False) -> str:
     base_name = next(iter(samples))
     base_wall = statistics.median(w for w, _c in samples[base_name])
     base_cpu = statistics.median(c for _w, c in samples[base_name])
     lines = [
         f"Create/verify of a {bulk + 2}-package environment from a local file:// channel "
-        f"(median of {rounds} rounds, warm package caches, in one process; python {sys.version.split()[0]}, "
+        f"(median of {rounds} rounds, {'empty' if cold else 'warm'} package caches, in one process; "
+        f"python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs)",
         "",
         "| Operation | Wall median (s) | Wall ratio | CPU median (s) | CPU ratio | CPU overhead |",
