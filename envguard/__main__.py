@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envguard.cli import main
+from envguard.cli.app import main
 
 if __name__ == "__main__":
     main()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 ANACONDA_ORG = "https://conda.anaconda.org/"
 REPO_ANACONDA = "https://repo.anaconda.com/"
@@ -13,6 +14,7 @@ KNOWN_SUBDIRS = frozenset(
         "wasi-wasm32", "zos-z",
     }
 )  # fmt: skip
+DEFAULTS = ("https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pkgs/r")
 _TOKEN = re.compile(r"/t/[^/]+")
 
 
@@ -58,9 +60,21 @@ def channel_from_url(url: str) -> tuple[str, str]:
     return normalize(channel), subdir
 
 
-def split_channel_prefix(spec: str) -> tuple[str | None, str]:
-    """Split `conda-forge::numpy` (or `conda-forge/linux-64::numpy`) into (channel, rest)."""
-    if "::" not in spec:
-        return None, spec
-    channel, rest = spec.split("::", 1)
-    return normalize(channel), rest
+
+def expand_channels(channels: Sequence[str], specs: Sequence[str] = ()) -> list[str]:
+    """Channel list for rattler: `defaults` expanded, `nodefaults` dropped, `channel::pkg` channels appended."""
+    result: list[str] = []
+    for channel in channels:
+        if channel == "nodefaults":
+            continue
+        for item in DEFAULTS if channel == "defaults" else (channel,):
+            if item not in result:
+                result.append(item)
+    for spec in specs:
+        if "::" in spec:
+            channel = spec.split("::", 1)[0].strip()
+            if "/" in channel and channel.rsplit("/", 1)[-1] in KNOWN_SUBDIRS:
+                channel = channel.rsplit("/", 1)[0]  # `conda-forge/linux-aarch64::numpy` names conda-forge
+            if channel and channel not in result:
+                result.append(channel)
+    return result

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
-from envguard.model import CudaSummary, Package, TorchBuild, VirtualPackage
+if TYPE_CHECKING:  # the model imports this module: types only, no import cycle
+    from envguard.model import Package, VirtualPackage
+
+TorchBuild = Literal["cuda", "cpu", "rocm", "unknown", "absent"]
 
 TOOLKIT_PACKAGES = ("cuda-version", "cudatoolkit", "cuda-runtime", "cuda-cudart", "pytorch-cuda", "cuda")
 TORCH_NAMES = ("pytorch", "torch", "pytorch-gpu", "pytorch-cpu")
@@ -13,6 +18,18 @@ _BUILD_CUDA = re.compile(r"cuda[_-]?(\d+)(?:\.(\d+))?")
 _LOCAL_CU = re.compile(r"\+cu(\d+)")
 _LOCAL_ROCM = re.compile(r"\+rocm(\d+(?:\.\d+)*)")
 _PIP_NVIDIA = re.compile(r"^nvidia-[a-z0-9-]+-cu(\d+)$")
+
+
+@dataclass(frozen=True)
+class CudaSummary:
+    """CUDA facts derived from packages and virtual packages."""
+
+    driver: str | None = None
+    toolkit: str | None = None
+    toolkit_source: str | None = None
+    torch_build: TorchBuild = "absent"
+    torch_cuda: str | None = None
+    torch_source: str | None = None
 
 
 def summarize(packages: Iterable[Package], virtual: Iterable[VirtualPackage] = ()) -> CudaSummary:

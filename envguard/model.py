@@ -11,13 +11,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from envguard.cuda import CudaSummary, summarize
 from envguard.errors import BadInputError
 
 SCHEMA_VERSION = 1
 
 Manager = Literal["conda", "pip"]
 SourceKind = Literal["prefix", "venv", "environment.yml", "explicit", "conda-lock", "pixi-lock", "snapshot"]
-TorchBuild = Literal["cuda", "cpu", "rocm", "unknown", "absent"]
 SPEC_ONLY_KINDS: frozenset[str] = frozenset({"environment.yml"})
 
 
@@ -89,18 +89,6 @@ class VirtualPackage:
 
 
 @dataclass(frozen=True)
-class CudaSummary:
-    """CUDA facts derived from packages and virtual packages (see envguard.cuda)."""
-
-    driver: str | None = None
-    toolkit: str | None = None
-    toolkit_source: str | None = None
-    torch_build: TorchBuild = "absent"
-    torch_cuda: str | None = None
-    torch_source: str | None = None
-
-
-@dataclass(frozen=True)
 class Fingerprints:
     """What the fingerprint probe measured inside the environment's own interpreter."""
 
@@ -167,8 +155,6 @@ def sort_packages(packages: Iterable[Package]) -> tuple[Package, ...]:
 
 def make_environment(**fields: Any) -> Environment:
     """Build an Environment with sorted packages and a CUDA summary derived from its contents."""
-    from envguard.cuda import summarize
-
     packages = sort_packages(fields.pop("packages", ()))
     virtual = tuple(sorted(fields.pop("virtual_packages", ()), key=lambda v: v.name))
     fields.setdefault("cuda", summarize(packages, virtual))

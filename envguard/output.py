@@ -40,3 +40,15 @@ def emit(text: str, output: str | None) -> None:
 
 def warn(message: str) -> None:
     sys.stderr.write(f"envguard: warning: {message}\n")
+
+
+def human_bytes(value: float | None) -> str:
+    """`1.5 GiB`-style sizes for evidence strings."""
+    if value is None:
+        return "unknown"
+    size = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(size) < 1024 or unit == "TiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"

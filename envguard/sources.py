@@ -6,15 +6,12 @@ File kinds are detected by content, not by name, so `env.lock` or `spec.txt` wor
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
 from envguard.errors import BadInputError
-from envguard.model import Environment, SourceKind, VirtualPackage
-
-FILE_KINDS: tuple[SourceKind, ...] = ("snapshot", "conda-lock", "pixi-lock", "explicit", "environment.yml")
-_VERSION_LINE = re.compile(r"^version:\s*['\"]?(\d+)", re.MULTILINE)
+from envguard.formats import read_file
+from envguard.model import Environment, VirtualPackage
 
 
 def default_prefix() -> Path:
@@ -28,43 +25,10 @@ def resolve_prefix(source: str | None) -> Path:
     if source is None:
         return default_prefix()
     if source.startswith("name:"):
-        from envguard.condaconfig import find_named
+        from envguard.prefix.condaconfig import find_named
 
         return find_named(source[len("name:") :])
     return Path(source).expanduser()
-
-
-def detect_kind(path: Path) -> SourceKind:
-    """Sniff a file's kind from its first few KB."""
-    from envguard.textio import decode
-
-    try:
-        with open(path, "rb") as handle:
-            head = decode(handle.read(65536), path)
-    except FileNotFoundError as exc:
-        raise BadInputError(f"{path}: no such file or environment; check the path") from exc
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read ({exc.strerror})") from exc
-    stripped = head.lstrip()
-    if stripped.startswith("{") and '"schema_version"' in head:
-        return "snapshot"
-    if re.search(r"^@EXPLICIT\s*$", head, re.MULTILINE):
-        return "explicit"
-    version = _VERSION_LINE.search(head)
-    if version and re.search(r"^environments:\s*$", head, re.MULTILINE):
-        return "pixi-lock"
-    if version and re.search(r"^(package|metadata):", head, re.MULTILINE):
-        return "conda-lock"
-    if re.search(r"^metadata:\s*$", head, re.MULTILINE) and re.search(
-        r"^\s+content_hash:", head, re.MULTILINE
-    ):
-        return "conda-lock"  # a lock that lost its `version:` line: let the reader say so precisely
-    if re.search(r"^(dependencies|channels|name)\s*:", head, re.MULTILINE) or re.search(r"\{%|\{\{", head):
-        return "environment.yml"
-    raise BadInputError(
-        f"{path}: unknown file kind; expected a conda prefix, environment.yml, explicit spec (@EXPLICIT), "
-        "conda-lock.yml, pixi.lock or an envguard snapshot"
-    )
 
 
 def load(
@@ -87,40 +51,17 @@ def read_live(prefix: Path, *, probe: bool = False, detect_virtual: bool = True)
     """Snapshot a live prefix; with `probe`, run the fingerprint probe in its own interpreter."""
     import dataclasses
 
-    from envguard.readers.prefix import read_prefix
+    from envguard.prefix.reader import read_prefix
 
     virtual: tuple[VirtualPackage, ...] = ()
     if detect_virtual:
-        from envguard import virtual as virtual_mod
+        from envguard.machine import virtual as virtual_mod
 
         virtual = virtual_mod.detect()
     env = read_prefix(prefix, virtual)
     if probe:
-        from envguard.probe import run_probe
+        from envguard.prefix.probe import run_probe
 
         env = dataclasses.replace(env, fingerprints=run_probe(prefix))
     return env
 
-
-def read_file(path: Path, *, platform: str | None = None, kind: SourceKind | None = None) -> Environment:
-    """Read a file of any supported kind (detected by content unless `kind` is given)."""
-    kind = kind or detect_kind(path)
-    if kind == "snapshot":
-        from envguard.readers import snapshot
-
-        return snapshot.read(path)
-    if kind == "explicit":
-        from envguard.readers import explicit
-
-        return explicit.read(path)
-    if kind == "conda-lock":
-        from envguard.readers import condalock
-
-        return condalock.read(path, platform=platform)
-    if kind == "pixi-lock":
-        from envguard.readers import pixilock
-
-        return pixilock.read(path, platform=platform)
-    from envguard.readers import envyml
-
-    return envyml.read(path)

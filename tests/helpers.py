@@ -16,7 +16,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 import fixture_channel  # noqa: E402
 
-from envguard.cli import run  # noqa: E402
+from envguard.cli.app import run  # noqa: E402
 
 
 def virtual(cuda: str | None = None) -> list[object]:

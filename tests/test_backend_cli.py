@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from envguard.backends import select
-from envguard.backends.base import Request, redact
-from envguard.backends.cli import (
+from envguard.engine.backends import select
+from envguard.engine.backends.base import Request, redact
+from envguard.engine.backends.cli import (
     CliBackend,
     error_text,
     explicit_spec,
@@ -23,8 +23,8 @@ from envguard.backends.cli import (
     parse_list,
 )
 from envguard.errors import BackendError, UsageError
+from envguard.formats.explicit import parse_explicit_text
 from envguard.model import Package, VirtualPackage
-from envguard.readers.explicit import parse_explicit_text
 from tests.helpers import envguard
 
 # The fake: replays a recorded file per subcommand; FAKE_CONDA_EXIT / FAKE_CONDA_SLEEP / FAKE_CONDA_STDOUT /
@@ -258,7 +258,7 @@ def test_backend_module_probes_nothing_at_import() -> None:
     import sys
 
     code = ("import sys, shutil; calls=[]; shutil.which=lambda *a, **k: calls.append(a); "
-            "import envguard.backends, envguard.commands.create, envguard.commands.verify; "
+            "import envguard.engine.backends, envguard.cli.commands.create, envguard.cli.commands.verify; "
             "assert not calls, calls; assert 'rattler' not in sys.modules; print('ok')")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "ok", done.stderr

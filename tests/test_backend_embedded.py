@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from envguard.backends.base import Request
-from envguard.backends.embedded import EmbeddedBackend, write_history
+from envguard.engine.backends.base import Request
+from envguard.engine.backends.embedded import EmbeddedBackend, write_history
 from envguard.errors import BackendError, BadInputError
-from envguard.readers.prefix import read_prefix
-from envguard.solver import default_virtual_packages
+from envguard.machine.platform import default_virtual_packages
+from envguard.prefix.reader import read_prefix
 from tests.channel_server import leaks, serve
 from tests.helpers import fixture_channel
 
@@ -75,7 +75,7 @@ def test_tampered_channel_archive_is_refused(channels: dict[str, Path], tmp_path
 
 def test_progress_reporter_sees_every_operation(channels: dict[str, Path], tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    from envguard.backends import embedded
+    from envguard.engine.backends import embedded
 
     seen: list[int] = []
     original = embedded._Progress.on_transaction_operation_complete

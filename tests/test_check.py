@@ -168,7 +168,7 @@ def test_bad_target_is_exit_2(
 
 
 def test_machine_differences_are_notes_not_drift() -> None:
-    from envguard.checking import check_environment
+    from envguard.check.report import check_environment
     from envguard.model import Package, VirtualPackage, make_environment
 
     packages = [Package("conda", "zlib", "1.3.1", "h4ab18f5_1", channel="conda-forge", subdir="linux-64")]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard import statcache
+from envguard.check import statcache
 from tests.conftest import MakePrefix
 from tests.helpers import REPO, check_out, envguard, pip_install
 
@@ -101,7 +101,7 @@ _PROBE_IMPORTS = (
     "import sys, atexit\n"
     "atexit.register(lambda: print('IMPORTED', sorted(m for m in {heavy!r} if m in sys.modules)))\n"
     "sys.argv = ['envguard', *{argv!r}]\n"
-    "from envguard.launcher import main\n"
+    "from envguard.cli.launcher import main\n"
     "main()\n"
 )
 
@@ -135,7 +135,7 @@ def test_console_script_fast_and_full_paths_stay_light(
 
 
 def test_statcache_agrees_with_the_modules_it_mirrors() -> None:
-    from envguard import virtual
+    from envguard.machine import virtual
 
     assert statcache.cache_root() == str(virtual.cache_dir() / "check")
     assert statcache.OVERRIDE_VARS == virtual.OVERRIDE_VARS

@@ -102,9 +102,9 @@ def _cache_file(source: Path, rel: str) -> Path | None:
 
 
 def verify_environment(prefix: Path) -> list[str]:
-    """What `envguard check --files` reports (envguard.integrity), plus an independent re-check here: every file
+    """What `envguard check --files` reports (envguard.prefix.integrity), plus an independent re-check here: every file
     every record lists exists (through symlinks) with its recorded sha256."""
-    from envguard.integrity import verify_files
+    from envguard.prefix.integrity import verify_files
 
     report = verify_files(prefix)
     problems = [f"{p.path}: {p.problem} ({p.detail})" for p in report.problems]
@@ -277,7 +277,7 @@ def test_softlinked_packages_look_unused_by_link_count(world: World) -> None:
     try:
         broken = verify_environment(
             world.soft
-        )  # (envguard.integrity alone accepts a dangling softlink: lexists)
+        )  # (envguard.prefix.integrity alone accepts a dangling softlink: lexists)
         assert any("cudatoolkit" in p and "No such file" in p for p in broken)
     finally:
         aside.rename(cudatoolkit)

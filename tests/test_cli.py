@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard import cli
+from envguard.cli import app as cli
 from tests.helpers import REPO, envguard
 
 
@@ -37,7 +37,7 @@ def test_readme_documents_every_command() -> None:
 
 
 def test_help_startup_imports_no_heavy_modules() -> None:
-    code = "import sys; from envguard.cli import run; run(['--help']); print(sorted(m for m in ('torch','rattler','deepdiff','rich','yaml','numpy') if m in sys.modules))"
+    code = "import sys; from envguard.cli.app import run; run(['--help']); print(sorted(m for m in ('torch','rattler','deepdiff','rich','yaml','numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
 

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envguard.errors import BadInputError
-from envguard.lockfile import input_hash, render_lock
+from envguard.formats.condalock import read as condalock
+from envguard.formats.condalock.write import input_hash, render_lock
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, VirtualPackage, make_environment
-from envguard.readers import condalock
-from envguard.readers.pip_dist import canonical_name
+from envguard.specs import canonical_name
 from tests.helpers import envguard
 
 REFERENCE = Path("reference/conda-outputs/conda-lock/conda-lock_no-mamba.yml")
@@ -142,7 +142,7 @@ def _render(env: Environment) -> str:
 @settings(max_examples=40, deadline=None)
 @given(_environments())
 def test_render_then_read_round_trips(env: Environment) -> None:
-    from envguard.compare import diff_environments
+    from envguard.diff.compare import diff_environments
 
     text = _render(env)
     back = condalock.parse(text, "lock.yml")["linux-64"]
@@ -156,7 +156,7 @@ def test_render_then_read_round_trips(env: Environment) -> None:
 
 
 def test_input_hash_is_stable_and_sensitive() -> None:
-    from envguard.readers import envyml
+    from envguard.formats import envyml
 
     a = envyml.parse("channels: [conda-forge]\ndependencies:\n  - numpy=1.26\n  - python=3.11\n")
     b = envyml.parse("# reordered\nchannels: [conda-forge]\ndependencies:\n  - python=3.11\n  - numpy=1.26\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from envguard.errors import BadInputError
-from envguard.sources import detect_kind, read_file
+from envguard.formats import detect_kind, read_file
 from tests.helpers import SHARED
 
 CORPUS = SHARED / "corpus"
@@ -43,13 +43,13 @@ def _read(path: Path, folder: str) -> object:
         assert detect_kind(path) == KINDS[folder]
         return read_file(path)
     if folder == "conda_meta" and path.name.endswith(".json"):
-        from envguard.readers.prefix import load_record, record_to_package
+        from envguard.prefix.records import load_record, record_to_package
 
         package = record_to_package(load_record(path))
         assert package.name and package.version and package.manager == "conda"
         return package
     if folder == "conda_meta":
-        from envguard.readers import history
+        from envguard.prefix import history
 
         return history.requested_specs(history.parse(path.read_text(encoding="utf-8")))
     if folder == "conda_info":
@@ -77,7 +77,7 @@ def test_corpus_file_parses_or_fails_cleanly(rel: str, shared: Path) -> None:
 
 
 def test_histories_fold_to_requested_specs(shared: Path) -> None:
-    from envguard.readers import history
+    from envguard.prefix import history
 
     recent = (
         shared / "corpus/conda_meta/conda__conda__tests_data_env_metadata_envpy313tosx_whl_conda-meta_history"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from envguard.checking import check_environment
-from envguard.readers.condalock import read as read_lock
-from envguard.readers.prefix import read_prefix
+from envguard.check.report import check_environment
+from envguard.formats.condalock.read import read as read_lock
+from envguard.prefix.reader import read_prefix
 from tests.helpers import envguard
 
 TORCH_CUDA = ["python=3.11", "pytorch=2.1=*cuda11.8*", "numpy"]
@@ -256,8 +256,9 @@ def test_unreachable_private_channel_is_exit_3_without_the_token(capsys: pytest.
 def test_create_from_an_explicit_spec_with_md5(
     channels: dict[str, Path], tmp_path: Path, isolated_home: Path
 ) -> None:
-    from envguard.backends.cli import explicit_spec
-    from envguard.solver import default_virtual_packages, solve
+    from envguard.engine.backends.cli import explicit_spec
+    from envguard.engine.solver import solve
+    from envguard.machine.platform import default_virtual_packages
 
     solved = solve(["python=3.11", "six"], [channels["forge"].resolve().as_uri()], "linux-64",
                    default_virtual_packages("linux-64", None))  # fmt: skip

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envguard.compare import deepdiff_leaves, diff_environments, fast_leaves
+from envguard.diff.compare import deepdiff_leaves, diff_environments, fast_leaves
 from envguard.sources import read_live
 from tests.conftest import MakePrefix
 from tests.helpers import envguard, fixture_channel, pip_install

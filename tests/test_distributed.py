@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from envguard import distributed
+from envguard.distributed import run as distributed
 from tests.conftest import MakePrefix
 from tests.helpers import REPO
 
@@ -145,7 +145,7 @@ def test_torchrun_two_ranks_same_environment(make_prefix: MakePrefix, tmp_path: 
 
 RANK_SCRIPT = """\
 import os, sys
-from envguard.cli import run
+from envguard.cli.app import run
 rank = int(os.environ["RANK"])
 sys.exit(run(["smoke", "--distributed", "--json", *sys.argv[1 + rank].split("|")]))
 """

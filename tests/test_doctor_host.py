@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.doctor import disk, host
+from envguard.machine import disk, host
 
 
 def write(path: Path, text: str) -> Path:

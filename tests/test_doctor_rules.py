@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from envguard.doctor import gpu_rules, host_rules
-from envguard.doctor.disk import DiskInfo
-from envguard.doctor.gpu import GpuInfo, NvmlReport, cuda_version_text, pcie_gbps, read_nvml
-from envguard.doctor.host import CpuInfo, MemoryInfo, ShmInfo
-from envguard.integrity import FileProblem, IntegrityReport
+from envguard.machine.disk import DiskInfo
+from envguard.machine.gpu import GpuInfo, NvmlReport, cuda_version_text, pcie_gbps, read_nvml
+from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo
 from envguard.model import Fingerprints
+from envguard.prefix.integrity import FileProblem, IntegrityReport
 
 A100 = GpuInfo(index=0, name="NVIDIA A100-SXM4-80GB", capability="sm_80", memory_total=80 * 2**30, memory_used=2**30,
                utilization=0, pcie_gen=1, pcie_width=16, pcie_max_gen=4, pcie_max_width=16)  # fmt: skip

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from envguard.errors import BadInputError
-from envguard.readers import envyml
+from envguard.formats import envyml
 from tests.helpers import REPO, envguard
 
 BASIC = """\

@@ -15,13 +15,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from envguard.channels import strip_credentials
+from envguard.depgraph import install_order, leaves
+from envguard.engine.solver import solve
 from envguard.errors import UsageError
-from envguard.export import export, install_order, leaves, to_environment_yml, to_explicit
+from envguard.export.run import export, to_environment_yml, to_explicit
+from envguard.formats import envyml
+from envguard.formats.explicit import parse_explicit_text
+from envguard.machine.platform import default_virtual_packages
 from envguard.model import Package, make_environment
-from envguard.readers import envyml
-from envguard.readers.explicit import parse_explicit_text
-from envguard.readers.prefix import read_prefix
-from envguard.solver import default_virtual_packages, solve
+from envguard.prefix.reader import read_prefix
 from envguard.specs import parse_conda
 from tests.helpers import envguard, fixture_channel, install
 

@@ -18,7 +18,7 @@ from envguard.model import (
     make_environment,
     to_dict,
 )
-from envguard.readers import history
+from envguard.prefix import history
 
 
 def test_real_conda_history_requested_specs(shared: Path) -> None:

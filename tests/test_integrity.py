@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.integrity import verify_files
+from envguard.prefix.integrity import verify_files
 from tests.conftest import MakePrefix
 
 
@@ -109,7 +109,7 @@ def test_dangling_softlink_is_missing(make_prefix, tmp_path) -> None:
     import json
     import os
 
-    from envguard.integrity import verify_files
+    from envguard.prefix.integrity import verify_files
 
     prefix = make_prefix(["python=3.11", "zlib=1.3.1"])
     record_path = next((prefix / "conda-meta").glob("zlib-*.json"))

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from envguard import launcher
-from envguard.commandlist import COMMANDS, help_text
+from envguard.cli import launcher
+from envguard.cli.commandlist import COMMANDS, help_text
 from tests.helpers import envguard
 
 PROBE = (
-    "import sys; from envguard import launcher; code = launcher.fast_path(sys.argv[1:]); "
+    "import sys; from envguard.cli import launcher; code = launcher.fast_path(sys.argv[1:]); "
     "sys.stderr.write(repr((code, 'click' in sys.modules)) + '\\n')"
 )
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from envguard.compare import diff_environments
-from envguard.readers import condalock
-from envguard.sources import read_file, read_live
+from envguard.diff.compare import diff_environments
+from envguard.formats import read_file
+from envguard.formats.condalock import read as condalock
+from envguard.sources import read_live
 from tests.conftest import MakePrefix
 from tests.helpers import envguard, pip_install
 

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from envguard.readers import condalock
+from envguard.formats.condalock import read as condalock
 from tests.conftest import MakePrefix
 from tests.helpers import REPO, envguard
 
 _KILLABLE = (
     "import signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_DFL); "
-    "from envguard.cli import main; main(sys.argv[1:])"
+    "from envguard.cli.app import main; main(sys.argv[1:])"
 )
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from envguard import virtual
+from envguard.create.machine_check import check_plan, check_request, requirements
 from envguard.errors import BadInputError
-from envguard.machine_check import check_plan, check_request, requirements
+from envguard.machine import virtual
 from envguard.model import Package, VirtualPackage
 
 NO_GPU = (VirtualPackage("__glibc", "2.36"), VirtualPackage("__linux", "6.1"), VirtualPackage("__unix", "0"))

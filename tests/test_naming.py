@@ -8,10 +8,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from envguard.create.naming import (
+    MAX_LENGTH,
+    NameFacts,
+    compose,
+    content_hash,
+    semantic_name,
+    suggest,
+    validate,
+)
 from envguard.errors import UsageError
+from envguard.formats.envyml import parse
 from envguard.model import Package, RequestedSpec, make_environment
-from envguard.naming import MAX_LENGTH, NameFacts, compose, content_hash, semantic_name, suggest, validate
-from envguard.readers.envyml import parse
 
 
 def conda(name: str, version: str, build: str = "0") -> Package:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from envguard.errors import BadInputError
-from envguard.readers.prefix import read_prefix
+from envguard.prefix.reader import read_prefix
 from tests.helpers import envguard, pip_install
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from envguard.errors import ProbeError
-from envguard.probe import current_python_probe, run_probe
+from envguard.prefix.probe import current_python_probe, run_probe
 from tests.helpers import envguard
 
 N = 10000

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from envguard.errors import BadInputError
-from envguard.readers.explicit import parse_explicit_text, read
-from envguard.sources import detect_kind, read_file
+from envguard.formats import detect_kind, read_file
+from envguard.formats.explicit import parse_explicit_text, read
 
 REF = "reference/conda-outputs"
 

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 
 from envguard.errors import BadInputError
-from envguard.readers import pixilock
-from envguard.readers.prefix import current_platform
-from envguard.sources import detect_kind, read_file
+from envguard.formats import detect_kind, pixilock, read_file
+from envguard.machine.platform import current_platform
 from tests.helpers import envguard, virtual
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from envguard.doctor.host import ShmInfo, shm_info
+from envguard.machine.host import ShmInfo, shm_info
 from envguard.model import Fingerprints
 from envguard.smoke import throughput, verdicts
 from envguard.smoke.envguard_smoke import throughput as timing
@@ -221,7 +221,7 @@ def test_measure_times_a_real_loader() -> None:
 
 
 def test_default_worker_counts() -> None:
-    from envguard.doctor.host import CpuInfo
+    from envguard.machine.host import CpuInfo
     from envguard.smoke.report import SmokeOptions
     from envguard.smoke.run import worker_counts
 

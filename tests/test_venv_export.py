@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from envguard.export import to_environment_yml
-from envguard.readers import envyml
-from envguard.readers.prefix import read_prefix
+from envguard.export.run import to_environment_yml
+from envguard.formats import envyml
+from envguard.prefix.reader import read_prefix
 from tests.helpers import envguard
 
 # A PEP 517/660 build backend small enough to live in the project: no setuptools, no network.

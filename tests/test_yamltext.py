@@ -6,7 +6,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from envguard.yamltext import scalar
+from envguard.formats.yaml import scalar
 
 
 @given(st.text(st.characters(exclude_categories=("Cs",)), max_size=40))
@@ -27,7 +27,7 @@ def test_dump_matches_pyyaml_on_real_conda_lock_files(shared) -> None:
     """The hand-written block emitter lays out real conda-lock.yml files byte for byte as PyYAML does."""
     import yaml
 
-    from envguard.yamltext import dump
+    from envguard.formats.yaml import dump
 
     files = sorted((shared / "corpus" / "conda_lock").glob("*.yml"))
     files.append(shared / "reference" / "conda-outputs" / "conda-lock" / "conda-lock_no-mamba.yml")
@@ -57,6 +57,6 @@ _doc = st.recursive(
 def test_property_dump_reads_back(document) -> None:
     import yaml
 
-    from envguard.yamltext import dump
+    from envguard.formats.yaml import dump
 
     assert yaml.safe_load(dump(document)) == document

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard import condaconfig
 from envguard.clean.model import Cache, CacheKind, EnvRef
 from envguard.errors import BadInputError
+from envguard.prefix import condaconfig
 
 CACHE_MARKERS = ("urls.txt", ".cache.lock", "CACHEDIR.TAG")
 PIXI_SEARCH_DEPTH = 3

@@ -79,7 +79,7 @@ def _record(path: str) -> dict[str, Any] | str:
             return data
     except (OSError, ValueError):
         pass
-    from envguard.readers.prefix import load_record
+    from envguard.prefix.records import load_record
 
     try:
         return load_record(Path(path))
@@ -90,7 +90,7 @@ def _record(path: str) -> dict[str, Any] | str:
 def lock_references(path: Path) -> set[str]:
     """Dists a lock or spec file names (any kind envguard reads: conda-lock.yml, explicit, pixi.lock...), on every
     platform and in every environment the lock holds."""
-    from envguard.sources import detect_kind
+    from envguard.formats import detect_kind
 
     kind = detect_kind(path)
     try:
@@ -110,16 +110,16 @@ def lock_references(path: Path) -> set[str]:
 
 def _lock_environments(path: Path, kind: SourceKind) -> list[Environment]:
     """conda-lock: all platforms; pixi.lock: every environment (this machine's platform); others: the file."""
-    from envguard.sources import read_file
+    from envguard.formats import read_file
 
     if kind == "conda-lock":
-        from envguard.readers import condalock
+        from envguard.formats.condalock import read as condalock
 
         return list(condalock.read_all(path).values())
     if kind == "pixi-lock":
         import rattler
 
-        from envguard.readers import pixilock
+        from envguard.formats import pixilock
 
         found = []
         for name, _env in rattler.LockFile.from_path(path).environments():

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from envguard.doctor.disk import DiskInfo
-from envguard.doctor.gpu import NvmlReport
-from envguard.doctor.host import CpuInfo, MemoryInfo, ShmInfo
-from envguard.integrity import IntegrityReport
+from envguard.machine.disk import DiskInfo
+from envguard.machine.gpu import NvmlReport
+from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo
 from envguard.model import Fingerprints
+from envguard.prefix.integrity import IntegrityReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from envguard.doctor.findings import Finding, human_bytes
-from envguard.doctor.gpu import NvmlReport, pcie_gbps
+from envguard.findings import Finding
+from envguard.machine.gpu import NvmlReport, pcie_gbps
 from envguard.model import Fingerprints
+from envguard.output import human_bytes
 
 
 def gpu_findings(nvml: NvmlReport) -> list[Finding]:

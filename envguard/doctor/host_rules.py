@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from envguard.doctor.disk import DiskInfo
 from envguard.doctor.facts import DoctorFacts
-from envguard.doctor.findings import Finding, Status, human_bytes
 from envguard.doctor.gpu_rules import gpu_findings, torch_findings
-from envguard.doctor.host import CpuInfo, MemoryInfo, ShmInfo, recommended_workers, shm_needed
-from envguard.integrity import IntegrityReport
+from envguard.findings import Finding, Status
+from envguard.machine.disk import DiskInfo
+from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo, recommended_workers, shm_needed
+from envguard.output import human_bytes
+from envguard.prefix.integrity import IntegrityReport
 
 # What doctor assumes a batch is when it has not seen one: 32 images of 3x224x224 float32 (run smoke for yours).
 ASSUMED_BATCH_BYTES = 32 * 3 * 224 * 224 * 4

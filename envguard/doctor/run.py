@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard.doctor import disk, gpu, host
 from envguard.doctor.facts import DoctorFacts
-from envguard.doctor.findings import Finding
 from envguard.doctor.host_rules import all_findings
 from envguard.errors import BadInputError, ProbeError, UsageError
-from envguard.integrity import IntegrityReport, verify_files
+from envguard.findings import Finding
+from envguard.machine import disk, gpu, host
+from envguard.prefix.integrity import IntegrityReport, verify_files
 
 SCHEMA_VERSION = 1
 
@@ -37,7 +37,7 @@ def _prefix(source: str | None) -> Path:
 
 
 def _torch(prefix: Path) -> tuple[Any, str]:
-    from envguard.probe import interpreter, run_probe
+    from envguard.prefix.probe import interpreter, run_probe
 
     try:
         interpreter(prefix)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
 
-from envguard.doctor.findings import Finding
+from envguard.findings import Finding
 
 CATEGORY = "determinism"
 MIN_SHARED_POSITIONS = 4

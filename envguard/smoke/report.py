@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from envguard.doctor.findings import Finding
-from envguard.doctor.host import CpuInfo, ShmInfo
+from envguard.findings import Finding
+from envguard.machine.host import CpuInfo, ShmInfo
 
 SCHEMA_VERSION = 1
 Device = Literal["auto", "cpu", "cuda"]

@@ -6,9 +6,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from envguard.doctor import host
-from envguard.doctor.findings import Finding
 from envguard.errors import BadInputError, UsageError
+from envguard.findings import Finding
+from envguard.machine import host
 from envguard.model import Fingerprints
 from envguard.smoke import determinism, runner, throughput, verdicts
 from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, SmokeReport, options_dict
@@ -64,7 +64,7 @@ def _dataset_spec(spec: str | None) -> str | None:
 
 def _environment(source: str | None) -> tuple[str, Path]:
     """(label, interpreter) for SOURCE: a prefix or name:ENV, never a file."""
-    from envguard.probe import interpreter
+    from envguard.prefix.probe import interpreter
     from envguard.sources import resolve_prefix
 
     if source and not source.startswith("name:") and Path(source).expanduser().is_file():
@@ -83,8 +83,8 @@ def _environment(source: str | None) -> tuple[str, Path]:
 def _lock_fingerprints(lock: Path | None) -> tuple[Fingerprints | None, Path | None]:
     if lock is None:
         return None, None
-    from envguard.probe import PROBE_SCRIPT
-    from envguard.sources import read_file
+    from envguard.formats import read_file
+    from envguard.prefix.probe import PROBE_SCRIPT
 
     return read_file(lock).fingerprints, PROBE_SCRIPT
 
@@ -139,7 +139,7 @@ def judge(
 
 def _nvml_max_link() -> tuple[int | None, int | None]:
     """The first GPU's maximum PCIe link from envguard's own NVML, when the environment had none."""
-    from envguard.doctor.gpu import read_nvml
+    from envguard.machine.gpu import read_nvml
 
     report = read_nvml()
     if not report.gpus:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from envguard.doctor.findings import Finding, Status, human_bytes
-from envguard.doctor.gpu import pcie_gbps
-from envguard.doctor.host import ShmInfo, shm_needed
+from envguard.findings import Finding, Status
+from envguard.machine.gpu import pcie_gbps
+from envguard.machine.host import ShmInfo, shm_needed
 from envguard.model import Fingerprints
+from envguard.output import human_bytes
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 from envguard.smoke.throughput import rate_at
 

@@ -36,7 +36,7 @@ def rattler_direct(channel: str, specs: list[str], prefix: Path, cache: Path) ->
     """The baseline: rattler.solve + rattler.install, nothing else."""
     import rattler
 
-    from envguard.solver import default_virtual_packages
+    from envguard.machine.platform import default_virtual_packages
 
     virtual = [
         rattler.GenericVirtualPackage(
@@ -56,7 +56,7 @@ def rattler_direct(channel: str, specs: list[str], prefix: Path, cache: Path) ->
 
 
 def envguard(*argv: str) -> None:
-    from envguard.cli import run
+    from envguard.cli.app import run
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = run(list(argv))

@@ -1,0 +1,121 @@
+"""Is a lock still valid for its environment.yml? Decided without solving (the check conda-lock#479 asks for).
+
+On every locked platform each spec of the file must match a locked record, every locked package must still be
+needed by some spec (reachable through the locked dependencies), the channels must agree, and every platform the
+file declares must be locked. The content hash is only a hint: another tool (or a harmless reformatting) changes
+it without making the lock stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from envguard.channels import normalize
+from envguard.check.report import Finding
+from envguard.errors import BadInputError
+from envguard.formats.condalock.read import LockData
+from envguard.formats.condalock.write import input_hash
+from envguard.model import Environment
+from envguard.specs import canonical_name
+
+
+def staleness(
+    specs_by_platform: Mapping[str, Environment], lock: LockData
+) -> tuple[list[Finding], list[str]]:
+    """Findings (drift when stale) and notes for a lock against the file read once per locked platform."""
+    from envguard.diff.satisfy import unsatisfied
+
+    findings: list[Finding] = []
+    notes: list[str] = []
+    first = next(iter(specs_by_platform.values()), None)
+    if first is not None:
+        findings += _platforms(first, lock)
+        findings += _channels(first, lock)
+    for platform, specs in sorted(specs_by_platform.items()):
+        env = lock.envs[platform]
+        for change in unsatisfied(specs.requested, env):
+            if change.kind == "unjudged":
+                notes.append(f"{platform}: pip line {change.name!r} cannot be checked against a lock")
+            elif change.b == "not installed":
+                findings.append(Finding("lock", "drift", f"{platform}: {change.a} is not in the lock"))
+            else:
+                findings.append(Finding("lock", "drift", f"{platform}: {change.a} is not satisfied by the lock "
+                                                          f"(locked: {change.b})"))  # fmt: skip
+        findings += [Finding("lock", "drift", f"{platform}: {text}") for text in unneeded(specs, env)]
+        if (
+            lock.content_hash.get(platform) != input_hash(specs, platform, env.virtual_packages)
+            and not findings
+        ):
+            notes.append(f"{platform}: the content hash differs from this file's (written by another tool or "
+                         "before an edit that does not change what is locked); the specs still match")  # fmt: skip
+    return findings, notes
+
+
+def _platforms(specs: Environment, lock: LockData) -> list[Finding]:
+    missing = sorted(set(specs.platforms) - set(lock.envs))
+    return [
+        Finding("lock", "drift", f"{specs.source} declares platform {p}, but the lock has no entry for it")
+        for p in missing
+    ]
+
+
+def _channels(specs: Environment, lock: LockData) -> list[Finding]:
+    wanted = tuple(normalize(c) for c in specs.channels if c != "nodefaults")
+    have = tuple(normalize(c) for c in lock.channels)
+    if wanted == have:
+        return []
+    return [Finding("lock", "drift", f"channels differ: {specs.source} has [{', '.join(wanted)}], the lock has "
+                                     f"[{', '.join(have)}]")]  # fmt: skip
+
+
+def unneeded(specs: Environment, env: Environment) -> list[str]:
+    """Locked packages no spec needs any more (not reachable from the specs through locked dependencies)."""
+    from envguard.specs import parse_conda, pip_name
+
+    by_name: dict[str, list[str]] = {}
+    for package in env.packages:
+        key = _key(package.manager, package.name)
+        by_name.setdefault(key, []).extend(_key(package.manager, d.split(" ", 1)[0]) for d in package.depends)
+    todo = [_key("conda", parse_conda(r.spec).name) for r in specs.requested if r.manager == "conda"]
+    todo += [_key("pip", n) for r in specs.requested if r.manager == "pip" and (n := pip_name(r.spec))]
+    if any(r.manager == "pip" and pip_name(r.spec) is None for r in specs.requested):
+        return []  # `-r file` / `-e .` may need any pip package: reachability cannot be decided
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(by_name.get(name, ()))
+        if name == "conda:python":  # conda adds pip to python (add_pip_as_python_dependency)
+            todo.append("conda:pip")
+    return [
+        f"{p.describe()} is locked, but nothing in {specs.source} needs it any more (a removed spec?)"
+        for p in env.packages
+        if _key(p.manager, p.name) not in seen and not _pip_provided_by_conda(p.name, p.manager, seen)
+    ]
+
+
+def _key(manager: str, name: str) -> str:
+    return f"{manager}:{canonical_name(name) if manager == 'pip' else name}"
+
+
+def _pip_provided_by_conda(name: str, manager: str, seen: set[str]) -> bool:
+    return manager == "pip" and f"conda:{name}" in seen
+
+
+def default_envyml(lock_path: Path, lock: LockData) -> Path:
+    """The environment.yml a lock was made from: its first `sources` entry, else environment.yml beside it."""
+    folder = lock_path.parent
+    for source in lock.sources:
+        candidate = folder / source
+        if candidate.suffix in (".yml", ".yaml") and candidate.is_file():
+            return candidate
+    for name in ("environment.yml", "environment.yaml"):
+        if (folder / name).is_file():
+            return folder / name
+    raise BadInputError(
+        f"{lock_path}: cannot find the environment.yml it was made from (sources: "
+        f"{', '.join(lock.sources) or 'none'}); pass -f environment.yml"
+    )

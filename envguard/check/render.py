@@ -1,0 +1,48 @@
+"""Render a CheckReport: plain lines grouped by category ending in a one-line verdict, JSON, or Markdown.
+
+Plain text on purpose: `envguard check` runs before every training job and in hooks, so its human view must not
+pay for rich's import.
+"""
+
+from __future__ import annotations
+
+import json
+
+from envguard.check.report import CHECK_TITLES, CheckReport
+
+
+def human(report: CheckReport, *, cached: bool = False) -> str:
+    """One line per finding under its category title, then notes, then the verdict."""
+    lines: list[str] = []
+    for category, findings in report.grouped().items():
+        lines.append(CHECK_TITLES.get(category, category))
+        lines.extend(f"  [{f.severity}] {f.message}" for f in findings)
+    if report.notes:
+        lines.append("Notes")
+        lines.extend(f"  {note}" for note in report.notes)
+    lines.append(report.verdict() + (" (unchanged since the last full check)" if cached else ""))
+    return "\n".join(lines) + "\n"
+
+
+def markdown(report: CheckReport) -> str:
+    """A PR comment: verdict heading, a section per category, bullet per finding."""
+    icon = "✅" if report.clean else "❌"
+    lines = [f"### {icon} envguard check", "", f"**{report.verdict()}**", ""]
+    for category, findings in report.grouped().items():
+        lines.append(f"#### {CHECK_TITLES.get(category, category)}")
+        lines.extend(f"- {'⚠️ ' if f.severity == 'drift' else ''}{_md(f.message)}" for f in findings)
+        lines.append("")
+    if report.notes:
+        lines.append("#### Notes")
+        lines.extend(f"- {_md(note)}" for note in report.notes)
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+
+
+def as_json(report: CheckReport) -> str:
+    """The same layout as envguard.output.dumps, without importing its file-writing helpers."""
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,175 @@
+"""`envguard check` logic (pure): a live environment against a target (lock, snapshot, prefix or environment.yml).
+
+Against a resolved target the match is exact and two-way; against an environment.yml it is satisfaction plus
+channels. Differences the environment cannot control (this machine's virtual packages and CUDA driver, a package
+installed by both conda and pip) are notes: reported, never a failure.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from envguard.diff.compare import CATEGORIES, TITLES, Change, diff_environments
+from envguard.errors import BadInputError
+from envguard.model import SCHEMA_VERSION, Environment
+
+Severity = Literal["drift", "note"]
+CHECK_CATEGORIES = (*CATEGORIES, "files", "lock")
+CHECK_TITLES = {**TITLES, "files": "Installed files", "lock": "Lock freshness"}
+_NOTE_CATEGORIES = frozenset({"virtual", "both-managers"})
+_TARGET_WORD = {"conda-lock": "the lock", "pixi-lock": "the lock", "explicit": "the lock", "snapshot": "the snapshot",
+                "environment.yml": "environment.yml", "prefix": "the reference", "venv": "the reference"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One line of a check: what differs, in words a user can act on."""
+
+    category: str
+    severity: Severity
+    message: str
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Every finding of one check run; `clean` when none is drift."""
+
+    target: str
+    live: str
+    findings: tuple[Finding, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        return not any(f.severity == "drift" for f in self.findings)
+
+    @property
+    def drift_count(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "drift")
+
+    def grouped(self) -> dict[str, tuple[Finding, ...]]:
+        result: dict[str, tuple[Finding, ...]] = {}
+        for category in CHECK_CATEGORIES:
+            items = tuple(f for f in self.findings if f.category == category)
+            if items:
+                result[category] = items
+        return result
+
+    def verdict(self) -> str:
+        """The one-line summary that ends the human output."""
+        if self.clean:
+            extra = f" ({len(self.findings)} note(s))" if self.findings else ""
+            return f"OK: {self.live} matches {self.target}{extra}"
+        return f"DRIFT: {self.drift_count} difference(s) between {self.live} and {self.target}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "target": self.target,
+            "live": self.live,
+            "clean": self.clean,
+            "verdict": self.verdict(),
+            "findings": {
+                category: [{"severity": f.severity, "message": f.message} for f in items]
+                for category, items in self.grouped().items()
+            },
+            "notes": list(self.notes),
+        }
+
+    def merged(self, findings: Iterable[Finding], notes: Iterable[str] = ()) -> CheckReport:
+        """This report plus more findings (files, lock freshness)."""
+        return dataclasses.replace(self, findings=(*self.findings, *findings), notes=(*self.notes, *notes))
+
+
+def check_environment(live: Environment, target: Environment, *, rng: bool = False) -> CheckReport:
+    """Check LIVE against TARGET. With `rng`, LIVE must carry freshly probed fingerprints and TARGET recorded ones."""
+    if rng and target.fingerprints is None and not target.spec_only:
+        raise BadInputError(
+            f"{target.source or target.kind}: --rng needs recorded fingerprints, but it has none for "
+            f"{target.platform or 'this platform'}; re-create it with `envguard lock` (without --no-probe)"
+        )
+    word = _TARGET_WORD.get(target.kind, "the target")
+    virtual = virtual_findings(live, target, word)
+    # virtual packages describe the machine, not the environment: judged above, not compared item by item
+    live = dataclasses.replace(live, virtual_packages=(), fingerprints=live.fingerprints if rng else None)
+    target = dataclasses.replace(
+        target, virtual_packages=(), fingerprints=target.fingerprints if rng else None
+    )
+    diff = diff_environments(target, live, engine="fast")
+    findings = (*(finding(change, word) for change in diff.changes), *virtual)
+    return CheckReport(
+        target.source or target.kind, live.source or live.prefix or live.kind, findings, diff.notes
+    )
+
+
+def virtual_findings(live: Environment, target: Environment, word: str) -> tuple[Finding, ...]:
+    """Notes where this machine offers less than the target was made for: a virtual package (`__cuda`, `__glibc`)
+    missing or older here. A newer driver or glibc, or extra virtual packages, are fine."""
+    if not live.virtual_packages:
+        return ()
+    have = {v.name: v.version for v in live.virtual_packages}
+    notes = []
+    for wanted in target.virtual_packages:
+        if wanted.name in ("__archspec", "__unix"):
+            continue
+        mine = have.get(wanted.name)
+        if mine is None or _older(mine, wanted.version):
+            here = mine or "none"
+            notes.append(Finding("virtual", "note", f"{word} was made for {wanted.name} {wanted.version}; "
+                                                    f"this machine has {here}"))  # fmt: skip
+    return tuple(notes)
+
+
+def _older(mine: str, wanted: str) -> bool:
+    def parts(text: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+    return parts(mine) < parts(wanted)
+
+
+def finding(change: Change, word: str) -> Finding:
+    """A Change (A = target, B = live) as one line of text."""
+    severity: Severity = "note" if change.informational or change.category in _NOTE_CATEGORIES else "drift"
+    if change.category == "cuda" and change.name == "driver":
+        severity = "note"
+    return Finding(change.category, severity, _message(change, word))
+
+
+_SCALAR = frozenset({"platform", "python", "cuda", "fingerprints"})
+
+
+def _message(change: Change, word: str) -> str:
+    name = _item_name(change)
+    if change.category in _SCALAR and change.kind in ("only-a", "only-b", "changed"):
+        return f"{name}: {change.a or 'none'} in {word}, {change.b or 'none'} now"
+    if change.kind == "only-a":
+        return f"{name} {change.a}: in {word}, not installed"
+    if change.kind == "only-b":
+        return f"{name} {change.b}: installed, not in {word}"
+    if change.kind == "unsatisfied":
+        return f"{change.a}: not satisfied (installed: {change.b})"
+    if change.kind == "unjudged":
+        return f"{change.a}: cannot be checked without installing (installed: {change.b})"
+    if change.kind == "hazard":
+        return f"{name}: installed by both conda and pip ({change.b or change.a}); pip's copy shadows conda's"
+    if change.category == "channels":
+        return f"{name}: comes {change.b}, but environment.yml allows {change.a.removeprefix('one of ') if change.a else ''}"
+    fields = ", ".join(change.fields)
+    return f"{name}: {change.a} in {word}, {change.b} installed ({fields} changed)"
+
+
+def _item_name(change: Change) -> str:
+    if change.category == "cuda":
+        return {"driver": "CUDA driver", "toolkit": "CUDA toolkit", "torch build": "torch build"}.get(
+            change.name, change.name
+        )
+    if change.category == "virtual":
+        return f"virtual package {change.name}"
+    if change.category == "fingerprints":
+        return f"fingerprint {change.name}"
+    if change.category == "pip":
+        return f"{change.name} (pip)"
+    return change.name

@@ -1,0 +1,215 @@
+"""Run a full `envguard check`: read the target and the live environment, compare, add file integrity, RNG and
+lock freshness findings. The only part of check that touches the world; the comparison itself is pure
+(envguard.check.report, envguard.check.freshness)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from envguard.check.report import CheckReport, Finding, check_environment
+from envguard.errors import UsageError
+from envguard.model import Environment
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Everything `envguard check` was asked (from click, or from envguard.cli.launcher without click)."""
+
+    source: str | None = None
+    lock: str | None = None
+    envfile: str | None = None
+    platform: str | None = None
+    rng: bool = False
+    files: bool = False
+    lock_fresh: bool = False
+    style: str = "human"
+    no_cache: bool = False
+    cache_checked: bool = False  # the launcher already found no cached answer
+
+
+def main(options: CheckOptions) -> int:
+    """The whole command: cached answer if nothing changed, else the full check (stored when clean)."""
+    o = options
+    if o.lock_fresh:
+        if o.source or o.rng or o.files:
+            raise UsageError("--lock-fresh checks files only; drop SOURCE, --rng and --files")
+        report = lock_fresh_report(Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None)
+        sys.stdout.write(render_all(report)[o.style])
+        return 0 if report.clean else 1
+    lock = Path(o.lock) if o.lock else None
+    if lock is None and o.envfile is None:
+        from envguard.check.discovery import find_lock
+
+        lock = find_lock()
+    inputs = [str(p) for p in (lock, o.envfile) if p is not None]
+    cacheable = not (o.rng or o.files or o.no_cache)
+    cached = _cached(o.source, inputs, o.platform, o.style) if cacheable and not o.cache_checked else None
+    if cached is not None:
+        sys.stdout.write(cached)
+        return 0
+    outcome = run_check(o.source, lock, Path(o.envfile) if o.envfile else None, platform=o.platform, rng=o.rng,
+                        files=o.files)  # fmt: skip
+    sys.stdout.write(render_all(outcome.report)[o.style])
+    if cacheable and outcome.fingerprint is not None:
+        from envguard.check.fast import remember
+
+        stored = render_all(outcome.report, cached=True)
+        remember(str(outcome.prefix), inputs, o.platform, outcome.fingerprint, outcome.report.clean, stored)
+    return 0 if outcome.report.clean else 1
+
+
+def _cached(source: str | None, inputs: list[str], platform: str | None, style: str) -> str | None:
+    from envguard.check.fast import cached_output
+    from envguard.sources import resolve_prefix
+
+    if source is not None and Path(source).is_file():
+        return None
+    return cached_output(str(resolve_prefix(source)), inputs, platform, style)
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """The report plus what the fast-path cache needs: the prefix and its stat fingerprint (None for a file)."""
+
+    report: CheckReport
+    prefix: Path
+    fingerprint: str | None
+
+
+def run_check(
+    source: str | None,
+    lock: Path | None,
+    envfile: Path | None,
+    *,
+    platform: str | None,
+    rng: bool,
+    files: bool,
+) -> CheckOutcome:
+    """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness)."""
+    from envguard import sources
+    from envguard.check import statcache
+
+    is_file = source is not None and Path(source).is_file()
+    if is_file and (rng or files):
+        raise UsageError(f"{source}: --rng and --files need a live environment, not a file")
+    if rng and lock is None:
+        raise UsageError("--rng compares with the fingerprints a lock recorded; pass --lock (or drop -f)")
+    prefix = sources.resolve_prefix(None if is_file else source)
+    fingerprint = None if is_file else statcache.stat_fingerprint(prefix)
+    live = sources.load(source)
+    _warn(live.warnings)
+    wanted = platform or live.platform
+    if lock is not None:
+        target = read_target(lock, wanted)
+        if rng:
+            live = _probed(live, target, prefix)
+        report = check_environment(live, target, rng=rng)
+        if envfile is not None:
+            report = report.merged(*lock_freshness(lock, envfile))
+    else:
+        assert envfile is not None
+        from envguard.formats import envyml
+
+        report = check_environment(live, envyml.read(envfile, platform=wanted))
+    if files:
+        report = report.merged(*file_findings(prefix))
+    return CheckOutcome(report, prefix, fingerprint)
+
+
+def _probed(live: Environment, target: Environment, prefix: Path) -> Environment:
+    """LIVE with freshly measured fingerprints; first make sure the target has recorded ones to compare with."""
+    from envguard.prefix.probe import run_probe
+
+    if target.fingerprints is None:
+        check_environment(live, target, rng=True)  # raises the one-line "needs recorded fingerprints" error
+    return dataclasses.replace(live, fingerprints=run_probe(prefix))
+
+
+def read_target(path: Path, platform: str | None) -> Environment:
+    """A lock or other resolved file, parsed once per exact content (the parse is cached as JSON)."""
+    from envguard.check import statcache
+    from envguard.formats import read_file
+    from envguard.model import from_dict, to_dict
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise UsageError(f"{path}: no such lock file; create it with `envguard lock` or fix --lock") from exc
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
+    cached = statcache.cached_parse(data, platform)
+    if cached is not None:
+        return dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
+    # named by its path: a snapshot's own `source` is the environment it was taken from
+    env = dataclasses.replace(read_file(path, platform=platform), source=str(path))
+    _warn(env.warnings)
+    statcache.store_parse(data, platform, to_dict(env))
+    return env
+
+
+def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Finding], list[str]]:
+    """Staleness findings of a conda-lock.yml against its environment.yml, without solving."""
+    findings, notes, _path = _freshness(lock, envfile)
+    return findings, notes
+
+
+def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Finding], list[str], Path]:
+    from envguard.check.freshness import default_envyml, staleness
+    from envguard.formats import detect_kind, envyml
+    from envguard.formats.condalock import read as condalock
+
+    if detect_kind(lock) != "conda-lock":
+        raise UsageError(f"{lock}: lock freshness needs a conda-lock.yml")
+    data = condalock.read_lock(lock)
+    path = envfile or default_envyml(lock, data)
+    specs = {p: envyml.read(path, platform=p) for p in data.envs}
+    findings, notes = staleness(specs, data)
+    return findings, notes, path
+
+
+def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
+    """`check --lock-fresh`: the lock against environment.yml only."""
+    from envguard.check.discovery import find_lock
+
+    path = lock or find_lock()
+    findings, notes, shown = _freshness(path, envfile)
+    return CheckReport(str(path), str(shown), tuple(findings), tuple(notes))
+
+
+def file_findings(prefix: Path) -> tuple[list[Finding], list[str]]:
+    """Altered and missing files (envguard.prefix.integrity) as findings."""
+    from envguard.prefix.integrity import verify_files
+
+    result = verify_files(prefix)
+    findings = [Finding("files", "drift", f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
+                for p in result.problems]  # fmt: skip
+    notes = (
+        [f"{result.unverified} file(s) rewritten at install time could not be verified"]
+        if result.unverified
+        else []
+    )
+    return findings, notes
+
+
+def _detail(detail: str) -> str:
+    return f" ({detail})" if detail else ""
+
+
+def render_all(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
+    """Every output style at once (the fast-path cache stores them all)."""
+    from envguard.check import render
+
+    return {"human": render.human(report, cached=cached), "json": render.as_json(report),
+            "markdown": render.markdown(report)}  # fmt: skip
+
+
+def _warn(messages: tuple[str, ...]) -> None:
+    if not messages:
+        return
+    from envguard.output import warn
+
+    for message in messages:
+        warn(message)

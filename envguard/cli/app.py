@@ -1,0 +1,69 @@
+"""The command-line shell: lazy subcommands and the one error boundary.
+
+Commands live in `envguard.cli.commands.<name>` and are imported only when invoked, so `envguard --help` stays
+fast (no rattler, rich, deepdiff or torch on that path).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any, NoReturn
+
+import click
+
+from envguard import __version__
+from envguard.cli.boundary import guarded
+from envguard.cli.commandlist import COMMANDS, DESCRIPTION
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[cmd_name][0])
+        command: click.Command = module.command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_module, help_text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=LazyGroup,
+    help=DESCRIPTION,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110},
+)
+@click.version_option(__version__, prog_name="envguard")
+def cli() -> None:
+    """The top-level group; its help text is commandlist.DESCRIPTION."""
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point: run the CLI inside the error boundary and exit with a documented code."""
+    code = run(argv)
+    sys.exit(code)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the exit code instead of exiting (used by tests and `main`)."""
+
+    def call() -> Any:
+        try:
+            return cli.main(args=argv, prog_name="envguard", standalone_mode=False)
+        except click.exceptions.Abort:
+            raise KeyboardInterrupt from None
+        except click.ClickException as exc:
+            exc.show()
+            return exc.exit_code
+        except click.exceptions.Exit as exc:
+            return exc.exit_code
+
+    return guarded(call)

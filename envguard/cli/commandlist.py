@@ -1,0 +1,44 @@
+"""The command list and top-level help, without click: `envguard --help` is answered from here in a few ms."""
+
+from __future__ import annotations
+
+from envguard import __version__
+
+DESCRIPTION = (
+    "envguard: keep conda environments for machine learning reproducible, and say precisely when they drift.\n\n"
+    "Exit codes: 0 ok, 1 drift or check failed, 2 bad input or usage, 3 operational failure, 4 bug, 130 Ctrl-C."
+)
+
+# name -> (module, one-line help shown by `envguard --help` without importing the module)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "snapshot": ("envguard.cli.commands.snapshot", "Print an environment as envguard JSON."),
+    "export": ("envguard.cli.commands.export", "Write a portable environment.yml or an explicit spec."),
+    "lock": ("envguard.cli.commands.lock", "Write conda-lock.yml from a live environment or an environment.yml."),
+    "diff": ("envguard.cli.commands.diff", "Compare two environments or files, two-way."),
+    "check": ("envguard.cli.commands.check", "Check the live environment against a lock or environment.yml."),
+    "name": ("envguard.cli.commands.name", "Print the semantic name a source would get."),
+    "create": ("envguard.cli.commands.create", "Create an environment with a semantic name."),
+    "verify": ("envguard.cli.commands.verify", "Rebuild the lock in a temporary prefix and check it (CI)."),
+    "smoke": ("envguard.cli.commands.smoke", "DataLoader determinism and throughput test."),
+    "doctor": ("envguard.cli.commands.doctor", "GPU/CPU/memory/shm/disk checklist for training."),
+    "clean": ("envguard.cli.commands.clean", "Safely clean package caches (dry run by default)."),
+}
+
+OPTIONS = (("--version", "Show the version and exit."), ("-h, --help", "Show this message and exit."))
+
+
+def help_text() -> str:
+    """The top-level help, in click's layout (usage, description, options, commands)."""
+    lines = ["Usage: envguard [OPTIONS] COMMAND [ARGS]...", ""]
+    lines += [f"  {line}" if line else "" for line in DESCRIPTION.splitlines()]
+    lines += ["", "Options:"]
+    width = max(len(name) for name, _ in OPTIONS)
+    lines += [f"  {name.ljust(width)}  {text}" for name, text in OPTIONS]
+    lines += ["", "Commands:"]
+    width = max(len(name) for name in COMMANDS)
+    lines += [f"  {name.ljust(width)}  {text}" for name, (_module, text) in COMMANDS.items()]
+    return "\n".join(lines) + "\n"
+
+
+def version_text() -> str:
+    return f"envguard, version {__version__}\n"

@@ -1,0 +1,63 @@
+"""`envguard check [SOURCE] [--lock FILE | -f environment.yml] [--rng] [--files] [--lock-fresh] [--json]`.
+
+Only the option parsing lives here; the command itself is envguard.check.run.main (which envguard.cli.launcher also
+calls directly, without click, for the common invocations).
+"""
+
+from __future__ import annotations
+
+import click
+
+from envguard.errors import UsageError
+
+
+@click.command("check")
+@click.argument("source", required=False)
+@click.option(
+    "--lock",
+    "lock",
+    type=click.Path(dir_okay=False),
+    help="Lock to check against (default: conda-lock.yml here or in a parent, or [tool.envguard] lock).",
+)
+@click.option(
+    "-f",
+    "--file",
+    "envfile",
+    type=click.Path(dir_okay=False),
+    help="environment.yml: check that every spec is satisfied and channels respected.",
+)
+@click.option("--platform", help="Platform entry of the lock to use (default: the environment's).")
+@click.option(
+    "--rng", is_flag=True, help="Re-run the fingerprint probe and compare with the lock's fingerprints."
+)
+@click.option(
+    "--files", is_flag=True, help="Verify every installed file against its package's recorded hashes."
+)
+@click.option(
+    "--lock-fresh",
+    is_flag=True,
+    help="Only check that the lock still satisfies environment.yml on every platform (no environment).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1).")
+@click.option("--markdown", is_flag=True, help="Print Markdown for a PR comment.")
+@click.option("--no-cache", is_flag=True, help="Always run the full comparison.")
+@click.option("--distributed", is_flag=True,
+              help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).")  # fmt: skip
+def command(
+    source: str | None, lock: str | None, envfile: str | None, platform: str | None, rng: bool, files: bool,
+    lock_fresh: bool, as_json: bool, markdown: bool, no_cache: bool, distributed: bool,
+) -> int:  # fmt: skip
+    """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1 drift."""
+    from envguard.check.run import CheckOptions, main
+
+    if as_json and markdown:
+        raise UsageError("--json and --markdown are alternatives; give one")
+    style = "json" if as_json else "markdown" if markdown else "human"
+    if distributed:
+        from envguard.distributed.run import report_distributed
+
+        return report_distributed(
+            source, data_dir=None, seed=0, style=style, output=None, title="check --distributed"
+        )
+    return main(CheckOptions(source, lock, envfile, platform, rng=rng, files=files, lock_fresh=lock_fresh,
+                             style=style, no_cache=no_cache))  # fmt: skip

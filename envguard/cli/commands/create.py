@@ -1,0 +1,62 @@
+"""`envguard create [-f environment.yml | --lock FILE | SPEC ...] [-c CHANNEL ...] [--name NAME | --prefix DIR]
+[--backend B] [--jupyter] [--force] [--dry-run] [--no-lock] [--json]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from envguard.engine.backends import CHOICES
+from envguard.errors import UsageError
+from envguard.output import dumps, emit, warn
+
+
+@click.command("create")
+@click.argument("specs", nargs=-1)
+@click.option("-f", "--file", "envfile", metavar="FILE", help="Create from this environment.yml.")
+@click.option(
+    "--lock",
+    "lockfile",
+    metavar="FILE",
+    help="Install exactly this lock (conda-lock.yml, explicit, pixi.lock).",
+)
+@click.option("-c", "--channel", "channels", multiple=True, metavar="CHANNEL", help="Channel (repeatable; "
+              "before the file's own).")  # fmt: skip
+@click.option(
+    "-n", "--name", "name", help="Environment name (default: the semantic name, see `envguard name`)."
+)
+@click.option(
+    "-p", "--prefix", "prefix", metavar="DIR", help="Create at this path instead of conda's envs dir."
+)
+@click.option("--backend", type=click.Choice(CHOICES), help="conda, mamba, micromamba or embedded (default: "
+              "$ENVGUARD_BACKEND, else the first tool on PATH, else embedded).")  # fmt: skip
+@click.option("--jupyter", is_flag=True, help="Register a Jupyter kernel named after the environment.")
+@click.option("--force", is_flag=True, help="Replace an existing environment of the same name.")
+@click.option("--dry-run", is_flag=True, help="Solve and name, but install nothing.")
+@click.option("--no-lock", is_flag=True, help="Do not write conda-lock.yml beside the environment.yml.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (schema_version 1).")
+def command(specs: tuple[str, ...], envfile: str | None, lockfile: str | None, channels: tuple[str, ...],
+            name: str | None, prefix: str | None, backend: str | None, jupyter: bool, force: bool, dry_run: bool,
+            no_lock: bool, as_json: bool) -> int:  # fmt: skip
+    """Create an environment with a semantic name (pytorch2.1-cuda118-py311) in conda's envs dir."""
+    from envguard.create import naming, render
+    from envguard.create import run as create
+    from envguard.engine import backends
+    from envguard.machine.platform import current_platform
+
+    if name and prefix:
+        raise UsageError("give --name or --prefix, not both")
+    if name:
+        naming.validate(name)
+    platform = current_platform()
+    source = create.read_source(envfile, lockfile, specs, channels, platform)
+    chosen = backends.select(backend)
+    target = Path(prefix) if prefix else None
+    planned = create.plan(source, chosen, platform, name=name, prefix=target)
+    result = create.create(planned, chosen, prefix=target, force=force, dry_run=dry_run, jupyter=jupyter,
+                           write_lock=not no_lock)  # fmt: skip
+    for message in result.warnings:
+        warn(message)
+    emit(dumps(render.to_dict(result)) if as_json else render.render(result), None)
+    return 0

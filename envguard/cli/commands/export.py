@@ -1,0 +1,63 @@
+"""`envguard export [SOURCE] [--pinned | --full | --from-history] [--format env|explicit] [-o FILE]`."""
+
+from __future__ import annotations
+
+import click
+
+from envguard.errors import UsageError
+from envguard.output import emit, warn
+
+
+@click.command("export")
+@click.argument("source", required=False)
+@click.option(
+    "--pinned",
+    "mode",
+    flag_value="pinned",
+    help="What you asked for, pinned to the installed versions (default).",
+)
+@click.option(
+    "--full", "mode", flag_value="full", help="Every package with its build string, like `conda env export`."
+)
+@click.option("--from-history", "mode", flag_value="from-history", help="Exactly the requested specs.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["env", "explicit"]), default="env", show_default=True,
+    help="environment.yml, or an @EXPLICIT spec with a sha256 after each URL (conda packages only).",
+)  # fmt: skip
+@click.option(
+    "--platform", "platform", help="Platform to read from a multi-platform lock (default: this machine's)."
+)
+@click.option(
+    "--include-local",
+    is_flag=True,
+    help="Also write pip packages installed from local folders (their paths).",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout."
+)
+def command(
+    source: str | None,
+    mode: str | None,
+    fmt: str,
+    platform: str | None,
+    include_local: bool,
+    output: str | None,
+) -> int:
+    """Write SOURCE (a prefix, name:ENV or any supported file; default: the active environment) as a portable
+    environment.yml, or as an explicit spec that `conda create --file` installs without solving."""
+    from typing import cast
+
+    from envguard.export.run import ExportFormat, ExportMode, export
+    from envguard.sources import load
+
+    if fmt == "explicit" and mode in ("pinned", "from-history"):
+        raise UsageError(
+            f"--{mode} does not apply to --format explicit, which always lists every conda package"
+        )
+    env = load(source, platform=platform, probe=False, detect_virtual=False)
+    chosen = cast(ExportMode, mode or "pinned")
+    result = export(env, chosen, cast(ExportFormat, fmt), include_local=include_local)
+    for message in (*env.warnings, *result.warnings):
+        warn(message)
+    emit(result.text, output)
+    return 0

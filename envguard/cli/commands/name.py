@@ -1,0 +1,62 @@
+"""`envguard name [SOURCE] [-c CHANNEL ...] [--no-solve] [--backend B] [--json]`: the semantic name a source gets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from envguard.engine.backends import CHOICES
+from envguard.output import dumps, emit, warn
+
+
+@click.command("name")
+@click.argument("source", required=False)
+@click.option("-c", "--channel", "channels", multiple=True, metavar="CHANNEL", help="Channel for solving an "
+              "environment.yml (repeatable; before the file's own).")  # fmt: skip
+@click.option(
+    "--no-solve", is_flag=True, help="environment.yml: name from the specs alone (no channels needed)."
+)
+@click.option("--backend", type=click.Choice(CHOICES), help="Backend used to solve an environment.yml.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1).")
+def command(
+    source: str | None, channels: tuple[str, ...], no_solve: bool, backend: str | None, as_json: bool
+) -> int:
+    """Print the name `envguard create` would give SOURCE (environment.yml, lock, prefix, name:ENV; default: the
+    active environment), e.g. pytorch2.1-cuda118-py311."""
+    from envguard.create import naming
+    from envguard.model import SCHEMA_VERSION
+
+    path = Path(source) if source else None
+    if path is not None and path.is_file() and _is_environment_yml(path) and not no_solve:
+        name, warnings = _solved_name(path, channels, backend)
+    else:
+        from envguard.sources import load
+
+        env = load(source, detect_virtual=False)
+        name, warnings = naming.semantic_name(env), list(env.warnings)
+    for message in warnings:
+        warn(message)
+    text = (
+        dumps({"schema_version": SCHEMA_VERSION, "source": source, "name": name}) if as_json else name + "\n"
+    )
+    emit(text, None)
+    return 0
+
+
+def _is_environment_yml(path: Path) -> bool:
+    from envguard.formats import detect_kind
+
+    return detect_kind(path) == "environment.yml"
+
+
+def _solved_name(path: Path, channels: tuple[str, ...], backend: str | None) -> tuple[str, list[str]]:
+    """Exactly what `envguard create -f` would name it: solved for this machine, with the same backend."""
+    from envguard.create import run as create
+    from envguard.engine import backends
+    from envguard.machine.platform import current_platform
+
+    platform = current_platform()
+    source = create.read_source(str(path), None, (), channels, platform)
+    planned = create.plan(source, backends.select(backend), platform)
+    return planned.name, list(planned.warnings)

@@ -1,0 +1,130 @@
+"""`envguard smoke [SOURCE]`: DataLoader determinism and throughput, run in the environment's own interpreter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from envguard.errors import UsageError
+from envguard.output import dumps, emit
+
+_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _workers(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        counts = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError as exc:
+        raise UsageError(
+            f"--workers {text}: expected a comma-separated list of counts such as 0,1,2,4"
+        ) from exc
+    if not counts or min(counts) < 0:
+        raise UsageError(f"--workers {text}: counts must be 0 or more")
+    return counts
+
+
+@click.command("smoke")
+@click.argument("source", required=False)
+@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
+              help="Where the GPU checks run; auto uses CUDA when torch sees it.")  # fmt: skip
+@click.option("--budget", type=click.FloatRange(min=3), default=25.0, show_default=True,
+              help="Seconds the whole command may take (the sweep shrinks to fit).")  # fmt: skip
+@click.option(
+    "--workers",
+    "workers_text",
+    metavar="LIST",
+    help="num_workers to sweep, e.g. 0,2,4 (default: 0 to the usable CPUs).",
+)
+@click.option(
+    "--num-workers",
+    type=click.IntRange(min=0),
+    help="The num_workers your training uses: judged against the sweep.",
+)
+@click.option(
+    "--batch-size", type=click.IntRange(min=1), default=32, show_default=True, help="Batch size of the sweep."
+)
+@click.option("--io-ms", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Per-sample wait of the synthetic I/O-bound dataset.")  # fmt: skip
+@click.option("--cpu-ms", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+              help="Per-sample CPU time of the synthetic CPU-bound dataset.")  # fmt: skip
+@click.option(
+    "--data",
+    "data_dir",
+    type=_DIR,
+    help="Time reading the files under DIR instead of the synthetic datasets.",
+)
+@click.option(
+    "--dataset",
+    metavar="FILE.py:NAME",
+    help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic ones.",
+)
+@click.option("--lock", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.")  # fmt: skip
+@click.option(
+    "--seed",
+    type=int,
+    default=1234,
+    show_default=True,
+    help="Seed of the determinism runs (and of the sampler with --distributed).",
+)
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="Under torchrun: compare environments and DistributedSampler shards across ranks.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1) instead of tables.")
+@click.option("--markdown", "as_markdown", is_flag=True, help="Print the verdicts as a Markdown table.")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a PNG of throughput against workers (needs matplotlib).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the report to FILE (atomically) instead of stdout.",
+)
+def command(source: str | None, device: str, budget: float, workers_text: str | None, num_workers: int | None,
+            batch_size: int, io_ms: float, cpu_ms: float, data_dir: Path | None, dataset: str | None,
+            lock: Path | None, seed: int, distributed: bool, as_json: bool, as_markdown: bool, plot: Path | None,
+            output: str | None) -> int:  # fmt: skip
+    """Prove that SOURCE (a prefix or name:ENV; default: the active environment) loads data deterministically
+    and fast: determinism checks, a num_workers sweep, GPU copy speed, verdicts with fixes. Exit 1 on any FAIL."""
+    if as_json and as_markdown:
+        raise UsageError("--json and --markdown cannot be combined; pick one output format")
+    if distributed:
+        from envguard.distributed.run import report_distributed
+
+        style = "json" if as_json else "markdown" if as_markdown else "human"
+        return report_distributed(source, data_dir=data_dir, seed=seed, style=style, output=output,
+                                  title="smoke --distributed")  # fmt: skip
+    from envguard.smoke import render
+    from envguard.smoke.report import SmokeOptions, to_dict
+    from envguard.smoke.run import run_smoke
+
+    if plot is not None and not render.matplotlib_available():
+        raise UsageError(f"--plot {plot}: matplotlib is not installed in envguard's environment; "
+                         "pip install matplotlib, or drop --plot")  # fmt: skip
+    options = SmokeOptions(source=source, device=device, budget_s=budget, workers=_workers(workers_text),  # type: ignore[arg-type]
+                           num_workers=num_workers, batch_size=batch_size, io_ms=io_ms, cpu_ms=cpu_ms,
+                           data_dir=data_dir, dataset=dataset, lock=lock, seed=seed)  # fmt: skip
+    report = run_smoke(options)
+    if plot is not None:
+        from envguard.atomic import write_bytes
+
+        write_bytes(plot, render.plot_png(report))
+    if as_json:
+        emit(dumps(to_dict(report)), output)
+    elif as_markdown:
+        from envguard.findings import markdown
+
+        emit(markdown(report.findings), output)
+    else:
+        emit(render.render(report), output)
+    from envguard.findings import exit_code
+
+    return exit_code(report.findings)

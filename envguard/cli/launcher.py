@@ -1,0 +1,90 @@
+"""The `envguard` console script: the most frequent invocations without importing click.
+
+`envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot` is scripted;
+`envguard --help` is the first thing people type. Click's import alone costs more than answering them, so their
+common forms are parsed here and run inside the same error boundary (envguard.cli.boundary). Any other command,
+option or form goes to envguard.cli.app, unchanged.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # typing's own constant would cost an import on every start
+if TYPE_CHECKING:
+    from envguard.check.fast import FastArgs
+
+
+def main() -> None:
+    """Console-script entry point."""
+    code = fast_path(sys.argv[1:])
+    if code is not None:
+        sys.stdout.flush()
+        sys.exit(code)
+    from envguard.cli.app import main as cli_main
+
+    cli_main()
+
+
+def fast_path(args: list[str]) -> int | None:
+    """The exit code of a form answered here, or None to hand the arguments to click."""
+    if args in ([], ["--help"], ["-h"]):
+        from envguard.cli.commandlist import help_text
+
+        sys.stdout.write(help_text())
+        return 0
+    if args == ["--version"]:
+        from envguard.cli.commandlist import version_text
+
+        sys.stdout.write(version_text())
+        return 0
+    if args[:1] == ["check"]:
+        return _check(args[1:])
+    if args[:1] == ["snapshot"]:
+        return _snapshot(args[1:])
+    return None
+
+
+def _snapshot(args: list[str]) -> int | None:
+    """`snapshot [SOURCE] [--no-probe] [--platform P] [-o FILE]`; None for anything else."""
+    source = platform = output = None
+    no_probe = False
+    rest = list(args)
+    while rest:
+        token = rest.pop(0)
+        if token == "--no-probe" and not no_probe:
+            no_probe = True
+        elif token == "--platform" and platform is None and rest and not rest[0].startswith("-"):
+            platform = rest.pop(0)
+        elif token in ("-o", "--output") and output is None and rest and not rest[0].startswith("-"):
+            output = rest.pop(0)
+        elif not token.startswith("-") and source is None:
+            source = token
+        else:
+            return None
+    from envguard.cli.boundary import guarded
+    from envguard.export.snapshot import snapshot
+
+    return guarded(lambda: snapshot(source, no_probe, platform, output))
+
+
+def _check(args: list[str]) -> int | None:
+    from envguard.check.fast import parse_args, try_cached
+
+    parsed = parse_args(args)
+    if parsed is None:
+        return None
+    code = try_cached(parsed)
+    if code is not None:
+        return code
+    return _full_check(parsed)
+
+
+def _full_check(parsed: FastArgs) -> int:
+    """The full check inside the same error boundary as envguard.cli.app.run (one line and an exit code)."""
+    from envguard.check.run import CheckOptions, main
+    from envguard.cli.boundary import guarded
+
+    options = CheckOptions(parsed.source, parsed.lock, parsed.envfile, parsed.platform, style=parsed.style,
+                           cache_checked=True)  # fmt: skip
+    return guarded(lambda: main(options))

@@ -1,0 +1,88 @@
+"""Render `envguard create` / `envguard name`: JSON (schema_version 1) and a rich summary with a package table."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from envguard.channels import strip_credentials
+from envguard.create.run import CreateResult
+from envguard.model import SCHEMA_VERSION, Package
+
+MAX_ROWS = 30
+
+
+def to_dict(result: CreateResult) -> dict[str, Any]:
+    """The JSON document (credential-free channels and URLs)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "name": result.name,
+        "prefix": result.prefix,
+        "backend": result.backend,
+        "platform": result.platform,
+        "dry_run": result.dry_run,
+        "replaced": result.replaced,
+        "registered": result.registered,
+        "lock": result.lock,
+        "kernelspec": result.kernelspec,
+        "channels": [strip_credentials(c) for c in result.channels],
+        "requested": list(result.requested),
+        "packages": [_package(p) for p in result.packages],
+        "warnings": list(result.warnings),
+    }
+
+
+def _package(package: Package) -> dict[str, Any]:
+    return {"manager": package.manager, "name": package.name, "version": package.version, "build": package.build,
+            "channel": strip_credentials(package.channel)}  # fmt: skip
+
+
+def render(result: CreateResult) -> str:
+    """Human view: what was (or would be) created, the packages by channel, and what to do next."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=io.StringIO(), width=120, highlight=False, soft_wrap=False)
+    verb = "Would create" if result.dry_run else ("Replaced" if result.replaced else "Created")
+    console.print(f"[bold]{verb} {result.name}[/bold] at {result.prefix}")
+    console.print(f"backend {result.backend}, platform {result.platform}, {len(result.packages)} package(s)")
+    table = Table(show_edge=False, pad_edge=False)
+    for column in ("Package", "Version", "Build"):
+        table.add_column(column)
+    shown = _shown(result)
+    by_channel: dict[str, list[Package]] = {}
+    for package in sorted(shown, key=lambda p: p.name):
+        by_channel.setdefault(strip_credentials(package.channel) or package.manager, []).append(package)
+    for channel in sorted(by_channel):
+        table.add_row(f"[bold]{channel}[/bold]", "", "")
+        for package in by_channel[channel]:
+            table.add_row(f"  {package.name}", package.version, package.build)
+    console.print(table)
+    if len(shown) < len(result.packages):
+        console.print(f"... and {len(result.packages) - len(shown)} more package(s); --json lists them all")
+    for line in _next_steps(result):
+        console.print(line)
+    return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+
+
+def _shown(result: CreateResult) -> list[Package]:
+    """At most MAX_ROWS packages for the table: the requested ones first."""
+    from envguard.specs import spec_name
+
+    asked = {spec_name(s) for s in result.requested}
+    ordered = sorted(result.packages, key=lambda p: (p.name not in asked, p.name))
+    return ordered[:MAX_ROWS]
+
+
+def _next_steps(result: CreateResult) -> list[str]:
+    if result.dry_run:
+        return ["Dry run: nothing was installed."]
+    lines = []
+    if result.registered:
+        lines.append("Registered in ~/.conda/environments.txt (conda env list shows it).")
+    if result.lock:
+        lines.append(f"Lock written: {result.lock}")
+    if result.kernelspec:
+        lines.append(f"Jupyter kernel: {result.kernelspec}")
+    lines.append(f"Activate with: conda activate {result.prefix}")
+    return lines

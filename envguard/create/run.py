@@ -1,0 +1,328 @@
+"""`envguard create` logic: read what is asked, check the machine can run it, solve, name, install, register,
+lock, and optionally register a Jupyter kernel. Returns a CreateResult; the command renders it.
+
+The same planning path answers `envguard name` (the name a source would get), so the two never disagree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from envguard.engine.backends.base import Backend, Plan, Request
+from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
+from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
+
+
+@dataclass(frozen=True)
+class Source:
+    """What the user asked for, from `-f environment.yml`, `--lock FILE` or SPEC arguments."""
+
+    kind: str
+    origin: str
+    env: Environment
+    specs: tuple[str, ...]
+    channels: tuple[str, ...]
+    locked: tuple[Package, ...] = ()
+    path: Path | None = None
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A solved (or locked) request, the machine it was checked against, and the name it gets."""
+
+    source: Source
+    request: Request
+    plan: Plan
+    machine: tuple[VirtualPackage, ...]
+    name: str
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CreateResult:
+    """What `create` did (or would do with --dry-run)."""
+
+    name: str
+    prefix: str
+    backend: str
+    platform: str
+    packages: tuple[Package, ...]
+    requested: tuple[str, ...]
+    channels: tuple[str, ...]
+    dry_run: bool = False
+    replaced: bool = False
+    registered: bool = False
+    lock: str | None = None
+    kernelspec: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+def read_source(file: str | None, lock: str | None, specs: Sequence[str], channels: Sequence[str],
+                platform: str) -> Source:  # fmt: skip
+    """Exactly one of -f / --lock / SPEC...; -c channels come first, then the file's own."""
+    given = [bool(file), bool(lock), bool(specs)]
+    if sum(given) != 1:
+        raise UsageError(
+            "say what to create: -f environment.yml, --lock FILE, or package specs (exactly one)"
+        )
+    if file:
+        from envguard.formats import envyml
+
+        path = _existing(file)
+        env = envyml.read(path, platform=platform)
+        conda = tuple(r.spec for r in env.requested if r.manager == "conda")
+        return Source("environment.yml", str(path), env, conda, _merge(channels, env.channels), path=path)
+    if lock:
+        from envguard.formats import read_file
+
+        path = _existing(lock)
+        env = read_file(path, platform=platform)
+        if env.spec_only or not env.conda_packages():
+            raise BadInputError(f"{path}: no locked conda packages for {platform}; give a lock (conda-lock.yml, "
+                                "explicit spec, pixi.lock) or use -f for an environment.yml")  # fmt: skip
+        conda = tuple(r.spec for r in env.requested if r.manager == "conda")
+        return Source(env.kind, str(path), env, conda, _merge(channels, env.channels), env.packages, path)
+    from envguard.specs import parse_conda
+
+    for spec in specs:
+        parse_conda(spec, "command line")
+    requested = tuple(RequestedSpec("conda", s) for s in specs)
+    env = make_environment(kind="environment.yml", source="command line", requested=requested)
+    return Source("specs", "command line", env, tuple(specs), tuple(channels))
+
+
+def plan(source: Source, backend: Backend, platform: str, *, name: str | None = None,
+         prefix: Path | None = None) -> Planned:  # fmt: skip
+    """Check the request against this machine, solve it (or take the lock as is) and name the result."""
+    from envguard.create import machine_check, naming
+    from envguard.machine import virtual
+
+    machine = virtual.detect()
+    warnings = list(source.env.warnings)
+    warnings += machine_check.check_request(source.specs, machine, source.origin)
+    request = Request(source.specs, source.channels, platform, machine, source.locked, source.origin)
+    solved = backend.solve(request)
+    warnings += machine_check.check_plan(solved.packages, machine, source.specs)
+    resolved = make_environment(kind="prefix", packages=(*solved.packages, *_pip(source)),
+                                requested=source.env.requested, python=_python(solved.packages))  # fmt: skip
+    chosen = name or (prefix.name if prefix is not None else naming.semantic_name(resolved))
+    if source.env.name and not name and prefix is None and source.env.name != chosen:
+        warnings.append(f"{source.origin} names the environment {source.env.name!r}; envguard uses the semantic "
+                        f"name {chosen!r} (pass --name {source.env.name} to keep yours)")  # fmt: skip
+    return Planned(source, request, solved, machine, chosen, tuple(warnings))
+
+
+def create(planned: Planned, backend: Backend, *, prefix: Path | None, force: bool, dry_run: bool,
+           jupyter: bool, write_lock: bool = True) -> CreateResult:  # fmt: skip
+    """Install the planned environment into conda's envs dir (or --prefix), register it, lock it, add a kernel."""
+    from envguard.create import naming
+
+    name = planned.name if prefix is not None else naming.validate(planned.name)
+    target = (prefix or envs_dir() / name).expanduser().absolute()
+    replaced = _collision(target, name, force, by_name=prefix is None)
+    result = CreateResult(
+        name=name, prefix=str(target), backend=backend.describe(), platform=planned.request.platform,
+        packages=planned.plan.packages, requested=planned.source.specs, channels=planned.request.channels,
+        dry_run=dry_run, replaced=replaced, warnings=planned.warnings,
+    )  # fmt: skip
+    if dry_run:
+        return result
+    if replaced:
+        backend.remove(target)
+    installed, warnings, lock = _build(planned, backend, target, write_lock)
+    kernel = None
+    if jupyter:
+        from envguard.create import jupyter as jupyter_mod
+
+        kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
+        kernel = str(kernel_path)
+        warnings += [warning] if warning else []
+    return dataclasses.replace(result, packages=installed.packages, registered=True, lock=str(lock) if lock else None,
+                               kernelspec=kernel, warnings=tuple(warnings))  # fmt: skip
+
+
+def _build(
+    planned: Planned, backend: Backend, target: Path, write_lock: bool
+) -> tuple[Plan, list[str], Path | None]:
+    """Install (conda, then pip), register, and write the lock beside the environment.yml."""
+    from envguard.prefix.condaconfig import register
+
+    wants_lock = write_lock and planned.source.kind == "environment.yml"
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the lock is rendered from the plan while the engine links (rattler releases the GIL)
+        early = (
+            pool.submit(lock_text, planned, planned.plan.packages)
+            if wants_lock and _lockable(planned)
+            else None
+        )
+        installed = _install(backend, target, planned)
+        warnings = list(planned.warnings) + _install_pip(planned, target)
+        register(target)
+        if early is not None:
+            text = early.result()
+        else:
+            text = lock_text(planned, _installed(target)) if wants_lock else ""
+    if not text:
+        return installed, warnings, None
+    lock = planned.source.path.parent / "conda-lock.yml" if planned.source.path else None
+    if lock is not None and lock.is_file() and lock.read_text(encoding="utf-8", errors="replace") != text:
+        warnings.append(
+            f"replaced the existing {lock} with the lock of what was installed (--no-lock keeps it)"
+        )
+    return installed, warnings, write_lock_beside(planned, text)
+
+
+def _install_pip(planned: Planned, target: Path) -> list[str]:
+    """The environment.yml's `pip:` lines (conda env create does the same), or a lock's pip packages."""
+    from envguard.engine import pip_install
+
+    source = planned.source
+    locked = [p for p in source.locked if p.manager == "pip"]
+    if locked:
+        from envguard.engine import archives
+        from envguard.engine.backends.embedded import default_pkgs_dir
+
+        fetched = archives.fetch(locked, default_pkgs_dir())
+        bad = [a.package.name for a in fetched if not a.verified]
+        if bad:
+            raise BackendError(f"{source.origin}: pip archive(s) {', '.join(bad)} do not match the lock's hash; "
+                               "the index or cache was altered — pip packages were not installed")  # fmt: skip
+        others = [p for p in locked if not archives.has_archive(p)]
+        return pip_install.install_locked_wheels(target, fetched, others)
+    requirements = tuple(r.spec for r in source.env.requested if r.manager == "pip")
+    if requirements:
+        folder = source.path.parent if source.path else None
+        pip_install.pip_install(target, requirements, source.env.pip_options, cwd=folder)
+    return []
+
+
+def _install(backend: Backend, target: Path, planned: Planned) -> Plan:
+    existed = target.exists()
+    try:
+        return backend.install(target, planned.request, planned.plan)
+    except (EnvguardError, KeyboardInterrupt):
+        if not existed and target.exists():
+            shutil.rmtree(target, ignore_errors=True)  # never leave half an environment behind
+        raise
+
+
+def envs_dir() -> Path:
+    """Where named environments go: the first writable of conda's envs dirs (condarc `envs_dirs`,
+    CONDA_ENVS_PATH, ~/.conda/envs)."""
+    from envguard.prefix.condaconfig import envs_dirs
+
+    candidates = envs_dirs()
+    for folder in candidates:
+        probe = folder
+        while not probe.exists() and probe.parent != probe:
+            probe = probe.parent
+        if os.access(probe, os.W_OK):
+            return folder
+    raise BadInputError(f"none of conda's envs dirs is writable ({', '.join(map(str, candidates))}); "
+                        "set CONDA_ENVS_PATH or pass --prefix DIR")  # fmt: skip
+
+
+def name_taken(name: str) -> Path | None:
+    """An existing environment (or folder) that already uses `name`."""
+    from envguard.prefix.condaconfig import envs_dirs, registered_environments
+
+    for folder in envs_dirs():
+        if (folder / name).exists():
+            return folder / name
+    return next((p for p in registered_environments() if p.name == name), None)
+
+
+def _collision(target: Path, name: str, force: bool, *, by_name: bool) -> bool:
+    """True when an existing environment will be replaced (--force); refuse otherwise."""
+    from envguard.create.naming import suggest
+
+    existing = (
+        target if target.exists() and any(target.iterdir()) else (name_taken(name) if by_name else None)
+    )
+    if existing is None:
+        return False
+    if not force:
+        hint = (
+            f"--name {suggest(name, lambda n: name_taken(n) is not None)}" if by_name else "another --prefix"
+        )
+        raise UsageError(f"an environment named {name!r} already exists at {existing}; use {hint}, or --force "
+                         "to replace it")  # fmt: skip
+    if existing != target:
+        raise UsageError(
+            f"{name!r} is already used by {existing} (outside {target.parent}); pick another --name"
+        )
+    if not (target / "conda-meta").is_dir():
+        raise UsageError(
+            f"{target} exists and is not a conda environment; refusing to replace it even with --force"
+        )
+    return True
+
+
+def _lockable(planned: Planned) -> bool:
+    """The plan alone makes the lock: every package carries its URL and hash, and no pip step follows."""
+    pip = any(r.manager == "pip" for r in planned.source.env.requested)
+    return not pip and all(p.url and (p.sha256 or p.md5) for p in planned.plan.packages)
+
+
+def _installed(prefix: Path) -> tuple[Package, ...]:
+    from envguard.prefix.reader import read_prefix
+
+    return read_prefix(prefix).packages
+
+
+def lock_text(planned: Planned, packages: Sequence[Package]) -> str:
+    """conda-lock.yml text for what was installed, hashed for the environment.yml's inputs."""
+    from envguard.channels import strip_credentials
+    from envguard.formats.condalock.write import input_hash, render_lock
+
+    assert planned.source.path is not None
+    platform, yml = planned.request.platform, planned.source.path.name
+    env = make_environment(kind="conda-lock", source=yml, platform=platform, python=_python(packages),
+                           channels=tuple(strip_credentials(c) for c in planned.request.channels),
+                           packages=packages, virtual_packages=planned.machine)  # fmt: skip
+    cuda = next((v.version for v in planned.machine if v.name == "__cuda"), None)
+    flag = f"--cuda {cuda}" if cuda else "--no-cuda"
+    return render_lock(
+        {platform: env}, sources=[yml], content_hashes={platform: input_hash(planned.source.env, platform, planned.machine)},
+        channels=env.channels, source_kind="environment.yml",
+        reproduce=f"envguard lock -f {yml} --platform {platform} {flag} -o conda-lock.yml",
+    )  # fmt: skip
+
+
+def write_lock_beside(planned: Planned, text: str) -> Path:
+    """Write conda-lock.yml beside the environment.yml (atomically)."""
+    from envguard.formats.condalock.write import write_lock
+
+    assert planned.source.path is not None
+    return write_lock(planned.source.path.parent / "conda-lock.yml", text)
+
+
+def _existing(value: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise BadInputError(f"{value}: no such file; check the path")
+    return path
+
+
+def _merge(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
+    from envguard.channels import normalize
+
+    merged: list[str] = []
+    for channel in (*first, *second):
+        if channel and normalize(channel) not in (normalize(c) for c in merged):
+            merged.append(channel)
+    return tuple(merged)
+
+
+def _pip(source: Source) -> tuple[Package, ...]:
+    return tuple(p for p in source.locked if p.manager == "pip")
+
+
+def _python(packages: Sequence[Package]) -> str | None:
+    return next((p.version for p in packages if p.name == "python" and p.manager == "conda"), None)

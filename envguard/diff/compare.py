@@ -1,0 +1,298 @@
+"""Two-way comparison of environments: pure, grouped by category, the same for every pair of SOURCE kinds.
+
+Each Environment becomes a normalised three-level view (category -> item -> field -> text); the views are
+compared with deepdiff (or, where start-up time matters, an equivalent small engine — `envguard check` cannot
+afford deepdiff's numpy/pydantic imports) and the leaf differences are grouped into `Change`s. A spec-only side
+(environment.yml) is compared by satisfaction instead (see envguard.diff.satisfy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from envguard.model import SCHEMA_VERSION, Environment
+
+Engine = Literal["deepdiff", "fast"]
+ChangeKind = Literal["only-a", "only-b", "changed", "unsatisfied", "unjudged", "hazard"]
+CATEGORIES = ("platform", "python", "conda", "pip", "both-managers", "cuda", "virtual", "fingerprints", "specs", "channels")  # fmt: skip
+TITLES = {
+    "platform": "Platform", "python": "Python", "conda": "Conda packages", "pip": "pip packages",
+    "both-managers": "Installed by both conda and pip", "cuda": "CUDA", "virtual": "Virtual packages",
+    "fingerprints": "RNG fingerprints", "specs": "Requested specs", "channels": "Channels",
+}  # fmt: skip
+# Fields a side may simply not know (old records lack sha256, locks lack build numbers): compared only when
+# both sides have a value.
+_OPTIONAL_FIELDS = frozenset({"build", "channel", "subdir", "md5", "sha256"})
+View = dict[str, dict[str, dict[str, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One difference: an item only on one side, changed fields, an unsatisfied spec, or a hazard (info only)."""
+
+    category: str
+    kind: ChangeKind
+    name: str
+    a: str | None = None
+    b: str | None = None
+    fields: tuple[str, ...] = ()
+
+    @property
+    def informational(self) -> bool:
+        """Hazards and unjudgeable specs are reported but do not make two environments different."""
+        return self.kind in ("hazard", "unjudged")
+
+
+@dataclass(frozen=True)
+class Diff:
+    """The grouped result of comparing A with B."""
+
+    a_label: str
+    b_label: str
+    mode: Literal["exact", "satisfaction", "specs"]
+    changes: tuple[Change, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def equal(self) -> bool:
+        return not any(not c.informational for c in self.changes)
+
+    def grouped(self) -> dict[str, tuple[Change, ...]]:
+        """Changes per category, in CATEGORIES order, omitting empty categories."""
+        result: dict[str, tuple[Change, ...]] = {}
+        for category in CATEGORIES:
+            items = tuple(c for c in self.changes if c.category == category)
+            if items:
+                result[category] = items
+        return result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "a": self.a_label,
+            "b": self.b_label,
+            "mode": self.mode,
+            "equal": self.equal,
+            "changes": {
+                category: [
+                    {"kind": c.kind, "name": c.name, "a": c.a, "b": c.b, "fields": list(c.fields)}
+                    for c in items
+                ]
+                for category, items in self.grouped().items()
+            },
+            "notes": list(self.notes),
+        }
+
+
+def diff_environments(a: Environment, b: Environment, *, engine: Engine = "deepdiff") -> Diff:
+    """Compare A with B two-way: exact for resolved environments, by satisfaction when one side is spec-only."""
+    if a.spec_only or b.spec_only:
+        from envguard.diff import satisfy
+
+        return satisfy.diff_specs(a, b)
+    view_a, view_b, notes = aligned_views(a, b)
+    leaves = deepdiff_leaves(view_a, view_b) if engine == "deepdiff" else fast_leaves(view_a, view_b)
+    changes = _changes(leaves, view_a, view_b) + both_manager_hazards(a, b)
+    return Diff(_label(a), _label(b), "exact", tuple(changes), tuple(notes))
+
+
+def _label(env: Environment) -> str:
+    return env.source or env.prefix or env.kind
+
+
+# --- views ----------------------------------------------------------------------------------------------------
+
+
+def view(env: Environment) -> View:
+    """The normalised comparison view of one environment."""
+    result: View = {c: {} for c in ("platform", "python", "conda", "pip", "cuda", "virtual", "fingerprints")}
+    if env.platform:
+        result["platform"]["platform"] = {"value": env.platform}
+    if env.python:
+        result["python"]["python"] = {"version": env.python}
+    for p in env.packages:
+        if p.manager == "conda":
+            result["conda"][p.name] = {"version": p.version, "build": p.build, "channel": p.channel,
+                                       "subdir": p.subdir, "md5": p.md5, "sha256": p.sha256}  # fmt: skip
+        else:
+            o = p.origin
+            result["pip"][p.name] = {"version": p.version, "sha256": p.sha256, "url": o.url if o else "",
+                                     "editable": "yes" if o and o.editable else "no", "vcs": o.vcs if o else "",
+                                     "commit": o.commit_id if o else ""}  # fmt: skip
+    cuda = env.cuda
+    for name, value in (("driver", cuda.driver), ("toolkit", cuda.toolkit), ("torch build", _torch(env))):
+        if value:
+            result["cuda"][name] = {"value": value}
+    for v in env.virtual_packages:
+        result["virtual"][v.name] = {"version": v.version, "build": v.build}
+    if env.fingerprints is not None:
+        for name in ("python", "numpy_version", "numpy_legacy", "numpy_generator", "torch_version",
+                     "torch_randperm", "dataloader_order", "torch_cuda", "cudnn"):  # fmt: skip
+            value = getattr(env.fingerprints, name)
+            if value:
+                result["fingerprints"][name] = {"value": str(value)}
+    return result
+
+
+def _torch(env: Environment) -> str | None:
+    build = env.cuda.torch_build
+    if build == "absent":
+        return None
+    return f"{build} {env.cuda.torch_cuda}" if env.cuda.torch_cuda else build
+
+
+def aligned_views(a: Environment, b: Environment) -> tuple[View, View, list[str]]:
+    """Views of A and B with what one side cannot know removed from both (so it never counts as a change)."""
+    va, vb = view(a), view(b)
+    notes: list[str] = []
+    for category in ("conda", "pip"):
+        for name in va[category].keys() & vb[category].keys():
+            ra, rb = va[category][name], vb[category][name]
+            for key in [k for k in ra if k in _OPTIONAL_FIELDS and (not ra[k] or not rb.get(k))]:
+                ra.pop(key, None)
+                rb.pop(key, None)
+    for side, env, other in (("A", a, b), ("B", b, a)):
+        if not env.virtual_packages and other.virtual_packages:
+            notes.append(
+                f"{side} records no virtual packages; virtual packages and the CUDA driver not compared"
+            )
+        if env.fingerprints is None and other.fingerprints is not None:
+            notes.append(f"{side} has no RNG fingerprints; fingerprints not compared")
+    if not a.virtual_packages or not b.virtual_packages:
+        for v in (va, vb):
+            v["virtual"] = {}
+            v["cuda"].pop("driver", None)
+    if a.fingerprints is None or b.fingerprints is None:
+        va["fingerprints"], vb["fingerprints"] = {}, {}
+    for category in ("platform", "python"):
+        if not va[category] or not vb[category]:
+            va[category], vb[category] = {}, {}
+    return va, vb, notes
+
+
+# --- engines: (category, item, field or None, kind) leaves -----------------------------------------------------
+
+Leaf = tuple[str, str, str | None, str]
+
+
+def fast_leaves(a: View, b: View) -> list[Leaf]:
+    """Leaf differences of two views by plain dict walking (same result as `deepdiff_leaves`)."""
+    leaves: list[Leaf] = []
+    for category in sorted(a.keys() | b.keys()):
+        items_a, items_b = a.get(category, {}), b.get(category, {})
+        for name in sorted(items_a.keys() | items_b.keys()):
+            if name not in items_b:
+                leaves.append((category, name, None, "only-a"))
+            elif name not in items_a:
+                leaves.append((category, name, None, "only-b"))
+            else:
+                ra, rb = items_a[name], items_b[name]
+                leaves.extend((category, name, k, "changed") for k in sorted(ra.keys() | rb.keys())
+                              if ra.get(k) != rb.get(k))  # fmt: skip
+    return sorted(leaves, key=_leaf_key)
+
+
+def deepdiff_leaves(a: View, b: View) -> list[Leaf]:
+    """Leaf differences of two views as deepdiff reports them."""
+    from deepdiff import DeepDiff
+
+    result = DeepDiff(a, b, verbose_level=2, view="tree")
+    leaves: set[Leaf] = set()
+    for items in result.values():
+        for item in items:
+            path = [str(p) for p in item.path(output_format="list")]
+            t1 = item.t1 if isinstance(item.t1, dict | str) else None
+            t2 = item.t2 if isinstance(item.t2, dict | str) else None
+            leaves.update(_expand(path, t1, t2))
+    return sorted(leaves, key=_leaf_key)
+
+
+def _expand(path: list[str], t1: Any, t2: Any) -> list[Leaf]:
+    """deepdiff reports a container whose keys all differ as one replaced value: spell it out as leaves."""
+    if len(path) >= 3:
+        return [(path[0], path[1], path[2], "changed")]
+    if len(path) == 2:
+        if t1 is None or t2 is None:
+            return [(path[0], path[1], None, "only-b" if t1 is None else "only-a")]
+        return [(path[0], path[1], k, "changed") for k in t1.keys() | t2.keys() if t1.get(k) != t2.get(k)]
+    if len(path) == 1:
+        return fast_leaves({path[0]: t1 or {}}, {path[0]: t2 or {}})
+    return []
+
+
+def _leaf_key(leaf: Leaf) -> tuple[str, str, str, str]:
+    return (leaf[0], leaf[1], leaf[2] or "", leaf[3])
+
+
+# --- grouping ---------------------------------------------------------------------------------------------------
+
+
+def _changes(leaves: Iterable[Leaf], a: View, b: View) -> list[Change]:
+    changed: dict[tuple[str, str], list[str]] = {}
+    result: list[Change] = []
+    for category, name, fieldname, kind in leaves:
+        if kind == "changed" and fieldname is not None:
+            changed.setdefault((category, name), []).append(fieldname)
+        elif kind == "only-a":
+            result.append(Change(category, "only-a", name, a=describe(category, a[category][name])))
+        else:
+            result.append(Change(category, "only-b", name, b=describe(category, b[category][name])))
+    for (category, name), fields in changed.items():
+        ra, rb = a[category][name], b[category][name]
+        shown = _fields(fields)
+        result.append(
+            Change(category, "changed", name, describe(category, ra), describe(category, rb), shown)
+        )
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    return sorted(result, key=lambda c: (order.get(c.category, 99), c.name, c.kind))
+
+
+_FIELD_ORDER = ("value", "version", "build", "channel", "subdir", "url", "editable", "vcs", "commit", "hash")
+
+
+def _fields(fields: list[str]) -> tuple[str, ...]:
+    """Changed field names in a fixed order; `hash` only when nothing that implies it changed too."""
+    names = {"hash" if f in ("md5", "sha256") else f for f in fields}
+    if names & {"version", "build"}:
+        names.discard("hash")
+    return tuple(sorted(names, key=lambda n: (_FIELD_ORDER.index(n) if n in _FIELD_ORDER else 99, n)))
+
+
+def describe(category: str, record: Mapping[str, str]) -> str:
+    """Human text for one side of an item: `1.26.4 py311h0_0 (conda-forge)`, `1.1.0 editable file:///src`."""
+    if category == "conda":
+        text = " ".join(v for v in (record.get("version"), record.get("build")) if v)
+        return f"{text} ({record['channel']})" if record.get("channel") else text
+    if category == "pip":
+        text = record.get("version", "")
+        if record.get("editable") == "yes":
+            text += " editable"
+        if record.get("url"):
+            text += f" from {record['url']}"
+        if record.get("commit"):
+            text += f"@{record['commit'][:12]}"
+        return text
+    if category == "virtual":
+        return f"{record.get('version', '')}={record.get('build', '')}"
+    if category == "python":
+        return record.get("version", "")
+    value = record.get("value", "")
+    return value[:16] if category == "fingerprints" and len(value) == 64 else value
+
+
+def both_manager_hazards(a: Environment, b: Environment) -> list[Change]:
+    """Names installed by both conda and pip (pip shadows conda's copy) on either side: reported, not counted."""
+    from envguard.specs import canonical_name
+
+    def dual(env: Environment) -> dict[str, str]:
+        conda = {canonical_name(p.name): p for p in env.conda_packages()}
+        return {
+            p.name: f"conda {conda[p.name].version} + pip {p.version}"
+            for p in env.pip_packages()
+            if p.name in conda
+        }
+
+    da, db = dual(a), dual(b)
+    return [Change("both-managers", "hazard", n, da.get(n), db.get(n)) for n in sorted(da.keys() | db.keys())]

@@ -1,0 +1,116 @@
+"""Satisfaction: does a resolved environment meet what a spec-only source (environment.yml) asks for?
+
+Each conda spec must match an installed/locked package (rattler MatchSpec semantics: version, build glob, channel),
+each pip line a pip package (PEP 440), and every conda package must come from one of the file's channels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from envguard.channels import normalize
+from envguard.diff.compare import Change, Diff
+from envguard.model import Environment, Package, RequestedSpec
+from envguard.specs import canonical_name
+
+
+def diff_specs(a: Environment, b: Environment) -> Diff:
+    """A vs B where at least one side is spec-only."""
+    if a.spec_only and b.spec_only:
+        return _spec_sets(a, b)
+    specs, resolved, spec_side = (a, b, "a") if a.spec_only else (b, a, "b")
+    changes = unsatisfied(specs.requested, resolved, spec_side) + channel_violations(
+        specs, resolved, spec_side
+    )
+    notes = [] if specs.channels else [f"{specs.source}: no `channels:`; channels not checked"]
+    return Diff(a.source or a.kind, b.source or b.kind, "satisfaction", tuple(changes), tuple(notes))
+
+
+def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side: str = "a") -> list[Change]:
+    """One Change per spec the environment does not satisfy (and an `unjudged` one per line it cannot judge)."""
+    from envguard.specs import conda_matches, parse_conda, pip_name
+
+    changes: list[Change] = []
+    for request in requested:
+        if request.manager == "conda":
+            parsed = parse_conda(request.spec)
+            candidate = env.get(parsed.name, "conda")
+            ok = candidate is not None and conda_matches(parsed, candidate)
+        else:
+            name = pip_name(request.spec)
+            candidate = _pip_candidate(env, name) if name else None
+            verdict = _pip_verdict(request.spec, candidate) if name else None
+            if verdict is None:
+                changes.append(
+                    _change("unjudged", request, candidate, spec_side, "cannot judge this pip line")
+                )
+                continue
+            ok = verdict
+        if not ok:
+            changes.append(_change("unsatisfied", request, candidate, spec_side, "not installed"))
+    return changes
+
+
+def _pip_candidate(env: Environment, name: str) -> Package | None:
+    """The pip package of that name, else a conda package providing it (conda installs many PyPI projects)."""
+    found = env.get(name, "pip")
+    if found is not None:
+        return found
+    return next((p for p in env.conda_packages() if canonical_name(p.name) == name), None)
+
+
+def _pip_verdict(line: str, package: Package | None) -> bool | None:
+    from envguard.specs import pip_matches
+
+    if package is None:
+        return False
+    as_pip = (
+        package if package.manager == "pip" else Package("pip", canonical_name(package.name), package.version)
+    )
+    return pip_matches(line, as_pip)
+
+
+def _change(kind: str, request: RequestedSpec, found: Package | None, spec_side: str, missing: str) -> Change:
+    have = found.describe() if found is not None else missing
+    spec = request.spec if request.manager == "conda" else f"pip: {request.spec}"
+    a, b = (spec, have) if spec_side == "a" else (have, spec)
+    return Change("specs", kind, request.spec, a, b)  # type: ignore[arg-type]
+
+
+def allowed_channels(specs: Environment) -> set[str]:
+    """The file's channels (`defaults` expanded, `nodefaults` dropped) plus channels named as `channel::pkg`."""
+    from envguard.channels import expand_channels
+
+    texts = [r.spec for r in specs.requested if r.manager == "conda"]
+    return {normalize(c) for c in expand_channels(specs.channels, texts)}
+
+
+def channel_violations(specs: Environment, env: Environment, spec_side: str = "a") -> list[Change]:
+    """Conda packages whose channel is not among the file's channels."""
+    if not specs.channels:
+        return []
+    allowed = allowed_channels(specs)
+    listed = ", ".join(sorted(allowed))
+    changes = []
+    for package in env.conda_packages():
+        if package.channel and package.channel not in allowed:
+            wanted, have = f"one of {listed}", f"from {package.channel}"
+            a, b = (wanted, have) if spec_side == "a" else (have, wanted)
+            changes.append(Change("channels", "changed", package.name, a, b, ("channel",)))
+    return changes
+
+
+def _spec_sets(a: Environment, b: Environment) -> Diff:
+    """Two spec-only files: requested specs and channels compared as sets."""
+    changes: list[Change] = []
+    specs_a = {f"{r.manager}:{r.spec}" for r in a.requested}
+    specs_b = {f"{r.manager}:{r.spec}" for r in b.requested}
+    for key in sorted(specs_a - specs_b):
+        changes.append(Change("specs", "only-a", key.split(":", 1)[1], a=key.replace(":", " ", 1)))
+    for key in sorted(specs_b - specs_a):
+        changes.append(Change("specs", "only-b", key.split(":", 1)[1], b=key.replace(":", " ", 1)))
+    if tuple(a.channels) != tuple(b.channels):
+        changes.append(
+            Change("channels", "changed", "channels", ", ".join(a.channels), ", ".join(b.channels))
+        )
+    return Diff(a.source or a.kind, b.source or b.kind, "specs", tuple(changes))

@@ -1,0 +1,243 @@
+"""conda / mamba / micromamba through their command line: `--json` everywhere, no shell, a timeout, and their
+errors (conda's JSON error objects or plain stderr) turned into one-line BackendErrors that quote the tool.
+
+The parsers are pure functions over the tools' JSON, tested by replaying real conda 26 output.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envguard.channels import normalize, strip_credentials
+from envguard.engine.backends.base import Backend, Plan, Request, one_line, redact
+from envguard.errors import BackendError
+from envguard.model import Package, VirtualPackage
+
+TOOLS = ("micromamba", "mamba", "conda")
+DEFAULT_TIMEOUT = 1800.0
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """The parts of `conda info --json` envguard uses."""
+
+    platform: str
+    version: str
+    envs_dirs: tuple[str, ...]
+    pkgs_dirs: tuple[str, ...]
+    virtual_packages: tuple[VirtualPackage, ...]
+
+
+def timeout_seconds() -> float:
+    """`ENVGUARD_BACKEND_TIMEOUT` seconds (default 1800) for one tool call."""
+    try:
+        return float(os.environ.get("ENVGUARD_BACKEND_TIMEOUT", DEFAULT_TIMEOUT))
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+class CliBackend(Backend):
+    """A conda-compatible command-line tool found at `exe`."""
+
+    def __init__(self, tool: str, exe: str, timeout: float | None = None) -> None:
+        self.name = tool
+        self.exe = exe
+        self.timeout = timeout if timeout is not None else timeout_seconds()
+
+    def describe(self) -> str:
+        return f"{self.name} {self.version()}"
+
+    def version(self) -> str:
+        return parse_version(self.run(["--version"], json_output=False))
+
+    def info(self) -> ToolInfo:
+        return parse_info(self.run_json(["info"]))
+
+    def solve(self, request: Request) -> Plan:
+        with tempfile.TemporaryDirectory(prefix="envguard-dry-") as tmp:
+            args = [
+                "create",
+                "--dry-run",
+                "--yes",
+                "--prefix",
+                str(Path(tmp) / "dry"),
+                *self._source(request, tmp),
+            ]
+            data = self.run_json(args, request)
+        return Plan(request.platform, parse_actions(data))
+
+    def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
+        with tempfile.TemporaryDirectory(prefix="envguard-create-") as tmp:
+            args = ["create", "--yes", "--prefix", str(prefix), *self._source(request, tmp)]
+            self.run_json(args, request)
+        return Plan(request.platform, self.list(prefix))
+
+    def remove(self, prefix: Path) -> None:
+        self.run_json(["env", "remove", "--yes", "--prefix", str(prefix)])
+
+    def list(self, prefix: Path) -> tuple[Package, ...]:
+        return parse_list(self.run_json(["list", "--prefix", str(prefix)]))
+
+    def _source(self, request: Request, tmp: str) -> builtins.list[str]:
+        """Arguments that say what to install: an explicit file for a locked request, else channels + specs."""
+        extra = ["--platform", request.platform] if request.platform and request.platform != _native() else []
+        if request.locked:
+            spec_file = Path(tmp) / "explicit.txt"
+            spec_file.write_text(explicit_spec(request.locked, request.platform), encoding="utf-8")
+            return [*extra, "--file", str(spec_file)]
+        channels = [arg for channel in request.channels for arg in ("--channel", channel)]
+        return [*extra, "--override-channels", *channels, *request.specs]
+
+    def run_json(self, args: Sequence[str], request: Request | None = None) -> Any:
+        """Run the tool with `--json` and return the parsed output; failures become BackendError."""
+        text = self.run([*args, "--json"], request=request)
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise BackendError(f"{self.name} {args[0]} printed output that is not JSON ({one_line(text, 120)}); "
+                               "check the tool works on its own") from exc  # fmt: skip
+        if isinstance(data, Mapping) and data.get("success") is False:
+            raise BackendError(f"{self.name} {args[0]} failed: {error_text(data)}")
+        return data
+
+    def run(self, args: Sequence[str], *, json_output: bool = True, request: Request | None = None) -> str:
+        """Run `exe args` (no shell) within the timeout and return stdout."""
+        command = [self.exe, *args]
+        try:
+            done = subprocess.run(
+                command, capture_output=True, text=True, timeout=self.timeout, stdin=subprocess.DEVNULL,
+                env=_environment(request), check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired as exc:
+            raise BackendError(f"{self.name} {args[0]} did not finish within {self.timeout:g} s; raise "
+                               "ENVGUARD_BACKEND_TIMEOUT or use --backend embedded") from exc  # fmt: skip
+        except OSError as exc:
+            raise BackendError(f"{self.name}: cannot run {self.exe} ({exc.strerror}); install it or use "
+                               "--backend embedded") from exc  # fmt: skip
+        if done.returncode != 0:
+            raise BackendError(f"{self.name} {args[0]} failed (exit {done.returncode}): "
+                               f"{failure_text(done.stdout, done.stderr)}")  # fmt: skip
+        return done.stdout
+
+
+def _native() -> str:
+    from envguard.machine.platform import current_platform
+
+    return current_platform()
+
+
+def _environment(request: Request | None) -> dict[str, str]:
+    """The tool's environment: ours, with CONDA_OVERRIDE_CUDA/GLIBC set to exactly what envguard checked."""
+    env = dict(os.environ)
+    if request is not None and request.virtual_packages:
+        cuda = next((v.version for v in request.virtual_packages if v.name == "__cuda"), "")
+        env["CONDA_OVERRIDE_CUDA"] = cuda
+        glibc = next((v.version for v in request.virtual_packages if v.name == "__glibc"), None)
+        if glibc:
+            env["CONDA_OVERRIDE_GLIBC"] = glibc
+    return env
+
+
+# --- parsers (pure) --------------------------------------------------------------------------------------
+
+
+def error_text(data: Mapping[str, Any]) -> str:
+    """One line from conda's JSON error object (`exception_name`, `message`, `error`)."""
+    name = str(data.get("exception_name") or "")
+    message = str(data.get("message") or data.get("error") or "unknown error")
+    return one_line(f"{name}: {message}" if name and not message.startswith(name) else message)
+
+
+def failure_text(stdout: str, stderr: str) -> str:
+    """The reason a tool gave: its JSON error object on stdout when there is one, else the end of stderr."""
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        data = None
+    if isinstance(data, Mapping) and (data.get("message") or data.get("error")):
+        return error_text(data)
+    lines = [ln for ln in (stderr or stdout).splitlines() if ln.strip()]
+    return one_line(" ".join(lines[-3:])) if lines else "no error message"
+
+
+def parse_version(text: str) -> str:
+    """`conda 26.7.1` / `2.0.5` -> the version."""
+    words = text.strip().split()
+    return words[-1] if words else "unknown"
+
+
+def parse_info(data: Mapping[str, Any]) -> ToolInfo:
+    virtual = tuple(
+        VirtualPackage(str(v[0]), str(v[1]), str(v[2]) if len(v) > 2 else "0")
+        for v in data.get("virtual_pkgs") or ()
+    )
+    return ToolInfo(
+        platform=str(data.get("platform") or ""),
+        version=str(data.get("conda_version") or data.get("micromamba version") or ""),
+        envs_dirs=tuple(str(d) for d in data.get("envs_dirs") or ()),
+        pkgs_dirs=tuple(str(d) for d in data.get("pkgs_dirs") or ()),
+        virtual_packages=virtual,
+    )
+
+
+def parse_list(data: Any) -> tuple[Package, ...]:
+    """`conda list --json` entries -> packages (sorted as the model sorts)."""
+    from envguard.model import sort_packages
+
+    if not isinstance(data, list):
+        raise BackendError("conda list --json did not print a list; check the tool's version")
+    return sort_packages(_entry(e) for e in data if isinstance(e, Mapping))
+
+
+def parse_actions(data: Mapping[str, Any]) -> tuple[Package, ...]:
+    """The LINK actions of `create --dry-run --json` -> packages; FETCH entries add url and hashes."""
+    from envguard.model import sort_packages
+
+    actions = data.get("actions") or {}
+    if isinstance(actions, list):  # micromamba prints a list of action blocks on some versions
+        actions = actions[0] if actions else {}
+    fetched = {str(f.get("dist_name") or f.get("fn", "")).removesuffix(".conda").removesuffix(".tar.bz2"): f
+               for f in actions.get("FETCH") or () if isinstance(f, Mapping)}  # fmt: skip
+    packages = []
+    for entry in actions.get("LINK") or ():
+        if isinstance(entry, Mapping):
+            extra = fetched.get(str(entry.get("dist_name", "")), {})
+            packages.append(_entry({**extra, **entry}))
+    return sort_packages(packages)
+
+
+def _entry(entry: Mapping[str, Any]) -> Package:
+    base = strip_credentials(str(entry.get("base_url") or entry.get("channel") or ""))
+    subdir = str(entry.get("platform") or entry.get("subdir") or "")
+    url = strip_credentials(str(entry.get("url") or ""))
+    return Package(
+        manager="conda" if entry.get("channel") != "pypi" else "pip",
+        name=str(entry["name"]),
+        version=str(entry["version"]),
+        build=str(entry.get("build_string") or entry.get("build") or ""),
+        build_number=int(entry.get("build_number") or 0),
+        channel=normalize(base),
+        subdir=subdir,
+        url=url,
+        md5=str(entry.get("md5") or ""),
+        sha256=str(entry.get("sha256") or ""),
+    )
+
+
+__all__ = ["TOOLS", "CliBackend", "ToolInfo", "parse_actions", "parse_info", "parse_list", "redact"]
+
+
+def explicit_spec(packages: Sequence[Package], platform: str) -> str:
+    """The `@EXPLICIT` file `conda create --file` installs without solving (export's writer, install order)."""
+    from envguard.export.run import to_explicit
+    from envguard.model import make_environment
+
+    return to_explicit(make_environment(kind="explicit", platform=platform, packages=packages)).text

@@ -1,0 +1,283 @@
+"""Render an Environment as a portable environment.yml or an `@EXPLICIT` spec (pure: Environment -> text).
+
+Three environment.yml modes:
+- `pinned` (default): what the user asked for, pinned to the installed versions without build strings (so the
+  file solves on another OS), plus python, the channels in priority order and a `pip:` section;
+- `full`: every conda package as `name=version=build`, like `conda env export`;
+- `from-history`: exactly the requests.
+
+No `prefix:` line, no credentials, and no local paths of pip packages unless `include_local` is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import unquote, urlsplit
+
+from envguard import __version__
+from envguard.channels import strip_credentials
+from envguard.depgraph import install_order, leaves
+from envguard.errors import BadInputError, UsageError
+from envguard.formats.yaml import scalar
+from envguard.model import Environment, Package
+from envguard.specs import spec_name
+
+ExportMode = Literal["pinned", "full", "from-history"]
+ExportFormat = Literal["env", "explicit"]
+MODES: tuple[ExportMode, ...] = ("pinned", "full", "from-history")
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    """Rendered text plus the warnings a user should see (commands print them; this module never does)."""
+
+    text: str
+    warnings: tuple[str, ...] = ()
+
+
+def export(
+    env: Environment, mode: ExportMode = "pinned", fmt: ExportFormat = "env", *, include_local: bool = False
+) -> Exported:
+    """Dispatch on format: `env` (environment.yml in `mode`) or `explicit` (always every conda package)."""
+    if fmt == "explicit":
+        return to_explicit(env)
+    return to_environment_yml(env, mode, include_local=include_local)
+
+
+# --- environment.yml -----------------------------------------------------------------------------------------
+
+
+def to_environment_yml(
+    env: Environment, mode: ExportMode = "pinned", *, include_local: bool = False
+) -> Exported:
+    """An environment.yml that `conda env create -f` accepts."""
+    warnings: list[str] = []
+    if mode == "full":
+        _require_packages(env, "--full")
+        conda = [_full_line(p) for p in env.conda_packages()]
+        if env.python and env.get("python") is None:
+            conda.insert(0, f"python={env.python}")  # a venv: its interpreter is not a conda package
+    elif mode == "from-history":
+        conda = _history_lines(env, warnings)
+    else:
+        conda = _pinned_lines(env, warnings)
+    pip = _pip_section(env, mode, include_local, warnings)
+    if pip and not any(spec_name(line) == "pip" for line in conda):
+        conda = _insert_sorted(conda, _pip_itself(env))
+    header = _header("conda env create --file <this file>", f"export --{mode}")
+    body = _yaml_document(env.name, [strip_credentials(c) for c in env.channels], conda, pip)
+    return Exported(header + body, tuple(warnings))
+
+
+def _require_packages(env: Environment, what: str) -> None:
+    if env.spec_only:
+        raise UsageError(
+            f"{env.source}: {what} needs resolved packages, but an environment.yml only lists requests; "
+            "export an installed environment or a lock file instead"
+        )
+
+
+def _full_line(package: Package) -> str:
+    return (
+        f"{package.name}={package.version}={package.build}"
+        if package.build
+        else f"{package.name}={package.version}"
+    )
+
+
+def _history_lines(env: Environment, warnings: list[str]) -> list[str]:
+    requested = [_clean(r.spec) for r in env.requested if r.manager == "conda"]
+    if requested or env.spec_only:
+        return requested
+    tops = leaves(env.conda_packages())
+    if tops:
+        warnings.append(
+            f"{_label(env)}: no requested specs are recorded (an environment made without conda's history); "
+            f"wrote its {len(tops)} top-level package(s) instead"
+        )
+    return [p.name for p in tops]
+
+
+def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
+    if env.spec_only:
+        warnings.append(
+            f"{_label(env)}: lists requests only, nothing is installed to pin; wrote the requests as they are"
+        )
+        return [_clean(r.spec) for r in env.requested if r.manager == "conda"]
+    installed = {p.name: p for p in env.conda_packages()}
+    requests = [r.spec for r in env.requested if r.manager == "conda"]
+    if not requests and installed:
+        requests = [p.name for p in leaves(env.conda_packages())]
+        warnings.append(
+            f"{_label(env)}: no requested specs are recorded (an environment made without conda's history); "
+            f"pinned its {len(requests)} top-level package(s) instead"
+        )
+    lines: dict[str, str] = {}
+    for spec in requests:
+        name, line = _pin(spec, installed, warnings, _label(env))
+        if line:
+            lines[name] = line
+    # The interpreter decides every compiled build, so it is pinned even when nobody asked for it
+    # (in a venv it is not a conda package: the venv's own version is used).
+    python = installed["python"].version if "python" in installed else env.python
+    if python and "python" not in lines:
+        lines["python"] = f"python={python}"
+    return [lines[name] for name in sorted(lines)]
+
+
+def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: str) -> tuple[str, str | None]:
+    """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are kept."""
+    from envguard.specs import parse_conda
+
+    try:
+        parsed = parse_conda(spec)
+        name, channel, build = parsed.name, parsed.channel, parsed.build
+    except BadInputError:
+        name, channel, build = spec_name(spec), None, None
+    if name.startswith("__"):
+        warnings.append(
+            f"{label}: virtual package request {spec!r} left out (the target machine provides it)"
+        )
+        return name, None
+    package = installed.get(name)
+    if package is None:
+        warnings.append(f"{label}: {spec!r} was requested but {name} is not installed; left out")
+        return name, None
+    line = f"{name}={package.version}"
+    if build and build != "*":
+        line += f"={build}"
+    return name, f"{strip_credentials(channel)}::{line}" if channel else line
+
+
+def _insert_sorted(lines: list[str], line: str) -> list[str]:
+    """Add `line` where it belongs by package name when the list is in name order, else at the end."""
+    names = [spec_name(x) for x in lines]
+    if names != sorted(names):
+        return [*lines, line]
+    index = sum(1 for name in names if name < spec_name(line))
+    return [*lines[:index], line, *lines[index:]]
+
+
+def _pip_itself(env: Environment) -> str:
+    pip = env.get("pip")
+    return f"pip={pip.version}" if pip is not None and not env.spec_only else "pip"
+
+
+def _pip_section(env: Environment, mode: ExportMode, include_local: bool, warnings: list[str]) -> list[str]:
+    options = [_clean(o) for o in env.pip_options]
+    requested = [_clean(r.spec) for r in env.requested if r.manager == "pip"]
+    if env.spec_only or (mode == "from-history" and requested):
+        return options + requested
+    lines: list[str] = []
+    for package in env.pip_packages():
+        line = pip_line(package, pinned=mode != "from-history", include_local=include_local)
+        if line.startswith("#"):
+            warnings.append(
+                f"pip package {_pinned(package)} comes from a local folder or file; not exported "
+                "(pass --include-local to write its path)"
+            )
+        lines.append(line)
+    return options + lines
+
+
+def pip_line(package: Package, *, pinned: bool = True, include_local: bool = False) -> str:
+    """A pip requirement line pip understands: `name==1.0`, `name @ git+https://...@<commit>`, `-e path`,
+    or a `# ...` note for a local install when local paths are not wanted."""
+    origin = package.origin
+    if origin is None or not origin.url:
+        return _pinned(package) if pinned else package.name
+    url = strip_credentials(origin.url)
+    local = _is_local(url)
+    if local and not include_local:
+        return f"# {_pinned(package)} (from a local path; not exported, see --include-local)"
+    if origin.vcs:
+        base = url if url.startswith(f"{origin.vcs}+") else f"{origin.vcs}+{url}"
+        revision = origin.commit_id or origin.requested_revision
+        return f"{package.name} @ {base}@{revision}" if revision else f"{package.name} @ {base}"
+    if origin.editable:
+        return f"-e {_local_path(url)}"
+    return f"{package.name} @ {url}" if "://" in url else url  # pip reads a bare path line as a local project
+
+
+def _pinned(package: Package) -> str:
+    return f"{package.name}=={package.version}" if package.version else package.name
+
+
+def _is_local(url: str) -> bool:
+    return url.startswith("file:") or "://" not in url
+
+
+def _local_path(url: str) -> str:
+    return unquote(urlsplit(url).path) if url.startswith("file:") else url
+
+
+def _clean(text: str) -> str:
+    return strip_credentials(text) if "://" in text else text
+
+
+def _label(env: Environment) -> str:
+    return env.name or env.kind
+
+
+def _yaml_document(
+    name: str | None, channels: Sequence[str], conda: Sequence[str], pip: Sequence[str]
+) -> str:
+    out: list[str] = []
+    if name:
+        out.append(f"name: {scalar(name)}")
+    if channels:
+        out.append("channels:")
+        out += [f"  - {scalar(c)}" for c in channels]
+    out.append("dependencies:" if conda or pip else "dependencies: []")
+    out += [f"  - {scalar(line)}" for line in conda]
+    if pip:
+        out.append("  - pip:")
+        out += [f"      {line}" if line.startswith("#") else f"      - {scalar(line)}" for line in pip]
+    return "\n".join(out) + "\n"
+
+
+def _header(create_command: str, how: str) -> str:
+    return (
+        "# This file may be used to create an environment using:\n"
+        f"# $ {create_command}\n"
+        f"# created-by: envguard {__version__} ({how})\n"
+    )
+
+
+# --- explicit ------------------------------------------------------------------------------------------------
+
+
+def to_explicit(env: Environment) -> Exported:
+    """An `@EXPLICIT` spec as `conda list --explicit --sha256` writes it (md5 where no sha256 is known)."""
+    _require_packages(env, "--format explicit")
+    warnings: list[str] = []
+    pip = env.pip_packages()
+    if pip:
+        names = ", ".join(p.name for p in pip[:5]) + (", ..." if len(pip) > 5 else "")
+        warnings.append(
+            f"{len(pip)} pip package(s) cannot be written to an explicit spec and were left out: {names}"
+        )
+    lines = []
+    for package in install_order(env.conda_packages()):
+        if not package.url:
+            warnings.append(
+                f"{package.name} {package.version}: no download URL recorded; left out of the explicit spec"
+            )
+            continue
+        digest = package.sha256 or package.md5
+        if not digest:
+            warnings.append(
+                f"{package.name} {package.version}: no md5 or sha256 recorded; written without a hash"
+            )
+        url = strip_credentials(package.url)
+        lines.append(f"{url}#{digest}" if digest else url)
+    header = _header("conda create --name <env> --file <this file>", "export --format explicit").splitlines()
+    platform = env.platform or "unknown"
+    text = "\n".join([*header[:2], f"# platform: {platform}", header[2], "@EXPLICIT", *lines]) + "\n"
+    return Exported(text, tuple(warnings))
+
+
+# --- dependency graph ----------------------------------------------------------------------------------------
+

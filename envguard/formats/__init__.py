@@ -1,0 +1,72 @@
+"""File formats envguard reads (and writes): one module each, and a registry that recognises a file by content.
+
+File kinds are detected by content, not by name, so `env.lock` or `spec.txt` work whatever they are called.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from envguard.errors import BadInputError
+from envguard.model import Environment, SourceKind
+
+FILE_KINDS: tuple[SourceKind, ...] = ("snapshot", "conda-lock", "pixi-lock", "explicit", "environment.yml")
+_VERSION_LINE = re.compile(r"^version:\s*['\"]?(\d+)", re.MULTILINE)
+
+
+def detect_kind(path: Path) -> SourceKind:
+    """Sniff a file's kind from its first few KB."""
+    from envguard.textio import decode
+
+    try:
+        with open(path, "rb") as handle:
+            head = decode(handle.read(65536), path)
+    except FileNotFoundError as exc:
+        raise BadInputError(f"{path}: no such file or environment; check the path") from exc
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read ({exc.strerror})") from exc
+    stripped = head.lstrip()
+    if stripped.startswith("{") and '"schema_version"' in head:
+        return "snapshot"
+    if re.search(r"^@EXPLICIT\s*$", head, re.MULTILINE):
+        return "explicit"
+    version = _VERSION_LINE.search(head)
+    if version and re.search(r"^environments:\s*$", head, re.MULTILINE):
+        return "pixi-lock"
+    if version and re.search(r"^(package|metadata):", head, re.MULTILINE):
+        return "conda-lock"
+    if re.search(r"^metadata:\s*$", head, re.MULTILINE) and re.search(
+        r"^\s+content_hash:", head, re.MULTILINE
+    ):
+        return "conda-lock"  # a lock that lost its `version:` line: let the reader say so precisely
+    if re.search(r"^(dependencies|channels|name)\s*:", head, re.MULTILINE) or re.search(r"\{%|\{\{", head):
+        return "environment.yml"
+    raise BadInputError(
+        f"{path}: unknown file kind; expected a conda prefix, environment.yml, explicit spec (@EXPLICIT), "
+        "conda-lock.yml, pixi.lock or an envguard snapshot"
+    )
+
+
+def read_file(path: Path, *, platform: str | None = None, kind: SourceKind | None = None) -> Environment:
+    """Read a file of any supported kind (detected by content unless `kind` is given)."""
+    kind = kind or detect_kind(path)
+    if kind == "snapshot":
+        from envguard.formats import snapshot
+
+        return snapshot.read(path)
+    if kind == "explicit":
+        from envguard.formats import explicit
+
+        return explicit.read(path)
+    if kind == "conda-lock":
+        from envguard.formats.condalock import read as condalock
+
+        return condalock.read(path, platform=platform)
+    if kind == "pixi-lock":
+        from envguard.formats import pixilock
+
+        return pixilock.read(path, platform=platform)
+    from envguard.formats import envyml
+
+    return envyml.read(path)

@@ -1,0 +1,336 @@
+"""Read conda-lock.yml (version 1, as conda-lock and `envguard lock` write it) into one Environment per platform.
+
+Every defect a hand edit or a truncated write can cause (missing or wrong `version`, broken YAML, a missing field,
+a non-hex hash, a platform the lock does not have) is a one-line BadInputError naming the file, the line where
+known, and what to do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envguard.channels import channel_from_url, normalize, strip_credentials
+from envguard.errors import BadInputError
+from envguard.formats.condalock import meta as lockmeta
+from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
+from envguard.specs import canonical_name
+from envguard.textio import read_text
+
+SUPPORTED_VERSION = 1
+_HEX = {"md5": re.compile(r"^[0-9a-fA-F]{32}$"), "sha256": re.compile(r"^[0-9a-fA-F]{64}$")}
+_COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")  # conda-lock stores a VCS pip package's commit id as its "sha256"
+_VCS_URL = re.compile(r"^(git|hg|svn|bzr)\+(.+?)(?:@([^@/]+))?$")
+_REQUIRED = ("name", "version", "manager", "platform", "url", "hash")
+_ARCHIVE = re.compile(r"\.(conda|tar\.bz2)$")
+FIX = "re-create it with `envguard lock` (or conda-lock)"
+
+
+def read(path: Path, platform: str | None = None) -> Environment:
+    """The lock's environment for `platform` (default: this machine's); a missing platform names the ones present."""
+    from envguard.machine.platform import current_platform
+
+    target = platform or current_platform()
+    envs = read_all(path)
+    if target not in envs:
+        have = ", ".join(sorted(envs)) or "none"
+        raise BadInputError(
+            f"{path}: no entry for platform {target}; the lock has {have}; pass --platform or re-lock with "
+            f"--platform {target}"
+        )
+    return envs[target]
+
+
+def read_all(path: Path) -> dict[str, Environment]:
+    """Every platform of the lock, keyed by platform name."""
+    return parse(read_text(path), str(path))
+
+
+@dataclass(frozen=True)
+class LockData:
+    """A parsed lock: environments per platform plus the metadata staleness checks need."""
+
+    envs: dict[str, Environment]
+    content_hash: dict[str, str]
+    channels: tuple[str, ...]
+    sources: tuple[str, ...]
+    custom: dict[str, str]
+
+
+def read_lock(path: Path) -> LockData:
+    """The whole lock with its metadata."""
+    return parse_lock(read_text(path), str(path))
+
+
+def parse(text: str, origin: str = "conda-lock.yml") -> dict[str, Environment]:
+    """Pure parser: lock text -> {platform: Environment}."""
+    return parse_lock(text, origin).envs
+
+
+def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
+    """Pure parser: lock text -> LockData."""
+    data = _load_yaml(text, origin)
+    metadata = _metadata(data, origin)
+    platforms = [str(p) for p in metadata["platforms"]]
+    custom = _custom(metadata, origin)
+    channels = tuple(_channels(metadata, origin))
+    entries = data.get("package")
+    if not isinstance(entries, list):
+        raise BadInputError(f"{origin}: `package` must be a list of locked packages; {FIX}")
+    by_platform: dict[str, list[Package]] = {p: [] for p in platforms}
+    skipped: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        package, entry_platform, optional = _package(entry, index, text, origin, custom)
+        if optional:
+            skipped[entry_platform] = skipped.get(entry_platform, 0) + 1
+            continue
+        by_platform.setdefault(entry_platform, []).append(package)
+    envs = {
+        plat: _environment(origin, plat, packages, channels, tuple(by_platform), custom, skipped.get(plat, 0))
+        for plat, packages in sorted(by_platform.items())
+    }
+    hashes = {str(k): str(v) for k, v in metadata["content_hash"].items()}
+    sources = tuple(str(s) for s in metadata.get("sources") or ())
+    return LockData(envs, hashes, channels, sources, custom)
+
+
+def _environment(
+    origin: str,
+    platform: str,
+    packages: list[Package],
+    channels: tuple[str, ...],
+    platforms: tuple[str, ...],
+    custom: Mapping[str, str],
+    skipped: int,
+) -> Environment:
+    warnings: list[str] = []
+    if skipped:
+        warnings.append(
+            f"{origin}: {skipped} optional (non-main category) package(s) for {platform} left out"
+        )
+    virtual = _decode(custom, platform, lockmeta.FIELD_VIRTUAL, lockmeta.decode_virtual, origin, ())
+    fingerprints: Fingerprints | None = _decode(
+        custom, platform, lockmeta.FIELD_FINGERPRINTS, lockmeta.decode_fingerprints, origin, None
+    )
+    python = next((p.version for p in packages if p.manager == "conda" and p.name == "python"), None)
+    return make_environment(
+        kind="conda-lock",
+        source=origin,
+        platform=platform,
+        python=python or (fingerprints.python if fingerprints else None),
+        channels=channels,
+        packages=packages,
+        platforms=tuple(sorted(platforms)),
+        virtual_packages=virtual,
+        fingerprints=fingerprints,
+        warnings=tuple(warnings),
+    )
+
+
+def _decode(
+    custom: Mapping[str, str], platform: str, field: str, decoder: Any, origin: str, default: Any
+) -> Any:
+    key = lockmeta.platform_key(platform, field)
+    if key not in custom:
+        return default
+    try:
+        return decoder(custom[key])
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise BadInputError(
+            f"{origin}: metadata.custom_metadata[{key!r}] is unreadable ({exc}); {FIX}"
+        ) from exc
+
+
+# --- structure ------------------------------------------------------------------------------------------------
+
+
+def _load_yaml(text: str, origin: str) -> dict[str, Any]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        data = yaml.load(text, Loader=loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "syntax error"
+        raise BadInputError(
+            f"{origin}{line}: malformed YAML ({problem}); the lock is truncated or damaged; {FIX}"
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise BadInputError(f"{origin}: malformed YAML ({exc.__class__.__name__}); {FIX}") from exc
+    if not isinstance(data, dict):
+        raise BadInputError(
+            f"{origin}: not a conda-lock file (expected a mapping with version/metadata/package)"
+        )
+    version = data.get("version")
+    if version is None:
+        raise BadInputError(f"{origin}: no `version` key; not a conda-lock.yml or damaged; {FIX}")
+    if version != SUPPORTED_VERSION:
+        raise BadInputError(
+            f"{origin}: conda-lock version {version!r} is not supported (expected {SUPPORTED_VERSION}); {FIX}"
+        )
+    return data
+
+
+def _metadata(data: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict):
+        raise BadInputError(f"{origin}: missing `metadata` mapping; {FIX}")
+    for key, kind in (("platforms", list), ("channels", list), ("content_hash", dict)):
+        if not isinstance(metadata.get(key), kind):
+            raise BadInputError(f"{origin}: metadata lacks `{key}` (or it has the wrong type); {FIX}")
+    return metadata
+
+
+def _custom(metadata: Mapping[str, Any], origin: str) -> dict[str, str]:
+    custom = metadata.get("custom_metadata") or {}
+    if not isinstance(custom, dict):
+        raise BadInputError(f"{origin}: metadata.custom_metadata must be a mapping of strings; {FIX}")
+    return {str(k): str(v) for k, v in custom.items()}
+
+
+def _channels(metadata: Mapping[str, Any], origin: str) -> list[str]:
+    result = []
+    for item in metadata["channels"]:
+        url = item.get("url") if isinstance(item, dict) else item
+        if not isinstance(url, str) or not url:
+            raise BadInputError(f"{origin}: each metadata.channels entry needs a `url`; {FIX}")
+        result.append(normalize(strip_credentials(url)))
+    return result
+
+
+def _package(
+    entry: Any, index: int, text: str, origin: str, custom: Mapping[str, str]
+) -> tuple[Package, str, bool]:
+    if not isinstance(entry, dict) or any(entry.get(k) in (None, "") for k in _REQUIRED):
+        _invalid(entry, index, _where(origin, text, index))
+    where = _Where(origin, text, index)
+    label = entry["name"]
+    manager = entry["manager"]
+    if manager not in ("conda", "pip"):
+        raise BadInputError(f"{where}: package {label} has unknown manager {manager!r} (conda or pip); {FIX}")
+    hashes = _hashes(entry["hash"], where, str(label), manager)
+    platform = str(entry["platform"])
+    optional = bool(entry.get("optional", False)) and entry.get("category", "main") != "main"
+    if manager == "conda":
+        return _conda(entry, hashes), platform, optional
+    return _pip(entry, hashes, custom, platform), platform, optional
+
+
+def _hashes(value: Any, where: object, label: str, manager: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise BadInputError(f"{where}: package {label}: `hash` must be a mapping with md5/sha256; {FIX}")
+    result: dict[str, str] = {}
+    for algo, pattern in _HEX.items():
+        digest = value.get(algo)
+        if digest is None:
+            continue
+        vcs_commit = (
+            manager == "pip" and algo == "sha256" and isinstance(digest, str) and _COMMIT.fullmatch(digest)
+        )
+        if not isinstance(digest, str) or not (pattern.fullmatch(digest) or vcs_commit):
+            raise BadInputError(f"{where}: package {label}: {algo} {digest!r} is not a hex digest; {FIX}")
+        result[algo] = digest.lower()
+    if manager == "conda" and "md5" not in result:
+        raise BadInputError(f"{where}: package {label}: conda packages need an md5 hash; {FIX}")
+    return result
+
+
+def _conda(entry: Mapping[str, Any], hashes: Mapping[str, str]) -> Package:
+    url = strip_credentials(str(entry["url"]))
+    channel, subdir = channel_from_url(url)
+    build = str(entry.get("build") or "") or build_from_url(url)
+    return Package(
+        manager="conda",
+        name=str(entry["name"]),
+        version=str(entry["version"]),
+        build=build,
+        channel=channel,
+        subdir=subdir,
+        url=url,
+        md5=hashes.get("md5", ""),
+        sha256=hashes.get("sha256", ""),
+        depends=depends_from_mapping(entry.get("dependencies")),
+    )
+
+
+def _pip(
+    entry: Mapping[str, Any], hashes: Mapping[str, str], custom: Mapping[str, str], platform: str
+) -> Package:
+    name = canonical_name(str(entry["name"]))
+    origins_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS))
+    origin: PipOrigin | None = lockmeta.decode_origins(origins_text).get(name) if origins_text else None
+    source = entry.get("source")
+    if origin is None and isinstance(source, dict) and source.get("url"):
+        origin = origin_from_url(strip_credentials(str(source["url"])))
+    sha256 = hashes.get("sha256", "")
+    return Package(
+        manager="pip",
+        name=name,
+        version=str(entry["version"]),
+        url=strip_credentials(str(entry["url"])),
+        sha256=sha256 if len(sha256) == 64 else "",
+        origin=origin,
+        depends=depends_from_mapping(entry.get("dependencies")),
+    )
+
+
+def origin_from_url(url: str) -> PipOrigin:
+    """A direct-URL pip requirement (`git+https://host/repo.git@REV`, a file or archive URL) as a PipOrigin."""
+    match = _VCS_URL.match(url)
+    if not match:
+        return PipOrigin(url=url)
+    revision = match.group(3) or ""
+    commit = revision if _COMMIT.fullmatch(revision) else ""
+    return PipOrigin(url=match.group(2), vcs=match.group(1), commit_id=commit, requested_revision=revision)
+
+
+def build_from_url(url: str) -> str:
+    """`.../numpy-1.26.4-py311h64a7726_0.conda` -> `py311h64a7726_0`."""
+    stem = _ARCHIVE.sub("", url.rsplit("/", 1)[-1])
+    parts = stem.rsplit("-", 2)
+    return parts[2] if len(parts) == 3 else ""
+
+
+def depends_from_mapping(value: Any) -> tuple[str, ...]:
+    """conda-lock's `{name: spec}` -> MatchSpec strings (`name spec`, or `name` for an empty spec)."""
+    if not isinstance(value, dict):
+        return ()
+    return tuple(f"{k} {v}".strip() if v else str(k) for k, v in value.items())
+
+
+def _invalid(entry: Any, index: int, where: str) -> None:
+    if not isinstance(entry, dict):
+        raise BadInputError(f"{where}: package entry #{index + 1} is not a mapping; {FIX}")
+    label = entry.get("name") or f"#{index + 1}"
+    missing = next(k for k in _REQUIRED if entry.get(k) in (None, ""))
+    raise BadInputError(f"{where}: package {label} lacks `{missing}`; {FIX}")
+
+
+class _Where:
+    """Formats as `file:line` of a package entry, computed only when an error message needs it."""
+
+    def __init__(self, origin: str, text: str, index: int) -> None:
+        self.origin, self.text, self.index = origin, text, index
+
+    def __str__(self) -> str:
+        return _where(self.origin, self.text, self.index)
+
+
+def _where(origin: str, text: str, index: int) -> str:
+    """`file:line` of the index-th `package:` entry, found by scanning (only used for error messages)."""
+    lines = text.split("\n")
+    start = next((i for i, ln in enumerate(lines) if ln.rstrip() == "package:"), None)
+    if start is None:
+        return origin
+    count = -1
+    for number in range(start + 1, len(lines)):
+        if lines[number].startswith("- ") or lines[number].rstrip() == "-":
+            count += 1
+            if count == index:
+                return f"{origin}:{number + 1}"
+    return origin

@@ -1,0 +1,182 @@
+"""Read pixi.lock (rattler lock, versions 5-7) through py-rattler: one environment, one platform.
+
+Conda packages keep their repodata (channel, subdir, URL, md5, sha256, depends); PyPI packages become pip
+packages with the PEP 503 name; a path or VCS location is recorded as their origin. Version 7 locks carry each
+platform's virtual packages, which become the Environment's virtual packages.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from envguard.channels import normalize, strip_credentials
+from envguard.errors import BadInputError
+from envguard.model import Environment, Package, PipOrigin, VirtualPackage, make_environment
+from envguard.prefix.records import rattler_to_package
+from envguard.specs import canonical_name
+
+DEFAULT_ENVIRONMENT = "default"
+_INDEX_HOSTS = ("files.pythonhosted.org", "pypi.org", "pypi.python.org")
+
+
+def read(path: Path, platform: str | None = None, environment: str = DEFAULT_ENVIRONMENT) -> Environment:
+    """One environment of a pixi.lock for one platform (default: this machine's)."""
+    lock = _load(path)
+    env = lock.environment(environment)
+    if env is None:
+        names = ", ".join(sorted(name for name, _ in lock.environments())) or "none"
+        raise BadInputError(f"{path}: no environment {environment!r} in this pixi.lock (it has: {names})")
+    lock_platform = _pick_platform(path, lock, env, platform)
+    packages, warnings = _packages(path, env, lock_platform)
+    channels = tuple(normalize(str(c)) for c in env.channels())
+    python = next((p.version for p in packages if p.manager == "conda" and p.name == "python"), None)
+    return make_environment(
+        kind="pixi-lock",
+        source=str(path),
+        name=environment,
+        platform=lock_platform.name,
+        python=python,
+        channels=tuple(c for c in channels if c),
+        packages=packages,
+        virtual_packages=_virtual(path, lock_platform),
+        warnings=tuple(warnings),
+    )
+
+
+def _load(path: Path) -> Any:
+    import rattler
+
+    if not path.is_file():
+        raise BadInputError(f"{path}: no such file; check the path")
+    try:
+        return rattler.LockFile.from_path(path)
+    except Exception as exc:  # rattler raises its own exception types for every parse failure
+        raise BadInputError(
+            f"{path}: not a readable pixi.lock ({_first_line(exc)}); re-create it with `pixi lock`"
+        ) from exc
+
+
+def _pick_platform(path: Path, lock: Any, env: Any, wanted: str | None) -> Any:
+    from envguard.machine.platform import current_platform
+
+    name = wanted or current_platform()
+    available = list(env.platforms()) or list(lock.platforms())
+    for candidate in available:
+        if candidate.name == name:
+            return candidate
+    for candidate in lock.platforms():
+        if candidate.name == name:
+            return candidate  # declared, but this environment has no packages for it
+    names = ", ".join(sorted(p.name for p in available)) or "none"
+    hint = "pass --platform" if wanted is None else "pick one of those with --platform"
+    raise BadInputError(
+        f"{path}: no packages for platform {name} in this pixi.lock (it has: {names}); {hint}"
+    )
+
+
+def _packages(path: Path, env: Any, lock_platform: Any) -> tuple[list[Package], list[str]]:
+    packages: list[Package] = []
+    warnings: list[str] = []
+    try:
+        locked = list(env.packages(lock_platform) or ())
+    except Exception as exc:  # a platform without packages raises in some rattler versions
+        raise BadInputError(
+            f"{path}: cannot read packages for {lock_platform.name} ({_first_line(exc)})"
+        ) from exc
+    for item in locked:
+        kind = type(item).__name__
+        if kind == "PypiLockedPackage":
+            packages.append(_pypi(item, warnings, path))
+        elif kind == "CondaLockedBinaryPackage":
+            packages.append(rattler_to_package(item.repo_data_record()))
+        else:
+            packages.append(_conda_source(item, warnings, path))
+    return packages, warnings
+
+
+def _conda_source(item: Any, warnings: list[str], path: Path) -> Package:
+    """A pixi source package (built from a path or git at install time): no archive URL or hash."""
+    record = item.package_record
+    location = strip_credentials(str(item.location))
+    warnings.append(
+        f"{path}: {item.name} is a conda source package ({location}); it is built at install time"
+    )
+    return Package(
+        manager="conda",
+        name=str(item.name),
+        version=str(record.version),
+        build=str(record.build),
+        build_number=int(record.build_number),
+        subdir=str(record.subdir or ""),
+        depends=tuple(str(d) for d in record.depends),
+    )
+
+
+def _pypi(item: Any, warnings: list[str], path: Path) -> Package:
+    location = strip_credentials(str(item.location))
+    version = str(item.version)
+    if version.startswith("<"):
+        warnings.append(f"{path}: pypi package {item.name} has no fixed version (built from {location})")
+        version = ""
+    hashes = item.hashes
+    return Package(
+        manager="pip",
+        name=canonical_name(str(item.name)),
+        version=version,
+        sha256=_hex(getattr(hashes, "sha256", None)),
+        md5=_hex(getattr(hashes, "md5", None)),
+        origin=_pypi_origin(location),
+    )
+
+
+def _pypi_origin(location: str) -> PipOrigin | None:
+    """None for an index release; otherwise where the package comes from (a path, a VCS or an archive URL)."""
+    if "://" not in location:
+        return PipOrigin(url=location)
+    scheme, _, rest = location.partition("://")
+    host = rest.split("/", 1)[0].rsplit("@", 1)[-1].lower()
+    if scheme in ("http", "https") and host in _INDEX_HOSTS:
+        return None
+    if "+" in scheme:
+        return _vcs_origin(scheme, rest)
+    return PipOrigin(url=location)
+
+
+def _vcs_origin(scheme: str, rest: str) -> PipOrigin:
+    """`git+https://host/repo.git?rev=main#<commit>` (pixi) or `git+https://host/repo@<rev>` (PEP 508)."""
+    vcs, _, transport = scheme.partition("+")
+    base, _, commit = f"{transport}://{rest}".partition("#")
+    base, _, query = base.partition("?")
+    requested = next(
+        (v for k, _, v in (p.partition("=") for p in query.split("&")) if k in ("rev", "tag", "branch")), ""
+    )
+    head, sep, revision = base.rpartition("@")
+    if sep and "/" not in revision and "/" in head.split("://", 1)[-1]:
+        base, requested = head, requested or revision
+    return PipOrigin(url=base, vcs=vcs, commit_id=commit, requested_revision=requested)
+
+
+def _virtual(path: Path, lock_platform: Any) -> tuple[VirtualPackage, ...]:
+    from envguard.machine.virtual import parse_override
+
+    result = []
+    for spec in getattr(lock_platform, "virtual_packages", None) or ():
+        text = str(spec).strip()
+        if not text.startswith("__"):
+            raise BadInputError(f"{path}: platform {lock_platform.name} lists {text!r} as a virtual package")
+        result.append(parse_override(text))
+    return tuple(result)
+
+
+def _hex(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes | bytearray):
+        return value.hex()
+    return str(value)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:200]

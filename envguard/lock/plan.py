@@ -1,0 +1,162 @@
+"""Build what `envguard lock` writes: resolved environments per platform and their input hashes.
+
+From a live environment: the exact installed set (conda and pip), its virtual packages and fingerprints, no
+solving. From an environment.yml: a py-rattler solve per platform with that platform's virtual packages; `__cuda`
+only when the user says so (`--cuda VER`), and a clear error when the specs need CUDA and nobody said.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from envguard.errors import BadInputError, EnvguardError, UsageError
+from envguard.formats.condalock.write import input_hash
+from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
+
+CudaChoice = str | Literal[False] | None  # a version, False for --no-cuda, None when neither was given
+_CUDA_NAMES = re.compile(r"^(cuda|cudatoolkit|cudnn|nccl|pytorch-cuda|cupy|jaxlib-cuda)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LockPlan:
+    """Resolved environments per platform, with everything render_lock needs."""
+
+    envs: dict[str, Environment]
+    content_hashes: dict[str, str]
+    channels: tuple[str, ...]
+    source_kind: str
+    warnings: tuple[str, ...] = ()
+
+
+def from_live(env: Environment) -> LockPlan:
+    """Lock a live environment exactly as installed (already read, optionally probed)."""
+    platform = env.platform or "unknown"
+    digest = input_hash(env, platform, env.virtual_packages)
+    return LockPlan({platform: env}, {platform: digest}, env.channels, "prefix", env.warnings)
+
+
+def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice) -> LockPlan:
+    """Solve an environment.yml for every platform (selectors applied per platform)."""
+    from envguard.formats import envyml
+
+    envs: dict[str, Environment] = {}
+    hashes: dict[str, str] = {}
+    warnings: list[str] = []
+    channels: tuple[str, ...] = ()
+    for platform in platforms:
+        specs = envyml.read(path, platform=platform)
+        warnings.extend(w for w in specs.warnings if w not in warnings)
+        virtual = _virtual_for(specs, platform, cuda, path)
+        solved = _solve(specs, platform, virtual, cuda, path)
+        pip = pinned_pip_packages(specs.requested, path)
+        envs[platform] = make_environment(
+            kind="conda-lock", source=str(path), name=specs.name, platform=platform, python=_python(solved),
+            channels=specs.channels, packages=(*solved, *pip), virtual_packages=virtual,
+        )  # fmt: skip
+        hashes[platform] = input_hash(specs, platform, virtual)
+        channels = specs.channels
+    return LockPlan(envs, hashes, channels, "environment.yml", tuple(warnings))
+
+
+def needs_cuda(requested: Sequence[RequestedSpec]) -> str | None:
+    """The first spec that asks for CUDA by name or build (`pytorch-cuda`, `pytorch=*=*cuda*`, `+cu121`)."""
+    from envguard.specs import parse_conda, pip_name
+
+    for request in requested:
+        if request.manager == "conda":
+            parsed = parse_conda(request.spec)
+            if _CUDA_NAMES.match(parsed.name) or "cuda" in (parsed.build or "").lower():
+                return request.spec
+        elif "+cu" in request.spec or re.match(r"nvidia-.*-cu\d+", pip_name(request.spec) or ""):
+            return request.spec
+    return None
+
+
+def _virtual_for(
+    specs: Environment, platform: str, cuda: CudaChoice, path: Path
+) -> tuple[VirtualPackage, ...]:
+    from envguard.machine.platform import default_virtual_packages
+
+    if cuda is None:
+        wanted = needs_cuda(specs.requested)
+        if wanted:
+            raise UsageError(_cuda_message(path, platform, f"`{wanted}` asks for CUDA"))
+    return default_virtual_packages(platform, cuda or None)
+
+
+def _cuda_message(path: Path, platform: str, why: str) -> str:
+    return (
+        f"{path}: {why} on {platform}, but no CUDA driver version was given; pass --cuda VERSION (e.g. --cuda "
+        "12.1) to lock for GPU machines, or --no-cuda to lock CPU builds (envguard never assumes a GPU)"
+    )
+
+
+def _solve(
+    specs: Environment, platform: str, virtual: Sequence[VirtualPackage], cuda: CudaChoice, path: Path
+) -> tuple[Package, ...]:
+    from envguard.engine.solver import solve
+
+    conda = [r.spec for r in specs.requested if r.manager == "conda"]
+    if not conda:
+        return ()
+    try:
+        result = solve(conda, specs.channels, platform, virtual)
+    except BadInputError as exc:
+        if cuda is None and "__cuda" in str(exc):
+            raise UsageError(
+                _cuda_message(path, platform, "the solve needs the __cuda virtual package")
+            ) from exc
+        raise BadInputError(f"{path}: {exc}") from exc
+    return result.packages
+
+
+def _python(packages: Sequence[Package]) -> str | None:
+    return next((p.version for p in packages if p.name == "python"), None)
+
+
+def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple[Package, ...]:
+    """pip lines pinned exactly (`name==1.2.3`) become pip lock entries without hashes (nothing is downloaded);
+    any other pip line cannot be locked offline and is bad input saying what to do."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from envguard.specs import canonical_name
+
+    result = []
+    for request in requested:
+        if request.manager != "pip":
+            continue
+        try:
+            requirement = Requirement(request.spec)
+        except InvalidRequirement:
+            requirement = None
+        specifiers = list(requirement.specifier) if requirement else []
+        exact = (
+            requirement is not None and not requirement.url and not requirement.marker and len(specifiers) == 1
+            and specifiers[0].operator in ("==", "===") and "*" not in specifiers[0].version
+        )  # fmt: skip
+        if not exact or requirement is None:
+            raise BadInputError(
+                f"{path}: pip requirement {request.spec!r} cannot be locked without installing it; pin it as "
+                "`name==VERSION`, or install the environment and lock it live (`envguard lock PREFIX`)"
+            )
+        result.append(Package("pip", canonical_name(requirement.name), specifiers[0].version))
+    return tuple(result)
+
+
+def probe_into(env: Environment, prefix: Path) -> tuple[Environment, str | None]:
+    """The environment with fingerprints from its own interpreter, or unchanged plus a warning when the probe
+    cannot run (no python in the environment, a broken numpy...)."""
+    from envguard.prefix.probe import run_probe
+
+    try:
+        return dataclasses.replace(env, fingerprints=run_probe(prefix)), None
+    except EnvguardError as exc:
+        return (
+            env,
+            f"no RNG fingerprints recorded ({exc}); `envguard check --rng` will not work with this lock",
+        )

@@ -1,0 +1,1 @@
+"""Facts about this machine: platform, virtual packages, CPUs, memory, shared memory, disks and GPUs."""

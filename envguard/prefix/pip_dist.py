@@ -1,0 +1,122 @@
+"""Read pip-installed packages from a prefix's `*.dist-info` folders (skipping those conda installed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from envguard.model import Package, PipOrigin
+from envguard.specs import canonical_name
+
+CONDA_INSTALLERS = frozenset({"conda", "rattler", "pixi", "mamba", "micromamba"})
+_NORMALIZE = re.compile(r"[-_.]+")
+
+
+def site_packages_dirs(prefix: Path) -> list[Path]:
+    """Every site-packages folder of a prefix (POSIX `lib/pythonX.Y/`, Windows `Lib/`), sorted."""
+    found: list[Path] = []
+    lib = prefix / "lib"
+    try:
+        entries = sorted(os.listdir(lib))
+    except OSError:
+        entries = []
+    for entry in entries:
+        if entry.startswith("python"):
+            candidate = lib / entry / "site-packages"
+            if candidate.is_dir():
+                found.append(candidate)
+    windows = prefix / "Lib" / "site-packages"
+    if windows.is_dir():
+        found.append(windows)
+    return found
+
+
+def dist_info_dirs(prefix: Path) -> list[Path]:
+    """All `*.dist-info` folders of a prefix, sorted."""
+    result: list[Path] = []
+    for site in site_packages_dirs(prefix):
+        try:
+            names = os.listdir(site)
+        except OSError:
+            continue
+        result.extend(site / n for n in sorted(names) if n.endswith(".dist-info"))
+    return result
+
+
+def read_pip_packages(prefix: Path) -> tuple[list[Package], list[str]]:
+    """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own."""
+    packages: list[Package] = []
+    warnings: list[str] = []
+    for folder in dist_info_dirs(prefix):
+        installer = _read(folder / "INSTALLER").strip().lower()
+        if installer in CONDA_INSTALLERS:
+            continue
+        name, version = _name_version(folder)
+        if not name or not version:
+            warnings.append(f"{folder}: dist-info without Name/Version in METADATA; skipped")
+            continue
+        packages.append(
+            Package(
+                manager="pip",
+                name=canonical_name(name),
+                version=version,
+                installer=installer or "unknown",
+                origin=_origin(folder / "direct_url.json", warnings),
+            )
+        )
+    return packages, warnings
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _name_version(folder: Path) -> tuple[str, str]:
+    name = version = ""
+    try:
+        with open(folder / "METADATA", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if not line.strip():
+                    break
+                if line.startswith("Name:"):
+                    name = line[5:].strip()
+                elif line.startswith("Version:"):
+                    version = line[8:].strip()
+                if name and version:
+                    break
+    except OSError:
+        pass
+    if not name or not version:
+        stem = folder.name[: -len(".dist-info")]
+        if "-" in stem:
+            guess_name, guess_version = stem.split("-", 1)
+            name, version = name or guess_name, version or guess_version
+    return name, version
+
+
+def _origin(path: Path, warnings: list[str]) -> PipOrigin | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        warnings.append(f"{path}: unreadable direct_url.json; origin unknown")
+        return None
+    if not isinstance(data, dict):
+        return None
+    from envguard.channels import strip_credentials
+
+    dir_info = data.get("dir_info") or {}
+    vcs_info = data.get("vcs_info") or {}
+    return PipOrigin(
+        url=strip_credentials(str(data.get("url", ""))),
+        editable=bool(dir_info.get("editable", False)),
+        vcs=str(vcs_info.get("vcs", "")),
+        commit_id=str(vcs_info.get("commit_id", "")),
+        requested_revision=str(vcs_info.get("requested_revision", "")),
+    )

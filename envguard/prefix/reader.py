@@ -1,0 +1,122 @@
+"""Read a live prefix: conda-meta records and history directly (never spawning conda), plus pip dist-infos.
+
+Works for environments made by conda, mamba, micromamba, pixi and rattler, and for plain venvs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from envguard.errors import BadInputError
+from envguard.machine.platform import current_platform
+from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
+from envguard.prefix import history as history_mod
+from envguard.prefix.pip_dist import read_pip_packages
+from envguard.prefix.records import iter_records, record_to_package
+from envguard.specs import spec_name
+
+
+def is_conda_prefix(path: Path) -> bool:
+    return (path / "conda-meta").is_dir()
+
+
+def is_venv(path: Path) -> bool:
+    return (path / "pyvenv.cfg").is_file()
+
+
+def read_prefix(prefix: Path, virtual_packages: tuple[VirtualPackage, ...] = ()) -> Environment:
+    """Snapshot a live conda prefix or venv (no probe)."""
+    prefix = prefix.expanduser()
+    if not prefix.is_dir():
+        raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
+    if is_conda_prefix(prefix):
+        return _read_conda(prefix, virtual_packages)
+    if is_venv(prefix) or (prefix / "lib").is_dir() or (prefix / "Lib").is_dir():
+        return _read_venv(prefix, virtual_packages)
+    raise BadInputError(f"{prefix}: neither a conda environment (no conda-meta/) nor a venv (no pyvenv.cfg)")
+
+
+def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environment:
+    packages: list[Package] = []
+    record_specs: dict[str, str] = {}
+    subdirs: set[str] = set()
+    for _path, record in iter_records(prefix):
+        package = record_to_package(record)
+        packages.append(package)
+        if package.subdir and package.subdir != "noarch":
+            subdirs.add(package.subdir)
+        specs = record.get("requested_specs") or (
+            [record["requested_spec"]] if record.get("requested_spec") else []
+        )
+        for spec in specs:
+            record_specs[spec_name(str(spec))] = str(spec)
+    history = _history(prefix)
+    requested = dict(record_specs)
+    requested.update(history)
+    pip, warnings = read_pip_packages(prefix)
+    packages.extend(pip)
+    python = next((p.version for p in packages if p.name == "python" and p.manager == "conda"), None)
+    channels = _channels_in_use(packages)
+    return make_environment(
+        kind="prefix",
+        source=str(prefix),
+        name=prefix.name,
+        prefix=str(prefix),
+        platform=min(subdirs) if subdirs else current_platform(),
+        python=python,
+        channels=channels,
+        packages=packages,
+        requested=tuple(RequestedSpec("conda", s) for _, s in sorted(requested.items())),
+        virtual_packages=virtual,
+        warnings=tuple(warnings),
+    )
+
+
+def _history(prefix: Path) -> dict[str, str]:
+    path = prefix / "conda-meta" / "history"
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    return history_mod.requested_specs(history_mod.parse(text))
+
+
+def _channels_in_use(packages: list[Package]) -> tuple[str, ...]:
+    """Channels that installed packages came from, most-used first (ties by name) — the real priority is
+    unknowable from a prefix, so the channel that supplied most packages leads."""
+    counts: dict[str, int] = {}
+    for package in packages:
+        if package.manager == "conda" and package.channel:
+            counts[package.channel] = counts.get(package.channel, 0) + 1
+    return tuple(sorted(counts, key=lambda c: (-counts[c], c)))
+
+
+def _read_venv(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environment:
+    pip, warnings = read_pip_packages(prefix)
+    return make_environment(
+        kind="venv",
+        source=str(prefix),
+        name=prefix.name,
+        prefix=str(prefix),
+        platform=current_platform(),
+        python=_venv_python(prefix),
+        packages=pip,
+        virtual_packages=virtual,
+        warnings=tuple(warnings),
+    )
+
+
+def _venv_python(prefix: Path) -> str | None:
+    try:
+        text = (prefix / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in ("version", "version_info"):
+            return value.strip()
+    if Path(sys.prefix).resolve() == prefix.resolve():
+        return ".".join(str(v) for v in sys.version_info[:3])
+    return None
+

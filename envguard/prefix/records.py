@@ -1,0 +1,99 @@
+"""conda-meta records (JSON dicts) and rattler records as envguard Packages; reading a prefix's records."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from envguard.channels import channel_from_url, normalize, strip_credentials
+from envguard.errors import BadInputError
+from envguard.model import Package
+
+
+def iter_records(prefix: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """Yield (path, record) for each `conda-meta/*.json`; a corrupt record is bad input naming the file."""
+    meta = prefix / "conda-meta"
+    try:
+        names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
+    except OSError as exc:
+        raise BadInputError(
+            f"{meta}: cannot list ({exc.strerror}); is {prefix} a conda environment?"
+        ) from exc
+    for name in names:
+        path = meta / name
+        yield path, load_record(path)
+
+
+def load_record(path: Path) -> dict[str, Any]:
+    """One conda-meta record, validated enough to be used."""
+    try:
+        data = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        at = f":{line}" if line else ""
+        raise BadInputError(
+            f"{path}{at}: corrupt conda-meta record ({_short(exc)}); reinstall that package or remove the file"
+        ) from exc
+    if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("name", "version")):
+        raise BadInputError(
+            f"{path}: conda-meta record lacks name/version (truncated?); reinstall that package or remove the file"
+        )
+    return data
+
+
+def _short(exc: ValueError) -> str:
+    return str(exc).split(":", 1)[0]
+
+
+def record_to_package(record: dict[str, Any]) -> Package:
+    """Map a conda-meta record (or repodata record) to a Package."""
+    url = str(record.get("url") or "")
+    channel = str(record.get("channel") or "")
+    subdir = str(record.get("subdir") or "")
+    if url:
+        url_channel, url_subdir = channel_from_url(url)
+        channel = url_channel or normalize(channel)
+        subdir = subdir or url_subdir
+    else:
+        channel = normalize(channel)
+    from envguard.channels import strip_credentials
+
+    return Package(
+        manager="conda",
+        name=record["name"],
+        version=record["version"],
+        build=str(record.get("build") or record.get("build_string") or ""),
+        build_number=int(record.get("build_number") or 0),
+        channel=channel,
+        subdir=subdir,
+        url=strip_credentials(url),
+        md5=str(record.get("md5") or ""),
+        sha256=str(record.get("sha256") or ""),
+        depends=tuple(record.get("depends") or ()),
+    )
+
+
+def rattler_to_package(record: Any) -> Package:
+    """A rattler RepoDataRecord (or PrefixRecord) as an envguard Package."""
+    url = strip_credentials(str(record.url))
+    channel, subdir = channel_from_url(url)
+    md5 = record.md5.hex() if record.md5 else ""
+    sha256 = record.sha256.hex() if record.sha256 else ""
+    return Package(
+        manager="conda",
+        name=record.name.normalized,
+        version=str(record.version),
+        build=str(record.build),
+        build_number=int(record.build_number),
+        channel=channel or normalize(strip_credentials(str(record.channel or ""))),
+        subdir=str(record.subdir or subdir),
+        url=url,
+        md5=md5,
+        sha256=sha256,
+        depends=tuple(record.depends or ()),
+    )

@@ -1,0 +1,127 @@
+"""Render `envguard smoke`: JSON, rich tables with a terminal bar chart of throughput against workers, a PNG plot."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from pathlib import Path
+from typing import Any
+
+from envguard.findings import table as findings_table
+from envguard.findings import verdict_line
+from envguard.output import human_bytes
+from envguard.smoke.report import DatasetResult, SmokeReport
+
+BAR_WIDTH = 40
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value * 1000:.0f}"
+
+
+def _s(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def sweep_table(dataset: DatasetResult) -> Any:
+    from rich.table import Table
+
+    cost = f"L={dataset.latency_ms:g} ms" if dataset.latency_ms is not None else "cost unknown"
+    if dataset.cpu_ms:
+        cost += f", CPU {dataset.cpu_ms:g} ms"
+    origin = "nominal" if dataset.nominal else "measured"
+    title = f"Throughput: {dataset.name} dataset ({dataset.bound}-bound, {cost} per sample {origin}; batch {human_bytes(dataset.batch_bytes)})"
+    out = Table(title=title, title_justify="left")
+    for name in ("workers", "pin", "persistent", "first batch s", "start-up s", "epoch-2 first s", "samples/s",
+                 "ideal", "efficiency", "wait p50 ms", "wait p95 ms", "others' CPU"):  # fmt: skip
+        out.add_column(name, justify="right")
+    for r in dataset.rows:
+        flags = [str(r.workers), "yes" if r.pin_memory else "no", "yes" if r.persistent_workers else "no"]
+        if r.skipped:
+            out.add_row(*flags, f"skipped: {r.skipped}", *([""] * 8))
+            continue
+        out.add_row(*flags, _s(r.first_batch_s), _s(r.startup_s), _s(r.epoch2_first_batch_s),
+                    f"{r.samples_per_s:.0f}" if r.samples_per_s else "-", f"{r.ideal_per_s:.0f}" if r.ideal_per_s else "-",
+                    f"{r.efficiency:.2f}" if r.efficiency is not None else "-", _ms(r.wait_p50_s), _ms(r.wait_p95_s),
+                    f"{r.others_cpu:.0%}" if r.others_cpu is not None else "-")  # fmt: skip
+    return out
+
+
+def bar_chart(dataset: DatasetResult) -> str:
+    """Best samples/s per worker count as text bars, with efficiency against the ideal."""
+    best: dict[int, tuple[float, float | None]] = {}
+    for r in dataset.measured():
+        if r.samples_per_s and r.samples_per_s > best.get(r.workers, (0.0, None))[0]:
+            best[r.workers] = (r.samples_per_s, r.efficiency)
+    if not best:
+        return ""
+    top = max(rate for rate, _eff in best.values())
+    lines = [f"samples/s by num_workers ({dataset.name}):"]
+    for workers, (rate, eff) in sorted(best.items()):
+        filled = max(1, round(BAR_WIDTH * rate / top))
+        tail = f" ({eff:.2f} of ideal)" if eff is not None else ""
+        lines.append(f"  {workers:>3} | {'█' * filled}{' ' * (BAR_WIDTH - filled)} {rate:8.0f}{tail}")
+    return "\n".join(lines)
+
+
+def render(report: SmokeReport) -> str:
+    """The human view: environment line, sweep tables and bars, recommendations, findings, verdict."""
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), width=max(100, shutil.get_terminal_size((130, 24)).columns),
+                      highlight=False, soft_wrap=False)  # fmt: skip
+    cpus = report.cpus
+    console.print(f"envguard smoke: {report.environment} (python {report.python}, torch {report.torch}, "
+                  f"numpy {report.numpy or 'absent'}; device {report.device}; start method {report.start_method}; "
+                  f"{cpus.usable} usable CPUs, {cpus.physical} physical cores) in {report.elapsed_s:.1f} s", markup=False)  # fmt: skip
+    for dataset in report.datasets:
+        if dataset.rows:
+            console.print(sweep_table(dataset))
+            console.print(bar_chart(dataset), markup=False)
+    for rec in report.recommendations:
+        console.print(f"Recommended for {rec.dataset}: DataLoader(num_workers={rec.workers}, "
+                      f"pin_memory={rec.pin_memory}, persistent_workers={rec.persistent_workers}): {rec.reason}", markup=False)  # fmt: skip
+    console.print(findings_table(report.findings, "Verdicts"))
+    console.print(verdict_line(report.findings, "smoke"), markup=False)
+    output: str = console.file.getvalue()  # type: ignore[attr-defined]
+    return output
+
+
+def matplotlib_available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def plot_png(report: SmokeReport) -> bytes:
+    """samples/s against num_workers per dataset, with the ideal as a dashed line (matplotlib, Agg)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(7, 4.5), dpi=100)
+    for dataset in report.datasets:
+        best = {r.workers: r for r in sorted(dataset.measured(), key=lambda r: r.samples_per_s or 0.0)}
+        if not best:
+            continue
+        xs = sorted(best)
+        measured = [best[w].samples_per_s or 0.0 for w in xs]
+        line = axis.plot(xs, measured, marker="o", label=f"{dataset.name} measured")
+        ideal = [best[w].ideal_per_s or 0.0 for w in xs]
+        if all(ideal):
+            axis.plot(xs, ideal, linestyle="--", color=line[0].get_color(), label=f"{dataset.name} ideal")
+    from matplotlib.ticker import MaxNLocator
+
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axis.set_xlabel("num_workers")
+    axis.set_ylabel("samples/s (steady state)")
+    axis.set_title(f"envguard smoke: {Path(report.environment).name} (torch {report.torch})")
+    axis.legend()
+    axis.grid(True, alpha=0.3)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    plt.close(figure)
+    return buffer.getvalue()

@@ -1,0 +1,107 @@
+"""Render `envguard verify`: JSON (schema_version 1), a rich table of stages, and Markdown for PR comments."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from envguard.model import SCHEMA_VERSION
+from envguard.verify.run import Mismatch, Stage, VerifyResult
+
+_MARK = {"ok": "✅", "failed": "❌", "skipped": "⏭️"}
+
+
+def to_dict(result: VerifyResult) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "lock": result.lock,
+        "platform": result.platform,
+        "passed": result.passed,
+        "verdict": result.verdict(),
+        "prefix": result.prefix,
+        "stages": [_stage(s) for s in result.stages],
+        "mismatches": [_mismatch(m) for m in result.mismatches],
+        "check": result.check.to_dict() if result.check is not None else None,
+        "smoke": result.smoke,
+        "warnings": list(result.warnings),
+    }
+
+
+def _stage(stage: Stage) -> dict[str, Any]:
+    return {
+        "name": stage.name,
+        "status": stage.status,
+        "seconds": round(stage.seconds, 3),
+        "detail": stage.detail,
+    }
+
+
+def _mismatch(m: Mismatch) -> dict[str, Any]:
+    return {"name": m.package.name, "version": m.package.version, "build": m.package.build,
+            "manager": m.package.manager, "algorithm": m.algorithm, "expected": m.expected, "actual": m.actual}  # fmt: skip
+
+
+def render(result: VerifyResult) -> str:
+    """Human view: the stages, any hash mismatches, the check's drift by category, the verdict."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=io.StringIO(), width=120, highlight=False, soft_wrap=False)
+    console.print(f"[bold]envguard verify[/bold] {result.lock} ({result.platform})")
+    stages = Table(show_edge=False, pad_edge=False)
+    for column in ("Stage", "Result", "Time", "Detail"):
+        stages.add_column(column)
+    for stage in result.stages:
+        stages.add_row(stage.name, stage.status, f"{stage.seconds:.2f} s", stage.detail)
+    console.print(stages)
+    if result.mismatches:
+        table = Table(title="Archives that do not match the lock", show_edge=False, pad_edge=False)
+        for column in ("Package", "Version", "Build", "Expected", "Found"):
+            table.add_column(column)
+        for m in result.mismatches:
+            table.add_row(m.package.name, m.package.version, m.package.build, f"{m.algorithm}:{m.expected[:16]}…",
+                          f"{m.actual[:16]}…")  # fmt: skip
+        console.print(table)
+    for line in _findings(result):
+        console.print(line)
+    if result.prefix:
+        console.print(f"Rebuilt environment kept at {result.prefix}")
+    console.print(f"[bold]{result.verdict()}[/bold]")
+    return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+
+
+def _findings(result: VerifyResult) -> list[str]:
+    if result.check is None or result.check.clean:
+        return []
+    lines = []
+    for category, items in result.check.grouped().items():
+        lines.append(f"{category}:")
+        lines.extend(f"  {f.severity}: {f.message}" for f in items)
+    return lines
+
+
+def markdown(result: VerifyResult) -> str:
+    """A PR-comment-sized Markdown report."""
+    icon = "✅" if result.passed else "❌"
+    lines = [f"### {icon} envguard verify: `{result.lock}` ({result.platform})", "",
+             "| Stage | Result | Time | Detail |", "|---|---|---|---|"]  # fmt: skip
+    for stage in result.stages:
+        detail = stage.detail.replace("|", "\\|")
+        lines.append(
+            f"| {stage.name} | {_MARK[stage.status]} {stage.status} | {stage.seconds:.2f} s | {detail} |"
+        )
+    if result.mismatches:
+        lines += [
+            "",
+            "**Archives that do not match the lock**",
+            "",
+            "| Package | Expected | Found |",
+            "|---|---|---|",
+        ]
+        lines += [f"| `{m.package.name} {m.package.version} {m.package.build}` | `{m.algorithm}:{m.expected}` | "
+                  f"`{m.actual}` |" for m in result.mismatches]  # fmt: skip
+    findings = _findings(result)
+    if findings:
+        lines += ["", "**Drift**", "", "```", *findings, "```"]
+    lines += ["", f"**{result.verdict()}**"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,239 @@
+"""`envguard verify` logic, the CI step: rebuild a lock into a temporary prefix with the embedded engine (every
+archive's sha256 checked against the lock first), check the rebuilt environment against the lock, optionally run
+the DataLoader smoke test with its interpreter, and give a verdict.
+
+Stages run in order and stop at the first failure: a tampered archive is never linked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from envguard.errors import BadInputError
+from envguard.model import Environment, Package
+
+Status = Literal["ok", "failed", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """A package whose archive does not hash to what the lock says."""
+
+    package: Package
+    algorithm: str
+    expected: str
+    actual: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One step of the verification and how it went."""
+
+    name: str
+    status: Status
+    seconds: float = 0.0
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """Everything verify found; `passed` when no stage failed."""
+
+    lock: str
+    platform: str
+    prefix: str | None
+    kept: bool
+    stages: tuple[Stage, ...]
+    mismatches: tuple[Mismatch, ...] = ()
+    check: Any = None
+    smoke: dict[str, Any] | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return not any(s.status == "failed" for s in self.stages)
+
+    def verdict(self) -> str:
+        if self.passed:
+            return f"PASS: {self.lock} rebuilds for {self.platform} and matches its lock"
+        failed = next(s for s in self.stages if s.status == "failed")
+        return f"FAIL ({failed.name}): {failed.detail}"
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    lock: Path
+    platform: str | None = None
+    smoke: bool = False
+    keep: bool = False
+    pkgs_dir: Path | None = None
+    smoke_budget: float = 25.0
+
+
+def read_lock(path: Path, platform: str | None) -> Environment:
+    """The lock's environment for the platform; an environment.yml or an empty lock is bad input."""
+    from envguard.formats import read_file
+
+    if not path.is_file():
+        raise BadInputError(f"{path}: no such lock file; pass --lock FILE (write one with `envguard lock`)")
+    env = read_file(path, platform=platform)
+    if env.spec_only:
+        raise BadInputError(
+            f"{path}: an environment.yml is not a lock; lock it first (`envguard lock -f {path}`)"
+        )
+    if not env.conda_packages():
+        raise BadInputError(f"{path}: no conda packages for {env.platform or platform}; nothing to rebuild")
+    return env
+
+
+def verify(options: VerifyOptions) -> VerifyResult:
+    """Run every stage; a failed stage makes the verdict FAIL (exit 1), operational problems raise (exit 3)."""
+    from envguard.engine.backends.embedded import default_pkgs_dir
+    from envguard.machine.platform import current_platform
+
+    env = read_lock(options.lock, options.platform)
+    platform = env.platform or options.platform or current_platform()
+    pkgs_dir = options.pkgs_dir or default_pkgs_dir()
+    with _prefix(options.keep) as prefix:
+        state = _Run(env, platform, prefix, pkgs_dir)
+        state.lock_path, state.smoke_budget = options.lock, options.smoke_budget
+        state.stage("hashes", state.hashes)
+        state.stage("install", state.install)
+        state.stage("check", state.check)
+        if options.smoke:
+            state.stage("smoke", state.run_smoke)
+        return VerifyResult(
+            lock=str(options.lock), platform=platform, prefix=str(prefix) if options.keep else None,
+            kept=options.keep, stages=tuple(state.stages), mismatches=tuple(state.mismatches),
+            check=state.report, smoke=state.smoke_result, warnings=tuple(state.warnings),
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _prefix(keep: bool) -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
+    try:
+        yield folder / "env"
+    finally:
+        if not keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Run:
+    """The mutable state of one verification (stages append to it)."""
+
+    def __init__(self, env: Environment, platform: str, prefix: Path, pkgs_dir: Path) -> None:
+        self.env, self.platform, self.prefix, self.pkgs_dir = env, platform, prefix, pkgs_dir
+        self.stages: list[Stage] = []
+        self.mismatches: list[Mismatch] = []
+        self.warnings: list[str] = list(env.warnings)
+        self.archives: list[Any] = []
+        self.report: Any = None
+        self.smoke_result: dict[str, Any] | None = None
+        self.lock_path: Path | None = None
+        self.smoke_budget = 25.0
+
+    def stage(self, name: str, action: Callable[[], Stage]) -> None:
+        if any(s.status == "failed" for s in self.stages):
+            self.stages.append(Stage(name, "skipped", detail="an earlier stage failed"))
+            return
+        start = time.perf_counter()
+        outcome = action()
+        self.stages.append(Stage(name, outcome.status, time.perf_counter() - start, outcome.detail))
+
+    def hashes(self) -> Stage:
+        from envguard.engine import archives
+
+        self.archives = archives.fetch(self.env.packages, self.pkgs_dir)
+        for archive in self.archives:
+            if not archive.verified:
+                self.mismatches.append(Mismatch(archive.package, archive.algorithm, archive.expected, archive.actual,
+                                                str(archive.path)))  # fmt: skip
+            elif archive.algorithm != "sha256":
+                self.warnings.append(
+                    f"{archive.package.describe()}: the lock has no sha256, checked md5 only"
+                )
+        if self.mismatches:
+            names = ", ".join(
+                f"{m.package.name} {m.package.version} {m.package.build}" for m in self.mismatches
+            )
+            return Stage("hashes", "failed", detail=f"archive hash does not match the lock: {names}")
+        return Stage("hashes", "ok", detail=f"{len(self.archives)} archive(s) match the lock")
+
+    def install(self) -> Stage:
+        from envguard.engine import archives
+        from envguard.engine.backends.embedded import EmbeddedBackend
+
+        conda = [a for a in self.archives if a.package.manager == "conda"]
+        records = archives.records(conda)
+        specs = [r.spec for r in self.env.requested if r.manager == "conda"]
+        EmbeddedBackend(self.pkgs_dir, progress=False).link(
+            records, self.prefix, specs, platform=self.platform
+        )
+        archives.restore_urls(self.prefix, conda)
+        pip = self.env.pip_packages()
+        if pip:
+            from envguard.engine.pip_install import install_locked_wheels
+
+            wheels = [a for a in self.archives if a.package.manager == "pip"]
+            others = [p for p in pip if not archives.has_archive(p)]
+            self.warnings += install_locked_wheels(self.prefix, wheels, others, self.pkgs_dir)
+        return Stage(
+            "install",
+            "ok",
+            detail=f"{len(records)} conda + {len(pip)} pip package(s) into a temporary prefix",
+        )
+
+    def check(self) -> Stage:
+        from envguard.check.report import check_environment
+        from envguard.machine import virtual
+        from envguard.prefix.reader import read_prefix
+
+        live = read_prefix(self.prefix, virtual.detect())
+        if {p.subdir for p in live.conda_packages()} <= {"noarch", self.platform}:
+            # a noarch-only prefix cannot tell its platform; it was linked for this one
+            live = dataclasses.replace(live, platform=self.platform)
+        self.report = check_environment(live, self.env)
+        if not self.report.clean:
+            return Stage("check", "failed", detail=f"the rebuilt environment differs from the lock: "
+                         f"{'; '.join(f.message for f in self.report.findings if f.severity == 'drift')[:300]}")  # fmt: skip
+        return Stage("check", "ok", detail="no drift between the rebuilt environment and the lock")
+
+    def run_smoke(self) -> Stage:
+        from envguard.machine.platform import current_platform
+
+        if self.platform != current_platform():
+            return Stage(
+                "smoke", "skipped", detail=f"{self.platform} environments cannot run on this machine"
+            )
+        return smoke_stage(self.prefix, self)
+
+
+def smoke_stage(prefix: Path, run: _Run) -> Stage:
+    """The DataLoader smoke test in the rebuilt environment's own interpreter; any FAIL finding fails verify.
+    Seeded streams are compared with the lock's recorded fingerprints when it has them."""
+    from envguard.smoke.report import SmokeOptions, to_dict
+    from envguard.smoke.run import run_smoke
+
+    lock = run.lock_path if run.env.fingerprints is not None else None
+    report = run_smoke(SmokeOptions(source=str(prefix), budget_s=run.smoke_budget, lock=lock))
+    run.smoke_result = to_dict(report)
+    failed = [f for f in report.findings if f.status == "FAIL"]
+    if failed:
+        detail = "; ".join(f"{f.check}: {f.evidence}" for f in failed)
+        return Stage("smoke", "failed", detail=f"smoke test failed: {detail}"[:400])
+    golden = " (streams match the lock's fingerprints)" if lock is not None else ""
+    return Stage("smoke", "ok", detail=f"{len(report.findings)} check(s), none failed{golden}")
+
+
+def names(mismatches: Sequence[Mismatch]) -> list[str]:
+    return [f"{m.package.name}-{m.package.version}-{m.package.build}" for m in mismatches]
