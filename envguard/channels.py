@@ -60,7 +60,6 @@ def channel_from_url(url: str) -> tuple[str, str]:
     return normalize(channel), subdir
 
 
-
 def expand_channels(channels: Sequence[str], specs: Sequence[str] = ()) -> list[str]:
     """Channel list for rattler: `defaults` expanded, `nodefaults` dropped, `channel::pkg` channels appended."""
     result: list[str] = []

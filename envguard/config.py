@@ -57,4 +57,3 @@ def _minimal(text: str) -> dict[str, Any]:
         if match:
             return {"lock": match.group(2)}
     return {}
-

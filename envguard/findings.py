@@ -35,6 +35,7 @@ def exit_code(findings: Iterable[Finding]) -> int:
     """1 when any finding FAILs, else 0."""
     return 1 if worst(findings) == "FAIL" else 0
 
+
 STYLE = {"PASS": "green", "INFO": "cyan", "WARN": "yellow", "FAIL": "bold red"}
 
 

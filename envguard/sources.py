@@ -64,4 +64,3 @@ def read_live(prefix: Path, *, probe: bool = False, detect_virtual: bool = True)
 
         env = dataclasses.replace(env, fingerprints=run_probe(prefix))
     return env
-

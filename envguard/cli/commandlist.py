@@ -13,7 +13,10 @@ DESCRIPTION = (
 COMMANDS: dict[str, tuple[str, str]] = {
     "snapshot": ("envguard.cli.commands.snapshot", "Print an environment as envguard JSON."),
     "export": ("envguard.cli.commands.export", "Write a portable environment.yml or an explicit spec."),
-    "lock": ("envguard.cli.commands.lock", "Write conda-lock.yml from a live environment or an environment.yml."),
+    "lock": (
+        "envguard.cli.commands.lock",
+        "Write conda-lock.yml from a live environment or an environment.yml.",
+    ),
     "diff": ("envguard.cli.commands.diff", "Compare two environments or files, two-way."),
     "check": ("envguard.cli.commands.check", "Check the live environment against a lock or environment.yml."),
     "name": ("envguard.cli.commands.name", "Print the semantic name a source would get."),

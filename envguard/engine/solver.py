@@ -81,4 +81,3 @@ def _solve_error(exc: Exception, platform: str, sources: list[str]) -> Exception
     return OperationalError(
         f"cannot read channels ({shown}) for {platform}: {detail}; check the URLs or the network"
     )
-

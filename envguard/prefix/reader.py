@@ -119,4 +119,3 @@ def _venv_python(prefix: Path) -> str | None:
     if Path(sys.prefix).resolve() == prefix.resolve():
         return ".".join(str(v) for v in sys.version_info[:3])
     return None
-
