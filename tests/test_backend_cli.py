@@ -19,12 +19,12 @@ from envguard.engine.backends.cli import (
     explicit_spec,
     failure_text,
     parse_actions,
-    parse_info,
     parse_list,
 )
 from envguard.errors import BackendError, UsageError
 from envguard.formats.explicit import parse_explicit_text
 from envguard.model import Package, VirtualPackage
+from envguard.prefix.condaconfig import parse_info
 from tests.helpers import envguard
 
 # The fake: replays a recorded file per subcommand; FAKE_CONDA_EXIT / FAKE_CONDA_SLEEP / FAKE_CONDA_STDOUT /

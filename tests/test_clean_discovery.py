@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from envguard.clean.discovery import discover_environments, parse_info, pixi_environments, recognise
+from envguard.clean.discovery import discover_environments, pixi_environments, recognise
 from envguard.clean.model import Cache
 from envguard.errors import BadInputError
+from envguard.prefix.condaconfig import parse_info
 from tests.helpers import envguard, install
 
 CORPUS = "corpus/conda_info/conda__conda-lock__tests_test-get-pkgs-dirs_"

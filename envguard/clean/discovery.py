@@ -10,74 +10,28 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
+from envguard import process
 from envguard.clean.model import Cache, CacheKind, EnvRef
 from envguard.errors import BadInputError
 from envguard.prefix import condaconfig
+from envguard.prefix.condaconfig import CondaInfo, parse_info
 
 CACHE_MARKERS = ("urls.txt", ".cache.lock", "CACHEDIR.TAG")
 PIXI_SEARCH_DEPTH = 3
 
 
-@dataclass(frozen=True, slots=True)
-class InfoPaths:
-    """The paths a `conda/mamba/micromamba info --json` reported (all three recorded schemas)."""
-
-    tool: str
-    pkgs_dirs: tuple[str, ...] = ()
-    envs_dirs: tuple[str, ...] = ()
-    envs: tuple[str, ...] = ()
-    root_prefix: str | None = None
-
-
-def parse_info(data: Mapping[str, Any]) -> InfoPaths:
-    """Read conda's `pkgs_dirs/envs_dirs/envs/root_prefix` or (micro)mamba's `package cache/envs directories/base
-    environment`; micromamba 1.4.5 reports neither list, so its caches and envs dirs derive from the base."""
-    if "pkgs_dirs" in data or "conda_version" in data:
-        return InfoPaths(
-            tool="conda",
-            pkgs_dirs=_strings(data.get("pkgs_dirs")),
-            envs_dirs=_strings(data.get("envs_dirs")),
-            envs=_strings(data.get("envs")),
-            root_prefix=_string(data.get("root_prefix")),
-        )
-    if "base environment" in data or "package cache" in data:
-        tool = "micromamba" if "micromamba version" in data else "mamba"
-        base = _string(data.get("base environment"))
-        pkgs = _strings(data.get("package cache")) or ((str(Path(base) / "pkgs"),) if base else ())
-        envs_dirs = _strings(data.get("envs directories")) or ((str(Path(base) / "envs"),) if base else ())
-        envs = tuple(e for e in (_string(data.get("env location")), base) if e)
-        return InfoPaths(tool=tool, pkgs_dirs=pkgs, envs_dirs=envs_dirs, envs=envs, root_prefix=base)
-    raise BadInputError("`info --json` output has neither conda's pkgs_dirs nor mamba's 'package cache'; "
-                        "pass the caches with --cache")  # fmt: skip
-
-
-def _strings(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(str(v) for v in value if isinstance(v, str) and v)
-
-
-def _string(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def conda_info() -> tuple[InfoPaths | None, list[str]]:
+def conda_info() -> tuple[CondaInfo | None, list[str]]:
     """Run the first conda-like tool found (CONDA_EXE, MAMBA_EXE, conda, mamba, micromamba) with `info --json`."""
     exe = _find_conda()
     if exe is None:
         return None, []
     try:
-        proc = subprocess.run(
-            [exe, "info", "--json"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
+        proc = process.run([exe, "info", "--json"], timeout=60)
+    except (OSError, process.TimedOut) as exc:
         return None, [f"`{exe} info --json` failed ({exc.__class__.__name__}); using conda config files only"]
     if proc.returncode != 0:
         return None, [f"`{exe} info --json` exited {proc.returncode}; using conda config files only"]
@@ -159,7 +113,7 @@ def _pkgs_kind(folder: Path) -> CacheKind | None:
     return None
 
 
-def discover_caches(explicit: Sequence[Path], info: InfoPaths | None) -> tuple[list[Cache], list[str]]:
+def discover_caches(explicit: Sequence[Path], info: CondaInfo | None) -> tuple[list[Cache], list[str]]:
     """Caches to clean: exactly `explicit` (each must be a package cache), else every configured one that exists."""
     if explicit:
         caches: list[Cache] = []
@@ -172,7 +126,7 @@ def discover_caches(explicit: Sequence[Path], info: InfoPaths | None) -> tuple[l
     return _configured_caches(info)
 
 
-def _configured_caches(info: InfoPaths | None) -> tuple[list[Cache], list[str]]:
+def _configured_caches(info: CondaInfo | None) -> tuple[list[Cache], list[str]]:
     candidates: list[tuple[Path, str]] = [(p, "conda config") for p in condaconfig.pkgs_dirs()]
     if info is not None:
         candidates += [(Path(p), f"{info.tool} info") for p in info.pkgs_dirs]
@@ -198,7 +152,7 @@ def _unique_caches(caches: Iterable[Cache]) -> list[Cache]:
 
 
 def discover_environments(
-    explicit: Sequence[Path], pixi_roots: Sequence[Path], info: InfoPaths | None
+    explicit: Sequence[Path], pixi_roots: Sequence[Path], info: CondaInfo | None
 ) -> tuple[list[EnvRef], list[str]]:
     """Every environment whose records protect packages: environments.txt, envs dirs, the base prefix,
     `conda info` envs, `--env` prefixes and pixi environments under `--pixi-root` folders."""

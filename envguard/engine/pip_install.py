@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from envguard import process
 from envguard.engine.archives import Archive
 from envguard.engine.backends.base import one_line
 from envguard.errors import BackendError
@@ -28,9 +28,8 @@ def pip_install(prefix: Path, requirements: Sequence[str], options: Sequence[str
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     limit = timeout if timeout is not None else timeout_seconds()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=limit, env=env, cwd=cwd,
-                              stdin=subprocess.DEVNULL, check=False)  # fmt: skip
-    except subprocess.TimeoutExpired as exc:
+        done = process.run(command, timeout=limit, env=env, cwd=cwd)
+    except process.TimedOut as exc:
         raise BackendError(f"pip install in {prefix} did not finish within {limit:.0f} s; raise "
                            "ENVGUARD_BACKEND_TIMEOUT") from exc  # fmt: skip
     except OSError as exc:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envguard.errors import BadInputError
+from envguard.model import VirtualPackage
 
 
 def condarc_paths() -> list[Path]:
@@ -166,3 +169,72 @@ def _unique(paths: list[Path]) -> list[Path]:
         if path not in seen:
             seen.append(path)
     return seen
+
+
+@dataclass(frozen=True, slots=True)
+class CondaInfo:
+    """What `conda/mamba/micromamba info --json` reported (all three recorded schemas)."""
+
+    tool: str
+    version: str = ""
+    platform: str = ""
+    pkgs_dirs: tuple[str, ...] = ()
+    envs_dirs: tuple[str, ...] = ()
+    envs: tuple[str, ...] = ()
+    root_prefix: str | None = None
+    virtual_packages: tuple[VirtualPackage, ...] = ()
+
+
+def parse_info(data: Mapping[str, Any]) -> CondaInfo:
+    """Read conda's `pkgs_dirs/envs_dirs/envs/root_prefix` or (micro)mamba's `package cache/envs directories/base
+    environment`; micromamba 1.4.5 reports neither list, so its caches and envs dirs derive from the base."""
+    if "pkgs_dirs" in data or "conda_version" in data:
+        return CondaInfo(
+            tool="conda",
+            version=str(data.get("conda_version") or ""),
+            platform=str(data.get("platform") or ""),
+            virtual_packages=_virtual(data.get("virtual_pkgs")),
+            pkgs_dirs=_strings(data.get("pkgs_dirs")),
+            envs_dirs=_strings(data.get("envs_dirs")),
+            envs=_strings(data.get("envs")),
+            root_prefix=_string(data.get("root_prefix")),
+        )
+    if "base environment" in data or "package cache" in data:
+        tool = "micromamba" if "micromamba version" in data else "mamba"
+        base = _string(data.get("base environment"))
+        pkgs = _strings(data.get("package cache")) or ((str(Path(base) / "pkgs"),) if base else ())
+        envs_dirs = _strings(data.get("envs directories")) or ((str(Path(base) / "envs"),) if base else ())
+        envs = tuple(e for e in (_string(data.get("env location")), base) if e)
+        version = str(data.get("micromamba version") or data.get("mamba version") or "")
+        platform = str(data.get("platform") or "")
+        return CondaInfo(
+            tool=tool,
+            version=version,
+            platform=platform,
+            pkgs_dirs=pkgs,
+            envs_dirs=envs_dirs,
+            envs=envs,
+            root_prefix=base,
+        )
+    raise BadInputError("`info --json` output has neither conda's pkgs_dirs nor mamba's 'package cache'; "
+                        "pass the caches with --cache")  # fmt: skip
+
+
+def _virtual(value: object) -> tuple[VirtualPackage, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(
+        VirtualPackage(str(v[0]), str(v[1]), str(v[2]) if len(v) > 2 else "0")
+        for v in value
+        if isinstance(v, list | tuple) and len(v) >= 2
+    )
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(str(v) for v in value if isinstance(v, str) and v)
+
+
+def _string(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

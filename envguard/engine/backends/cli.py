@@ -9,31 +9,20 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envguard import process
 from envguard.channels import normalize, strip_credentials
 from envguard.engine.backends.base import Backend, Plan, Request, one_line, redact
 from envguard.errors import BackendError
-from envguard.model import Package, VirtualPackage
+from envguard.model import Package
+from envguard.prefix.condaconfig import CondaInfo, parse_info
 
 TOOLS = ("micromamba", "mamba", "conda")
 DEFAULT_TIMEOUT = 1800.0
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    """The parts of `conda info --json` envguard uses."""
-
-    platform: str
-    version: str
-    envs_dirs: tuple[str, ...]
-    pkgs_dirs: tuple[str, ...]
-    virtual_packages: tuple[VirtualPackage, ...]
 
 
 def timeout_seconds() -> float:
@@ -58,7 +47,7 @@ class CliBackend(Backend):
     def version(self) -> str:
         return parse_version(self.run(["--version"], json_output=False))
 
-    def info(self) -> ToolInfo:
+    def info(self) -> CondaInfo:
         return parse_info(self.run_json(["info"]))
 
     def solve(self, request: Request) -> Plan:
@@ -110,13 +99,9 @@ class CliBackend(Backend):
 
     def run(self, args: Sequence[str], *, json_output: bool = True, request: Request | None = None) -> str:
         """Run `exe args` (no shell) within the timeout and return stdout."""
-        command = [self.exe, *args]
         try:
-            done = subprocess.run(
-                command, capture_output=True, text=True, timeout=self.timeout, stdin=subprocess.DEVNULL,
-                env=_environment(request), check=False,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired as exc:
+            done = process.run([self.exe, *args], timeout=self.timeout, env=_environment(request))
+        except process.TimedOut as exc:
             raise BackendError(f"{self.name} {args[0]} did not finish within {self.timeout:g} s; raise "
                                "ENVGUARD_BACKEND_TIMEOUT or use --backend embedded") from exc  # fmt: skip
         except OSError as exc:
@@ -174,20 +159,6 @@ def parse_version(text: str) -> str:
     return words[-1] if words else "unknown"
 
 
-def parse_info(data: Mapping[str, Any]) -> ToolInfo:
-    virtual = tuple(
-        VirtualPackage(str(v[0]), str(v[1]), str(v[2]) if len(v) > 2 else "0")
-        for v in data.get("virtual_pkgs") or ()
-    )
-    return ToolInfo(
-        platform=str(data.get("platform") or ""),
-        version=str(data.get("conda_version") or data.get("micromamba version") or ""),
-        envs_dirs=tuple(str(d) for d in data.get("envs_dirs") or ()),
-        pkgs_dirs=tuple(str(d) for d in data.get("pkgs_dirs") or ()),
-        virtual_packages=virtual,
-    )
-
-
 def parse_list(data: Any) -> tuple[Package, ...]:
     """`conda list --json` entries -> packages (sorted as the model sorts)."""
     from envguard.model import sort_packages
@@ -232,7 +203,7 @@ def _entry(entry: Mapping[str, Any]) -> Package:
     )
 
 
-__all__ = ["TOOLS", "CliBackend", "ToolInfo", "parse_actions", "parse_info", "parse_list", "redact"]
+__all__ = ["TOOLS", "CliBackend", "parse_actions", "parse_list", "redact"]
 
 
 def explicit_spec(packages: Sequence[Package], platform: str) -> str:

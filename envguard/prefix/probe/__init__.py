@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
+from envguard import process
 from envguard.errors import BadInputError, ProbeError
 from envguard.model import Fingerprints
 
@@ -50,11 +50,8 @@ def run_probe(prefix: Path, *, timeout: float | None = None, python: Path | None
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     try:
-        done = subprocess.run(
-            [str(exe), "-I", "-B", str(PROBE_SCRIPT)],
-            capture_output=True, text=True, timeout=limit, env=env, stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired as exc:
+        done = process.run([exe, "-I", "-B", PROBE_SCRIPT], timeout=limit, env=env)
+    except process.TimedOut as exc:
         raise ProbeError(f"{exe}: fingerprint probe did not finish within {limit:.0f} s (hung import?); "
                          "set ENVGUARD_PROBE_TIMEOUT or use --no-probe") from exc  # fmt: skip
     except OSError as exc:

@@ -1,0 +1,70 @@
+"""The one way envguard runs another program: no shell, no stdin, a timeout, and the whole process group killed
+when the timeout passes or the caller is interrupted (a tool's own children - DataLoader workers, pip's builds,
+conda's solver - never outlive it)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class TimedOut(Exception):
+    """The program ran past its timeout; its process group was killed. `stdout` holds what it printed so far."""
+
+    def __init__(self, seconds: float, stdout: str = "", stderr: str = "") -> None:
+        super().__init__(f"did not finish within {seconds:g} s")
+        self.seconds, self.stdout, self.stderr = seconds, stdout, stderr
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A program that ran to its end (any exit code)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(
+    argv: Sequence[str | os.PathLike[str]],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr_to_terminal: bool = False,
+) -> Finished:
+    """Run `argv` and collect its output as text. Raises TimedOut, or OSError when it cannot start."""
+    process = subprocess.Popen(
+        [os.fspath(a) for a in argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=None if stderr_to_terminal else subprocess.PIPE,
+        text=True,
+        env=dict(env) if env is not None else None,
+        cwd=Path(cwd) if cwd is not None else None,
+        start_new_session=True,  # its own process group, so the whole tree can be stopped at once
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(process)
+        stdout, stderr = process.communicate()
+        raise TimedOut(timeout, stdout or "", stderr or "") from None
+    except BaseException:  # Ctrl-C or an error in the caller: never leave the tool running
+        kill_group(process)
+        process.wait()
+        raise
+    return Finished(process.returncode, stdout or "", stderr or "")
+
+
+def kill_group(process: subprocess.Popen[str]) -> None:
+    """SIGKILL the process group the program leads (it was started in a session of its own)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        if process.poll() is None:
+            process.kill()
