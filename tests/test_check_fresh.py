@@ -126,13 +126,3 @@ def test_lock_discovery_from_subfolders_and_pyproject(
     (project / "pyproject.toml").write_text('[tool.envguard]\nlock = "envs/missing.yml"\n')
     assert envguard("check", str(prefix), cwd=deep) == 2
     assert "does not exist" in capsys.readouterr().err
-
-
-def test_minimal_toml_reading_matches_tomllib(tmp_path: Path) -> None:
-    from envguard import config
-
-    text = "[tool.other]\nlock = \"no\"\n\n[tool.envguard]  \nlock = 'envs/a.yml'  # comment\n"
-    assert config._minimal(text) == {"lock": "envs/a.yml"}
-    path = tmp_path / "pyproject.toml"
-    path.write_text(text)
-    assert config.tool_settings(path) == {"lock": "envs/a.yml"}

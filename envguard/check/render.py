@@ -6,8 +6,6 @@ pay for rich's import.
 
 from __future__ import annotations
 
-import json
-
 from envguard.check.report import CHECK_TITLES, CheckReport
 
 
@@ -44,5 +42,7 @@ def _md(text: str) -> str:
 
 
 def as_json(report: CheckReport) -> str:
-    """The same layout as envguard.output.dumps, without importing its file-writing helpers."""
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    """The JSON every envguard command prints (envguard.output.dumps)."""
+    from envguard.output import dumps
+
+    return dumps(report.to_dict())

@@ -124,10 +124,10 @@ def virtual_findings(live: Environment, target: Environment, word: str) -> tuple
 
 
 def _older(mine: str, wanted: str) -> bool:
-    def parts(text: str) -> tuple[int, ...]:
-        return tuple(int(p) for p in text.split(".") if p.isdigit())
+    """conda's version order: `12.4` and `12.4.0` are equal; an unparsable version here counts as older."""
+    from envguard.specs import version_less
 
-    return parts(mine) < parts(wanted)
+    return version_less(mine, wanted)
 
 
 def finding(change: Change, word: str) -> Finding:

@@ -37,7 +37,7 @@ def command(lockfile: str, platform: str | None, smoke: bool, smoke_budget: floa
     if as_json and markdown:
         raise UsageError("give --json or --markdown, not both")
     options = verify.VerifyOptions(
-        Path(lockfile), platform, smoke, keep, Path(pkgs_dir) if pkgs_dir else None
+        Path(lockfile), platform, smoke, keep, Path(pkgs_dir) if pkgs_dir else None, smoke_budget=smoke_budget
     )
     result = verify.verify(options)
     for message in result.warnings:
