@@ -18,8 +18,9 @@ from urllib.parse import unquote, urlsplit
 
 from envguard import __version__
 from envguard.channels import strip_credentials
-from envguard.depgraph import install_order, leaves
+from envguard.depgraph import leaves
 from envguard.errors import BadInputError, UsageError
+from envguard.formats import explicit
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
 from envguard.specs import spec_name
@@ -259,24 +260,10 @@ def to_explicit(env: Environment) -> Exported:
         warnings.append(
             f"{len(pip)} pip package(s) cannot be written to an explicit spec and were left out: {names}"
         )
-    lines = []
-    for package in install_order(env.conda_packages()):
-        if not package.url:
-            warnings.append(
-                f"{package.name} {package.version}: no download URL recorded; left out of the explicit spec"
-            )
-            continue
-        digest = package.sha256 or package.md5
-        if not digest:
-            warnings.append(
-                f"{package.name} {package.version}: no md5 or sha256 recorded; written without a hash"
-            )
-        url = strip_credentials(package.url)
-        lines.append(f"{url}#{digest}" if digest else url)
     header = _header("conda create --name <env> --file <this file>", "export --format explicit").splitlines()
     platform = env.platform or "unknown"
-    text = "\n".join([*header[:2], f"# platform: {platform}", header[2], "@EXPLICIT", *lines]) + "\n"
-    return Exported(text, tuple(warnings))
+    text, left_out = explicit.render(env.packages, [*header[:2], f"# platform: {platform}", header[2]])
+    return Exported(text, (*warnings, *left_out))
 
 
 # --- dependency graph ----------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Read explicit spec files (`conda list --explicit`, conda-lock's `*.lock`): one package URL a line after `@EXPLICIT`.
+"""Read and write explicit spec files (`conda list --explicit`, conda-lock's `*.lock`): one package URL a line after `@EXPLICIT`.
 
 Accepted hash suffixes are conda's own: `#<md5>`, `#sha256:<hex>` and `#<64-hex sha256>`. Credentials in URLs are
 stripped before anything leaves this module. Name, version and build come from the archive file name.
@@ -7,10 +7,12 @@ stripped before anything leaves this module. Name, version and build come from t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from envguard.channels import KNOWN_SUBDIRS, channel_from_url, strip_credentials
+from envguard.depgraph import install_order
 from envguard.errors import BadInputError, where
 from envguard.model import Environment, Package, make_environment
 from envguard.textio import read_text
@@ -28,6 +30,30 @@ class ExplicitEntry:
     url: str
     md5: str = ""
     sha256: str = ""
+
+
+def render(
+    packages: Iterable[Package], header: Sequence[str] = (), footer: Sequence[str] = ()
+) -> tuple[str, tuple[str, ...]]:
+    """The one explicit-spec writer: `header` comment lines, `@EXPLICIT`, one credential-free `URL#sha256` (else
+    `#md5`) per conda package in conda's install order (what `conda list --explicit --sha256` writes), `footer`
+    comment lines. Returns the text and a warning per package left out (no URL) or written without a hash."""
+    warnings: list[str] = []
+    lines = [*header, EXPLICIT_MARKER]
+    for package in install_order(p for p in packages if p.manager == "conda"):
+        if not package.url:
+            warnings.append(
+                f"{package.name} {package.version}: no download URL recorded; left out of the explicit spec"
+            )
+            continue
+        digest = package.sha256 or package.md5
+        if not digest:
+            warnings.append(
+                f"{package.name} {package.version}: no md5 or sha256 recorded; written without a hash"
+            )
+        url = strip_credentials(package.url)
+        lines.append(f"{url}#{digest}" if digest else url)
+    return "\n".join([*lines, *footer]) + "\n", tuple(warnings)
 
 
 def read(path: Path) -> Environment:

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import click
 
-from envguard.errors import UsageError
-from envguard.lock import plan as locking
 from envguard.output import warn
 
 
@@ -35,130 +30,12 @@ def command(
     output: str | None,
 ) -> int:
     """Write a conda-lock.yml from a live environment (exact, no solving) or an environment.yml (solved)."""
-    if cuda and no_cuda:
-        raise UsageError("--cuda and --no-cuda contradict each other; give one")
-    target = output or ("conda-{platform}.lock" if fmt == "explicit" else "conda-lock.yml")
-    yml = _environment_yml(source, envfile)
-    if yml is not None:
-        plan = locking.from_environment_yml(yml, _platforms(yml, platforms), False if no_cuda else cuda)
-        reproduce = _reproduce_yml(yml, target, plan, cuda, no_cuda)
-        sources = [_relative(yml, target)]
-    else:
-        if cuda or no_cuda:
-            raise UsageError(
-                "--cuda/--no-cuda apply to `-f environment.yml`; a live environment is locked as is"
-            )
-        plan, reproduce = _live_plan(source, platforms, no_probe, target)
-        sources = []
-    for message in plan.warnings:
+    from envguard.lock.run import LockOptions, lock
+
+    result = lock(LockOptions(source, envfile, platforms, cuda, no_cuda, no_probe, fmt, output))
+    for message in result.warnings:
         warn(message)
-    if fmt == "explicit":
-        return _write_explicit(plan, target, reproduce)
-    return _write_yaml(plan, target, reproduce, sources)
-
-
-def _environment_yml(source: str | None, envfile: str | None) -> Path | None:
-    if envfile:
-        if source:
-            raise UsageError("give either SOURCE or -f environment.yml, not both")
-        return Path(envfile)
-    if source and Path(source).is_file():
-        from envguard.formats import detect_kind
-
-        if detect_kind(Path(source)) == "environment.yml":
-            return Path(source)
-        raise UsageError(f"{source}: lock from an environment (prefix, name:ENV) or `-f environment.yml`")
-    return None
-
-
-def _platforms(path: Path, given: tuple[str, ...]) -> list[str]:
-    if given:
-        return sorted(set(given))
-    from envguard.formats import envyml
-    from envguard.machine.platform import current_platform
-
-    declared = envyml.read(path).platforms
-    return sorted(set(declared)) if declared else [current_platform()]
-
-
-def _live_plan(
-    source: str | None, platforms: tuple[str, ...], no_probe: bool, target: str
-) -> tuple[locking.LockPlan, str]:
-    from envguard.sources import read_live, resolve_prefix
-
-    prefix = resolve_prefix(source)
-    env = read_live(prefix)
-    if platforms and set(platforms) != {env.platform}:
-        raise UsageError(
-            f"{prefix}: a live environment is locked for its own platform ({env.platform}) only; drop --platform"
-        )
-    if not no_probe:
-        env, problem = locking.probe_into(env, prefix)
-        if problem:
-            warn(problem)
-    shown = source if source and source.startswith("name:") else f"<prefix of {env.name}>"
-    return locking.from_live(env), f"envguard lock {shown} -o {Path(target).name}"
-
-
-def _reproduce_yml(path: Path, target: str, plan: locking.LockPlan, cuda: str | None, no_cuda: bool) -> str:
-    parts = ["envguard lock -f", _relative(path, target)]
-    parts += [f"--platform {p}" for p in sorted(plan.envs)]
-    if cuda:
-        parts.append(f"--cuda {cuda}")
-    elif no_cuda:
-        parts.append("--no-cuda")
-    parts.append(f"-o {Path(target).name}")  # run from the lock's folder: no machine paths in the lock
-    return " ".join(parts)
-
-
-def _relative(path: Path, target: str) -> str:
-    """`path` relative to the lock's folder (conda-lock's `sources` convention)."""
-    base = Path(target).parent if target != "-" else Path(".")
-    try:
-        return Path(os.path.relpath(path.resolve(), base.resolve())).as_posix()
-    except ValueError:  # another drive on Windows
-        return path.name
-
-
-def _write_yaml(plan: locking.LockPlan, target: str, reproduce: str, sources: list[str]) -> int:
-    from envguard.formats.condalock.write import render_lock, write_lock
-
-    name = Path(target).name if target != "-" else "conda-lock.yml"
-    text = render_lock(plan.envs, sources=sources, content_hashes=plan.content_hashes, channels=plan.channels,
-                       reproduce=reproduce, source_kind=plan.source_kind, lock_name=name)  # fmt: skip
-    if target == "-":
-        click.echo(text, nl=False)
-    else:
-        write_lock(target, text)
-        _summary(plan, target)
+    click.echo(result.stdout, nl=False)
+    for line in result.written:
+        click.echo(f"envguard: {line}", err=True)
     return 0
-
-
-def _write_explicit(plan: locking.LockPlan, target: str, reproduce: str) -> int:
-    from envguard.formats.condalock.write import render_explicit, write_lock
-
-    if len(plan.envs) > 1 and "{platform}" not in target:
-        raise UsageError(
-            "several platforms need one file each: put `{platform}` in -o (e.g. conda-{platform}.lock)"
-        )
-    for platform, env in sorted(plan.envs.items()):
-        if env.pip_packages():
-            warn(
-                f"{platform}: {len(env.pip_packages())} pip package(s) written as comments; conda ignores them"
-            )
-        text = render_explicit(env, plan.content_hashes[platform], reproduce)
-        path = target.replace("{platform}", platform)
-        if path == "-":
-            click.echo(text, nl=False)
-        else:
-            write_lock(path, text)
-            _summary(plan, path, only=platform)
-    return 0
-
-
-def _summary(plan: locking.LockPlan, path: str, only: str | None = None) -> None:
-    parts = []
-    for platform, env in sorted(plan.envs.items()):
-        if only is None or platform == only:
-            parts.append(f"{platform} ({len(env.conda_packages())} conda, {len(env.pip_packages())} pip)")
-    click.echo(f"envguard: wrote {path}: {', '.join(parts)}", err=True)

@@ -207,8 +207,8 @@ __all__ = ["TOOLS", "CliBackend", "parse_actions", "parse_list", "redact"]
 
 
 def explicit_spec(packages: Sequence[Package], platform: str) -> str:
-    """The `@EXPLICIT` file `conda create --file` installs without solving (export's writer, install order)."""
-    from envguard.export.run import to_explicit
-    from envguard.model import make_environment
+    """The `@EXPLICIT` file `conda create --file` installs without solving (the one explicit writer)."""
+    from envguard.formats import explicit
 
-    return to_explicit(make_environment(kind="explicit", platform=platform, packages=packages)).text
+    text, _warnings = explicit.render(packages, [f"# platform: {platform}"])
+    return text

@@ -1,0 +1,1 @@
+"""`envguard check --distributed` / `smoke --distributed` under torchrun: environments and shards across ranks."""

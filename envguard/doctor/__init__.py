@@ -1,0 +1,1 @@
+"""`envguard doctor`: the GPU-starvation checklist for a machine and an environment (facts, rules, render)."""

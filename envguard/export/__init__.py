@@ -1,0 +1,1 @@
+"""`envguard export` (a portable environment.yml or an explicit spec) and `envguard snapshot` (envguard JSON)."""

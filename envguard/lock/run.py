@@ -1,0 +1,176 @@
+"""`envguard lock`'s work: plan (live or solved), render conda-lock.yml or explicit files, write them atomically.
+
+Returns what it wrote and the warnings; the command prints them.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from envguard.errors import UsageError
+from envguard.lock.plan import CudaChoice, LockPlan, from_environment_yml, from_live, probe_into
+
+
+@dataclass(frozen=True)
+class LockOptions:
+    """Everything `envguard lock` was asked."""
+
+    source: str | None = None
+    envfile: str | None = None
+    platforms: tuple[str, ...] = ()
+    cuda: str | None = None
+    no_cuda: bool = False
+    no_probe: bool = False
+    fmt: str = "conda-lock"
+    output: str | None = None
+
+
+@dataclass(frozen=True)
+class LockResult:
+    """The files written (a summary line each), text meant for stdout (`-o -`), and warnings."""
+
+    written: tuple[str, ...]
+    stdout: str
+    warnings: tuple[str, ...]
+
+
+@dataclass
+class _Out:
+    written: list[str] = field(default_factory=list)
+    stdout: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def lock(options: LockOptions) -> LockResult:
+    """Plan the lock (a live environment exactly, or an environment.yml solved per platform) and write it."""
+    o, out = options, _Out()
+    if o.cuda and o.no_cuda:
+        raise UsageError("--cuda and --no-cuda contradict each other; give one")
+    target = o.output or ("conda-{platform}.lock" if o.fmt == "explicit" else "conda-lock.yml")
+    yml = _environment_yml(o.source, o.envfile)
+    if yml is not None:
+        cuda: CudaChoice = False if o.no_cuda else o.cuda
+        plan = from_environment_yml(yml, _platforms(yml, o.platforms), cuda)
+        reproduce = _reproduce_yml(yml, target, plan, o.cuda, o.no_cuda)
+        sources = [_relative(yml, target)]
+    else:
+        if o.cuda or o.no_cuda:
+            raise UsageError(
+                "--cuda/--no-cuda apply to `-f environment.yml`; a live environment is locked as is"
+            )
+        plan, reproduce = _live_plan(o.source, o.platforms, o.no_probe, target, out)
+        sources = []
+    out.warnings[:0] = list(plan.warnings)
+    if o.fmt == "explicit":
+        _write_explicit(plan, target, reproduce, out)
+    else:
+        _write_yaml(plan, target, reproduce, sources, out)
+    return LockResult(tuple(out.written), "".join(out.stdout), tuple(out.warnings))
+
+
+def _environment_yml(source: str | None, envfile: str | None) -> Path | None:
+    if envfile:
+        if source:
+            raise UsageError("give either SOURCE or -f environment.yml, not both")
+        return Path(envfile)
+    if source and Path(source).is_file():
+        from envguard.formats import detect_kind
+
+        if detect_kind(Path(source)) == "environment.yml":
+            return Path(source)
+        raise UsageError(f"{source}: lock from an environment (prefix, name:ENV) or `-f environment.yml`")
+    return None
+
+
+def _platforms(path: Path, given: tuple[str, ...]) -> list[str]:
+    if given:
+        return sorted(set(given))
+    from envguard.formats import envyml
+    from envguard.machine.platform import current_platform
+
+    declared = envyml.read(path).platforms
+    return sorted(set(declared)) if declared else [current_platform()]
+
+
+def _live_plan(
+    source: str | None, platforms: tuple[str, ...], no_probe: bool, target: str, out: _Out
+) -> tuple[LockPlan, str]:
+    from envguard.sources import read_live, resolve_prefix
+
+    prefix = resolve_prefix(source)
+    env = read_live(prefix)
+    if platforms and set(platforms) != {env.platform}:
+        raise UsageError(
+            f"{prefix}: a live environment is locked for its own platform ({env.platform}) only; drop --platform"
+        )
+    if not no_probe:
+        env, problem = probe_into(env, prefix)
+        if problem:
+            out.warnings.append(problem)
+    shown = source if source and source.startswith("name:") else f"<prefix of {env.name}>"
+    return from_live(env), f"envguard lock {shown} -o {Path(target).name}"
+
+
+def _reproduce_yml(path: Path, target: str, plan: LockPlan, cuda: str | None, no_cuda: bool) -> str:
+    parts = ["envguard lock -f", _relative(path, target)]
+    parts += [f"--platform {p}" for p in sorted(plan.envs)]
+    if cuda:
+        parts.append(f"--cuda {cuda}")
+    elif no_cuda:
+        parts.append("--no-cuda")
+    parts.append(f"-o {Path(target).name}")  # run from the lock's folder: no machine paths in the lock
+    return " ".join(parts)
+
+
+def _relative(path: Path, target: str) -> str:
+    """`path` relative to the lock's folder (conda-lock's `sources` convention)."""
+    base = Path(target).parent if target != "-" else Path(".")
+    try:
+        return Path(os.path.relpath(path.resolve(), base.resolve())).as_posix()
+    except ValueError:  # another drive on Windows
+        return path.name
+
+
+def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str], out: _Out) -> None:
+    from envguard.formats.condalock.write import render_lock, write_lock
+
+    name = Path(target).name if target != "-" else "conda-lock.yml"
+    text = render_lock(plan.envs, sources=sources, content_hashes=plan.content_hashes, channels=plan.channels,
+                       reproduce=reproduce, source_kind=plan.source_kind, lock_name=name)  # fmt: skip
+    if target == "-":
+        out.stdout.append(text)
+    else:
+        write_lock(target, text)
+        out.written.append(_summary(plan, target))
+
+
+def _write_explicit(plan: LockPlan, target: str, reproduce: str, out: _Out) -> None:
+    from envguard.formats.condalock.write import render_explicit, write_lock
+
+    if len(plan.envs) > 1 and "{platform}" not in target:
+        raise UsageError(
+            "several platforms need one file each: put `{platform}` in -o (e.g. conda-{platform}.lock)"
+        )
+    for platform, env in sorted(plan.envs.items()):
+        if env.pip_packages():
+            out.warnings.append(
+                f"{platform}: {len(env.pip_packages())} pip package(s) written as comments; conda ignores them"
+            )
+        text, left_out = render_explicit(env, plan.content_hashes[platform], reproduce)
+        out.warnings.extend(f"{platform}: {message}" for message in left_out)
+        path = target.replace("{platform}", platform)
+        if path == "-":
+            out.stdout.append(text)
+        else:
+            write_lock(path, text)
+            out.written.append(_summary(plan, path, only=platform))
+
+
+def _summary(plan: LockPlan, path: str, only: str | None = None) -> str:
+    parts = []
+    for platform, env in sorted(plan.envs.items()):
+        if only is None or platform == only:
+            parts.append(f"{platform} ({len(env.conda_packages())} conda, {len(env.pip_packages())} pip)")
+    return f"wrote {path}: {', '.join(parts)}"

@@ -1,0 +1,1 @@
+"""`envguard smoke`: DataLoader determinism and throughput, run in the environment's own interpreter."""
