@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from envguard.output import md_escape
+
 Status = Literal["PASS", "INFO", "WARN", "FAIL"]
 SEVERITY: dict[str, int] = {"PASS": 0, "INFO": 1, "WARN": 2, "FAIL": 3}
 
@@ -80,5 +82,5 @@ def markdown(findings: Sequence[Finding]) -> str:
     lines = ["| Status | Category | Check | Evidence | What to do |", "|---|---|---|---|---|"]
     for f in findings:
         cells = [f.status, f.category, f.check, f.evidence, f.fix or "nothing to do"]
-        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"

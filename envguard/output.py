@@ -1,13 +1,17 @@
-"""Small shared helpers for commands: JSON emission, writing to -o FILE or stdout, warnings to stderr."""
+"""How results leave envguard: the one presenter (JSON with one schema_version, human, Markdown), writing to
+-o FILE or stdout, warnings to stderr, and the small formatting helpers every view shares."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from envguard.atomic import write_text
+from envguard.model import SCHEMA_VERSION
 
 
 def dumps(data: Any) -> str:
@@ -52,3 +56,49 @@ def human_bytes(value: float | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} TiB"
+
+
+# --- the one presenter ----------------------------------------------------------------------------------------
+
+Style = Literal["human", "json", "markdown"]
+
+
+@dataclass(frozen=True)
+class Views:
+    """How one command's result is shown: its JSON body, its human view and (where it fits) Markdown."""
+
+    data: Callable[[], Mapping[str, Any]]
+    human: Callable[[], str]
+    markdown: Callable[[], str] | None = None
+
+
+def document(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON document: `schema_version` first (the one version, envguard.model.SCHEMA_VERSION), then the fields."""
+    return {"schema_version": SCHEMA_VERSION, **{k: v for k, v in data.items() if k != "schema_version"}}
+
+
+def render(views: Views, style: Style) -> str:
+    """The result as text in `style` (Markdown falls back to the human view where a command has none)."""
+    if style == "json":
+        return dumps(document(views.data()))
+    if style == "markdown" and views.markdown is not None:
+        return views.markdown()
+    return views.human()
+
+
+def present(views: Views, style: Style, output: str | None) -> None:
+    """Render and write to `output` (atomically) or stdout."""
+    emit(render(views, style), output)
+
+
+def md_escape(text: str | None, empty: str = "") -> str:
+    """Text safe inside Markdown (table cells included): no table breaks, no emphasis, one line."""
+    if not text:
+        return empty
+    return (
+        text.replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("*", "\\*")
+        .replace("_", "\\_")
+        .replace("\n", " ")
+    )

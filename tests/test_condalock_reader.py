@@ -142,7 +142,7 @@ def _render(env: Environment) -> str:
 @settings(max_examples=40, deadline=None)
 @given(_environments())
 def test_render_then_read_round_trips(env: Environment) -> None:
-    from envguard.diff.compare import diff_environments
+    from envguard.diff.run import diff_environments
 
     text = _render(env)
     back = condalock.parse(text, "lock.yml")["linux-64"]

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envguard.diff.compare import deepdiff_leaves, diff_environments, fast_leaves
+from envguard.diff.compare import deepdiff_leaves, fast_leaves
+from envguard.diff.run import diff_environments
 from envguard.sources import read_live
 from tests.conftest import MakePrefix
 from tests.helpers import envguard, fixture_channel, pip_install

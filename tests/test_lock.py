@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from envguard.diff.compare import diff_environments
+from envguard.diff.run import diff_environments
 from envguard.formats import read_file
 from envguard.formats.condalock import read as condalock
 from envguard.sources import read_live

@@ -38,11 +38,13 @@ def markdown(report: CheckReport) -> str:
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("*", "\\*").replace("_", "\\_")
+    from envguard.output import md_escape
+
+    return md_escape(text)
 
 
 def as_json(report: CheckReport) -> str:
     """The JSON every envguard command prints (envguard.output.dumps)."""
-    from envguard.output import dumps
+    from envguard.output import document, dumps
 
-    return dumps(report.to_dict())
+    return dumps(document(report.to_dict()))

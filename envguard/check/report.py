@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from envguard.diff.compare import CATEGORIES, TITLES, Change, diff_environments
+from envguard.diff.changes import CATEGORIES, TITLES, Change
+from envguard.diff.run import diff_environments
 from envguard.errors import BadInputError
-from envguard.model import SCHEMA_VERSION, Environment
+from envguard.model import Environment
 
 Severity = Literal["drift", "note"]
 CHECK_CATEGORIES = (*CATEGORIES, "files", "lock")
@@ -67,7 +68,6 @@ class CheckReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema_version": SCHEMA_VERSION,
             "target": self.target,
             "live": self.live,
             "clean": self.clean,

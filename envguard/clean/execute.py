@@ -27,6 +27,8 @@ from envguard.errors import OperationalError
 MANIFEST = "manifest.json"
 ITEMS = "items"
 
+MANIFEST_VERSION = 1  # the trash manifest's own on-disk format (undo reads older runs' manifests)
+
 
 def new_run_id(now: float | None = None) -> str:
     """A sortable run id: UTC time to the microsecond."""
@@ -107,7 +109,7 @@ def move_to_trash(plan: Plan, caches: Sequence[Cache], run_id: str) -> RunResult
 def _write_manifest(
     run: Path, cache: Cache, run_id: str, moves: list[dict[str, str]], undone: bool = False
 ) -> None:
-    data = {"schema_version": 1, "tool": "envguard clean", "run_id": run_id, "cache": str(cache.root),
+    data = {"schema_version": MANIFEST_VERSION, "tool": "envguard clean", "run_id": run_id, "cache": str(cache.root),
             "undone": undone, "moves": moves}  # fmt: skip
     write_text(run / MANIFEST, json.dumps(data, indent=2) + "\n")
 

@@ -1,4 +1,4 @@
-"""Render `envguard clean`: JSON (schema_version 1) and rich tables grouped by category."""
+"""Render `envguard clean`: the JSON body and rich tables grouped by category."""
 
 from __future__ import annotations
 
@@ -8,26 +8,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envguard.clean.model import CATEGORIES, CATEGORY_TITLES, Item, Plan, RunResult
+from envguard.output import human_bytes
 
 Mode = Literal["dry-run", "clean", "undo", "purge-trash"]
 SHOWN_PER_CATEGORY = 10
-
-
-def human_bytes(value: int) -> str:
-    """1536 -> '1.5 KiB'."""
-    size = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{value} B"
 
 
 def plan_to_dict(plan: Plan, mode: Mode, result: RunResult | None = None) -> dict[str, Any]:
     """The JSON document for a dry run or a clean."""
     count, size, disk = plan.totals()
     data: dict[str, Any] = {
-        "schema_version": 1,
         "mode": mode,
         "caches": [_cache_dict(state) for state in plan.caches],
         "environments": [{"prefix": str(e.prefix), "origin": e.origin} for e in plan.usage.environments],

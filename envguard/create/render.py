@@ -1,4 +1,4 @@
-"""Render `envguard create` / `envguard name`: JSON (schema_version 1) and a rich summary with a package table."""
+"""Render `envguard create` / `envguard name`: the JSON body and a rich summary with a package table."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from envguard.channels import strip_credentials
 from envguard.create.run import CreateResult
-from envguard.model import SCHEMA_VERSION, Package
+from envguard.model import Package
 
 MAX_ROWS = 30
 
@@ -15,7 +15,6 @@ MAX_ROWS = 30
 def to_dict(result: CreateResult) -> dict[str, Any]:
     """The JSON document (credential-free channels and URLs)."""
     return {
-        "schema_version": SCHEMA_VERSION,
         "name": result.name,
         "prefix": result.prefix,
         "backend": result.backend,

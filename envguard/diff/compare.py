@@ -9,89 +9,20 @@ afford deepdiff's numpy/pydantic imports) and the leaf differences are grouped i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from envguard.model import SCHEMA_VERSION, Environment
+from envguard.diff.changes import CATEGORIES, Change, Diff
+from envguard.model import Environment
 
 Engine = Literal["deepdiff", "fast"]
-ChangeKind = Literal["only-a", "only-b", "changed", "unsatisfied", "unjudged", "hazard"]
-CATEGORIES = ("platform", "python", "conda", "pip", "both-managers", "cuda", "virtual", "fingerprints", "specs", "channels")  # fmt: skip
-TITLES = {
-    "platform": "Platform", "python": "Python", "conda": "Conda packages", "pip": "pip packages",
-    "both-managers": "Installed by both conda and pip", "cuda": "CUDA", "virtual": "Virtual packages",
-    "fingerprints": "RNG fingerprints", "specs": "Requested specs", "channels": "Channels",
-}  # fmt: skip
 # Fields a side may simply not know (old records lack sha256, locks lack build numbers): compared only when
 # both sides have a value.
 _OPTIONAL_FIELDS = frozenset({"build", "channel", "subdir", "md5", "sha256"})
 View = dict[str, dict[str, dict[str, str]]]
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One difference: an item only on one side, changed fields, an unsatisfied spec, or a hazard (info only)."""
-
-    category: str
-    kind: ChangeKind
-    name: str
-    a: str | None = None
-    b: str | None = None
-    fields: tuple[str, ...] = ()
-
-    @property
-    def informational(self) -> bool:
-        """Hazards and unjudgeable specs are reported but do not make two environments different."""
-        return self.kind in ("hazard", "unjudged")
-
-
-@dataclass(frozen=True)
-class Diff:
-    """The grouped result of comparing A with B."""
-
-    a_label: str
-    b_label: str
-    mode: Literal["exact", "satisfaction", "specs"]
-    changes: tuple[Change, ...] = ()
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def equal(self) -> bool:
-        return not any(not c.informational for c in self.changes)
-
-    def grouped(self) -> dict[str, tuple[Change, ...]]:
-        """Changes per category, in CATEGORIES order, omitting empty categories."""
-        result: dict[str, tuple[Change, ...]] = {}
-        for category in CATEGORIES:
-            items = tuple(c for c in self.changes if c.category == category)
-            if items:
-                result[category] = items
-        return result
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "a": self.a_label,
-            "b": self.b_label,
-            "mode": self.mode,
-            "equal": self.equal,
-            "changes": {
-                category: [
-                    {"kind": c.kind, "name": c.name, "a": c.a, "b": c.b, "fields": list(c.fields)}
-                    for c in items
-                ]
-                for category, items in self.grouped().items()
-            },
-            "notes": list(self.notes),
-        }
-
-
-def diff_environments(a: Environment, b: Environment, *, engine: Engine = "deepdiff") -> Diff:
-    """Compare A with B two-way: exact for resolved environments, by satisfaction when one side is spec-only."""
-    if a.spec_only or b.spec_only:
-        from envguard.diff import satisfy
-
-        return satisfy.diff_specs(a, b)
+def exact(a: Environment, b: Environment, *, engine: Engine = "deepdiff") -> Diff:
+    """Compare two resolved environments A and B two-way, item by item."""
     view_a, view_b, notes = aligned_views(a, b)
     leaves = deepdiff_leaves(view_a, view_b) if engine == "deepdiff" else fast_leaves(view_a, view_b)
     changes = _changes(leaves, view_a, view_b) + both_manager_hazards(a, b)

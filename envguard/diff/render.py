@@ -1,11 +1,11 @@
-"""Render a Diff: a rich table grouped by category, JSON (schema_version 1), or Markdown for a PR comment."""
+"""Render a Diff: a rich table grouped by category, JSON, or Markdown for a PR comment."""
 
 from __future__ import annotations
 
 import io
 
-from envguard.diff.compare import TITLES, Change, Diff
-from envguard.output import dumps
+from envguard.diff.changes import TITLES, Change, Diff
+from envguard.output import document, dumps, md_escape
 
 _KIND = {"only-a": "only in A", "only-b": "only in B", "changed": "changed", "unsatisfied": "unsatisfied",
          "unjudged": "not checkable", "hazard": "hazard"}  # fmt: skip
@@ -69,8 +69,8 @@ def markdown(diff: Diff) -> str:
 
 
 def _cell(text: str | None) -> str:
-    return (text or "—").replace("|", "\\|").replace("\n", " ")
+    return md_escape(text, "—")
 
 
 def as_json(diff: Diff) -> str:
-    return dumps(diff.to_dict())
+    return dumps(document(diff.to_dict()))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from envguard.channels import normalize
-from envguard.diff.compare import Change, Diff
+from envguard.diff.changes import Change, Diff
 from envguard.model import Environment, Package, RequestedSpec
 from envguard.specs import canonical_name
 

@@ -6,15 +6,13 @@ import dataclasses
 import io
 from typing import Any
 
-from envguard.distributed.run import DistributedResult
+from envguard.distributed.result import DistributedResult
 from envguard.findings import table as findings_table
 from envguard.findings import verdict_line
 
 
 def to_dict(result: DistributedResult) -> dict[str, Any]:
-    data = dataclasses.asdict(result)
-    ordered: dict[str, Any] = {"schema_version": data.pop("schema_version")}
-    ordered.update(data)
+    ordered: dict[str, Any] = dataclasses.asdict(result)
     for shard, check in zip(ordered["shards"], result.shards, strict=True):
         shard["partition"] = check.partition
     return ordered

@@ -3,7 +3,7 @@ shards; the reports are gathered with torch.distributed (gloo, CPU) and every ra
 ranks exit alike while only rank 0 prints.
 
     torchrun --standalone --nproc-per-node=2 -m envguard smoke --distributed
-    torchrun --standalone --nproc-per-node=2 -m envguard.distributed.run [SOURCE] [--data DIR] [--json]
+    torchrun --standalone --nproc-per-node=2 -m envguard check --distributed
 """
 
 from __future__ import annotations
@@ -17,46 +17,19 @@ import struct
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from envguard.distributed.result import DistributedResult, ShardCheck
 from envguard.errors import EnvguardError, UsageError
 from envguard.findings import Finding
+from envguard.output import Style
 
 DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and the check counts the padding
 FINGERPRINT_KEYS = ("python", "numpy_version", "numpy_legacy", "numpy_generator", "torch_version", "torch_randperm",
                     "dataloader_order", "torch_cuda", "cudnn")  # fmt: skip
 CATEGORY_ENV, CATEGORY_SHARDS = "environment across ranks", "DistributedSampler shards"
-
-
-@dataclass(frozen=True, slots=True)
-class ShardCheck:
-    """One epoch's shards: do they cover every index, with only the sampler's padding repeated?"""
-
-    epoch: int
-    dataset_size: int
-    world_size: int
-    padding: int
-    shard_sizes: tuple[int, ...]
-    missing: int
-    repeated: int
-    out_of_range: int
-
-    @property
-    def partition(self) -> bool:
-        return self.missing == 0 and self.out_of_range == 0 and self.repeated == self.padding
-
-
-@dataclass(frozen=True, slots=True)
-class DistributedResult:
-    rank: int
-    world_size: int
-    ranks: tuple[dict[str, Any], ...]
-    shards: tuple[ShardCheck, ...]
-    findings: tuple[Finding, ...]
-    schema_version: int = 1
 
 
 def _digest_ints(values: Sequence[int]) -> str:
@@ -251,43 +224,19 @@ def run_distributed_check(source: str | None = None, *, data_dir: Path | None = 
     return analyze(gathered, rank)
 
 
-def report_distributed(source: str | None, *, data_dir: Path | None, seed: int, style: str, output: str | None,
+def report_distributed(source: str | None, *, data_dir: Path | None, seed: int, style: Style, output: str | None,
                        title: str) -> int:  # fmt: skip
     """Run the distributed check on this rank; rank 0 writes the report. The same exit code on every rank."""
     from envguard.distributed import render
     from envguard.findings import exit_code, markdown
-    from envguard.output import dumps, emit
+    from envguard.output import Views, present
 
     result = run_distributed_check(source, data_dir=data_dir, seed=seed)
     if result.rank == 0:
-        if style == "json":
-            text = dumps(render.to_dict(result))
-        elif style == "markdown":
-            text = markdown(result.findings)
-        else:
-            text = render.render(result, title)
-        emit(text, output)
+        views = Views(
+            lambda: render.to_dict(result),
+            lambda: render.render(result, title),
+            lambda: markdown(result.findings),
+        )
+        present(views, style, output)
     return exit_code(result.findings)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m envguard.distributed.run [SOURCE] [--data DIR] [--seed N] [--json]` under torchrun."""
-    import argparse
-
-    from envguard.cli.app import run
-
-    parser = argparse.ArgumentParser(
-        prog="python -m envguard.distributed.run", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("source", nargs="?")
-    parser.add_argument("--data")
-    parser.add_argument("--seed")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    forwarded = ["smoke", "--distributed"] + (["--data", args.data] if args.data else [])
-    forwarded += (["--seed", args.seed] if args.seed else []) + (["--json"] if args.json else [])
-    return run(forwarded + ([args.source] if args.source else []))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

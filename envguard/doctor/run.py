@@ -14,15 +14,12 @@ from envguard.findings import Finding
 from envguard.machine import disk, gpu, host
 from envguard.prefix.integrity import IntegrityReport, verify_files
 
-SCHEMA_VERSION = 1
-
 
 @dataclass(frozen=True, slots=True)
 class DoctorReport:
     facts: DoctorFacts
     recommended_workers: int
     findings: tuple[Finding, ...]
-    schema_version: int = SCHEMA_VERSION
 
 
 def _prefix(source: str | None) -> Path:
@@ -79,10 +76,8 @@ def run_doctor(
 
 
 def to_dict(report: DoctorReport) -> dict[str, Any]:
-    """JSON-ready, `schema_version` first; disk properties (network, in-memory) spelled out."""
-    data = dataclasses.asdict(report)
-    ordered: dict[str, Any] = {"schema_version": data.pop("schema_version")}
-    ordered.update(data)
+    """The JSON body; disk properties (network, in-memory) spelled out."""
+    ordered: dict[str, Any] = dataclasses.asdict(report)
     if report.facts.disk is not None:
         ordered["facts"]["disk"].update(
             network=report.facts.disk.network, in_memory=report.facts.disk.in_memory

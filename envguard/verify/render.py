@@ -1,11 +1,11 @@
-"""Render `envguard verify`: JSON (schema_version 1), a rich table of stages, and Markdown for PR comments."""
+"""Render `envguard verify`: the JSON body, a rich table of stages, and Markdown for PR comments."""
 
 from __future__ import annotations
 
 import io
 from typing import Any
 
-from envguard.model import SCHEMA_VERSION
+from envguard.output import md_escape
 from envguard.verify.run import Mismatch, Stage, VerifyResult
 
 _MARK = {"ok": "✅", "failed": "❌", "skipped": "⏭️"}
@@ -13,7 +13,6 @@ _MARK = {"ok": "✅", "failed": "❌", "skipped": "⏭️"}
 
 def to_dict(result: VerifyResult) -> dict[str, Any]:
     return {
-        "schema_version": SCHEMA_VERSION,
         "lock": result.lock,
         "platform": result.platform,
         "passed": result.passed,
@@ -86,7 +85,7 @@ def markdown(result: VerifyResult) -> str:
     lines = [f"### {icon} envguard verify: `{result.lock}` ({result.platform})", "",
              "| Stage | Result | Time | Detail |", "|---|---|---|---|"]  # fmt: skip
     for stage in result.stages:
-        detail = stage.detail.replace("|", "\\|")
+        detail = md_escape(stage.detail)
         lines.append(
             f"| {stage.name} | {_MARK[stage.status]} {stage.status} | {stage.seconds:.2f} s | {detail} |"
         )

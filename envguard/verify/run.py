@@ -12,7 +12,7 @@ import dataclasses
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -233,7 +233,3 @@ def smoke_stage(prefix: Path, run: _Run) -> Stage:
         return Stage("smoke", "failed", detail=f"smoke test failed: {detail}"[:400])
     golden = " (streams match the lock's fingerprints)" if lock is not None else ""
     return Stage("smoke", "ok", detail=f"{len(report.findings)} check(s), none failed{golden}")
-
-
-def names(mismatches: Sequence[Mismatch]) -> list[str]:
-    return [f"{m.package.name}-{m.package.version}-{m.package.build}" for m in mismatches]

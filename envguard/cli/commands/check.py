@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import click
 
-from envguard.errors import UsageError
+from envguard.cli.options import output_style
+from envguard.output import Style
 
 
 @click.command("check")
@@ -38,21 +39,17 @@ from envguard.errors import UsageError
     is_flag=True,
     help="Only check that the lock still satisfies environment.yml on every platform (no environment).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1).")
-@click.option("--markdown", is_flag=True, help="Print Markdown for a PR comment.")
+@output_style(output=False)
 @click.option("--no-cache", is_flag=True, help="Always run the full comparison.")
 @click.option("--distributed", is_flag=True,
               help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).")  # fmt: skip
 def command(
     source: str | None, lock: str | None, envfile: str | None, platform: str | None, rng: bool, files: bool,
-    lock_fresh: bool, as_json: bool, markdown: bool, no_cache: bool, distributed: bool,
+    lock_fresh: bool, no_cache: bool, distributed: bool, style: Style,
 ) -> int:  # fmt: skip
     """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1 drift."""
     from envguard.check.run import CheckOptions, main
 
-    if as_json and markdown:
-        raise UsageError("--json and --markdown are alternatives; give one")
-    style = "json" if as_json else "markdown" if markdown else "human"
     if distributed:
         from envguard.distributed.run import report_distributed
 

@@ -8,12 +8,12 @@ from typing import cast
 
 import click
 
-from envguard.clean import discovery, execute, locks
 from envguard.clean.model import CATEGORIES, Category
-from envguard.clean.survey import Request, discover, plan_for
-from envguard.clean.usage import analyse
-from envguard.errors import EXIT_OK, EXIT_OPERATIONAL, UsageError
-from envguard.output import dumps, emit
+from envguard.clean.run import clean, trash_action
+from envguard.clean.survey import Request
+from envguard.cli.options import output_style
+from envguard.errors import UsageError
+from envguard.output import Style, Views, present
 
 _PATH = click.Path(path_type=Path)
 
@@ -57,14 +57,11 @@ _PATH = click.Path(path_type=Path)
 @click.option("--yes", "yes", is_flag=True, help="Do it: move what the dry run lists to the trash.")
 @click.option("--undo", "undo", is_flag=True, help="Put back everything the last `--yes` run moved.")
 @click.option("--purge-trash", "purge_trash", is_flag=True, help="Delete the trash folders for good.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1) instead of tables.")
 @click.option("-v", "--verbose", is_flag=True, help="List every item, not the first 10 of each category.")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE (atomically)."
-)
+@output_style(markdown=False)
 def command(
     caches: tuple[Path, ...], envs: tuple[Path, ...], pixi_roots: tuple[Path, ...], keep_locked: tuple[Path, ...],
-    only: tuple[str, ...], yes: bool, undo: bool, purge_trash: bool, as_json: bool, verbose: bool, output: str | None,
+    only: tuple[str, ...], yes: bool, undo: bool, purge_trash: bool, verbose: bool, style: Style, output: str | None,
 ) -> int:  # fmt: skip
     """Safely clean package caches: only what no environment and no --keep-locked lock uses (dry run by default)."""
     if sum((yes, undo, purge_trash)) > 1:
@@ -72,43 +69,8 @@ def command(
     request = Request(caches=caches, envs=envs, pixi_roots=pixi_roots, keep_locked=keep_locked,
                       only=cast(tuple[Category, ...], only))  # fmt: skip
     if undo or purge_trash:
-        return _trash_action(request, "undo" if undo else "purge-trash", as_json, output)
-    return _clean(request, yes, as_json, verbose, output)
-
-
-def _clean(request: Request, yes: bool, as_json: bool, verbose: bool, output: str | None) -> int:
-    from envguard.clean.render import plan_to_dict, render_plan
-
-    caches, envs, notes = discover(request)
-    usage = analyse(envs, request.keep_locked)
-    if not yes:
-        plan = plan_for(caches, usage, only=request.only, notes=notes)
-        emit(
-            dumps(plan_to_dict(plan, "dry-run"))
-            if as_json
-            else render_plan(plan, "dry-run", verbose=verbose),
-            output,
-        )
-        return EXIT_OK
-    with locks.hold(caches):
-        plan = plan_for(caches, usage, only=request.only, notes=notes)
-        result = execute.move_to_trash(plan, caches, execute.new_run_id())
-    text = (
-        dumps(plan_to_dict(plan, "clean", result))
-        if as_json
-        else render_plan(plan, "clean", result=result, verbose=verbose)
-    )
-    emit(text, output)
-    return EXIT_OPERATIONAL if result.failed else EXIT_OK
-
-
-def _trash_action(request: Request, action: str, as_json: bool, output: str | None) -> int:
-    from envguard.clean.render import render_result, result_to_dict
-
-    info, _notes = discovery.conda_info()
-    caches, _skipped = discovery.discover_caches(request.caches, info)
-    with locks.hold(caches):
-        result = execute.undo(caches) if action == "undo" else execute.purge(caches)
-    data = {"schema_version": 1, "mode": action, "result": result_to_dict(result)}
-    emit(dumps(data) if as_json else render_result(result), output)
-    return EXIT_OPERATIONAL if result.failed else EXIT_OK
+        outcome = trash_action(request, "undo" if undo else "purge-trash")
+    else:
+        outcome = clean(request, yes=yes, verbose=verbose)
+    present(Views(outcome.data, outcome.human), style, output)
+    return outcome.exit_code

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
+from envguard.cli.options import output_style
 from envguard.engine.backends import CHOICES
 from envguard.errors import UsageError
-from envguard.output import dumps, emit, warn
+from envguard.output import Style, Views, present, warn
 
 
 @click.command("create")
@@ -35,10 +36,10 @@ from envguard.output import dumps, emit, warn
 @click.option("--force", is_flag=True, help="Replace an existing environment of the same name.")
 @click.option("--dry-run", is_flag=True, help="Solve and name, but install nothing.")
 @click.option("--no-lock", is_flag=True, help="Do not write conda-lock.yml beside the environment.yml.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON (schema_version 1).")
+@output_style(markdown=False, output=False)
 def command(specs: tuple[str, ...], envfile: str | None, lockfile: str | None, channels: tuple[str, ...],
             name: str | None, prefix: str | None, backend: str | None, jupyter: bool, force: bool, dry_run: bool,
-            no_lock: bool, as_json: bool) -> int:  # fmt: skip
+            no_lock: bool, style: Style) -> int:  # fmt: skip
     """Create an environment with a semantic name (pytorch2.1-cuda118-py311) in conda's envs dir."""
     from envguard.create import naming, render
     from envguard.create import run as create
@@ -58,5 +59,5 @@ def command(specs: tuple[str, ...], envfile: str | None, lockfile: str | None, c
                            write_lock=not no_lock)  # fmt: skip
     for message in result.warnings:
         warn(message)
-    emit(dumps(render.to_dict(result)) if as_json else render.render(result), None)
+    present(Views(lambda: render.to_dict(result), lambda: render.render(result)), style, None)
     return 0

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from envguard.errors import UsageError
+from envguard.cli.options import output_style
+from envguard.errors import EXIT_DRIFT, EXIT_OK
+from envguard.output import Style
 
 
 @click.command("diff")
@@ -16,27 +18,17 @@ from envguard.errors import UsageError
 @click.option(
     "--probe", is_flag=True, help="Run the fingerprint probe in live environments (compares RNG streams)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1).")
-@click.option("--markdown", is_flag=True, help="Print Markdown for a PR comment.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
-def command(
-    a: str, b: str, platform: str | None, probe: bool, as_json: bool, markdown: bool, output: str | None
-) -> int:
+@output_style()
+def command(a: str, b: str, platform: str | None, probe: bool, style: Style, output: str | None) -> int:
     """Compare A with B: each a prefix, name:ENV, environment.yml, conda-lock.yml, explicit, pixi.lock or snapshot."""
     from envguard.diff import render
-    from envguard.diff.compare import diff_environments
-    from envguard.output import emit, warn
-    from envguard.sources import load
+    from envguard.diff.run import diff_sources
+    from envguard.output import Views, present, warn
 
-    if as_json and markdown:
-        raise UsageError("--json and --markdown are alternatives; give one")
-    env_a = load(a, platform=platform, probe=probe)
-    env_b = load(b, platform=platform, probe=probe)
-    for message in (*env_a.warnings, *env_b.warnings):
+    result, warnings = diff_sources(a, b, platform=platform, probe=probe)
+    for message in warnings:
         warn(message)
-    result = diff_environments(env_a, env_b)
-    text = (
-        render.as_json(result) if as_json else render.markdown(result) if markdown else render.table(result)
+    present(
+        Views(result.to_dict, lambda: render.table(result), lambda: render.markdown(result)), style, output
     )
-    emit(text, output)
-    return 0 if result.equal else 1
+    return EXIT_OK if result.equal else EXIT_DRIFT

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from envguard.errors import UsageError
-from envguard.output import dumps, emit
+from envguard.cli.options import output_style
+from envguard.output import Style, Views, present
 
 
 @click.command("doctor")
@@ -17,32 +17,20 @@ from envguard.output import dumps, emit
 @click.option(
     "--no-hashes", is_flag=True, help="Check files by existence and size only (faster on big environments)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1) instead of tables.")
-@click.option("--markdown", "as_markdown", is_flag=True, help="Print the findings as a Markdown table.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Write the report to FILE (atomically) instead of stdout.",
-)
-def command(source: str | None, data_dir: Path | None, no_hashes: bool, as_json: bool, as_markdown: bool,
-            output: str | None) -> int:  # fmt: skip
+@output_style()
+def command(
+    source: str | None, data_dir: Path | None, no_hashes: bool, style: Style, output: str | None
+) -> int:
     """Check GPU, torch/CUDA, CPUs, memory, /dev/shm, open files, the data disk and SOURCE's files (a prefix or
     name:ENV; default: the active environment). Exit 1 when a check FAILs."""
+    from envguard.doctor.render import render
     from envguard.doctor.run import run_doctor, to_dict
-    from envguard.findings import exit_code
+    from envguard.findings import exit_code, markdown
 
-    if as_json and as_markdown:
-        raise UsageError("--json and --markdown cannot be combined; pick one output format")
     report = run_doctor(source, data_dir, hashes=not no_hashes)
-    if as_json:
-        emit(dumps(to_dict(report)), output)
-    elif as_markdown:
-        from envguard.findings import markdown
-
-        emit(markdown(report.findings), output)
-    else:
-        from envguard.doctor.render import render
-
-        emit(render(report), output)
+    present(
+        Views(lambda: to_dict(report), lambda: render(report), lambda: markdown(report.findings)),
+        style,
+        output,
+    )
     return exit_code(report.findings)

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
+from envguard.cli.options import output_style
 from envguard.engine.backends import CHOICES
-from envguard.output import dumps, emit, warn
+from envguard.output import Style, Views, present, warn
 
 
 @click.command("name")
@@ -18,14 +19,13 @@ from envguard.output import dumps, emit, warn
     "--no-solve", is_flag=True, help="environment.yml: name from the specs alone (no channels needed)."
 )
 @click.option("--backend", type=click.Choice(CHOICES), help="Backend used to solve an environment.yml.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1).")
+@output_style(markdown=False, output=False)
 def command(
-    source: str | None, channels: tuple[str, ...], no_solve: bool, backend: str | None, as_json: bool
+    source: str | None, channels: tuple[str, ...], no_solve: bool, backend: str | None, style: Style
 ) -> int:
     """Print the name `envguard create` would give SOURCE (environment.yml, lock, prefix, name:ENV; default: the
     active environment), e.g. pytorch2.1-cuda118-py311."""
     from envguard.create import naming
-    from envguard.model import SCHEMA_VERSION
 
     path = Path(source) if source else None
     if path is not None and path.is_file() and _is_environment_yml(path) and not no_solve:
@@ -37,10 +37,7 @@ def command(
         name, warnings = naming.semantic_name(env), list(env.warnings)
     for message in warnings:
         warn(message)
-    text = (
-        dumps({"schema_version": SCHEMA_VERSION, "source": source, "name": name}) if as_json else name + "\n"
-    )
-    emit(text, None)
+    present(Views(lambda: {"source": source, "name": name}, lambda: name + "\n"), style, None)
     return 0
 
 

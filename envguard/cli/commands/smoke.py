@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
+from envguard.cli.options import output_style
 from envguard.errors import UsageError
-from envguard.output import dumps, emit
+from envguard.output import Style, Views, present
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -75,31 +76,21 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
     is_flag=True,
     help="Under torchrun: compare environments and DistributedSampler shards across ranks.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema_version 1) instead of tables.")
-@click.option("--markdown", "as_markdown", is_flag=True, help="Print the verdicts as a Markdown table.")
 @click.option(
     "--plot",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write a PNG of throughput against workers (needs matplotlib).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Write the report to FILE (atomically) instead of stdout.",
-)
+@output_style()
 def command(source: str | None, device: str, budget: float, workers_text: str | None, num_workers: int | None,
             batch_size: int, io_ms: float, cpu_ms: float, data_dir: Path | None, dataset: str | None,
-            lock: Path | None, seed: int, distributed: bool, as_json: bool, as_markdown: bool, plot: Path | None,
+            lock: Path | None, seed: int, distributed: bool, plot: Path | None, style: Style,
             output: str | None) -> int:  # fmt: skip
     """Prove that SOURCE (a prefix or name:ENV; default: the active environment) loads data deterministically
     and fast: determinism checks, a num_workers sweep, GPU copy speed, verdicts with fixes. Exit 1 on any FAIL."""
-    if as_json and as_markdown:
-        raise UsageError("--json and --markdown cannot be combined; pick one output format")
     if distributed:
         from envguard.distributed.run import report_distributed
 
-        style = "json" if as_json else "markdown" if as_markdown else "human"
         return report_distributed(source, data_dir=data_dir, seed=seed, style=style, output=output,
                                   title="smoke --distributed")  # fmt: skip
     from envguard.smoke import render
@@ -117,14 +108,8 @@ def command(source: str | None, device: str, budget: float, workers_text: str | 
         from envguard.atomic import write_bytes
 
         write_bytes(plot, render.plot_png(report))
-    if as_json:
-        emit(dumps(to_dict(report)), output)
-    elif as_markdown:
-        from envguard.findings import markdown
+    from envguard.findings import exit_code, markdown
 
-        emit(markdown(report.findings), output)
-    else:
-        emit(render.render(report), output)
-    from envguard.findings import exit_code
-
+    views = Views(lambda: to_dict(report), lambda: render.render(report), lambda: markdown(report.findings))
+    present(views, style, output)
     return exit_code(report.findings)

@@ -8,14 +8,13 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from envguard.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
     from envguard.engine.backends.base import Backend
 
-BackendChoice = Literal["auto", "conda", "mamba", "micromamba", "embedded"]
 CHOICES: tuple[str, ...] = ("auto", "conda", "mamba", "micromamba", "embedded")
 CLI_TOOLS = ("micromamba", "mamba", "conda")
 

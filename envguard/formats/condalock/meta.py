@@ -19,7 +19,6 @@ REPRODUCE_KEY = "envguard.reproduce"
 FIELD_VIRTUAL = "virtual_packages"
 FIELD_FINGERPRINTS = "fingerprints"
 FIELD_PIP_ORIGINS = "pip_origins"
-FIELD_CUDA = "cuda"
 _FINGERPRINT_FIELDS = (
     "python", "numpy_version", "numpy_legacy", "numpy_generator", "torch_version", "torch_randperm",
     "dataloader_order", "torch_cuda", "cudnn",

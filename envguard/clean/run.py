@@ -1,0 +1,60 @@
+"""`envguard clean`'s work: discover caches and environments, decide what is in use, then a dry run, a move to
+the trash (under the caches' own locks), an undo or a purge. Returns what to show; the command renders it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from envguard.clean import discovery, execute, locks
+from envguard.clean.survey import Request, discover, plan_for
+from envguard.clean.usage import analyse
+from envguard.errors import EXIT_OK, EXIT_OPERATIONAL
+
+
+@dataclass(frozen=True)
+class CleanOutcome:
+    """The JSON body, the human view and the exit code of one clean action."""
+
+    data: Callable[[], dict[str, Any]]
+    human: Callable[[], str]
+    exit_code: int
+
+
+def clean(request: Request, *, yes: bool, verbose: bool) -> CleanOutcome:
+    """A dry run (default) or, with `yes`, move everything unused to each cache's trash."""
+    from envguard.clean.render import plan_to_dict, render_plan
+
+    caches, envs, notes = discover(request)
+    usage = analyse(envs, request.keep_locked)
+    if not yes:
+        plan = plan_for(caches, usage, only=request.only, notes=notes)
+        return CleanOutcome(
+            lambda: plan_to_dict(plan, "dry-run"),
+            lambda: render_plan(plan, "dry-run", verbose=verbose),
+            EXIT_OK,
+        )
+    with locks.hold(caches):
+        plan = plan_for(caches, usage, only=request.only, notes=notes)
+        result = execute.move_to_trash(plan, caches, execute.new_run_id())
+    return CleanOutcome(
+        lambda: plan_to_dict(plan, "clean", result),
+        lambda: render_plan(plan, "clean", result=result, verbose=verbose),
+        EXIT_OPERATIONAL if result.failed else EXIT_OK,
+    )
+
+
+def trash_action(request: Request, action: str) -> CleanOutcome:
+    """`undo` (restore the last run) or `purge-trash` (delete the trash for good)."""
+    from envguard.clean.render import render_result, result_to_dict
+
+    info, _notes = discovery.conda_info()
+    caches, _skipped = discovery.discover_caches(request.caches, info)
+    with locks.hold(caches):
+        result = execute.undo(caches) if action == "undo" else execute.purge(caches)
+    return CleanOutcome(
+        lambda: {"mode": action, "result": result_to_dict(result)},
+        lambda: render_result(result),
+        EXIT_OPERATIONAL if result.failed else EXIT_OK,
+    )

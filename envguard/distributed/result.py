@@ -1,0 +1,35 @@
+"""The distributed check's result (pure types): one epoch's shard check and everything the ranks reported."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from envguard.findings import Finding
+
+
+@dataclass(frozen=True, slots=True)
+class ShardCheck:
+    """One epoch's shards: do they cover every index, with only the sampler's padding repeated?"""
+
+    epoch: int
+    dataset_size: int
+    world_size: int
+    padding: int
+    shard_sizes: tuple[int, ...]
+    missing: int
+    repeated: int
+    out_of_range: int
+
+    @property
+    def partition(self) -> bool:
+        return self.missing == 0 and self.out_of_range == 0 and self.repeated == self.padding
+
+
+@dataclass(frozen=True, slots=True)
+class DistributedResult:
+    rank: int
+    world_size: int
+    ranks: tuple[dict[str, Any], ...]
+    shards: tuple[ShardCheck, ...]
+    findings: tuple[Finding, ...]
