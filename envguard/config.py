@@ -9,10 +9,23 @@ Lock discovery (which folder's table decides) is envguard.check.discovery.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from envguard.errors import BadInputError
+
+
+def active_prefix() -> str:
+    """The environment commands act on without SOURCE: an activated venv (`$VIRTUAL_ENV`, which wins even inside an
+    activated conda environment: its python is the one on PATH), else `$CONDA_PREFIX`, else this interpreter's
+    prefix. Standard library only: the check fast path calls it before anything else is imported."""
+    for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        value = os.environ.get(variable)
+        if value:
+            return value
+    return sys.prefix
 
 
 def tool_settings(pyproject: Path) -> dict[str, Any]:

@@ -1,56 +1,77 @@
-"""Turn a SOURCE argument into an Environment: a prefix, `name:ENV`, or a file of any supported kind.
+"""SOURCE, resolved once: a live environment (a prefix folder, `name:ENV`, or the active environment) or a file of
+any supported kind, as a `Source` value that commands pass down instead of re-deriving it from the text.
 
-File kinds are detected by content, not by name, so `env.lock` or `spec.txt` work whatever they are called.
+Resolving `name:ENV` reads every condarc, and sniffing a file's kind reads its head: both happen once, here.
+The active environment is `$VIRTUAL_ENV` when a venv is activated (even inside a conda environment), else
+`$CONDA_PREFIX`, else the running interpreter's prefix (envguard.config.active_prefix).
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 
+from envguard.config import active_prefix
 from envguard.errors import BadInputError
-from envguard.formats import read_file
-from envguard.model import Environment, VirtualPackage
+from envguard.formats import detect_kind, read_file
+from envguard.model import Environment, SourceKind, VirtualPackage
 
 
-def default_prefix() -> Path:
-    """The active environment: CONDA_PREFIX, else the running interpreter's prefix."""
-    active = os.environ.get("CONDA_PREFIX")
-    return Path(active) if active else Path(sys.prefix)
+@dataclass(frozen=True)
+class Source:
+    """What SOURCE names: `path` is the prefix folder (`live`) or the file; `kind` the file's detected kind."""
+
+    text: str | None
+    path: Path
+    live: bool
+    kind: SourceKind | None = None
+
+    @property
+    def label(self) -> str:
+        return self.text or str(self.path)
 
 
-def resolve_prefix(source: str | None) -> Path:
-    """A prefix path for SOURCE when it names an environment (None, `name:ENV`, or a folder)."""
-    if source is None:
-        return default_prefix()
-    if source.startswith("name:"):
+def resolve(text: str | None) -> Source:
+    """SOURCE text -> Source: None is the active environment; `name:ENV` a named conda environment; a folder a
+    prefix; a file is sniffed for its kind. Anything else is bad input naming what was given."""
+    if text is None:
+        return Source(None, Path(active_prefix()), True)
+    if text.startswith("name:"):
         from envguard.prefix.condaconfig import find_named
 
-        return find_named(source[len("name:") :])
-    return Path(source).expanduser()
+        return Source(text, find_named(text[len("name:") :]), True)
+    path = Path(text).expanduser()
+    if path.is_file():
+        return Source(text, path, False, detect_kind(path))
+    if not path.exists():
+        raise BadInputError(f"{text}: no such file or environment; give a prefix folder, name:ENV or a file")
+    return Source(text, path, True)
+
+
+def resolve_prefix(text: str | None) -> Path:
+    """The prefix SOURCE names, for commands that need a live environment (a file is refused by the caller)."""
+    if text is not None and not text.startswith("name:"):
+        return Path(text).expanduser()
+    return resolve(text).path
 
 
 def load(
-    source: str | None, *, platform: str | None = None, probe: bool = False, detect_virtual: bool = True
+    source: Source | str | None,
+    *,
+    platform: str | None = None,
+    probe: bool = False,
+    detect_virtual: bool = True,
 ) -> Environment:
     """Read SOURCE into an Environment; live environments get virtual packages and optionally fingerprints."""
-    if source is not None and not source.startswith("name:"):
-        path = Path(source).expanduser()
-        if path.is_file():
-            return read_file(path, platform=platform)
-        if not path.exists():
-            raise BadInputError(
-                f"{source}: no such file or environment; give a prefix folder, name:ENV or a file"
-            )
-    prefix = resolve_prefix(source)
-    return read_live(prefix, probe=probe, detect_virtual=detect_virtual)
+    resolved = source if isinstance(source, Source) else resolve(source)
+    if not resolved.live:
+        return read_file(resolved.path, platform=platform, kind=resolved.kind)
+    return read_live(resolved.path, probe=probe, detect_virtual=detect_virtual)
 
 
 def read_live(prefix: Path, *, probe: bool = False, detect_virtual: bool = True) -> Environment:
     """Snapshot a live prefix; with `probe`, run the fingerprint probe in its own interpreter."""
-    import dataclasses
-
     from envguard.prefix.reader import read_prefix
 
     virtual: tuple[VirtualPackage, ...] = ()

@@ -56,7 +56,9 @@ def parse_args(args: Sequence[str]) -> FastArgs | None:
 def live_prefix(source: str | None) -> str | None:
     """The prefix a SOURCE names when that is decidable without envguard.sources (None otherwise)."""
     if source is None:
-        return os.environ.get("CONDA_PREFIX") or sys.prefix
+        from envguard.config import active_prefix
+
+        return active_prefix()
     if source.startswith("name:"):
         return None
     path = os.path.expanduser(source)

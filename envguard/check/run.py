@@ -8,10 +8,14 @@ import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envguard.check.report import CheckReport, Finding, check_environment
-from envguard.errors import UsageError
+from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.model import Environment
+
+if TYPE_CHECKING:
+    from envguard.sources import Source
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,7 @@ def main(options: CheckOptions) -> int:
             raise UsageError("--lock-fresh checks files only; drop SOURCE, --rng and --files")
         report = lock_fresh_report(Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None)
         sys.stdout.write(render_all(report)[o.style])
-        return 0 if report.clean else 1
+        return EXIT_OK if report.clean else EXIT_DRIFT
     lock = Path(o.lock) if o.lock else None
     if lock is None and o.envfile is None:
         from envguard.check.discovery import find_lock
@@ -46,28 +50,28 @@ def main(options: CheckOptions) -> int:
         lock = find_lock()
     inputs = [str(p) for p in (lock, o.envfile) if p is not None]
     cacheable = not (o.rng or o.files or o.no_cache)
-    cached = _cached(o.source, inputs, o.platform, o.style) if cacheable and not o.cache_checked else None
+    from envguard.sources import resolve
+
+    source = resolve(o.source)  # once: `name:ENV` reads every condarc, a file is sniffed for its kind
+    cached = _cached(source, inputs, o.platform, o.style) if cacheable and not o.cache_checked else None
     if cached is not None:
         sys.stdout.write(cached)
-        return 0
-    outcome = run_check(o.source, lock, Path(o.envfile) if o.envfile else None, platform=o.platform, rng=o.rng,
-                        files=o.files)  # fmt: skip
+        return EXIT_OK
+    envfile = Path(o.envfile) if o.envfile else None
+    outcome = run_check(source, lock, envfile, platform=o.platform, rng=o.rng, files=o.files)
     sys.stdout.write(render_all(outcome.report)[o.style])
     if cacheable and outcome.fingerprint is not None:
         from envguard.check.fast import remember
 
         stored = render_all(outcome.report, cached=True)
         remember(str(outcome.prefix), inputs, o.platform, outcome.fingerprint, outcome.report.clean, stored)
-    return 0 if outcome.report.clean else 1
+    return EXIT_OK if outcome.report.clean else EXIT_DRIFT
 
 
-def _cached(source: str | None, inputs: list[str], platform: str | None, style: str) -> str | None:
+def _cached(source: Source, inputs: list[str], platform: str | None, style: str) -> str | None:
     from envguard.check.fast import cached_output
-    from envguard.sources import resolve_prefix
 
-    if source is not None and Path(source).is_file():
-        return None
-    return cached_output(str(resolve_prefix(source)), inputs, platform, style)
+    return cached_output(str(source.path), inputs, platform, style) if source.live else None
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ class CheckOutcome:
 
 
 def run_check(
-    source: str | None,
+    source: Source,
     lock: Path | None,
     envfile: Path | None,
     *,
@@ -92,13 +96,12 @@ def run_check(
     from envguard import sources
     from envguard.check import statcache
 
-    is_file = source is not None and Path(source).is_file()
-    if is_file and (rng or files):
-        raise UsageError(f"{source}: --rng and --files need a live environment, not a file")
+    if not source.live and (rng or files):
+        raise UsageError(f"{source.label}: --rng and --files need a live environment, not a file")
     if rng and lock is None:
         raise UsageError("--rng compares with the fingerprints a lock recorded; pass --lock (or drop -f)")
-    prefix = sources.resolve_prefix(None if is_file else source)
-    fingerprint = None if is_file else statcache.stat_fingerprint(prefix)
+    prefix = source.path
+    fingerprint = statcache.stat_fingerprint(prefix) if source.live else None
     live = sources.load(source)
     _warn(live.warnings)
     wanted = platform or live.platform
