@@ -103,6 +103,13 @@ def _pip_torch(torch: Package, pkgs: tuple[Package, ...]) -> tuple[TorchBuild, s
     return "unknown", None
 
 
+def cuda_from_build(build: str) -> str | None:
+    """The CUDA version a build string names (`py311_cuda11.8_0` -> `11.8`, `cuda118h1234_0` -> `11.8`,
+    `cuda12` -> `12`), or None: the one place envguard reads conda's CUDA build tags."""
+    match = _BUILD_CUDA.search(build.lower())
+    return _cuda_digits(match.group(1), match.group(2)) if match else None
+
+
 def _cuda_digits(major: str, minor: str | None) -> str:
     """`118` -> `11.8`, `121` -> `12.1`, `12` -> `12`; explicit minor wins."""
     if minor is not None:

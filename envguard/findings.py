@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from envguard.errors import EXIT_DRIFT, EXIT_OK
 from envguard.output import md_escape
 
 Status = Literal["PASS", "INFO", "WARN", "FAIL"]
@@ -34,8 +35,8 @@ def worst(findings: Iterable[Finding]) -> Status:
 
 
 def exit_code(findings: Iterable[Finding]) -> int:
-    """1 when any finding FAILs, else 0."""
-    return 1 if worst(findings) == "FAIL" else 0
+    """EXIT_DRIFT (1) when any finding FAILs, else EXIT_OK."""
+    return EXIT_DRIFT if worst(findings) == "FAIL" else EXIT_OK
 
 
 STYLE = {"PASS": "green", "INFO": "cyan", "WARN": "yellow", "FAIL": "bold red"}

@@ -105,6 +105,19 @@ class Fingerprints:
     errors: tuple[str, ...] = ()
 
 
+# The fingerprint's single-valued fields (versions and stream digests), derived from the dataclass: the one list the
+# comparison, the lock metadata, the probe and the distributed check share.
+FINGERPRINT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Fingerprints) if f.default is None)
+
+
+def fingerprints_from(data: Mapping[str, Any]) -> Fingerprints:
+    """Fingerprints from a JSON mapping (the probe's output, lock metadata): unknown keys ignored, values as text."""
+    values: dict[str, Any] = {k: (str(data[k]) if data.get(k) is not None else None) for k in FINGERPRINT_FIELDS}
+    values["cuda_arch_list"] = tuple(str(a) for a in data.get("cuda_arch_list") or ())
+    values["errors"] = tuple(str(e) for e in data.get("errors") or ())
+    return Fingerprints(**values)
+
+
 @dataclass(frozen=True)
 class Environment:
     """A whole environment, resolved (packages) and/or requested (specs)."""

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from envguard.check import statcache
+from envguard.errors import EXIT_OK
 
 STYLES = ("human", "json", "markdown")
 
@@ -101,4 +102,4 @@ def try_cached(parsed: FastArgs) -> int | None:
     if output is None:
         return None
     sys.stdout.write(output)
-    return 0
+    return EXIT_OK

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from envguard.channels import normalize
-from envguard.check.report import Finding
+from envguard.check.report import Difference
 from envguard.errors import BadInputError
 from envguard.formats.condalock.read import LockData
 from envguard.formats.condalock.write import input_hash
@@ -22,11 +22,11 @@ from envguard.specs import canonical_name
 
 def staleness(
     specs_by_platform: Mapping[str, Environment], lock: LockData
-) -> tuple[list[Finding], list[str]]:
+) -> tuple[list[Difference], list[str]]:
     """Findings (drift when stale) and notes for a lock against the file read once per locked platform."""
     from envguard.diff.satisfy import unsatisfied
 
-    findings: list[Finding] = []
+    findings: list[Difference] = []
     notes: list[str] = []
     first = next(iter(specs_by_platform.values()), None)
     if first is not None:
@@ -38,11 +38,11 @@ def staleness(
             if change.kind == "unjudged":
                 notes.append(f"{platform}: pip line {change.name!r} cannot be checked against a lock")
             elif change.b == "not installed":
-                findings.append(Finding("lock", "drift", f"{platform}: {change.a} is not in the lock"))
+                findings.append(Difference("lock", "drift", f"{platform}: {change.a} is not in the lock"))
             else:
-                findings.append(Finding("lock", "drift", f"{platform}: {change.a} is not satisfied by the lock "
+                findings.append(Difference("lock", "drift", f"{platform}: {change.a} is not satisfied by the lock "
                                                           f"(locked: {change.b})"))  # fmt: skip
-        findings += [Finding("lock", "drift", f"{platform}: {text}") for text in unneeded(specs, env)]
+        findings += [Difference("lock", "drift", f"{platform}: {text}") for text in unneeded(specs, env)]
         if (
             lock.content_hash.get(platform) != input_hash(specs, platform, env.virtual_packages)
             and not findings
@@ -52,20 +52,20 @@ def staleness(
     return findings, notes
 
 
-def _platforms(specs: Environment, lock: LockData) -> list[Finding]:
+def _platforms(specs: Environment, lock: LockData) -> list[Difference]:
     missing = sorted(set(specs.platforms) - set(lock.envs))
     return [
-        Finding("lock", "drift", f"{specs.source} declares platform {p}, but the lock has no entry for it")
+        Difference("lock", "drift", f"{specs.source} declares platform {p}, but the lock has no entry for it")
         for p in missing
     ]
 
 
-def _channels(specs: Environment, lock: LockData) -> list[Finding]:
+def _channels(specs: Environment, lock: LockData) -> list[Difference]:
     wanted = tuple(normalize(c) for c in specs.channels if c != "nodefaults")
     have = tuple(normalize(c) for c in lock.channels)
     if wanted == have:
         return []
-    return [Finding("lock", "drift", f"channels differ: {specs.source} has [{', '.join(wanted)}], the lock has "
+    return [Difference("lock", "drift", f"channels differ: {specs.source} has [{', '.join(wanted)}], the lock has "
                                      f"[{', '.join(have)}]")]  # fmt: skip
 
 

@@ -26,8 +26,9 @@ _TARGET_WORD = {"conda-lock": "the lock", "pixi-lock": "the lock", "explicit": "
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
-    """One line of a check: what differs, in words a user can act on."""
+class Difference:
+    """One line of a check, drift or a note: what differs between an environment and its target, in words a user
+    can act on (envguard.findings.Finding is the other kind: the PASS/WARN/FAIL verdict of doctor and smoke)."""
 
     category: str
     severity: Severity
@@ -40,7 +41,7 @@ class CheckReport:
 
     target: str
     live: str
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[Difference, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property
@@ -51,8 +52,8 @@ class CheckReport:
     def drift_count(self) -> int:
         return sum(1 for f in self.findings if f.severity == "drift")
 
-    def grouped(self) -> dict[str, tuple[Finding, ...]]:
-        result: dict[str, tuple[Finding, ...]] = {}
+    def grouped(self) -> dict[str, tuple[Difference, ...]]:
+        result: dict[str, tuple[Difference, ...]] = {}
         for category in CHECK_CATEGORIES:
             items = tuple(f for f in self.findings if f.category == category)
             if items:
@@ -79,7 +80,7 @@ class CheckReport:
             "notes": list(self.notes),
         }
 
-    def merged(self, findings: Iterable[Finding], notes: Iterable[str] = ()) -> CheckReport:
+    def merged(self, findings: Iterable[Difference], notes: Iterable[str] = ()) -> CheckReport:
         """This report plus more findings (files, lock freshness)."""
         return dataclasses.replace(self, findings=(*self.findings, *findings), notes=(*self.notes, *notes))
 
@@ -105,7 +106,7 @@ def check_environment(live: Environment, target: Environment, *, rng: bool = Fal
     )
 
 
-def virtual_findings(live: Environment, target: Environment, word: str) -> tuple[Finding, ...]:
+def virtual_findings(live: Environment, target: Environment, word: str) -> tuple[Difference, ...]:
     """Notes where this machine offers less than the target was made for: a virtual package (`__cuda`, `__glibc`)
     missing or older here. A newer driver or glibc, or extra virtual packages, are fine."""
     if not live.virtual_packages:
@@ -118,7 +119,7 @@ def virtual_findings(live: Environment, target: Environment, word: str) -> tuple
         mine = have.get(wanted.name)
         if mine is None or _older(mine, wanted.version):
             here = mine or "none"
-            notes.append(Finding("virtual", "note", f"{word} was made for {wanted.name} {wanted.version}; "
+            notes.append(Difference("virtual", "note", f"{word} was made for {wanted.name} {wanted.version}; "
                                                     f"this machine has {here}"))  # fmt: skip
     return tuple(notes)
 
@@ -130,12 +131,12 @@ def _older(mine: str, wanted: str) -> bool:
     return version_less(mine, wanted)
 
 
-def finding(change: Change, word: str) -> Finding:
+def finding(change: Change, word: str) -> Difference:
     """A Change (A = target, B = live) as one line of text."""
     severity: Severity = "note" if change.informational or change.category in _NOTE_CATEGORIES else "drift"
     if change.category == "cuda" and change.name == "driver":
         severity = "note"
-    return Finding(change.category, severity, _message(change, word))
+    return Difference(change.category, severity, _message(change, word))
 
 
 _SCALAR = frozenset({"platform", "python", "cuda", "fingerprints"})

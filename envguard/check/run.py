@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envguard.check.report import CheckReport, Finding, check_environment
+from envguard.check.report import CheckReport, Difference, check_environment
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.model import Environment
 
@@ -153,13 +153,13 @@ def read_target(path: Path, platform: str | None) -> Environment:
     return env
 
 
-def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Finding], list[str]]:
+def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str]]:
     """Staleness findings of a conda-lock.yml against its environment.yml, without solving."""
     findings, notes, _path = _freshness(lock, envfile)
     return findings, notes
 
 
-def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Finding], list[str], Path]:
+def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path]:
     from envguard.check.freshness import default_envyml, staleness
     from envguard.formats import detect_kind, envyml
     from envguard.formats.condalock import read as condalock
@@ -182,12 +182,12 @@ def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
     return CheckReport(str(path), str(shown), tuple(findings), tuple(notes))
 
 
-def file_findings(prefix: Path) -> tuple[list[Finding], list[str]]:
+def file_findings(prefix: Path) -> tuple[list[Difference], list[str]]:
     """Altered and missing files (envguard.prefix.integrity) as findings."""
     from envguard.prefix.integrity import verify_files
 
     result = verify_files(prefix)
-    findings = [Finding("files", "drift", f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
+    findings = [Difference("files", "drift", f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
                 for p in result.problems]  # fmt: skip
     notes = (
         [f"{result.unverified} file(s) rewritten at install time could not be verified"]

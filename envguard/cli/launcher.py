@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from envguard.errors import EXIT_OK
+
 TYPE_CHECKING = False  # typing's own constant would cost an import on every start
 if TYPE_CHECKING:
     from envguard.check.fast import FastArgs
@@ -32,12 +34,12 @@ def fast_path(args: list[str]) -> int | None:
         from envguard.cli.commandlist import help_text
 
         sys.stdout.write(help_text())
-        return 0
+        return EXIT_OK
     if args == ["--version"]:
         from envguard.cli.commandlist import version_text
 
         sys.stdout.write(version_text())
-        return 0
+        return EXIT_OK
     if args[:1] == ["check"]:
         return _check(args[1:])
     if args[:1] == ["snapshot"]:

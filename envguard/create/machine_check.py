@@ -138,13 +138,9 @@ def _cuda_of(name: str, version: str, build: str) -> str:
     if name in ("pytorch-cuda", "__cuda"):
         match = re.search(r"(\d+(?:\.\d+)?)", version)
         return match.group(1) if match else ""
-    match = re.search(r"cuda[_-]?(\d+)(?:\.(\d+))?", build.lower())
-    if not match:
-        return ""
-    digits, minor = match.group(1), match.group(2)
-    if minor is not None:
-        return f"{digits}.{minor}"
-    return f"{digits[:-1]}.{digits[-1]}" if len(digits) >= 3 else digits
+    from envguard.cuda import cuda_from_build
+
+    return cuda_from_build(build) or ""
 
 
 def _major(version: str) -> int:

@@ -146,12 +146,9 @@ def _requested_cuda(specs: dict[str, tuple[str, str]]) -> str:
     for name in ("pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-runtime", "cuda-cudart"):
         if name in specs and _pinned(specs[name][0]):
             return _pinned(specs[name][0])
-    for _version, build in specs.values():
-        match = re.search(r"cuda[_-]?(\d+(?:\.\d+)?)", build)
-        if match:
-            text = match.group(1)
-            return text if "." in text else f"{text[:-1]}.{text[-1]}" if len(text) >= 3 else text
-    return ""
+    from envguard.cuda import cuda_from_build
+
+    return next((found for _version, build in specs.values() if (found := cuda_from_build(build))), "")
 
 
 def _spec_accelerator(framework: str, build: str, cuda: str, specs: dict[str, tuple[str, str]]) -> str:

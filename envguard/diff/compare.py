@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from envguard.diff.changes import CATEGORIES, Change, Diff
-from envguard.model import Environment
+from envguard.model import FINGERPRINT_FIELDS, Environment
 
 Engine = Literal["deepdiff", "fast"]
 # Fields a side may simply not know (old records lack sha256, locks lack build numbers): compared only when
@@ -59,8 +59,7 @@ def view(env: Environment) -> View:
     for v in env.virtual_packages:
         result["virtual"][v.name] = {"version": v.version, "build": v.build}
     if env.fingerprints is not None:
-        for name in ("python", "numpy_version", "numpy_legacy", "numpy_generator", "torch_version",
-                     "torch_randperm", "dataloader_order", "torch_cuda", "cudnn"):  # fmt: skip
+        for name in FINGERPRINT_FIELDS:
             value = getattr(env.fingerprints, name)
             if value:
                 result["fingerprints"][name] = {"value": str(value)}

@@ -24,11 +24,10 @@ from typing import Any
 from envguard.distributed.result import DistributedResult, ShardCheck
 from envguard.errors import EnvguardError, UsageError
 from envguard.findings import Finding
+from envguard.model import FINGERPRINT_FIELDS
 from envguard.output import Style
 
 DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and the check counts the padding
-FINGERPRINT_KEYS = ("python", "numpy_version", "numpy_legacy", "numpy_generator", "torch_version", "torch_randperm",
-                    "dataloader_order", "torch_cuda", "cudnn")  # fmt: skip
 CATEGORY_ENV, CATEGORY_SHARDS = "environment across ranks", "DistributedSampler shards"
 
 
@@ -50,7 +49,7 @@ def environment_report(source: str | None, probe: bool) -> dict[str, Any]:
     prefix = resolve_prefix(source)
     env = read_live(prefix, probe=probe)
     packages = sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages)
-    prints = {k: getattr(env.fingerprints, k) for k in FINGERPRINT_KEYS} if env.fingerprints else {}
+    prints = {k: getattr(env.fingerprints, k) for k in FINGERPRINT_FIELDS} if env.fingerprints else {}
     blob = json.dumps({"packages": packages, "fingerprints": prints}, sort_keys=True).encode()
     return {
         "prefix": str(prefix), "packages": packages, "fingerprints": prints,
@@ -133,7 +132,7 @@ def environment_findings(reports: Sequence[dict[str, Any]]) -> list[Finding]:
     for r in reports[1:]:
         where = f"rank {r['rank']} on {r['host']}"
         if r["env_sha256"] != ref["env_sha256"]:
-            streams = [k for k in FINGERPRINT_KEYS if r["fingerprints"].get(k) != ref["fingerprints"].get(k)]
+            streams = [k for k in FINGERPRINT_FIELDS if r["fingerprints"].get(k) != ref["fingerprints"].get(k)]
             detail = _package_changes(ref["packages"], r["packages"]) + (
                 f"; streams differ: {', '.join(streams)}" if streams else ""
             )

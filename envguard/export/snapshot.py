@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from envguard.errors import EXIT_OK
+
 
 def snapshot(source: str | None, no_probe: bool, platform: str | None, output: str | None) -> int:
     """Read SOURCE and write it as envguard JSON to `output` (stdout when None); exit code 0."""
@@ -13,4 +15,4 @@ def snapshot(source: str | None, no_probe: bool, platform: str | None, output: s
     for message in env.warnings:
         warn(message)
     emit(dumps(to_dict(env)), output)
-    return 0
+    return EXIT_OK

@@ -9,7 +9,7 @@ import click
 
 from envguard.cli.options import output_style
 from envguard.engine.backends import CHOICES
-from envguard.errors import UsageError
+from envguard.errors import EXIT_OK, UsageError
 from envguard.output import Style, Views, present, warn
 
 
@@ -60,4 +60,4 @@ def command(specs: tuple[str, ...], envfile: str | None, lockfile: str | None, c
     for message in result.warnings:
         warn(message)
     present(Views(lambda: render.to_dict(result), lambda: render.render(result)), style, None)
-    return 0
+    return EXIT_OK

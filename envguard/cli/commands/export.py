@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from envguard.errors import UsageError
+from envguard.errors import EXIT_OK, UsageError
 from envguard.output import emit, warn
 
 
@@ -60,4 +60,4 @@ def command(
     for message in (*env.warnings, *result.warnings):
         warn(message)
     emit(result.text, output)
-    return 0
+    return EXIT_OK

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from envguard.errors import EXIT_OK
 from envguard.output import warn
 
 
@@ -38,4 +39,4 @@ def command(
     click.echo(result.stdout, nl=False)
     for line in result.written:
         click.echo(f"envguard: {line}", err=True)
-    return 0
+    return EXIT_OK

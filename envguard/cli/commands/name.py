@@ -8,6 +8,7 @@ import click
 
 from envguard.cli.options import output_style
 from envguard.engine.backends import CHOICES
+from envguard.errors import EXIT_OK
 from envguard.output import Style, Views, present, warn
 
 
@@ -38,7 +39,7 @@ def command(
     for message in warnings:
         warn(message)
     present(Views(lambda: {"source": source, "name": name}, lambda: name + "\n"), style, None)
-    return 0
+    return EXIT_OK
 
 
 def _is_environment_yml(path: Path) -> bool:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from envguard.model import Fingerprints, PipOrigin, VirtualPackage
+from envguard.model import FINGERPRINT_FIELDS, Fingerprints, PipOrigin, VirtualPackage, fingerprints_from
 
 PREFIX = "envguard."
 VERSION_KEY = "envguard.version"
@@ -19,10 +19,6 @@ REPRODUCE_KEY = "envguard.reproduce"
 FIELD_VIRTUAL = "virtual_packages"
 FIELD_FINGERPRINTS = "fingerprints"
 FIELD_PIP_ORIGINS = "pip_origins"
-_FINGERPRINT_FIELDS = (
-    "python", "numpy_version", "numpy_legacy", "numpy_generator", "torch_version", "torch_randperm",
-    "dataloader_order", "torch_cuda", "cudnn",
-)  # fmt: skip
 
 
 def platform_key(platform: str, field: str) -> str:
@@ -46,7 +42,7 @@ def decode_virtual(text: str) -> tuple[VirtualPackage, ...]:
 
 
 def encode_fingerprints(fingerprints: Fingerprints) -> str:
-    data: dict[str, Any] = {k: getattr(fingerprints, k) for k in _FINGERPRINT_FIELDS}
+    data: dict[str, Any] = {k: getattr(fingerprints, k) for k in FINGERPRINT_FIELDS}
     data["cuda_arch_list"] = list(fingerprints.cuda_arch_list)
     return json.dumps(
         {k: v for k, v in data.items() if v not in (None, [])}, sort_keys=True, separators=(",", ":")
@@ -57,11 +53,7 @@ def decode_fingerprints(text: str) -> Fingerprints:
     data = json.loads(text)
     if not isinstance(data, dict):
         raise ValueError("fingerprints must be a JSON object")
-    values: dict[str, Any] = {
-        k: (str(data[k]) if data.get(k) is not None else None) for k in _FINGERPRINT_FIELDS
-    }
-    values["cuda_arch_list"] = tuple(str(a) for a in data.get("cuda_arch_list") or ())
-    return Fingerprints(**values)
+    return fingerprints_from({k: v for k, v in data.items() if k != "errors"})
 
 
 def encode_origins(origins: Mapping[str, PipOrigin]) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from envguard import process
 from envguard.errors import BadInputError, ProbeError
-from envguard.model import Fingerprints
+from envguard.model import Fingerprints, fingerprints_from
 
 PROBE_SCRIPT = Path(__file__).with_name("fingerprint_probe.py")
 MARKER = "ENVGUARD-PROBE-JSON: "
@@ -71,19 +71,9 @@ def parse_output(stdout: str, stderr: str, returncode: int, exe: object = "pytho
         data = json.loads(line[len(MARKER) :])
     except ValueError as exc:
         raise ProbeError(f"{exe}: fingerprint probe printed unreadable output") from exc
-    return Fingerprints(
-        python=data.get("python"),
-        numpy_version=data.get("numpy_version"),
-        numpy_legacy=data.get("numpy_legacy"),
-        numpy_generator=data.get("numpy_generator"),
-        torch_version=data.get("torch_version"),
-        torch_randperm=data.get("torch_randperm"),
-        dataloader_order=data.get("dataloader_order"),
-        torch_cuda=data.get("torch_cuda"),
-        cudnn=data.get("cudnn"),
-        cuda_arch_list=tuple(data.get("cuda_arch_list") or ()),
-        errors=tuple(data.get("errors") or ()),
-    )
+    if not isinstance(data, dict):
+        raise ProbeError(f"{exe}: fingerprint probe printed unreadable output")
+    return fingerprints_from(data)
 
 
 def current_python_probe() -> Fingerprints:
