@@ -107,12 +107,16 @@ class Fingerprints:
 
 # The fingerprint's single-valued fields (versions and stream digests), derived from the dataclass: the one list the
 # comparison, the lock metadata, the probe and the distributed check share.
-FINGERPRINT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Fingerprints) if f.default is None)
+FINGERPRINT_FIELDS: tuple[str, ...] = tuple(
+    f.name for f in dataclasses.fields(Fingerprints) if f.default is None
+)
 
 
 def fingerprints_from(data: Mapping[str, Any]) -> Fingerprints:
     """Fingerprints from a JSON mapping (the probe's output, lock metadata): unknown keys ignored, values as text."""
-    values: dict[str, Any] = {k: (str(data[k]) if data.get(k) is not None else None) for k in FINGERPRINT_FIELDS}
+    values: dict[str, Any] = {
+        k: (str(data[k]) if data.get(k) is not None else None) for k in FINGERPRINT_FIELDS
+    }
     values["cuda_arch_list"] = tuple(str(a) for a in data.get("cuda_arch_list") or ())
     values["errors"] = tuple(str(e) for e in data.get("errors") or ())
     return Fingerprints(**values)

@@ -75,16 +75,16 @@ def test_tampered_channel_archive_is_refused(channels: dict[str, Path], tmp_path
 
 def test_progress_reporter_sees_every_operation(channels: dict[str, Path], tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    from envguard.engine.backends import embedded
+    from envguard.engine import install
 
     seen: list[int] = []
-    original = embedded._Progress.on_transaction_operation_complete
+    original = install._Progress.on_transaction_operation_complete
 
-    def count(self: embedded._Progress, operation: int) -> None:
+    def count(self: install._Progress, operation: int) -> None:
         seen.append(operation)
         original(self, operation)
 
-    monkeypatch.setattr(embedded._Progress, "on_transaction_operation_complete", count)
+    monkeypatch.setattr(install._Progress, "on_transaction_operation_complete", count)
     engine = EmbeddedBackend(tmp_path / "pkgs", progress=True)
     engine.install(tmp_path / "env", request(("python=3.11", "six"), [channels["forge"]]))
     assert len(seen) == 3  # python, zlib, six

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envguard.engine.backends.base import Backend, Plan, Request
+from envguard.engine.install import Fetched
 from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
 
@@ -161,8 +162,9 @@ def _build(
             if wants_lock and _lockable(planned)
             else None
         )
+        pip_archives = _fetch_pip(planned)  # proven against the lock before anything is installed
         installed = _install(backend, target, planned)
-        warnings = list(planned.warnings) + _install_pip(planned, target)
+        warnings = list(planned.warnings) + _install_pip(planned, target, pip_archives)
         register(target)
         if early is not None:
             text = early.result()
@@ -178,23 +180,28 @@ def _build(
     return installed, warnings, write_lock_beside(planned, text)
 
 
-def _install_pip(planned: Planned, target: Path) -> list[str]:
+def _fetch_pip(planned: Planned) -> Fetched | None:
+    """A lock's pip archives, fetched and hashed (a mismatch stops create before the conda install)."""
+    locked = [p for p in planned.source.locked if p.manager == "pip"]
+    if not locked:
+        return None
+    from envguard.engine.install import default_pkgs_dir, fetch, integrity_message
+
+    fetched = fetch(locked, default_pkgs_dir())
+    if fetched.mismatches:
+        raise BackendError(f"{planned.source.origin}: {integrity_message(fetched.mismatches)}")
+    return fetched
+
+
+def _install_pip(planned: Planned, target: Path, fetched: Fetched | None) -> list[str]:
     """The environment.yml's `pip:` lines (conda env create does the same), or a lock's pip packages."""
     from envguard.engine import pip_install
 
     source = planned.source
-    locked = [p for p in source.locked if p.manager == "pip"]
-    if locked:
-        from envguard.engine import archives
-        from envguard.engine.backends.embedded import default_pkgs_dir
+    if fetched is not None:
+        from envguard.engine.install import default_pkgs_dir, install
 
-        fetched = archives.fetch(locked, default_pkgs_dir())
-        bad = [a.package.name for a in fetched if not a.verified]
-        if bad:
-            raise BackendError(f"{source.origin}: pip archive(s) {', '.join(bad)} do not match the lock's hash; "
-                               "the index or cache was altered — pip packages were not installed")  # fmt: skip
-        others = [p for p in locked if not archives.has_archive(p)]
-        return pip_install.install_locked_wheels(target, fetched, others)
+        return install(fetched, target, specs=(), platform=None, pkgs_dir=default_pkgs_dir())
     requirements = tuple(r.spec for r in source.env.requested if r.manager == "pip")
     if requirements:
         folder = source.path.parent if source.path else None

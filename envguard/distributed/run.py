@@ -132,7 +132,9 @@ def environment_findings(reports: Sequence[dict[str, Any]]) -> list[Finding]:
     for r in reports[1:]:
         where = f"rank {r['rank']} on {r['host']}"
         if r["env_sha256"] != ref["env_sha256"]:
-            streams = [k for k in FINGERPRINT_FIELDS if r["fingerprints"].get(k) != ref["fingerprints"].get(k)]
+            streams = [
+                k for k in FINGERPRINT_FIELDS if r["fingerprints"].get(k) != ref["fingerprints"].get(k)
+            ]
             detail = _package_changes(ref["packages"], r["packages"]) + (
                 f"; streams differ: {', '.join(streams)}" if streams else ""
             )

@@ -9,7 +9,6 @@ next run is offline) and installed from there.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import tempfile
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from envguard.channels import strip_credentials
 from envguard.errors import OperationalError
+from envguard.hashing import file_digest
 from envguard.model import Package
 
 DOWNLOAD_TIMEOUT = 120.0
@@ -45,15 +45,6 @@ class Archive:
     @property
     def local_url(self) -> str:
         return self.path.resolve().as_uri()
-
-
-def file_digest(path: Path, algorithm: str = "sha256") -> str:
-    """Hex digest of a file, read in chunks."""
-    digest = hashlib.new(algorithm)
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def local_path(url: str) -> Path | None:

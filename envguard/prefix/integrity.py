@@ -9,7 +9,6 @@ and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -17,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from envguard.hashing import file_digest
 from envguard.prefix.records import iter_records
 
 Problem = Literal["missing", "altered"]
-CHUNK = 1 << 20
 EXISTENCE_ONLY = frozenset({"softlink", "directory", "unix_python_entry_point", "windows_python_entry_point_script",
                             "windows_python_entry_point_exe", "linked_package_record"})  # fmt: skip
 
@@ -82,14 +81,6 @@ def _expected(package: str, entry: dict[str, Any]) -> _Expected | None:
     )
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _check(prefix: str, item: _Expected, hashes: bool) -> FileProblem | None:
     full = os.path.join(prefix, item.path)
     if item.kind in EXISTENCE_ONLY:
@@ -108,7 +99,7 @@ def _check(prefix: str, item: _Expected, hashes: bool) -> FileProblem | None:
         return FileProblem(item.package, item.path, "altered", f"size {size} bytes, installed {item.size}")
     if hashes and item.sha256:
         try:
-            actual = _sha256(full)
+            actual = file_digest(full)
         except OSError as exc:
             return FileProblem(item.package, item.path, "altered", f"unreadable ({exc.strerror})")
         if actual != item.sha256:

@@ -97,7 +97,7 @@ def read_lock(path: Path, platform: str | None) -> Environment:
 
 def verify(options: VerifyOptions) -> VerifyResult:
     """Run every stage; a failed stage makes the verdict FAIL (exit 1), operational problems raise (exit 3)."""
-    from envguard.engine.backends.embedded import default_pkgs_dir
+    from envguard.engine.install import default_pkgs_dir
     from envguard.machine.platform import current_platform
 
     env = read_lock(options.lock, options.platform)
@@ -136,7 +136,7 @@ class _Run:
         self.stages: list[Stage] = []
         self.mismatches: list[Mismatch] = []
         self.warnings: list[str] = list(env.warnings)
-        self.archives: list[Any] = []
+        self.fetched: Any = None
         self.report: Any = None
         self.smoke_result: dict[str, Any] | None = None
         self.lock_path: Path | None = None
@@ -151,46 +151,33 @@ class _Run:
         self.stages.append(Stage(name, outcome.status, time.perf_counter() - start, outcome.detail))
 
     def hashes(self) -> Stage:
-        from envguard.engine import archives
+        from envguard.engine import install
 
-        self.archives = archives.fetch(self.env.packages, self.pkgs_dir)
-        for archive in self.archives:
-            if not archive.verified:
-                self.mismatches.append(Mismatch(archive.package, archive.algorithm, archive.expected, archive.actual,
-                                                str(archive.path)))  # fmt: skip
-            elif archive.algorithm != "sha256":
-                self.warnings.append(
-                    f"{archive.package.describe()}: the lock has no sha256, checked md5 only"
-                )
+        self.fetched = install.fetch(self.env.packages, self.pkgs_dir)
+        for archive in self.fetched.mismatches:
+            self.mismatches.append(Mismatch(archive.package, archive.algorithm, archive.expected, archive.actual,
+                                            str(archive.path)))  # fmt: skip
+        for archive in self.fetched.md5_only:
+            self.warnings.append(f"{archive.package.describe()}: the lock has no sha256, checked md5 only")
         if self.mismatches:
             names = ", ".join(
                 f"{m.package.name} {m.package.version} {m.package.build}" for m in self.mismatches
             )
             return Stage("hashes", "failed", detail=f"archive hash does not match the lock: {names}")
-        return Stage("hashes", "ok", detail=f"{len(self.archives)} archive(s) match the lock")
+        return Stage("hashes", "ok", detail=f"{len(self.fetched.archives)} archive(s) match the lock")
 
     def install(self) -> Stage:
-        from envguard.engine import archives
-        from envguard.engine.backends.embedded import EmbeddedBackend
+        from envguard.engine import install
 
-        conda = [a for a in self.archives if a.package.manager == "conda"]
-        records = archives.records(conda)
+        assert self.fetched is not None
         specs = [r.spec for r in self.env.requested if r.manager == "conda"]
-        EmbeddedBackend(self.pkgs_dir, progress=False).link(
-            records, self.prefix, specs, platform=self.platform
-        )
-        archives.restore_urls(self.prefix, conda)
-        pip = self.env.pip_packages()
-        if pip:
-            from envguard.engine.pip_install import install_locked_wheels
-
-            wheels = [a for a in self.archives if a.package.manager == "pip"]
-            others = [p for p in pip if not archives.has_archive(p)]
-            self.warnings += install_locked_wheels(self.prefix, wheels, others, self.pkgs_dir)
+        self.warnings += install.install(self.fetched, self.prefix, specs=specs, platform=self.platform,
+                                         pkgs_dir=self.pkgs_dir, progress=False)  # fmt: skip
+        conda, pip = self.env.conda_packages(), self.env.pip_packages()
         return Stage(
             "install",
             "ok",
-            detail=f"{len(records)} conda + {len(pip)} pip package(s) into a temporary prefix",
+            detail=f"{len(conda)} conda + {len(pip)} pip package(s) into a temporary prefix",
         )
 
     def check(self) -> Stage:

@@ -7,30 +7,19 @@ conda-style `conda-meta/history` block with `# update specs: [...]` so `conda li
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from envguard import __version__
 from envguard.channels import strip_credentials
-from envguard.engine.backends.base import Backend, Plan, Request, one_line, redact
+from envguard.engine.backends.base import Backend, Plan, Request, redact
+from envguard.engine.install import default_pkgs_dir, install_locked, integrity_message, link
 from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
-
-
-def default_pkgs_dir() -> Path:
-    """Where the embedded engine caches packages: `$ENVGUARD_PKGS_DIR`, else envguard's cache dir /pkgs."""
-    import os
-
-    from envguard.cache import cache_dir
-
-    explicit = os.environ.get("ENVGUARD_PKGS_DIR")
-    return Path(explicit) if explicit else cache_dir() / "pkgs"
 
 
 class EmbeddedBackend(Backend):
@@ -68,50 +57,20 @@ class EmbeddedBackend(Backend):
     def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
         """Link the plan (solving first when none is given) into `prefix`; locked requests are installed from
         archives whose hashes are checked against the lock first."""
-        from envguard.engine import archives
-
         if request.locked:
             packages = tuple(p for p in request.locked if p.manager == "conda")
-            fetched = archives.fetch(packages, self.pkgs_dir)
-            bad = [a for a in fetched if not a.verified]
-            if bad:
-                raise BackendError(integrity_message(bad))
-            self.link(archives.records(fetched), prefix, request.specs, request.platform)
-            archives.restore_urls(prefix, fetched)
+            install_locked(packages, prefix, specs=request.specs, platform=request.platform,
+                           pkgs_dir=self.pkgs_dir, progress=self.progress)  # fmt: skip
         else:
             plan = plan if plan is not None and plan.native else self.solve(request)
             packages = plan.packages
             verify_local_archives(packages)
-            self.link(list(plan.native), prefix, request.specs, request.platform)
+            link(list(plan.native), prefix, request.specs, platform=request.platform, pkgs_dir=self.pkgs_dir,
+                 progress=self.progress)  # fmt: skip
         if any(strip_credentials(c) != c for c in request.channels):
             scrub_credentials(prefix)
         write_history(prefix, request.specs, packages)
         return Plan(request.platform, packages)
-
-    def link(
-        self, records: Sequence[Any], prefix: Path, specs: Sequence[str], platform: str | None = None
-    ) -> None:
-        """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) progress."""
-        import rattler
-
-        target = rattler.Subdir(platform) if platform else None
-        requested = [rattler.MatchSpec(s, strict=False)._match_spec for s in specs if not s.startswith("__")]
-        reporter = _progress_reporter(len(records)) if self.progress else None
-
-        async def run() -> None:
-            await rattler.install(
-                list(records), prefix, cache_dir=self.pkgs_dir, show_progress=False, platform=target,
-                requested_specs=requested, reporter=reporter,
-            )  # fmt: skip
-
-        try:
-            asyncio.run(run())
-        except Exception as exc:  # rattler raises its own exception types
-            raise BackendError(f"embedded engine (py-rattler) could not install into {prefix}: "
-                               f"{one_line(str(exc))}; check disk space and the package cache {self.pkgs_dir}") from exc  # fmt: skip
-        finally:
-            if reporter is not None:
-                reporter.close()
 
     def remove(self, prefix: Path) -> None:
         if not (prefix / "conda-meta").is_dir():
@@ -137,14 +96,6 @@ def verify_local_archives(packages: Sequence[Package]) -> None:
     bad = [a for a in archives.fetch(local, None) if not a.verified]
     if bad:
         raise BackendError(integrity_message(bad))
-
-
-def integrity_message(bad: Sequence[Any]) -> str:
-    names = ", ".join(f"{a.package.name} {a.package.version} {a.package.build}" for a in bad[:5])
-    more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
-    first = bad[0]
-    return (f"{first.algorithm} of {names}{more} does not match ({first.expected[:12]}... expected, "
-            f"{first.actual[:12]}... found in {first.path}); the channel or cache was altered — nothing was installed")  # fmt: skip
 
 
 def scrub_credentials(prefix: Path) -> None:
@@ -183,34 +134,3 @@ def _rattler_version() -> str:
     import rattler
 
     return str(getattr(rattler, "__version__", "unknown"))
-
-
-class _Progress:
-    """A rich progress bar fed by rattler's InstallerReporter callbacks (duck-typed)."""
-
-    def __init__(self, total: int) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._bar = Progress(TextColumn("linking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=Console(stderr=True), transient=True)  # fmt: skip
-        self._task = self._bar.add_task("link", total=total)
-        self._bar.start()
-
-    def on_transaction_start(self, total_operations: int) -> None:
-        self._bar.update(self._task, total=total_operations)
-
-    def on_transaction_operation_complete(self, operation: int) -> None:
-        self._bar.advance(self._task)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("on_"):
-            return lambda *args: 0
-        raise AttributeError(name)
-
-    def close(self) -> None:
-        self._bar.stop()
-
-
-def _progress_reporter(total: int) -> _Progress:
-    return _Progress(total)

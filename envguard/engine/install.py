@@ -1,0 +1,143 @@
+"""The one locked-install path, shared by `create --lock` and `verify`: fetch every archive the lock names (package
+cache, file:// channel, or download), prove each against the lock's sha256 (else md5), and only then link the conda
+packages with rattler and install the pip ones with pip. A mismatch never reaches a prefix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envguard.engine import archives
+from envguard.engine.archives import Archive
+from envguard.engine.backends.base import one_line
+from envguard.errors import BackendError
+from envguard.model import Package
+
+
+def default_pkgs_dir() -> Path:
+    """Where envguard caches packages: `$ENVGUARD_PKGS_DIR`, else envguard's cache dir /pkgs."""
+    import os
+
+    from envguard.cache import cache_dir
+
+    explicit = os.environ.get("ENVGUARD_PKGS_DIR")
+    return Path(explicit) if explicit else cache_dir() / "pkgs"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """Every archive of a locked package set, hashed; `mismatches` did not match the lock."""
+
+    packages: tuple[Package, ...]
+    archives: tuple[Archive, ...]
+
+    @property
+    def mismatches(self) -> tuple[Archive, ...]:
+        return tuple(a for a in self.archives if not a.verified)
+
+    @property
+    def md5_only(self) -> tuple[Archive, ...]:
+        return tuple(a for a in self.archives if a.verified and a.algorithm != "sha256")
+
+
+def fetch(packages: Sequence[Package], pkgs_dir: Path) -> Fetched:
+    """Locate or download every archive (conda packages; pip packages locked with a file URL and hash), hashed."""
+    return Fetched(tuple(packages), tuple(archives.fetch(packages, pkgs_dir)))
+
+
+def install(fetched: Fetched, prefix: Path, *, specs: Sequence[str], platform: str | None, pkgs_dir: Path,
+            progress: bool | None = None) -> list[str]:  # fmt: skip
+    """Link the verified conda archives into `prefix`, then install the pip packages; returns warnings. Refuses
+    (BackendError, nothing installed) when any archive does not match the lock."""
+    if fetched.mismatches:
+        raise BackendError(integrity_message(fetched.mismatches))
+    conda = [a for a in fetched.archives if a.package.manager == "conda"]
+    if conda:
+        link(archives.records(conda), prefix, specs, platform=platform, pkgs_dir=pkgs_dir, progress=progress)
+        archives.restore_urls(prefix, conda)
+    pip = [p for p in fetched.packages if p.manager == "pip"]
+    if not pip:
+        return []
+    from envguard.engine.pip_install import install_locked_wheels
+
+    wheels = [a for a in fetched.archives if a.package.manager == "pip"]
+    others = [p for p in pip if not archives.has_archive(p)]
+    return install_locked_wheels(prefix, wheels, others, pkgs_dir)
+
+
+def install_locked(packages: Sequence[Package], prefix: Path, *, specs: Sequence[str], platform: str | None,
+                   pkgs_dir: Path, progress: bool | None = None) -> list[str]:  # fmt: skip
+    """fetch() then install(): the whole locked install in one call."""
+    fetched = fetch(packages, pkgs_dir)
+    return install(fetched, prefix, specs=specs, platform=platform, pkgs_dir=pkgs_dir, progress=progress)
+
+
+def link(records: Sequence[Any], prefix: Path, specs: Sequence[str], *, platform: str | None, pkgs_dir: Path,
+         progress: bool | None = None) -> None:  # fmt: skip
+    """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) a progress bar."""
+    import rattler
+
+    target = rattler.Subdir(platform) if platform else None
+    requested = [rattler.MatchSpec(s, strict=False)._match_spec for s in specs if not s.startswith("__")]
+    shown = sys.stderr.isatty() if progress is None else progress
+    reporter = _progress_reporter(len(records)) if shown else None
+
+    async def run() -> None:
+        await rattler.install(
+            list(records), prefix, cache_dir=pkgs_dir, show_progress=False, platform=target,
+            requested_specs=requested, reporter=reporter,
+        )  # fmt: skip
+
+    try:
+        asyncio.run(run())
+    except Exception as exc:  # rattler raises its own exception types
+        raise BackendError(f"embedded engine (py-rattler) could not install into {prefix}: "
+                           f"{one_line(str(exc))}; check disk space and the package cache {pkgs_dir}") from exc  # fmt: skip
+    finally:
+        if reporter is not None:
+            reporter.close()
+
+
+def integrity_message(bad: Sequence[Archive]) -> str:
+    """One line naming the packages whose archives do not match, and where the first one was found."""
+    names = ", ".join(f"{a.package.name} {a.package.version} {a.package.build}" for a in bad[:5])
+    more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
+    first = bad[0]
+    return (f"{first.algorithm} of {names}{more} does not match ({first.expected[:12]}... expected, "
+            f"{first.actual[:12]}... found in {first.path}); the channel or cache was altered — nothing was installed")  # fmt: skip
+
+
+class _Progress:
+    """A rich progress bar fed by rattler's InstallerReporter callbacks (duck-typed)."""
+
+    def __init__(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(TextColumn("linking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                             console=Console(stderr=True), transient=True)  # fmt: skip
+        self._task = self._bar.add_task("link", total=total)
+        self._bar.start()
+
+    def on_transaction_start(self, total_operations: int) -> None:
+        self._bar.update(self._task, total=total_operations)
+
+    def on_transaction_operation_complete(self, operation: int) -> None:
+        self._bar.advance(self._task)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("on_"):
+            return lambda *args: 0
+        raise AttributeError(name)
+
+    def close(self) -> None:
+        self._bar.stop()
+
+
+def _progress_reporter(total: int) -> _Progress:
+    return _Progress(total)
