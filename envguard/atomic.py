@@ -1,4 +1,5 @@
-"""Atomic file writes: a temp file in the same folder, fsync, rename. A crash never leaves half a file."""
+"""Atomic file writes: a temp file in the same folder, fsync, rename, fsync of the folder. A crash never leaves
+half a file, and a written file survives a power cut."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = Tr
             if durable:
                 os.fsync(handle.fileno())
         os.replace(tmp, target)
+        if durable:
+            _fsync_folder(folder)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -49,3 +52,14 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = Tr
             os.unlink(tmp)
         raise
     return target
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable: fsync the folder's entry table (POSIX; Windows cannot open folders)."""
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -127,9 +127,10 @@ def _evaluate(expr: str, names: dict[str, bool]) -> bool:
 def _compose(text: str, origin: str) -> Any:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from envguard import yamlio
+
     try:
-        return yaml.compose(text, Loader=loader)
+        return yamlio.compose(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""

@@ -39,12 +39,14 @@ def load_condarc() -> dict[str, Any]:
     """Merge every condarc found; list keys accumulate (earlier files first), scalars are overridden."""
     import yaml
 
+    from envguard import yamlio
+
     merged: dict[str, Any] = {}
     for path in condarc_paths():
         if not path.is_file():
             continue
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
+            data = yamlio.load(path.read_text(encoding="utf-8", errors="replace")) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise BadInputError(
                 f"{path}: unreadable condarc ({exc.__class__.__name__}); fix or remove it"

@@ -150,9 +150,10 @@ def _decode(
 def _load_yaml(text: str, origin: str) -> dict[str, Any]:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from envguard import yamlio
+
     try:
-        data = yaml.load(text, Loader=loader)
+        data = yamlio.load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
