@@ -1,5 +1,5 @@
-"""Atomic file writes: a temp file in the same folder, fsync, rename, fsync of the folder. A crash never leaves
-half a file, and a written file survives a power cut."""
+"""Atomic file writes: a temp file in the same folder, fsync, rename, fsync of the folder. A crash never
+leaves half a file, and a written file survives a power cut."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True)
 def write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
     """Write `data` to `path` atomically, keeping an existing file's permissions.
 
-    `durable=False` skips the fsync: still atomic (readers see the old or the new file, never half of one), for
-    caches whose loss after a power cut only costs time."""
+    `durable=False` skips the fsync: still atomic (readers see the old or the new file, never half of one),
+    for caches whose loss after a power cut only costs time."""
     target = Path(path)
     folder = target.parent
     tmp = folder / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 
 def cache_dir() -> Path:
-    """envguard's cache folder (`$ENVGUARD_CACHE_DIR`, else `$XDG_CACHE_HOME/envguard`, else ~/.cache/envguard)."""
+    """envguard's cache folder (`$ENVGUARD_CACHE_DIR`, else `$XDG_CACHE_HOME/envguard`, else
+    ~/.cache/envguard)."""
     explicit = os.environ.get("ENVGUARD_CACHE_DIR")
     if explicit:
         return Path(explicit)

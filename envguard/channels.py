@@ -9,17 +9,32 @@ ANACONDA_ORG = "https://conda.anaconda.org/"
 REPO_ANACONDA = "https://repo.anaconda.com/"
 KNOWN_SUBDIRS = frozenset(
     {
-        "noarch", "linux-64", "linux-32", "linux-aarch64", "linux-ppc64le", "linux-s390x", "linux-armv7l",
-        "linux-armv6l", "linux-riscv64", "osx-64", "osx-arm64", "win-64", "win-32", "win-arm64", "emscripten-wasm32",
-        "wasi-wasm32", "zos-z",
+        "noarch",
+        "linux-64",
+        "linux-32",
+        "linux-aarch64",
+        "linux-ppc64le",
+        "linux-s390x",
+        "linux-armv7l",
+        "linux-armv6l",
+        "linux-riscv64",
+        "osx-64",
+        "osx-arm64",
+        "win-64",
+        "win-32",
+        "win-arm64",
+        "emscripten-wasm32",
+        "wasi-wasm32",
+        "zos-z",
     }
-)  # fmt: skip
+)
 DEFAULTS = ("https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pkgs/r")
 _TOKEN = re.compile(r"/t/[^/]+")
 
 
 def strip_credentials(url: str) -> str:
-    """Remove `user:password@` and anaconda.org `/t/<token>` parts from a URL; other strings pass unchanged."""
+    """Remove `user:password@` and anaconda.org `/t/<token>` parts from a URL; other strings pass
+    unchanged."""
     if "://" not in url or ("@" not in url and "/t/" not in url):
         return url
     from urllib.parse import urlsplit, urlunsplit  # only URLs that carry credentials get here
@@ -61,7 +76,8 @@ def channel_from_url(url: str) -> tuple[str, str]:
 
 
 def expand_channels(channels: Sequence[str], specs: Sequence[str] = ()) -> list[str]:
-    """Channel list for rattler: `defaults` expanded, `nodefaults` dropped, `channel::pkg` channels appended."""
+    """Channel list for rattler: `defaults` expanded, `nodefaults` dropped, `channel::pkg` channels
+    appended."""
     result: list[str] = []
     for channel in channels:
         if channel == "nodefaults":

@@ -18,9 +18,10 @@ from envguard.errors import BadInputError
 
 
 def active_prefix() -> str:
-    """The environment commands act on without SOURCE: an activated venv (`$VIRTUAL_ENV`, which wins even inside an
-    activated conda environment: its python is the one on PATH), else `$CONDA_PREFIX`, else this interpreter's
-    prefix. Standard library only: the check fast path calls it before anything else is imported."""
+    """The environment commands act on without SOURCE: an activated venv (`$VIRTUAL_ENV`, which wins even
+    inside an activated conda environment: its python is the one on PATH), else `$CONDA_PREFIX`, else this
+    interpreter's prefix. Standard library only: the check fast path calls it before anything else is
+    imported."""
     for variable in ("VIRTUAL_ENV", "CONDA_PREFIX"):
         value = os.environ.get(variable)
         if value:

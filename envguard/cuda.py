@@ -33,7 +33,8 @@ class CudaSummary:
 
 
 def summarize(packages: Iterable[Package], virtual: Iterable[VirtualPackage] = ()) -> CudaSummary:
-    """Driver from `__cuda`; toolkit from the first toolkit package found; torch build from builds/versions."""
+    """Driver from `__cuda`; toolkit from the first toolkit package found; torch build from
+    builds/versions."""
     pkgs = tuple(packages)
     driver = next((v.version for v in virtual if v.name == "__cuda"), None)
     toolkit, toolkit_source = _toolkit(pkgs)

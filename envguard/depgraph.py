@@ -1,5 +1,5 @@
-"""The dependency graph of installed conda packages (pure): leaves (what a user most likely asked for) and conda's
-install order for explicit specs."""
+"""The dependency graph of installed conda packages (pure): leaves (what a user most likely asked for) and
+conda's install order for explicit specs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The one Finding type: a checked fact with a PASS/INFO/WARN/FAIL verdict, its evidence and what to do (doctor, smoke,
-distributed), the worst status and exit code, and its views (a rich table, a verdict line, Markdown)."""
+"""The one Finding type: a checked fact with a PASS/INFO/WARN/FAIL verdict, its evidence and what to do
+(doctor, smoke, distributed), the worst status and exit code, and its views (a rich table, a verdict line,
+Markdown)."""
 
 from __future__ import annotations
 

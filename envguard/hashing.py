@@ -1,4 +1,5 @@
-"""File digests, read in chunks (hashlib releases the GIL while hashing, so threads hash files in parallel)."""
+"""File digests, read in chunks (hashlib releases the GIL while hashing, so threads hash files in
+parallel)."""
 
 from __future__ import annotations
 

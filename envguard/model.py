@@ -105,15 +105,16 @@ class Fingerprints:
     errors: tuple[str, ...] = ()
 
 
-# The fingerprint's single-valued fields (versions and stream digests), derived from the dataclass: the one list the
-# comparison, the lock metadata, the probe and the distributed check share.
+# The fingerprint's single-valued fields (versions and stream digests), derived from the dataclass: the one
+# list the comparison, the lock metadata, the probe and the distributed check share.
 FINGERPRINT_FIELDS: tuple[str, ...] = tuple(
     f.name for f in dataclasses.fields(Fingerprints) if f.default is None
 )
 
 
 def fingerprints_from(data: Mapping[str, Any]) -> Fingerprints:
-    """Fingerprints from a JSON mapping (the probe's output, lock metadata): unknown keys ignored, values as text."""
+    """Fingerprints from a JSON mapping (the probe's output, lock metadata): unknown keys ignored, values as
+    text."""
     values: dict[str, Any] = {
         k: (str(data[k]) if data.get(k) is not None else None) for k in FINGERPRINT_FIELDS
     }
@@ -195,7 +196,8 @@ _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def _plain(value: Any) -> Any:
-    """Dataclasses to dicts, tuples to lists (field names cached per class: snapshots hold thousands of values)."""
+    """Dataclasses to dicts, tuples to lists (field names cached per class: snapshots hold thousands of
+    values)."""
     if isinstance(value, _SCALARS):
         return value
     if isinstance(value, tuple | list):

@@ -15,8 +15,9 @@ from envguard.model import SCHEMA_VERSION
 
 
 def dumps(data: Any) -> str:
-    """Deterministic, diff-friendly JSON: the top two levels indented, deeper values (one package, one finding)
-    on a single line each. Built from the C encoder, so a 300-package snapshot serialises in about a millisecond."""
+    """Deterministic, diff-friendly JSON: the top two levels indented, deeper values (one package, one
+    finding) on a single line each. Built from the C encoder, so a 300-package snapshot serialises in about a
+    millisecond."""
     return _pretty(data, 0) + "\n"
 
 
@@ -58,7 +59,8 @@ def human_bytes(value: float | None) -> str:
     return f"{size:.1f} TiB"
 
 
-# --- the one presenter ----------------------------------------------------------------------------------------
+# --- the one presenter
+# ----------------------------------------------------------------------------------------
 
 Style = Literal["human", "json", "markdown"]
 
@@ -73,7 +75,8 @@ class Views:
 
 
 def document(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A JSON document: `schema_version` first (the one version, envguard.model.SCHEMA_VERSION), then the fields."""
+    """A JSON document: `schema_version` first (the one version, envguard.model.SCHEMA_VERSION), then the
+    fields."""
     return {"schema_version": SCHEMA_VERSION, **{k: v for k, v in data.items() if k != "schema_version"}}
 
 

@@ -1,6 +1,6 @@
-"""The one way envguard runs another program: no shell, no stdin, a timeout, and the whole process group killed
-when the timeout passes or the caller is interrupted (a tool's own children - DataLoader workers, pip's builds,
-conda's solver - never outlive it)."""
+"""The one way envguard runs another program: no shell, no stdin, a timeout, and the whole process group
+killed when the timeout passes or the caller is interrupted (a tool's own children - DataLoader workers, pip's
+builds, conda's solver - never outlive it)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 
 
 class TimedOut(Exception):
-    """The program ran past its timeout; its process group was killed. `stdout` holds what it printed so far."""
+    """The program ran past its timeout; its process group was killed. `stdout` holds what it printed so
+    far."""
 
     def __init__(self, seconds: float, stdout: str = "", stderr: str = "") -> None:
         super().__init__(f"did not finish within {seconds:g} s")

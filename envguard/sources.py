@@ -1,5 +1,6 @@
-"""SOURCE, resolved once: a live environment (a prefix folder, `name:ENV`, or the active environment) or a file of
-any supported kind, as a `Source` value that commands pass down instead of re-deriving it from the text.
+"""SOURCE, resolved once: a live environment (a prefix folder, `name:ENV`, or the active environment) or a
+file of any supported kind, as a `Source` value that commands pass down instead of re-deriving it from the
+text.
 
 Resolving `name:ENV` reads every condarc, and sniffing a file's kind reads its head: both happen once, here.
 The active environment is `$VIRTUAL_ENV` when a venv is activated (even inside a conda environment), else
@@ -20,7 +21,8 @@ from envguard.model import Environment, SourceKind, VirtualPackage
 
 @dataclass(frozen=True)
 class Source:
-    """What SOURCE names: `path` is the prefix folder (`live`) or the file; `kind` the file's detected kind."""
+    """What SOURCE names: `path` is the prefix folder (`live`) or the file; `kind` the file's detected
+    kind."""
 
     text: str | None
     path: Path
@@ -50,7 +52,8 @@ def resolve(text: str | None) -> Source:
 
 
 def resolve_prefix(text: str | None) -> Path:
-    """The prefix SOURCE names, for commands that need a live environment (a file is refused by the caller)."""
+    """The prefix SOURCE names, for commands that need a live environment (a file is refused by the
+    caller)."""
     if text is not None and not text.startswith("name:"):
         return Path(text).expanduser()
     return resolve(text).path

@@ -116,7 +116,8 @@ def _plain_version(text: str) -> tuple[int, ...] | None:
 
 
 def conda_matches(spec: CondaSpec | str, package: Package, *, check_channel: bool = True) -> bool:
-    """Does a conda package satisfy the spec (name, version, build glob, build number, channel, subdir, hashes)?"""
+    """Does a conda package satisfy the spec (name, version, build glob, build number, channel, subdir,
+    hashes)?"""
     parsed = parse_conda(spec) if isinstance(spec, str) else spec
     if package.manager != "conda" or package.name != parsed.name:
         return False
@@ -148,16 +149,22 @@ def _build_number_matches(spec: str, number: int) -> bool:
         return False
     op, value = match.group(1) or "==", int(match.group(2))
     return {
-        "==": number == value, "=": number == value, "!=": number != value, ">=": number >= value,
-        "<=": number <= value, ">": number > value, "<": number < value,
-    }[op]  # fmt: skip
+        "==": number == value,
+        "=": number == value,
+        "!=": number != value,
+        ">=": number >= value,
+        "<=": number <= value,
+        ">": number > value,
+        "<": number < value,
+    }[op]
 
 
 # --- pip ----------------------------------------------------------------------------------------------------
 
 
 def is_pip_option(line: str) -> bool:
-    """True for pip option lines (`--extra-index-url ...`, `--pre`, `-i URL`, `-f DIR`) that name no package."""
+    """True for pip option lines (`--extra-index-url ...`, `--pre`, `-i URL`, `-f DIR`) that name no
+    package."""
     text = line.strip()
     return text.startswith(PIP_OPTION_PREFIXES) or text in ("-i", "-f")
 

@@ -2,7 +2,8 @@
 
 Used by the tests (imported) and by hand:
 
-    python scripts/fixture_channel.py OUT_DIR            # channels OUT_DIR/{forge,pytorch,alt}, wheels OUT_DIR/wheels
+    # channels OUT_DIR/{forge,pytorch,alt}, wheels OUT_DIR/wheels
+    python scripts/fixture_channel.py OUT_DIR
     python scripts/fixture_channel.py OUT_DIR --bulk 300 # plus 300 extra packages (benchmarks)
 
 Packages are real `.conda` archives (conda_package_handling) with index.json, paths.json and files, indexed by
@@ -120,13 +121,24 @@ def build_package(recipe: Recipe, out_channel: Path, python: str = sys.executabl
             data = content.encode()
             target.write_bytes(data)
             target.chmod(mode)
-            paths.append({"_path": rel, "path_type": "hardlink", "sha256": hashlib.sha256(data).hexdigest(),
-                          "size_in_bytes": len(data)})  # fmt: skip
+            paths.append(
+                {
+                    "_path": rel,
+                    "path_type": "hardlink",
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "size_in_bytes": len(data),
+                }
+            )
         index: dict[str, Any] = {
-            "name": recipe.name, "version": recipe.version, "build": recipe.build,
-            "build_number": recipe.build_number, "depends": recipe.depends, "subdir": recipe.subdir,
-            "timestamp": TIMESTAMP, "license": "BSD-3-Clause",
-        }  # fmt: skip
+            "name": recipe.name,
+            "version": recipe.version,
+            "build": recipe.build,
+            "build_number": recipe.build_number,
+            "depends": recipe.depends,
+            "subdir": recipe.subdir,
+            "timestamp": TIMESTAMP,
+            "license": "BSD-3-Clause",
+        }
         if recipe.subdir != "noarch":
             index.update(arch="x86_64", platform="linux")
         if recipe.noarch:
@@ -149,8 +161,15 @@ def bulk_recipes(count: int, channel: str = "forge") -> list[Recipe]:
     recipes = []
     for i in range(count):
         files = {f"share/bench/pkg{i:03d}/file{j}.txt": f"bench {i} {j}\n" * 20 for j in range(8)}
-        recipes.append(Recipe(name=f"bench-pkg-{i:03d}", version=f"1.{i % 7}.{i % 3}", build=f"h{i:07x}_0",
-                              files=files, channel=channel))  # fmt: skip
+        recipes.append(
+            Recipe(
+                name=f"bench-pkg-{i:03d}",
+                version=f"1.{i % 7}.{i % 3}",
+                build=f"h{i:07x}_0",
+                files=files,
+                channel=channel,
+            )
+        )
     return recipes
 
 
@@ -184,8 +203,11 @@ def build_wheel(name: str, version: str, out: Path) -> Path:
     path = out / f"{dist}-{version}-py3-none-any.whl"
     files = {
         f"{dist}/__init__.py": f'__version__ = "{version}"\n',
-        f"{dist}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n",
-        f"{dist}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: envguard-fixtures\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}-{version}.dist-info/METADATA": (
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n"
+        ),
+        f"{dist}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: "
+        "envguard-fixtures\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = io.StringIO()
     writer = csv.writer(record, lineterminator="\n")

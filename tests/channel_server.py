@@ -1,6 +1,6 @@
-"""A real HTTP server for local channels whose URLs carry credentials (`http://user:secret@host/t/<token>/...`):
-it ignores the auth and drops `/t/<token>/` from paths, like anaconda.org does, so tests can prove tokens never
-leak into output or files."""
+"""A real HTTP server for local channels whose URLs carry credentials
+(`http://user:secret@host/t/<token>/...`): it ignores the auth and drops `/t/<token>/` from paths, like
+anaconda.org does, so tests can prove tokens never leak into output or files."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
 @contextmanager
 def serve(root: Path) -> Iterator[str]:
-    """Serve `root`; yield the base URL with credentials and a token: http://user:SECRET@127.0.0.1:PORT/t/TOKEN"""
+    """Serve `root`; yield the base URL with credentials and a token:
+    http://user:SECRET@127.0.0.1:PORT/t/TOKEN"""
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(_Handler, directory=str(root))
     )

@@ -22,8 +22,19 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.setenv("CONDARC", str(home / ".condarc"))
     monkeypatch.setenv("ENVGUARD_CACHE_DIR", str(home / ".cache" / "envguard"))
     monkeypatch.setenv("CONDA_PKGS_DIRS", str(home / "pkgs"))
-    for var in ("CONDA_PREFIX", "CONDA_DEFAULT_ENV", "CONDA_ENVS_PATH", "CONDA_ENVS_DIRS", "CONDA_ROOT", "CONDA_EXE",
-                "MAMBA_ROOT_PREFIX", "MAMBA_EXE", "ENVGUARD_BACKEND", "CONDA_OVERRIDE_CUDA", "CONDA_OVERRIDE_GLIBC"):  # fmt: skip
+    for var in (
+        "CONDA_PREFIX",
+        "CONDA_DEFAULT_ENV",
+        "CONDA_ENVS_PATH",
+        "CONDA_ENVS_DIRS",
+        "CONDA_ROOT",
+        "CONDA_EXE",
+        "MAMBA_ROOT_PREFIX",
+        "MAMBA_EXE",
+        "ENVGUARD_BACKEND",
+        "CONDA_OVERRIDE_CUDA",
+        "CONDA_OVERRIDE_GLIBC",
+    ):
         monkeypatch.delenv(var, raising=False)
     yield home
 
@@ -49,8 +60,14 @@ MakePrefix = Callable[..., Path]
 def make_prefix(tmp_path: Path, channels: dict[str, Path], pkgs_cache: Path) -> MakePrefix:
     """Factory: make_prefix(["python=3.11", "numpy=1.26"], name="env", cuda="12.4") -> installed prefix."""
 
-    def factory(specs: Sequence[str], *, name: str = "env", cuda: str | None = None, history: bool = True,
-                use: Sequence[str] = ("forge", "pytorch")) -> Path:  # fmt: skip
+    def factory(
+        specs: Sequence[str],
+        *,
+        name: str = "env",
+        cuda: str | None = None,
+        history: bool = True,
+        use: Sequence[str] = ("forge", "pytorch"),
+    ) -> Path:
         prefix = tmp_path / "envs" / name
         return install(
             prefix, specs, [channels[c] for c in use], cache=pkgs_cache, cuda=cuda, history=history

@@ -65,10 +65,23 @@ def pip_install(prefix: Path, *args: str) -> None:
     """Install with real pip into the prefix's site-packages (offline)."""
     site = next((prefix / "lib").glob("python3*/site-packages"))
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--no-compile", "--disable-pip-version-check",
-         "--target", str(site), *args],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--no-compile",
+            "--disable-pip-version-check",
+            "--target",
+            str(site),
+            *args,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
 
 
 def envguard(*argv: str, cwd: Path | None = None) -> int:

@@ -1,6 +1,7 @@
 """The conda/mamba/micromamba CLI backend, tested by replaying what real conda 26.7.1 printed
 (../shared/reference/conda-outputs). The conda CLI cannot exist on the test machine, so a minimal fake `conda`
-on PATH prints the recorded bytes verbatim for each subcommand (and logs its argv); timeouts and failures too."""
+on PATH prints the recorded bytes verbatim for each subcommand (and logs its argv); timeouts and failures too.
+"""
 
 from __future__ import annotations
 
@@ -82,8 +83,12 @@ def test_version_and_info_from_recorded_output(fake_conda: Path) -> None:
 
 
 def test_dry_run_solve_parses_link_actions(fake_conda: Path) -> None:
-    request = Request(("pytorch", "numpy<2", "zlib"), ("file:///srv/channel",), "linux-64",
-                      (VirtualPackage("__glibc", "2.36"),))  # fmt: skip
+    request = Request(
+        ("pytorch", "numpy<2", "zlib"),
+        ("file:///srv/channel",),
+        "linux-64",
+        (VirtualPackage("__glibc", "2.36"),),
+    )
     plan = backend().solve(request)
     found = {p.name: (p.version, p.build, p.channel, p.subdir) for p in plan.packages}
     assert found == {
@@ -99,8 +104,9 @@ def test_dry_run_solve_parses_link_actions(fake_conda: Path) -> None:
     assert override == "CONDA_OVERRIDE_CUDA="  # exactly what envguard checked: no __cuda
 
 
-def test_list_parses_both_recordings_like_the_explicit_export(fake_conda: Path, shared: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_list_parses_both_recordings_like_the_explicit_export(
+    fake_conda: Path, shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     explicit = parse_explicit_text(recorded(shared, "list_explicit_md5_conda_created-small.txt"))
     expected = {(p.name, p.version, p.build, p.channel) for p in explicit.packages}
     for recording in ("list_conda_created-small.json", "list_rattler.json"):
@@ -140,14 +146,18 @@ def test_explicit_spec_round_trip(shared: Path) -> None:
     assert again.packages == env.packages
 
 
-def test_conda_json_error_is_one_line_quoting_the_tool(fake_conda: Path, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_conda_json_error_is_one_line_quoting_the_tool(
+    fake_conda: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the shape of conda's `--json` errors (CondaError.dump_map): exception_name, message, error, caused_by
-    body = {"caused_by": "None", "exception_name": "PackagesNotFoundError",
-            "exception_type": "<class 'conda.exceptions.PackagesNotFoundError'>",
-            "message": "The following packages are not available from current channels:\n\n  - nosuchpkg\n\n"
-                       "Current channels:\n\n  - https://user:secret@conda.example.com/t/tok123/forge\n",
-            "error": "PackagesNotFoundError(...)"}  # fmt: skip
+    body = {
+        "caused_by": "None",
+        "exception_name": "PackagesNotFoundError",
+        "exception_type": "<class 'conda.exceptions.PackagesNotFoundError'>",
+        "message": "The following packages are not available from current channels:\n\n  - nosuchpkg\n\n"
+        "Current channels:\n\n  - https://user:secret@conda.example.com/t/tok123/forge\n",
+        "error": "PackagesNotFoundError(...)",
+    }
     out = tmp_path / "error.json"
     out.write_text(json.dumps(body))
     monkeypatch.setenv("FAKE_CONDA_STDOUT", str(out))
@@ -194,8 +204,9 @@ def test_timeout_is_a_backend_error(fake_conda: Path, monkeypatch: pytest.Monkey
         backend().info()
 
 
-def test_failures_through_the_cli_exit_3_with_one_line(fake_conda: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_failures_through_the_cli_exit_3_with_one_line(
+    fake_conda: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("FAKE_CONDA_SLEEP", "5")
     monkeypatch.setenv("ENVGUARD_BACKEND_TIMEOUT", "0.3")
     assert envguard("create", "--backend", "conda", "-c", "file:///srv/channel", "zlib", "--dry-run") == 3
@@ -210,8 +221,10 @@ def test_missing_tool_exit_3(
     for tool in ("conda", "mamba", "micromamba"):
         assert envguard("create", "--backend", tool, "-c", "file:///srv/channel", "zlib") == 3
         err = capsys.readouterr().err.strip().splitlines()
-        assert err == [f"envguard: error: {tool}: not found on PATH; install it, or use --backend embedded "
-                       "(no conda needed)"]  # fmt: skip
+        assert err == [
+            f"envguard: error: {tool}: not found on PATH; install it, or use --backend embedded "
+            "(no conda needed)"
+        ]
 
 
 def test_selection_order(fake_conda: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -232,8 +245,18 @@ def test_auto_without_tools_is_embedded(monkeypatch: pytest.MonkeyPatch, tmp_pat
 def test_dry_run_create_through_conda_names_the_recorded_environment(
     fake_conda: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = envguard("create", "--backend", "conda", "-c", "file:///srv/channel", "pytorch", "numpy<2", "zlib",
-                    "--dry-run", "--json")  # fmt: skip
+    code = envguard(
+        "create",
+        "--backend",
+        "conda",
+        "-c",
+        "file:///srv/channel",
+        "pytorch",
+        "numpy<2",
+        "zlib",
+        "--dry-run",
+        "--json",
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert data["schema_version"] == 1 and data["dry_run"] is True
@@ -257,17 +280,29 @@ def test_backend_module_probes_nothing_at_import() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, shutil; calls=[]; shutil.which=lambda *a, **k: calls.append(a); "
-            "import envguard.engine.backends, envguard.cli.commands.create, envguard.cli.commands.verify; "
-            "assert not calls, calls; assert 'rattler' not in sys.modules; print('ok')")  # fmt: skip
+    code = (
+        "import sys, shutil; calls=[]; shutil.which=lambda *a, **k: calls.append(a); "
+        "import envguard.engine.backends, envguard.cli.commands.create, envguard.cli.commands.verify; "
+        "assert not calls, calls; assert 'rattler' not in sys.modules; print('ok')"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "ok", done.stderr
 
 
 def test_package_fields() -> None:
-    (package,) = parse_list([{"base_url": "https://u:p@conda.example.com/t/tok/forge", "build_number": 2,
-                              "build_string": "h1_2", "channel": "forge", "name": "zlib", "platform": "linux-64",
-                              "version": "1.3.1"}])  # fmt: skip
+    (package,) = parse_list(
+        [
+            {
+                "base_url": "https://u:p@conda.example.com/t/tok/forge",
+                "build_number": 2,
+                "build_string": "h1_2",
+                "channel": "forge",
+                "name": "zlib",
+                "platform": "linux-64",
+                "version": "1.3.1",
+            }
+        ]
+    )
     assert package == Package(
         "conda", "zlib", "1.3.1", "h1_2", 2, "https://conda.example.com/forge", "linux-64"
     )

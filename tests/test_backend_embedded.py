@@ -73,8 +73,9 @@ def test_tampered_channel_archive_is_refused(channels: dict[str, Path], tmp_path
     assert not (prefix / "conda-meta").exists()
 
 
-def test_progress_reporter_sees_every_operation(channels: dict[str, Path], tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_progress_reporter_sees_every_operation(
+    channels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from envguard.engine import install
 
     seen: list[int] = []

@@ -47,36 +47,74 @@ def _pip_uninstall(prefix: Path, name: str) -> None:
 
 Mutation = Callable[[MakePrefix, dict[str, Path], Path], None]
 DRIFTS: dict[str, tuple[Mutation, list[str]]] = {
-    "conda upgraded": (lambda mk, ch, p: mk([*BASE[:1], "numpy=2.0", *BASE[2:]], cuda="12.4"),
-                       [r"\[drift\] numpy: 1\.26\.4 py311h64a7726_0 \(\S+\) in the lock, 2\.0\.1 py311hed25524_0 "
-                        r"\(\S+\) installed \(version, build changed\)"]),
-    "conda downgraded": (lambda mk, ch, p: mk([*BASE[:3], "requests=2.31.0", "zlib"], cuda="12.4"),
-                         [r"requests: 2\.32\.3 pyhd8ed1ab_0 \(\S+\) in the lock, 2\.31\.0 pyhd8ed1ab_0 \(\S+\) "
-                          r"installed \(version changed\)"]),
-    "conda added": (lambda mk, ch, p: mk([*BASE, "six"], cuda="12.4"),
-                    [r"\[drift\] six 1\.16\.0 pyh6c4a22f_0 \(\S+forge\): installed, not in the lock"]),
-    "conda removed": (lambda mk, ch, p: mk([b for b in BASE if not b.startswith("requests")], cuda="12.4"),
-                      [r"\[drift\] requests 2\.32\.3 pyhd8ed1ab_0 \(\S+\): in the lock, not installed"]),
+    "conda upgraded": (
+        lambda mk, ch, p: mk([*BASE[:1], "numpy=2.0", *BASE[2:]], cuda="12.4"),
+        [
+            r"\[drift\] numpy: 1\.26\.4 py311h64a7726_0 \(\S+\) in the lock, 2\.0\.1 py311hed25524_0 "
+            r"\(\S+\) installed \(version, build changed\)"
+        ],
+    ),
+    "conda downgraded": (
+        lambda mk, ch, p: mk([*BASE[:3], "requests=2.31.0", "zlib"], cuda="12.4"),
+        [
+            r"requests: 2\.32\.3 pyhd8ed1ab_0 \(\S+\) in the lock, 2\.31\.0 pyhd8ed1ab_0 \(\S+\) "
+            r"installed \(version changed\)"
+        ],
+    ),
+    "conda added": (
+        lambda mk, ch, p: mk([*BASE, "six"], cuda="12.4"),
+        [r"\[drift\] six 1\.16\.0 pyh6c4a22f_0 \(\S+forge\): installed, not in the lock"],
+    ),
+    "conda removed": (
+        lambda mk, ch, p: mk([b for b in BASE if not b.startswith("requests")], cuda="12.4"),
+        [r"\[drift\] requests 2\.32\.3 pyhd8ed1ab_0 \(\S+\): in the lock, not installed"],
+    ),
     "same version, other channel": (
         lambda mk, ch, p: mk(BASE, cuda="12.4", use=("alt", "forge", "pytorch")),
-        [r"zlib: 1\.3\.1 h4ab18f5_1 \(\S+/forge\) in the lock, 1\.3\.1 h4ab18f5_1 \(\S+/alt\) installed "
-         r"\(channel(, hash)? changed\)"]),
+        [
+            r"zlib: 1\.3\.1 h4ab18f5_1 \(\S+/forge\) in the lock, 1\.3\.1 h4ab18f5_1 \(\S+/alt\) installed "
+            r"\(channel(, hash)? changed\)"
+        ],
+    ),
     "CUDA build -> CPU build": (
         lambda mk, ch, p: mk([*BASE[:2], "pytorch=2.1.0=*cpu*", *BASE[3:]]),
-        [r"pytorch: 2\.1\.0 py3\.11_cuda11\.8_cudnn8\.7\.0_0 \(\S+\) in the lock, 2\.1\.0 py3\.11_cpu_0 \(\S+\) "
-         r"installed \(build changed\)", r"\[drift\] torch build: cuda 11\.8 in the lock, cpu now"]),
+        [
+            r"pytorch: 2\.1\.0 py3\.11_cuda11\.8_cudnn8\.7\.0_0 \(\S+\) in the lock, 2\.1\.0 py3\.11_cpu_0 "
+            r"\(\S+\) "
+            r"installed \(build changed\)",
+            r"\[drift\] torch build: cuda 11\.8 in the lock, cpu now",
+        ],
+    ),
     "CUDA toolkit changed": (
         lambda mk, ch, p: mk([*BASE[:2], "pytorch=2.1.0=*cuda12.1*", *BASE[3:]], cuda="12.4"),
-        [r"\[drift\] CUDA toolkit: 11\.8 in the lock, 12\.1 now", r"cudatoolkit 11\.8\.0 \S+ \(\S+\): in the lock"]),
-    "python changed": (lambda mk, ch, p: mk(["python=3.12", "numpy=1.26", "pytorch", "requests=2.32.3", "zlib"]),
-                       [r"\[drift\] python: 3\.11\.9 in the lock, 3\.12\.4 now"]),
-    "pip added": (lambda mk, ch, p: pip_install(p, str(ch["wheels"] / "other_pkg-0.3.0-py3-none-any.whl")),
-                  [r"\[drift\] other-pkg \(pip\) 0\.3\.0 from file:///\S+other_pkg-0\.3\.0\S+: installed, not in the lock"]),
-    "pip removed": (lambda mk, ch, p: _pip_uninstall(p, "tinyproj"),
-                    [r"\[drift\] tinyproj \(pip\) 1\.0\.0 from \S+: in the lock, not installed"]),
-    "pip changed": (lambda mk, ch, p: pip_install(p, "--upgrade", str(ch["wheels"] / "tinyproj-1.1.0-py3-none-any.whl")),
-                    [r"tinyproj \(pip\): 1\.0\.0 from \S+ in the lock, 1\.1\.0 from \S+ installed \(version, url changed\)"]),
-}  # fmt: skip
+        [
+            r"\[drift\] CUDA toolkit: 11\.8 in the lock, 12\.1 now",
+            r"cudatoolkit 11\.8\.0 \S+ \(\S+\): in the lock",
+        ],
+    ),
+    "python changed": (
+        lambda mk, ch, p: mk(["python=3.12", "numpy=1.26", "pytorch", "requests=2.32.3", "zlib"]),
+        [r"\[drift\] python: 3\.11\.9 in the lock, 3\.12\.4 now"],
+    ),
+    "pip added": (
+        lambda mk, ch, p: pip_install(p, str(ch["wheels"] / "other_pkg-0.3.0-py3-none-any.whl")),
+        [
+            r"\[drift\] other-pkg \(pip\) 0\.3\.0 from file:///\S+other_pkg-0\.3\.0\S+: installed, not in "
+            r"the lock"
+        ],
+    ),
+    "pip removed": (
+        lambda mk, ch, p: _pip_uninstall(p, "tinyproj"),
+        [r"\[drift\] tinyproj \(pip\) 1\.0\.0 from \S+: in the lock, not installed"],
+    ),
+    "pip changed": (
+        lambda mk, ch, p: pip_install(p, "--upgrade", str(ch["wheels"] / "tinyproj-1.1.0-py3-none-any.whl")),
+        [
+            r"tinyproj \(pip\): 1\.0\.0 from \S+ in the lock, 1\.1\.0 from \S+ installed \(version, url "
+            r"changed\)"
+        ],
+    ),
+}
 
 
 @pytest.mark.parametrize("drift", sorted(DRIFTS))
@@ -140,8 +178,10 @@ def test_check_against_environment_yml(
 ) -> None:
     prefix = make_prefix(["python=3.11", "numpy=1.26", "zlib"], use=("alt", "forge"))
     spec = tmp_path / "environment.yml"
-    spec.write_text(f"channels:\n  - {channels['alt'].as_uri()}\n  - {channels['forge'].as_uri()}\n"
-                    "dependencies:\n  - python=3.11\n  - numpy>=1.21,<2\n  - zlib\n")  # fmt: skip
+    spec.write_text(
+        f"channels:\n  - {channels['alt'].as_uri()}\n  - {channels['forge'].as_uri()}\n"
+        "dependencies:\n  - python=3.11\n  - numpy>=1.21,<2\n  - zlib\n"
+    )
     capsys.readouterr()
     assert envguard("check", str(prefix), "-f", str(spec)) == 0
     assert capsys.readouterr().out.startswith(f"OK: {prefix} matches {spec}")

@@ -1,6 +1,6 @@
 """The check fast path: an unchanged environment is confirmed from stat metadata with minimal imports, and the
-cache can never turn drift into a pass (drift is never cached; any change to the environment or the inputs goes
-back to the full comparison)."""
+cache can never turn drift into a pass (drift is never cached; any change to the environment or the inputs
+goes back to the full comparison)."""
 
 from __future__ import annotations
 
@@ -109,8 +109,14 @@ _PROBE_IMPORTS = (
 def _launch(argv: list[str]) -> tuple[int, str, list[str]]:
     """Run the console script's entry point; return (exit code, output, heavy modules it imported)."""
     code = _PROBE_IMPORTS.format(argv=argv, heavy=HEAVY)
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ), capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     lines = done.stdout.strip().splitlines()
     modules = [m.strip("'") for m in lines[-1].removeprefix("IMPORTED [").rstrip("]").split(", ") if m]
     return done.returncode, "\n".join(lines[:-1]) + done.stderr, modules

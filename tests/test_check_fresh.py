@@ -1,5 +1,5 @@
-"""Lock staleness without solving (`check --lock-fresh`, and `check --lock L -f environment.yml`), lock discovery
-and `[tool.envguard]` configuration."""
+"""Lock staleness without solving (`check --lock-fresh`, and `check --lock L -f environment.yml`), lock
+discovery and `[tool.envguard]` configuration."""
 
 from __future__ import annotations
 
@@ -53,16 +53,23 @@ def test_fresh_lock_passes_and_reformatting_is_only_a_note(
 @pytest.mark.parametrize(
     ("edit", "expected"),
     [
-        (("cuda-version=12.1", "cuda-version=11.8"), "linux-64: cuda-version=11.8 is not satisfied by the lock "
-                                                     "(locked: cuda-version 12.1"),
-        (("  - cuda-version=12.1\n", "  - cuda-version=12.1\n  - cpuonly\n"), "osx-arm64: cpuonly is not in the lock"),
+        (
+            ("cuda-version=12.1", "cuda-version=11.8"),
+            "linux-64: cuda-version=11.8 is not satisfied by the lock (locked: cuda-version 12.1",
+        ),
+        (
+            ("  - cuda-version=12.1\n", "  - cuda-version=12.1\n  - cpuonly\n"),
+            "osx-arm64: cpuonly is not in the lock",
+        ),
         (("  - cuda-version=12.1\n", ""), "cuda-version 12.1 h1d6eff3_3 (file://"),
-        (("platforms: [linux-64, osx-arm64]", "platforms: [linux-64, osx-arm64, win-64]"),
-         "declares platform win-64, but the lock has no entry for it"),
+        (
+            ("platforms: [linux-64, osx-arm64]", "platforms: [linux-64, osx-arm64, win-64]"),
+            "declares platform win-64, but the lock has no entry for it",
+        ),
         (("channels:\n", "channels:\n  - conda-forge\n"), "channels differ: "),
     ],
     ids=["spec changed", "spec added", "spec removed", "platform added", "channel added"],
-)  # fmt: skip
+)
 def test_stale_lock_is_drift(
     project: Path, edit: tuple[str, str], expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -87,8 +94,12 @@ def test_conda_locks_own_output_is_judged_by_its_specs(
     assert code == 0, out
     code, out = _fresh(tmp_path, capsys, "-f", "env-mismatch.yml")
     assert code == 1
-    for line in ("numpy>=2 is not satisfied", "zlib=1.2.13 is not satisfied", "python=3.12 is not satisfied",
-                 "linux-64: notinstalled is not in the lock"):  # fmt: skip
+    for line in (
+        "numpy>=2 is not satisfied",
+        "zlib=1.2.13 is not satisfied",
+        "python=3.12 is not satisfied",
+        "linux-64: notinstalled is not in the lock",
+    ):
         assert line in out, out
 
 

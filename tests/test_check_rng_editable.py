@@ -1,5 +1,5 @@
-"""`check --rng` (fingerprints re-measured by the environment's own interpreter) and editable installs that point
-elsewhere — both with real interpreters and a real `pip install -e`."""
+"""`check --rng` (fingerprints re-measured by the environment's own interpreter) and editable installs that
+point elsewhere — both with real interpreters and a real `pip install -e`."""
 
 from __future__ import annotations
 
@@ -99,10 +99,25 @@ def _project(root: Path, name: str = "proja") -> Path:
 def _pip_editable(prefix: Path, project: Path) -> None:
     site = next((prefix / "lib").glob("python3*/site-packages"))
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--no-build-isolation", "--upgrade",
-         "--disable-pip-version-check", "--target", str(site), "-e", str(project)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--no-build-isolation",
+            "--upgrade",
+            "--disable-pip-version-check",
+            "--target",
+            str(site),
+            "-e",
+            str(project),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_editable_install_pointing_elsewhere(

@@ -1,4 +1,5 @@
-"""`envguard clean` end to end on real rattler-made caches and environments (see test_clean_world for the layout)."""
+"""`envguard clean` end to end on real rattler-made caches and environments (see test_clean_world for the
+layout)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,11 @@ def clean_json(capsys: pytest.CaptureFixture[str], *argv: str, code: int = 0) ->
 
 
 def names(data: dict[str, Any], category: str, cache: Path | None = None) -> set[str]:
-    return {Path(i["paths"][0]).name for i in data["items"]
-            if i["category"] == category and (cache is None or i["cache"] == str(cache))}  # fmt: skip
+    return {
+        Path(i["paths"][0]).name
+        for i in data["items"]
+        if i["category"] == category and (cache is None or i["cache"] == str(cache))
+    }
 
 
 def test_dry_run_lists_exactly_what_nothing_uses_and_changes_nothing(world: World, capsys) -> None:
@@ -46,8 +50,11 @@ def test_dry_run_lists_exactly_what_nothing_uses_and_changes_nothing(world: Worl
     assert tree(world.root) == before
     assert data["mode"] == "dry-run" and data["usage_complete"] is True
     assert names(data, "unused-package", world.pkgs) == ALWAYS_UNUSED
-    assert names(data, "tarball") == {"python-3.11.9-hab00c5b_0_cpython.conda", "numpy-2.0.1-py312h1103770_0.conda",
-                                      "zlib-1.2.13-hd590300_5.conda"}  # fmt: skip
+    assert names(data, "tarball") == {
+        "python-3.11.9-hab00c5b_0_cpython.conda",
+        "numpy-2.0.1-py312h1103770_0.conda",
+        "zlib-1.2.13-hd590300_5.conda",
+    }
     reasons = {Path(i["paths"][0]).name: i["reason"] for i in data["items"] if i["category"] == "tarball"}
     assert reasons["python-3.11.9-hab00c5b_0_cpython.conda"] == "package in use and already extracted"
     assert reasons["numpy-2.0.1-py312h1103770_0.conda"] == "package unused"
@@ -68,9 +75,12 @@ def test_dry_run_lists_exactly_what_nothing_uses_and_changes_nothing(world: Worl
 
 @pytest.mark.parametrize(
     ("left_out", "package"),
-    [("--env", "six-1.16.0-pyh6c4a22f_0"), ("--pixi-root", "python-3.10.14-hd12c33a_0_cpython"),
-     ("--keep-locked", "zlib-1.2.13-hd590300_5")],
-)  # fmt: skip
+    [
+        ("--env", "six-1.16.0-pyh6c4a22f_0"),
+        ("--pixi-root", "python-3.10.14-hd12c33a_0_cpython"),
+        ("--keep-locked", "zlib-1.2.13-hd590300_5"),
+    ],
+)
 def test_each_source_of_usage_protects_its_packages(
     world: World, capsys, left_out: str, package: str
 ) -> None:
@@ -97,8 +107,12 @@ def test_yes_moves_to_trash_breaks_nothing_and_undo_restores(world: World, capsy
     moved = {Path(m["from"]) for m in data["result"]["moved"]}
     assert {p for i in data["items"] for p in map(Path, i["paths"])} == moved
     assert not any(p.exists() or p.is_symlink() for p in moved)
-    assert all(Path(m["to"]).is_relative_to(Path(i["cache"]) / ".envguard-trash")
-               for m in data["result"]["moved"] for i in data["items"] if m["from"] in i["paths"])  # fmt: skip
+    assert all(
+        Path(m["to"]).is_relative_to(Path(i["cache"]) / ".envguard-trash")
+        for m in data["result"]["moved"]
+        for i in data["items"]
+        if m["from"] in i["paths"]
+    )
     for env in world.environments():
         assert verify_environment(env) == [], env
     assert (world.outside_target / "precious.txt").read_text() == "do not touch\n"
@@ -194,8 +208,16 @@ def test_undo_leaves_what_came_back_meanwhile_in_the_trash(world: World, capsys)
 def test_human_dry_run_is_a_table_by_category(world: World, capsys) -> None:
     assert envguard("clean", *world.all_options()) == 0
     out = capsys.readouterr().out
-    for title in ("Package caches", "What would go", "Unused extracted packages", "Repodata / index caches",
-                  "Partial downloads", "Logs and temporary files", "Dry run:", "envguard clean --yes"):  # fmt: skip
+    for title in (
+        "Package caches",
+        "What would go",
+        "Unused extracted packages",
+        "Repodata / index caches",
+        "Partial downloads",
+        "Logs and temporary files",
+        "Dry run:",
+        "envguard clean --yes",
+    ):
         assert title in out, title
     assert "python-3.12.4-h194c7f8_0_cpython" in out and "KiB" in out
 
@@ -203,9 +225,15 @@ def test_human_dry_run_is_a_table_by_category(world: World, capsys) -> None:
 def test_bad_input_is_exit_2_in_one_line(world: World, tmp_path: Path, capsys) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    for argv in (["--cache", str(empty)], ["--cache", str(world.hard)], ["--cache", str(Path.home())],
-                 ["--env", str(empty)], ["--pixi-root", str(tmp_path / "nope")], ["--yes", "--undo"],
-                 ["--keep-locked", str(tmp_path / "missing.lock")]):  # fmt: skip
+    for argv in (
+        ["--cache", str(empty)],
+        ["--cache", str(world.hard)],
+        ["--cache", str(Path.home())],
+        ["--env", str(empty)],
+        ["--pixi-root", str(tmp_path / "nope")],
+        ["--yes", "--undo"],
+        ["--keep-locked", str(tmp_path / "missing.lock")],
+    ):
         assert envguard("clean", *argv) == 2, argv
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -285,8 +313,11 @@ def test_keep_locked_reads_every_platform_of_a_conda_lock(
         fields[f"{key}_sha"] = hashlib.sha256(tarball.read_bytes()).hexdigest()
     lock.write_text(CONDA_LOCK.format(**fields))
     data = clean_json(capsys, "--cache", str(pkgs), "--keep-locked", str(lock))
-    assert names(data, "unused-package") == {"six-1.16.0-pyh6c4a22f_0", "python-3.12.4-h194c7f8_0_cpython",
-                                             "zlib-1.3.1-h4ab18f5_1"}, "zlib 1.2.13 and cuda-version (osx) stay"  # fmt: skip
+    assert names(data, "unused-package") == {
+        "six-1.16.0-pyh6c4a22f_0",
+        "python-3.12.4-h194c7f8_0_cpython",
+        "zlib-1.3.1-h4ab18f5_1",
+    }, "zlib 1.2.13 and cuda-version (osx) stay"
     assert data["keep_locked"] == [str(lock)]
 
 
@@ -303,9 +334,14 @@ def test_keep_locked_reads_every_environment_of_a_pixi_lock(
     linux = rattler.LockPlatform("linux-64")
     lock = rattler.LockFile([linux])
     for env, spec in (("default", "zlib=1.2.13"), ("py312", "python=3.12")):
-        records = asyncio.run(rattler.solve([rattler.Channel(channels["forge"].resolve().as_uri())],
-                                            [rattler.MatchSpec(spec)], platforms=["linux-64", "noarch"],
-                                            virtual_packages=virtual()))  # fmt: skip
+        records = asyncio.run(
+            rattler.solve(
+                [rattler.Channel(channels["forge"].resolve().as_uri())],
+                [rattler.MatchSpec(spec)],
+                platforms=["linux-64", "noarch"],
+                virtual_packages=virtual(),
+            )
+        )
         for record in records:
             lock.add_conda_package(env, linux, record)
     path = tmp_path / "pixi.lock"

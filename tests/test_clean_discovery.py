@@ -1,6 +1,6 @@
-"""Finding caches and environments: `conda/mamba/micromamba info --json` (replayed from real recorded outputs —
-no conda exists here), condarc/CONDA_PKGS_DIRS, the rattler/pixi cache, environments.txt, envs dirs, pixi projects,
-and what counts as a package cache."""
+"""Finding caches and environments: `conda/mamba/micromamba info --json` (replayed from real recorded outputs
+— no conda exists here), condarc/CONDA_PKGS_DIRS, the rattler/pixi cache, environments.txt, envs dirs, pixi
+projects, and what counts as a package cache."""
 
 from __future__ import annotations
 
@@ -28,18 +28,39 @@ def _load(shared: Path, name: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("name", "tool", "pkgs", "envs_dirs", "root"),
     [
-        ("conda-info.json", "conda", ["/home/runner/conda_pkgs_dir"],
-         ["/home/runner/miniconda3/envs", "/home/runner/.conda/envs"], "/home/runner/miniconda3"),
-        ("mamba-info.json", "mamba", ["/home/runner/conda_pkgs_dir"],
-         ["/home/runner/miniconda3/envs/esmvaltool-fromlock/envs"], "/home/runner/miniconda3/envs/esmvaltool-fromlock"),
-        ("micromamba-1.4.5-info.json", "micromamba", ["/home/user/micromamba/pkgs"], ["/home/user/micromamba/envs"],
-         "/home/user/micromamba"),
-        ("micromamba-1.4.6-info.json", "micromamba", ["/home/user/micromamba/pkgs", "/home/user/.mamba/pkgs"],
-         ["/home/user/micromamba/envs"], "/home/user/micromamba"),
+        (
+            "conda-info.json",
+            "conda",
+            ["/home/runner/conda_pkgs_dir"],
+            ["/home/runner/miniconda3/envs", "/home/runner/.conda/envs"],
+            "/home/runner/miniconda3",
+        ),
+        (
+            "mamba-info.json",
+            "mamba",
+            ["/home/runner/conda_pkgs_dir"],
+            ["/home/runner/miniconda3/envs/esmvaltool-fromlock/envs"],
+            "/home/runner/miniconda3/envs/esmvaltool-fromlock",
+        ),
+        (
+            "micromamba-1.4.5-info.json",
+            "micromamba",
+            ["/home/user/micromamba/pkgs"],
+            ["/home/user/micromamba/envs"],
+            "/home/user/micromamba",
+        ),
+        (
+            "micromamba-1.4.6-info.json",
+            "micromamba",
+            ["/home/user/micromamba/pkgs", "/home/user/.mamba/pkgs"],
+            ["/home/user/micromamba/envs"],
+            "/home/user/micromamba",
+        ),
     ],
-)  # fmt: skip
-def test_parse_info_reads_all_recorded_schemas(shared: Path, name: str, tool: str, pkgs: list[str],
-                                               envs_dirs: list[str], root: str) -> None:  # fmt: skip
+)
+def test_parse_info_reads_all_recorded_schemas(
+    shared: Path, name: str, tool: str, pkgs: list[str], envs_dirs: list[str], root: str
+) -> None:
     info = parse_info(_load(shared, CORPUS + name))
     assert (info.tool, list(info.pkgs_dirs), list(info.envs_dirs), info.root_prefix) == (
         tool,
@@ -69,12 +90,17 @@ def _fake_tool(
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
 
 
-def test_conda_info_on_path_finds_its_caches_and_envs(shared: Path, tmp_path: Path, channels: dict[str, Path],
-                                                      monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # fmt: skip
+def test_conda_info_on_path_finds_its_caches_and_envs(
+    shared: Path, tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     recorded = _load(shared, CORPUS + "conda-info.json")
     pkgs = tmp_path / "conda_pkgs_dir"
-    env = install(tmp_path / "miniconda3" / "envs" / "esmvaltool-fromlock", ["zlib=1.3.1"], [channels["forge"]],
-                  cache=pkgs)  # fmt: skip
+    env = install(
+        tmp_path / "miniconda3" / "envs" / "esmvaltool-fromlock",
+        ["zlib=1.3.1"],
+        [channels["forge"]],
+        cache=pkgs,
+    )
     shutil.rmtree(install(tmp_path / "gone", ["python=3.12"], [channels["forge"]], cache=pkgs))
     replay = json.dumps(recorded).replace("/home/runner", str(tmp_path))
     _fake_tool(tmp_path, "conda", replay, monkeypatch)
@@ -86,8 +112,9 @@ def test_conda_info_on_path_finds_its_caches_and_envs(shared: Path, tmp_path: Pa
     assert gone == {"python-3.12.4-h194c7f8_0_cpython"}
 
 
-def test_micromamba_info_schema_on_path(shared: Path, tmp_path: Path, channels: dict[str, Path],
-                                        monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # fmt: skip
+def test_micromamba_info_schema_on_path(
+    shared: Path, tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     recorded = _load(shared, CORPUS + "micromamba-1.4.6-info.json")
     pkgs = tmp_path / "micromamba" / "pkgs"
     install(tmp_path / "micromamba" / "envs" / "work", ["zlib=1.3.1"], [channels["forge"]], cache=pkgs)
@@ -107,8 +134,9 @@ def test_failing_conda_info_is_a_note(tmp_path: Path, monkeypatch: pytest.Monkey
     assert any("info --json` exited 1" in n for n in notes)
 
 
-def test_rattler_cache_root_with_repodata(tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
-                                          capsys) -> None:  # fmt: skip
+def test_rattler_cache_root_with_repodata(
+    tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     root = tmp_path / "rattler-cache"
     shutil.rmtree(install(tmp_path / "gone", ["zlib=1.3.1"], [channels["forge"]], cache=root / "pkgs"))
     (root / "repodata").mkdir()
@@ -135,8 +163,9 @@ def test_rattler_cache_root_with_repodata(tmp_path: Path, channels: dict[str, Pa
     assert (root / "repodata" / "1a2b.json").exists() and (root / "pkgs" / "zlib-1.3.1-h4ab18f5_1").is_dir()
 
 
-def test_default_rattler_and_pixi_cache_locations(tmp_path: Path, channels: dict[str, Path],
-                                                  monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # fmt: skip
+def test_default_rattler_and_pixi_cache_locations(
+    tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     default = Path.home() / ".cache" / "rattler" / "cache"
     pixi = tmp_path / "pixi-cache"
     for root in (default, pixi):
@@ -172,14 +201,21 @@ def test_what_counts_as_a_package_cache(tmp_path: Path, channels: dict[str, Path
     env = install(tmp_path / "env", ["zlib=1.3.1"], [channels["forge"]], cache=tmp_path / "pkgs")
     empty = tmp_path / "empty"
     empty.mkdir()
-    for folder, reason in ((channel_subdir, "no urls.txt"), (env, "conda environment"), (empty, "no urls.txt"),
-                           (Path.home(), "home folder"), (Path("/"), "root"), (tmp_path / "missing", "not a folder")):  # fmt: skip
+    for folder, reason in (
+        (channel_subdir, "no urls.txt"),
+        (env, "conda environment"),
+        (empty, "no urls.txt"),
+        (Path.home(), "home folder"),
+        (Path("/"), "root"),
+        (tmp_path / "missing", "not a folder"),
+    ):
         found = recognise(folder, "test")
         assert isinstance(found, str) and reason in found, (folder, found)
 
 
-def test_environments_from_environments_txt_envs_dirs_and_pixi(tmp_path: Path, channels: dict[str, Path],
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_environments_from_environments_txt_envs_dirs_and_pixi(
+    tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     forge, cache = [channels["forge"]], tmp_path / "pkgs"
     registered = install(tmp_path / "registered", ["zlib=1.3.1"], forge, cache=cache)
     (Path.home() / ".conda").mkdir()
@@ -194,8 +230,11 @@ def test_environments_from_environments_txt_envs_dirs_and_pixi(tmp_path: Path, c
     too_deep = projects / "a" / "b" / "c" / "d" / "proj"
     install(too_deep / ".pixi" / "envs" / "default", ["zlib=1.3.1"], forge, cache=cache)
     found, notes = discover_environments([], [projects], None)
-    assert {(e.prefix, e.origin) for e in found} == {(registered, "environments.txt"), (named, "envs_dirs"),
-                                                     (deep, "pixi")}  # fmt: skip
+    assert {(e.prefix, e.origin) for e in found} == {
+        (registered, "environments.txt"),
+        (named, "envs_dirs"),
+        (deep, "pixi"),
+    }
     assert pixi_environments(too_deep) == [too_deep / ".pixi" / "envs" / "default"]
     _, notes = discover_environments([], [tmp_path / "registered"], None)
     assert any("no .pixi/envs" in n for n in notes)

@@ -1,6 +1,6 @@
-"""`envguard clean` refuses while another process holds a cache lock, naming it — with the locks real tools take:
-rattler's flock on `.cache.lock`, mamba's byte-21 record lock on `pkgs/pkgs.lock` (PID inside), conda's byte-21
-lock on a repodata `*.info.json`, and conda 4.3's `*.pid<PID>.conda_lock` files."""
+"""`envguard clean` refuses while another process holds a cache lock, naming it — with the locks real tools
+take: rattler's flock on `.cache.lock`, mamba's byte-21 record lock on `pkgs/pkgs.lock` (PID inside), conda's
+byte-21 lock on a repodata `*.info.json`, and conda 4.3's `*.pid<PID>.conda_lock` files."""
 
 from __future__ import annotations
 
@@ -64,9 +64,12 @@ def _dry_run(capsys: pytest.CaptureFixture[str], pkgs: Path) -> dict[str, object
 
 @pytest.mark.parametrize(
     ("lock_name", "how", "convention"),
-    [(".cache.lock", "flock", "rattler"), ("pkgs.lock", "posix", "mamba"),
-     ("cache/abc.info.json", "posix", "conda repodata")],
-)  # fmt: skip
+    [
+        (".cache.lock", "flock", "rattler"),
+        ("pkgs.lock", "posix", "mamba"),
+        ("cache/abc.info.json", "posix", "conda repodata"),
+    ],
+)
 def test_held_lock_refuses_and_names_the_process(
     cache: Path, capsys, lock_name: str, how: str, convention: str
 ) -> None:
@@ -101,10 +104,12 @@ def test_legacy_conda_lock_file_of_a_live_process(cache: Path, capsys) -> None:
 
 
 def test_proc_locks_parser() -> None:
-    text = ("1: POSIX  ADVISORY  WRITE 7580 fe:00:2148468 21 21\n"
-            "2: FLOCK  ADVISORY  WRITE 7581 00:2a:99 0 EOF\n"
-            "2: -> FLOCK  ADVISORY  WRITE 7590 00:2a:99 0 EOF\n"
-            "3: OFDLCK ADVISORY  READ  -1 08:01:12 0 EOF\n")  # fmt: skip
+    text = (
+        "1: POSIX  ADVISORY  WRITE 7580 fe:00:2148468 21 21\n"
+        "2: FLOCK  ADVISORY  WRITE 7581 00:2a:99 0 EOF\n"
+        "2: -> FLOCK  ADVISORY  WRITE 7590 00:2a:99 0 EOF\n"
+        "3: OFDLCK ADVISORY  READ  -1 08:01:12 0 EOF\n"
+    )
     table = proc_locks(text)
     assert table[(0xFE, 0, 2148468)] == [("POSIX", 7580)]
     assert table[(0, 0x2A, 99)] == [("FLOCK", 7581), ("FLOCK", 7590)]

@@ -28,18 +28,35 @@ def decide(entries: list[Entry], usage: Usage, **kwargs: object) -> tuple[dict[s
 def test_classify_rules() -> None:
     usage = Usage(dists=frozenset({"a-1-0", "b-1-0"}), dir_names=frozenset({"c-1-0-f00d"}))
     entries = [
-        entry("a-1-0", "package", "a-1-0"), entry("c-1-0-f00d", "package", "c-1-0"), entry("d-1-0", "package", "d-1-0"),
-        entry("a-1-0.conda", "tarball", "a-1-0"), entry("b-1-0.conda", "tarball", "b-1-0"),
-        entry("d-1-0.tar.bz2", "tarball", "d-1-0"), entry("x.json", "index"),
-        entry("old.conda.partial", "partial"), entry("new.conda.partial", "partial", age=60),
-        entry(".logs", "temp"), entry("urls.txt", "meta"), entry("stray", "other"),
-    ]  # fmt: skip
+        entry("a-1-0", "package", "a-1-0"),
+        entry("c-1-0-f00d", "package", "c-1-0"),
+        entry("d-1-0", "package", "d-1-0"),
+        entry("a-1-0.conda", "tarball", "a-1-0"),
+        entry("b-1-0.conda", "tarball", "b-1-0"),
+        entry("d-1-0.tar.bz2", "tarball", "d-1-0"),
+        entry("x.json", "index"),
+        entry("old.conda.partial", "partial"),
+        entry("new.conda.partial", "partial", age=60),
+        entry(".logs", "temp"),
+        entry("urls.txt", "meta"),
+        entry("stray", "other"),
+    ]
     chosen, kept = decide(entries, usage)
-    assert chosen == {"d-1-0": "unused-package", "a-1-0.conda": "tarball", "d-1-0.tar.bz2": "tarball",
-                      "x.json": "index-cache", "old.conda.partial": "partial-download", ".logs": "temp-log"}  # fmt: skip
-    assert kept == {"package in use": 2, "tarball of a package in use, not extracted": 1,
-                    "recent temporary file (a running download?)": 1, "cache metadata (urls.txt, lock files)": 1,
-                    "not a package, tarball or known cache file": 1}  # fmt: skip
+    assert chosen == {
+        "d-1-0": "unused-package",
+        "a-1-0.conda": "tarball",
+        "d-1-0.tar.bz2": "tarball",
+        "x.json": "index-cache",
+        "old.conda.partial": "partial-download",
+        ".logs": "temp-log",
+    }
+    assert kept == {
+        "package in use": 2,
+        "tarball of a package in use, not extracted": 1,
+        "recent temporary file (a running download?)": 1,
+        "cache metadata (urls.txt, lock files)": 1,
+        "not a package, tarball or known cache file": 1,
+    }
 
 
 def test_incomplete_usage_keeps_packages_and_tarballs_only() -> None:
@@ -81,8 +98,12 @@ def test_account_counts_each_inode_once_and_links_outside_free_nothing() -> None
     )
 
 
-@given(st.lists(st.lists(st.tuples(st.integers(1, 12), st.integers(1, 4), st.integers(0, 10_000)), max_size=8),
-                max_size=6))  # fmt: skip
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(1, 12), st.integers(1, 4), st.integers(0, 10_000)), max_size=8),
+        max_size=6,
+    )
+)
 def test_account_never_counts_more_than_the_unique_inodes_fully_inside(
     raw: list[list[tuple[int, int, int]]],
 ) -> None:
@@ -106,12 +127,19 @@ def test_account_never_counts_more_than_the_unique_inodes_fully_inside(
 
 def test_record_references_of_conda_and_rattler_records(shared: Path) -> None:
     outputs = shared / "reference" / "conda-outputs"
-    for name, folder in (("conda_meta_record_conda_zlib.json", "zlib-1.3.1-h4ab18f5_1"),
-                         ("conda_meta_record_rattler_zlib.json", "zlib-1.3.1-h4ab18f5_1")):  # fmt: skip
+    for name, folder in (
+        ("conda_meta_record_conda_zlib.json", "zlib-1.3.1-h4ab18f5_1"),
+        ("conda_meta_record_rattler_zlib.json", "zlib-1.3.1-h4ab18f5_1"),
+    ):
         dists, folders = record_references(json.loads((outputs / name).read_text()))
         assert dists == {"zlib-1.3.1-h4ab18f5_1"} and folders == {folder}
-    old = {"name": "six", "version": "1.10.0", "build": "py27_0", "url": "https://x/free/linux-64/six-1.10.0-py27_0.tar.bz2",
-           "link": {"source": "/opt/pkgs/six-1.10.0-py27_0-abcdef/", "type": 2}}  # fmt: skip
+    old = {
+        "name": "six",
+        "version": "1.10.0",
+        "build": "py27_0",
+        "url": "https://x/free/linux-64/six-1.10.0-py27_0.tar.bz2",
+        "link": {"source": "/opt/pkgs/six-1.10.0-py27_0-abcdef/", "type": 2},
+    }
     assert record_references(old) == ({"six-1.10.0-py27_0"}, {"six-1.10.0-py27_0-abcdef"})
 
 

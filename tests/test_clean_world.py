@@ -1,8 +1,9 @@
-"""A realistic cache-and-environments layout for `envguard clean`, built with real py-rattler installs, and tests
-that the layout really is what the clean tests rely on (link types 1/2/3, link counts, the traps).
+"""A realistic cache-and-environments layout for `envguard clean`, built with real py-rattler installs, and
+tests that the layout really is what the clean tests rely on (link types 1/2/3, link counts, the traps).
 
 Layout (all under one tmp folder, plus a second cache on another filesystem when one exists):
-- `pkgs/`: a conda-style package cache (rattler extracts into it; urls.txt, tarballs, `cache/` index, a partial
+- `pkgs/`: a conda-style package cache (rattler extracts into it; urls.txt, tarballs, `cache/` index, a
+  partial
   download, `.logs/`, a `.tmp*` folder, a `.c~` file, a symlink pointing outside, an unreadable-file hook)
 - envs dir `conda/envs/`: `hard` (hardlinked, link.type 1), `soft` (softlinked the way conda's always_softlink
   lays it out, link.type 2), `copied` (cache on another filesystem: rattler copies, link.type 3)
@@ -102,8 +103,8 @@ def _cache_file(source: Path, rel: str) -> Path | None:
 
 
 def verify_environment(prefix: Path) -> list[str]:
-    """What `envguard check --files` reports (envguard.prefix.integrity), plus an independent re-check here: every file
-    every record lists exists (through symlinks) with its recorded sha256."""
+    """What `envguard check --files` reports (envguard.prefix.integrity), plus an independent re-check here:
+    every file every record lists exists (through symlinks) with its recorded sha256."""
     from envguard.prefix.integrity import verify_files
 
     report = verify_files(prefix)

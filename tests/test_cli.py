@@ -1,4 +1,5 @@
-"""The CLI shell: lazy commands, the error boundary, exit codes, and the README staying in step with --help."""
+"""The CLI shell: lazy commands, the error boundary, exit codes, and the README staying in step with
+--help."""
 
 from __future__ import annotations
 
@@ -37,7 +38,10 @@ def test_readme_documents_every_command() -> None:
 
 
 def test_help_startup_imports_no_heavy_modules() -> None:
-    code = "import sys; from envguard.cli.app import run; run(['--help']); print(sorted(m for m in ('torch','rattler','deepdiff','rich','yaml','numpy') if m in sys.modules))"
+    code = (
+        "import sys; from envguard.cli.app import run; run(['--help']); print(sorted(m for m in "
+        "('torch','rattler','deepdiff','rich','yaml','numpy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
 

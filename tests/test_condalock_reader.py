@@ -1,5 +1,5 @@
-"""conda-lock.yml reader: real conda-lock output and real-world locks, every bad-input case as one line + exit 2,
-and a property test that what envguard writes reads back unchanged."""
+"""conda-lock.yml reader: real conda-lock output and real-world locks, every bad-input case as one line + exit
+2, and a property test that what envguard writes reads back unchanged."""
 
 from __future__ import annotations
 
@@ -68,10 +68,15 @@ BAD_LOCKS = {
     "wrong version": (lambda t: _cut(t, r"^version: 1$", "version: 7"), r"version 7 is not supported"),
     "truncated": (lambda t: t[: len(t) // 2] + "  hash: {md5: 'abc", r":\d+: malformed YAML"),
     "missing field": (lambda t: _cut(t, r"^  url: .*numpy.*\n"), r":\d+: package numpy lacks `url`"),
-    "non-hex hash": (lambda t: _cut(t, r"md5: 1d874bd57a347f9566a25fc464a96d3f", "md5: not-a-hex-digest-at-all"),
-                     r"package numpy: md5 'not-a-hex-digest-at-all' is not a hex digest"),
-    "no metadata platforms": (lambda t: _cut(t, r"^  platforms:\n  - linux-64\n"), r"metadata lacks `platforms`"),
-}  # fmt: skip
+    "non-hex hash": (
+        lambda t: _cut(t, r"md5: 1d874bd57a347f9566a25fc464a96d3f", "md5: not-a-hex-digest-at-all"),
+        r"package numpy: md5 'not-a-hex-digest-at-all' is not a hex digest",
+    ),
+    "no metadata platforms": (
+        lambda t: _cut(t, r"^  platforms:\n  - linux-64\n"),
+        r"metadata lacks `platforms`",
+    ),
+}
 
 
 @pytest.mark.parametrize("case", sorted(BAD_LOCKS))
@@ -103,7 +108,8 @@ def test_missing_platform_names_the_platforms_the_lock_has(
         condalock.read(lock, platform="win-64")
 
 
-# --- property: envguard's writer and reader agree ---------------------------------------------------------------
+# --- property: envguard's writer and reader agree
+# ---------------------------------------------------------------
 
 _names = st.text(string.ascii_lowercase + string.digits + "-_", min_size=1, max_size=12).filter(
     lambda s: s[0].isalnum()
@@ -123,20 +129,42 @@ def _environments(draw: st.DrawFn) -> Environment:
             sorted(f"{d} >={draw(_versions)}" for d in draw(st.lists(_names, max_size=3, unique=True)))
         )
         url = f"https://conda.anaconda.org/x/{subdir}/{name}-{version}-{build}.conda"
-        packages.append(Package("conda", name, version, build, channel="x", subdir=subdir, url=url, md5=md5,
-                                sha256=md5 * 2, depends=depends))  # fmt: skip
+        packages.append(
+            Package(
+                "conda",
+                name,
+                version,
+                build,
+                channel="x",
+                subdir=subdir,
+                url=url,
+                md5=md5,
+                sha256=md5 * 2,
+                depends=depends,
+            )
+        )
     for name in draw(st.lists(_names.map(canonical_name), max_size=3, unique=True)):
         origin = PipOrigin(url=f"file:///src/{name}", editable=True) if draw(st.booleans()) else None
         packages.append(Package("pip", name, draw(_versions), origin=origin))
     fingerprints = Fingerprints(python="3.11.9", numpy_legacy=draw(_hex) * 2) if draw(st.booleans()) else None
     virtual = (VirtualPackage("__glibc", "2.28"), VirtualPackage("__cuda", draw(_versions)))
-    return make_environment(kind="conda-lock", platform="linux-64", packages=packages, virtual_packages=virtual,
-                            fingerprints=fingerprints, channels=("x",))  # fmt: skip
+    return make_environment(
+        kind="conda-lock",
+        platform="linux-64",
+        packages=packages,
+        virtual_packages=virtual,
+        fingerprints=fingerprints,
+        channels=("x",),
+    )
 
 
 def _render(env: Environment) -> str:
-    return render_lock({"linux-64": env}, sources=["environment.yml"], content_hashes={"linux-64": "0" * 64},
-                       source_kind="prefix")  # fmt: skip
+    return render_lock(
+        {"linux-64": env},
+        sources=["environment.yml"],
+        content_hashes={"linux-64": "0" * 64},
+        source_kind="prefix",
+    )
 
 
 @settings(max_examples=40, deadline=None)

@@ -1,5 +1,6 @@
-"""Every real-world file in ../shared/corpus goes through its reader: it parses, or fails with a clean one-line
-BadInputError naming the file. Files the MANIFEST marks MALFORMED or CORRUPT may fail; every other one must parse."""
+"""Every real-world file in ../shared/corpus goes through its reader: it parses, or fails with a clean
+one-line BadInputError naming the file. Files the MANIFEST marks MALFORMED or CORRUPT may fail; every other
+one must parse."""
 
 from __future__ import annotations
 

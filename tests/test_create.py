@@ -17,8 +17,15 @@ from tests.helpers import envguard
 TORCH_CUDA = ["python=3.11", "pytorch=2.1=*cuda11.8*", "numpy"]
 
 
-def environment_yml(folder: Path, channels: dict[str, Path], deps: list[str], *, name: str = "scratch",
-                    use: tuple[str, ...] = ("pytorch", "forge"), extra: str = "") -> Path:  # fmt: skip
+def environment_yml(
+    folder: Path,
+    channels: dict[str, Path],
+    deps: list[str],
+    *,
+    name: str = "scratch",
+    use: tuple[str, ...] = ("pytorch", "forge"),
+    extra: str = "",
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     lines = [
         f"name: {name}",
@@ -37,9 +44,12 @@ def envs(home: Path) -> Path:
 
 
 def test_done_criterion_cuda_env_is_named_registered_conda_compatible_and_locked(
-    channels: dict[str, Path], tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+    channels: dict[str, Path],
+    tmp_path: Path,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     yml = environment_yml(tmp_path / "project", channels, TORCH_CUDA)
     # no driver: refused with a message that says so, nothing created
     assert envguard("create", "-f", str(yml)) == 2
@@ -77,8 +87,12 @@ def test_done_criterion_cuda_env_is_named_registered_conda_compatible_and_locked
     assert all(f"  - {spec}\n" in exported for spec in TORCH_CUDA)
 
 
-def test_cpu_build_chosen_on_a_gpu_machine_warns(channels: dict[str, Path], tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_cpu_build_chosen_on_a_gpu_machine_warns(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")
     yml = environment_yml(tmp_path, channels, ["python=3.11", "pytorch=2.1", "pytorch-cuda=11.8"])
     assert envguard("create", "-f", str(yml), "--dry-run", "--json") == 0
@@ -95,9 +109,16 @@ def test_cpu_build_chosen_on_a_gpu_machine_warns(channels: dict[str, Path], tmp_
         (["python=3.11", "jax=0.4", "jaxlib=*=cuda*"], "12.4", "jax0.4-cuda12-py311"),
     ],
 )
-def test_semantic_names_of_real_solves(channels: dict[str, Path], tmp_path: Path, isolated_home: Path,
-                                       monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                                       deps: list[str], cuda: str | None, expected: str) -> None:  # fmt: skip
+def test_semantic_names_of_real_solves(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    deps: list[str],
+    cuda: str | None,
+    expected: str,
+) -> None:
     if cuda:
         monkeypatch.setenv("CONDA_OVERRIDE_CUDA", cuda)
     yml = environment_yml(tmp_path, channels, deps)
@@ -108,8 +129,9 @@ def test_semantic_names_of_real_solves(channels: dict[str, Path], tmp_path: Path
     assert capsys.readouterr().out.strip() == expected
 
 
-def test_fallback_name_agrees_between_file_and_created_env(channels: dict[str, Path], tmp_path: Path,
-                                                           isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_fallback_name_agrees_between_file_and_created_env(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     yml = environment_yml(tmp_path, channels, ["python=3.11", "six"], use=("forge",))
     assert envguard("name", "--no-solve", str(yml)) == 0
     name = capsys.readouterr().out.strip()
@@ -120,8 +142,9 @@ def test_fallback_name_agrees_between_file_and_created_env(channels: dict[str, P
     assert capsys.readouterr().out.strip() == name
 
 
-def test_collision_refused_with_suggestion_then_force(channels: dict[str, Path], tmp_path: Path, isolated_home: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_collision_refused_with_suggestion_then_force(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = ["create", "-c", channels["forge"].resolve().as_uri(), "python=3.11", "zlib", "--name", "work"]
     assert envguard(*args) == 0
     marker = envs(isolated_home) / "work" / "marker.txt"
@@ -137,8 +160,9 @@ def test_collision_refused_with_suggestion_then_force(channels: dict[str, Path],
 
 
 @pytest.mark.parametrize("bad", ["../x", "-rf", "a/b", "x" * 65, "base"])
-def test_bad_names_are_refused_before_anything_happens(channels: dict[str, Path], isolated_home: Path, bad: str,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_bad_names_are_refused_before_anything_happens(
+    channels: dict[str, Path], isolated_home: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert envguard("create", "-c", channels["forge"].resolve().as_uri(), "zlib", f"--name={bad}") == 2
     assert "environment name" in capsys.readouterr().err
     assert not (isolated_home / ".conda").exists()
@@ -163,8 +187,12 @@ def test_condarc_envs_dirs(channels: dict[str, Path], tmp_path: Path, isolated_h
     assert (tmp_path / "rc-envs" / "small" / "conda-meta").is_dir()
 
 
-def test_jupyter_kernelspec(channels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_jupyter_kernelspec(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter"))
     forge = channels["forge"].resolve().as_uri()
     assert envguard("create", "-c", forge, "python=3.11", "ipykernel", "-n", "Nb.Env", "--jupyter") == 0
@@ -178,8 +206,9 @@ def test_jupyter_kernelspec(channels: dict[str, Path], tmp_path: Path, monkeypat
     assert "ipykernel is not installed in nokernel" in capsys.readouterr().err
 
 
-def test_create_from_lock_reproduces_the_packages(channels: dict[str, Path], tmp_path: Path, isolated_home: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_create_from_lock_reproduces_the_packages(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")
     yml = environment_yml(tmp_path, channels, TORCH_CUDA)
     assert envguard("create", "-f", str(yml), "-n", "first") == 0
@@ -190,8 +219,12 @@ def test_create_from_lock_reproduces_the_packages(channels: dict[str, Path], tmp
     ]
 
 
-def test_lock_needing_newer_glibc_is_refused(channels: dict[str, Path], tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_lock_needing_newer_glibc_is_refused(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     yml = environment_yml(tmp_path, channels, ["python=3.11", "zlib"], use=("forge",))
     assert envguard("create", "-f", str(yml), "-n", "ok") == 0
     monkeypatch.setenv("CONDA_OVERRIDE_GLIBC", "2.12")
@@ -221,8 +254,9 @@ def test_dry_run_installs_nothing(
     assert not (isolated_home / ".conda").exists()
 
 
-def test_channel_token_never_appears(channels: dict[str, Path], tmp_path: Path, isolated_home: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_channel_token_never_appears(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tests.channel_server import leaks, serve
 
     yml = environment_yml(tmp_path, channels, ["python=3.11", "zlib"], use=())
@@ -260,8 +294,12 @@ def test_create_from_an_explicit_spec_with_md5(
     from envguard.engine.solver import solve
     from envguard.machine.platform import default_virtual_packages
 
-    solved = solve(["python=3.11", "six"], [channels["forge"].resolve().as_uri()], "linux-64",
-                   default_virtual_packages("linux-64", None))  # fmt: skip
+    solved = solve(
+        ["python=3.11", "six"],
+        [channels["forge"].resolve().as_uri()],
+        "linux-64",
+        default_virtual_packages("linux-64", None),
+    )
     md5_only = [dataclasses.replace(p, sha256="") for p in solved.packages]
     spec = tmp_path / "spec.txt"
     spec.write_text(explicit_spec(md5_only, "linux-64"))
@@ -271,8 +309,9 @@ def test_create_from_an_explicit_spec_with_md5(
     assert sorted(p.name for p in env.packages) == ["python", "six", "zlib"]
 
 
-def test_a_different_existing_lock_is_replaced_with_a_warning(channels: dict[str, Path], tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_different_existing_lock_is_replaced_with_a_warning(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     yml = environment_yml(tmp_path, channels, ["python=3.11", "zlib"], use=("forge",))
     assert envguard("create", "-f", str(yml), "-n", "one") == 0
     assert envguard("create", "-f", str(yml), "-n", "two") == 0  # same solve: same lock, nothing said

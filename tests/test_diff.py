@@ -104,8 +104,10 @@ def test_environment_yml_is_compared_by_satisfaction(
         ["python=3.11", "numpy=2.0", "zlib"], use=("alt", "forge")
     )  # alt first: its zlib wins
     spec = tmp_path / "environment.yml"
-    spec.write_text(f"channels:\n  - {channels['forge'].as_uri()}\ndependencies:\n  - python=3.11\n  - numpy<2\n"
-                    "  - zlib\n  - pip:\n    - tinyproj==1.0.0\n    - -e ./local\n")  # fmt: skip
+    spec.write_text(
+        f"channels:\n  - {channels['forge'].as_uri()}\ndependencies:\n  - python=3.11\n  - numpy<2\n"
+        "  - zlib\n  - pip:\n    - tinyproj==1.0.0\n    - -e ./local\n"
+    )
     code, data = _json_diff(str(spec), str(prefix), capsys)
     assert code == 1 and data["mode"] == "satisfaction"
     changes = data["changes"]
@@ -141,8 +143,12 @@ def test_engines_agree_on_real_environments(make_prefix: MakePrefix, pair: int) 
 
 _text = st.text("ab12.", max_size=3)
 _record = st.dictionaries(st.sampled_from(["version", "build", "channel", "value"]), _text, max_size=4)
-_view = st.fixed_dictionaries({c: st.dictionaries(st.sampled_from(["x", "y", "z"]), _record, max_size=3)
-                               for c in ("conda", "pip", "cuda")})  # fmt: skip
+_view = st.fixed_dictionaries(
+    {
+        c: st.dictionaries(st.sampled_from(["x", "y", "z"]), _record, max_size=3)
+        for c in ("conda", "pip", "cuda")
+    }
+)
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,4 +1,5 @@
-"""The distributed check: DistributedSampler shard analysis, and real gloo runs (in-process and under torchrun)."""
+"""The distributed check: DistributedSampler shard analysis, and real gloo runs (in-process and under
+torchrun)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,20 @@ TORCHRUN = Path(sys.executable).parent / "torchrun"
 
 def report(rank: int, world: int, size: int = 1001, seed: int = 0, **extra: Any) -> dict[str, Any]:
     """A rank's report with its real DistributedSampler shards and a fixed environment."""
-    base = {"rank": rank, "host": f"node{rank}", "torch": "2.13.0", "python": "3.11.7", "seed": seed,
-            "prefix": "/env", "packages": ["conda:numpy=1.26.4=py311_0", "conda:python=3.11.9=h0_0"],
-            "fingerprints": {"torch_randperm": "ab"}, "system": ["__glibc=2.36"], "env_sha256": "e" * 64,
-            "dataset_size": size,
-            "shards": distributed.shard_report(size, rank, world, seed=seed, epochs=2, loader=True)}  # fmt: skip
+    base = {
+        "rank": rank,
+        "host": f"node{rank}",
+        "torch": "2.13.0",
+        "python": "3.11.7",
+        "seed": seed,
+        "prefix": "/env",
+        "packages": ["conda:numpy=1.26.4=py311_0", "conda:python=3.11.9=h0_0"],
+        "fingerprints": {"torch_randperm": "ab"},
+        "system": ["__glibc=2.36"],
+        "env_sha256": "e" * 64,
+        "dataset_size": size,
+        "shards": distributed.shard_report(size, rank, world, seed=seed, epochs=2, loader=True),
+    }
     base.update(extra)
     return base
 
@@ -71,8 +81,14 @@ def test_shards_that_do_not_partition_fail() -> None:
 
 
 def test_environment_and_system_differences() -> None:
-    other = report(1, 2, env_sha256="f" * 64, packages=["conda:numpy=2.0.1=py311_0", "conda:python=3.11.9=h0_0"],
-                   fingerprints={"torch_randperm": "cd"}, system=["__cuda=11.8", "__glibc=2.36"])  # fmt: skip
+    other = report(
+        1,
+        2,
+        env_sha256="f" * 64,
+        packages=["conda:numpy=2.0.1=py311_0", "conda:python=3.11.9=h0_0"],
+        fingerprints={"torch_randperm": "cd"},
+        system=["__cuda=11.8", "__glibc=2.36"],
+    )
     found = {f.check: f for f in distributed.analyze([report(0, 2), other]).findings}
     env = found["rank 1 on node1"]
     assert env.status == "FAIL" and "conda:numpy 1.26.4=py311_0 -> 2.0.1=py311_0" in env.evidence
@@ -104,8 +120,13 @@ def free_port() -> int:
 
 def test_single_rank_gathers_over_gloo(make_prefix: MakePrefix, monkeypatch: pytest.MonkeyPatch) -> None:
     prefix = make_prefix(["python=3.11", "numpy=1.26"])
-    for name, value in {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
-                        "MASTER_PORT": str(free_port())}.items():  # fmt: skip
+    for name, value in {
+        "RANK": "0",
+        "WORLD_SIZE": "1",
+        "LOCAL_RANK": "0",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(free_port()),
+    }.items():
         monkeypatch.setenv(name, value)
     result = distributed.run_distributed_check(str(prefix), probe=False)
     assert result.world_size == 1 and result.rank == 0 and result.ranks[0]["prefix"] == str(prefix)

@@ -1,4 +1,5 @@
-"""`envguard doctor` end to end: a real prefix, its interpreter probed for torch, NVML absent, files checked."""
+"""`envguard doctor` end to end: a real prefix, its interpreter probed for torch, NVML absent, files
+checked."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Doctor rules over measured facts: GPU, torch/CUDA compatibility, CPUs, memory, /dev/shm, files, data disk."""
+"""Doctor rules over measured facts: GPU, torch/CUDA compatibility, CPUs, memory, /dev/shm, files, data
+disk."""
 
 from __future__ import annotations
 
@@ -14,8 +15,18 @@ from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo
 from envguard.model import Fingerprints
 from envguard.prefix.integrity import FileProblem, IntegrityReport
 
-A100 = GpuInfo(index=0, name="NVIDIA A100-SXM4-80GB", capability="sm_80", memory_total=80 * 2**30, memory_used=2**30,
-               utilization=0, pcie_gen=1, pcie_width=16, pcie_max_gen=4, pcie_max_width=16)  # fmt: skip
+A100 = GpuInfo(
+    index=0,
+    name="NVIDIA A100-SXM4-80GB",
+    capability="sm_80",
+    memory_total=80 * 2**30,
+    memory_used=2**30,
+    utilization=0,
+    pcie_gen=1,
+    pcie_width=16,
+    pcie_max_gen=4,
+    pcie_max_width=16,
+)
 GPU_HOST = NvmlReport(available=True, driver="535.104.05", cuda_driver="12.2", gpus=(A100,))
 NO_GPU = NvmlReport(available=False, reason="no NVIDIA driver (NVML Shared Library Not Found)")
 
@@ -125,8 +136,16 @@ def test_open_files_and_memory() -> None:
 
 
 def data(fstype: str, rotational: bool | None, size: int = 10 * 2**30, files: int = 100) -> DiskInfo:
-    return DiskInfo(path="/data", mount_point="/data", fstype=fstype, source="/dev/sdb1", rotational=rotational,
-                    files=files, bytes=size, truncated=False)  # fmt: skip
+    return DiskInfo(
+        path="/data",
+        mount_point="/data",
+        fstype=fstype,
+        source="/dev/sdb1",
+        rotational=rotational,
+        files=files,
+        bytes=size,
+        truncated=False,
+    )
 
 
 def test_data_disk() -> None:
@@ -142,8 +161,10 @@ def test_data_disk() -> None:
 
 
 def test_health() -> None:
-    problems = (FileProblem("zlib-1.3.1-h4ab18f5_1", "lib/libz.so", "missing", "not in the prefix"),
-                FileProblem("numpy-1.26.4-py311_0", "lib/x.py", "altered", "sha256 …"))  # fmt: skip
+    problems = (
+        FileProblem("zlib-1.3.1-h4ab18f5_1", "lib/libz.so", "missing", "not in the prefix"),
+        FileProblem("numpy-1.26.4-py311_0", "lib/x.py", "altered", "sha256 …"),
+    )
     bad = host_rules.health_findings(IntegrityReport(str(Path("/env")), 3, 40, 0, problems), "")
     assert bad[0].status == "FAIL" and "1 missing and 1 altered" in bad[0].evidence
     assert "--force-reinstall" in bad[0].fix and "numpy zlib" in bad[0].fix
@@ -155,11 +176,17 @@ def test_every_non_pass_finding_says_what_to_do() -> None:
     from envguard.doctor.facts import DoctorFacts
 
     facts = DoctorFacts(
-        environment="/env", cpus=CpuInfo(logical=8, affinity=8, physical=2, quota=2.0, usable=2),
+        environment="/env",
+        cpus=CpuInfo(logical=8, affinity=8, physical=2, quota=2.0, usable=2),
         memory=MemoryInfo(total=2**30, available=2**29, cgroup_limit=None),
-        shm=ShmInfo(path="/dev/shm", exists=True, total=2**20, free=2**20), open_files=(256, 1024), nvml=GPU_HOST,
-        torch=torch(None), disk=data("nfs", None), integrity=None, integrity_note="not conda",
-    )  # fmt: skip
+        shm=ShmInfo(path="/dev/shm", exists=True, total=2**20, free=2**20),
+        open_files=(256, 1024),
+        nvml=GPU_HOST,
+        torch=torch(None),
+        disk=data("nfs", None),
+        integrity=None,
+        integrity_note="not conda",
+    )
     found = host_rules.all_findings(facts)
     assert {f.status for f in found} >= {"FAIL", "WARN", "INFO", "PASS"}
     assert all(f.fix for f in found if f.status != "PASS")

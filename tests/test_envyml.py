@@ -63,7 +63,10 @@ def test_crlf_and_utf16_bom(tmp_path: Path) -> None:
 
 
 def test_selectors_follow_the_platform() -> None:
-    text = "dependencies:\n  - gxx_linux-64  # [linux]\n  - clang_osx-arm64  # [osx and arm64]\n  - make  # [unix]\n  - vs2019  # [win]\n"
+    text = (
+        "dependencies:\n  - gxx_linux-64  # [linux]\n  - clang_osx-arm64  # [osx and arm64]\n  - make  # "
+        "[unix]\n  - vs2019  # [win]\n"
+    )
     linux = envyml.parse(text, "s.yml", platform="linux-64")
     assert specs(linux, "conda") == ["gxx_linux-64", "make"]
     mac = envyml.parse(text, "s.yml", platform="osx-arm64")

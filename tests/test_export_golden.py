@@ -1,7 +1,8 @@
 """Golden files for every format `envguard export` writes, from a real prefix (CUDA torch, pip package).
 
-Machine-specific parts are normalised before comparing: the fixture channels' file:// URLs, envguard's version,
-and the archive hashes (each checked against the real archive first). Regenerate with ENVGUARD_UPDATE_GOLDEN=1.
+Machine-specific parts are normalised before comparing: the fixture channels' file:// URLs, envguard's
+version, and the archive hashes (each checked against the real archive first). Regenerate with
+ENVGUARD_UPDATE_GOLDEN=1.
 """
 
 from __future__ import annotations

@@ -45,7 +45,10 @@ def test_bracket_specs_and_old_format(shared: Path) -> None:
 
 
 def test_remove_specs_drop_requests() -> None:
-    text = "==> 2024-01-01 00:00:00 <==\n# update specs: ['numpy', 'scipy']\n==> 2024-01-02 00:00:00 <==\n# remove specs: ['scipy']\n"
+    text = (
+        "==> 2024-01-01 00:00:00 <==\n# update specs: ['numpy', 'scipy']\n==> 2024-01-02 00:00:00 <==\n# "
+        "remove specs: ['scipy']\n"
+    )
     assert history.requested_specs(history.parse(text)) == {"numpy": "numpy"}
 
 
@@ -74,7 +77,12 @@ _pkg = st.builds(
 
 @given(st.lists(_pkg, max_size=6), st.lists(st.builds(VirtualPackage, name=_text, version=_text), max_size=3))
 def test_property_snapshot_json_round_trip(packages: list[Package], virtual: list[VirtualPackage]) -> None:
-    env = make_environment(kind="prefix", packages=packages, virtual_packages=virtual,
-                           requested=(RequestedSpec("conda", "numpy"),), channels=("conda-forge",))  # fmt: skip
+    env = make_environment(
+        kind="prefix",
+        packages=packages,
+        virtual_packages=virtual,
+        requested=(RequestedSpec("conda", "numpy"),),
+        channels=("conda-forge",),
+    )
     again = from_dict(json.loads(json.dumps(to_dict(env))))
     assert again == env

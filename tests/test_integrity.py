@@ -1,4 +1,5 @@
-"""verify_files: missing and altered files of real rattler-installed prefixes against conda-meta paths_data."""
+"""verify_files: missing and altered files of real rattler-installed prefixes against conda-meta
+paths_data."""
 
 from __future__ import annotations
 
@@ -79,16 +80,28 @@ def test_path_types_and_prefix_placeholders(tmp_path: Path) -> None:
     (prefix / "lib").mkdir()
     paths: list[dict[str, object]] = [
         # text placeholder rewritten at install, no sha256_in_prefix: existence only, counted unverified
-        {"_path": "bin/tool", "path_type": "hardlink", "sha256": sha(b"#!/opt/placeholder/bin/python\n"),
-         "size_in_bytes": 30, "prefix_placeholder": "/opt/placeholder", "file_mode": "text"},
+        {
+            "_path": "bin/tool",
+            "path_type": "hardlink",
+            "sha256": sha(b"#!/opt/placeholder/bin/python\n"),
+            "size_in_bytes": 30,
+            "prefix_placeholder": "/opt/placeholder",
+            "file_mode": "text",
+        },
         # conda writes sha256_in_prefix for rewritten files: that one is compared
-        {"_path": "etc/conf", "path_type": "hardlink", "sha256": sha(b"prefix=/opt/placeholder\n"),
-         "prefix_placeholder": "/opt/placeholder", "file_mode": "text", "sha256_in_prefix": sha(b"prefix=/other\n")},
+        {
+            "_path": "etc/conf",
+            "path_type": "hardlink",
+            "sha256": sha(b"prefix=/opt/placeholder\n"),
+            "prefix_placeholder": "/opt/placeholder",
+            "file_mode": "text",
+            "sha256_in_prefix": sha(b"prefix=/other\n"),
+        },
         {"_path": "bin/tool-link", "path_type": "softlink"},
         {"_path": "lib", "path_type": "directory"},
         {"_path": "lib/gone.pyc", "path_type": "pyc_file"},
         {"_path": "bin/entry", "path_type": "unix_python_entry_point"},
-    ]  # fmt: skip
+    ]
     write_record(prefix, "pkg", paths)
     write_record(prefix, "legacy", None, files=["share/legacy.txt"])
     report = verify_files(prefix)

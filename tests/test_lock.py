@@ -51,15 +51,21 @@ def test_live_lock_is_exact_and_conda_lock_reads_it(
     # conda-lock's own installer front end renders it (what `conda-lock install` feeds to conda and pip)
     from conda_lock.conda_lock import render_lockfile_for_platform
 
-    explicit = render_lockfile_for_platform(lockfile=parsed, include_dev_dependencies=False, extras=None,
-                                            kind="explicit", platform="linux-64",
-                                            suppress_warning_for_pip_and_explicit=True)  # fmt: skip
+    explicit = render_lockfile_for_platform(
+        lockfile=parsed,
+        include_dev_dependencies=False,
+        extras=None,
+        kind="explicit",
+        platform="linux-64",
+        suppress_warning_for_pip_and_explicit=True,
+    )
     torch = by_name["pytorch"]
     assert f"{torch.url}#{torch.hash.md5}" in explicit and any(
         line.startswith("# pip tinyproj @ ") for line in explicit
     )
-    env_kind = render_lockfile_for_platform(lockfile=parsed, include_dev_dependencies=False, extras=None,
-                                            kind="env", platform="linux-64")  # fmt: skip
+    env_kind = render_lockfile_for_platform(
+        lockfile=parsed, include_dev_dependencies=False, extras=None, kind="env", platform="linux-64"
+    )
     assert "  - pytorch=2.1.0=py3.11_cuda11.8_cudnn8.7.0_0" in env_kind
     # what was locked is exactly what is installed
     assert diff_environments(condalock.read(lock), read_live(prefix), engine="deepdiff").equal

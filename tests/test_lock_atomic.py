@@ -1,8 +1,9 @@
-"""Lock writes are atomic: a process that dies mid-write (or whose write fails) leaves the previous lock intact.
+"""Lock writes are atomic: a process that dies mid-write (or whose write fails) leaves the previous lock
+intact.
 
-The failure is real: the child `envguard lock` runs under RLIMIT_FSIZE smaller than the new lock, so the kernel
-stops it while it writes the temp file — with SIGXFSZ at its default disposition the process is killed mid-write;
-with the signal ignored (CPython's default) write(2) fails with EFBIG.
+The failure is real: the child `envguard lock` runs under RLIMIT_FSIZE smaller than the new lock, so the
+kernel stops it while it writes the temp file — with SIGXFSZ at its default disposition the process is killed
+mid-write; with the signal ignored (CPython's default) write(2) fails with EFBIG.
 """
 
 from __future__ import annotations
@@ -50,8 +51,13 @@ def _run_lock(prefix: Path, lock: Path, limit: int, killable: bool) -> subproces
     start = ["-c", _KILLABLE] if killable else ["-m", "envguard"]
     return subprocess.run(
         [sys.executable, *start, "lock", str(prefix), "--no-probe", "-o", str(lock)],
-        cwd=REPO, env=env, capture_output=True, text=True, preexec_fn=_limited(limit), check=False,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=_limited(limit),
+        check=False,
+    )
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs POSIX file-size limits")

@@ -1,4 +1,5 @@
-"""Machine check: CUDA/glibc requirements against detected virtual packages, CONDA_OVERRIDE_* honoured for real."""
+"""Machine check: CUDA/glibc requirements against detected virtual packages, CONDA_OVERRIDE_* honoured for
+real."""
 
 from __future__ import annotations
 

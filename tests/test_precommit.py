@@ -1,8 +1,8 @@
 """Both pre-commit hooks in a real `pre-commit` run, in a temporary git repository.
 
-`envguard-lock-fresh` (language: python) is installed by pre-commit itself into its own virtualenv from a git copy
-of this working tree (dependencies come from PyPI), so it proves the hook needs neither conda nor this repo's venv.
-`envguard-check` (language: system) runs the envguard on PATH against CONDA_PREFIX.
+`envguard-lock-fresh` (language: python) is installed by pre-commit itself into its own virtualenv from a git
+copy of this working tree (dependencies come from PyPI), so it proves the hook needs neither conda nor this
+repo's venv. `envguard-check` (language: system) runs the envguard on PATH against CONDA_PREFIX.
 """
 
 from __future__ import annotations
@@ -25,15 +25,21 @@ ENV_YML = "channels:\n  - {forge}\ndependencies:\n  - python=3.11\n  - zlib\n"
 
 
 def _git(cwd: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@example.org")  # fmt: skip
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.org",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.org",
+    )
     done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True)
     return done.stdout.strip()
 
 
 @pytest.fixture(scope="session")
 def envguard_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This working tree (tracked and new files, not ignored ones) committed into a throwaway git repository."""
+    """This working tree (tracked and new files, not ignored ones) committed into a throwaway git
+    repository."""
     target = tmp_path_factory.mktemp("envguard-src")
     listed = _git(REPO, "ls-files", "--cached", "--others", "--exclude-standard")
     for name in listed.splitlines():
@@ -70,8 +76,15 @@ def _pre_commit(root: Path, home: Path, hook: str, **extra_env: str) -> subproce
     assert PRE_COMMIT, "pre-commit is a dev dependency"
     env = dict(os.environ, PRE_COMMIT_HOME=str(home), PIP_DISABLE_PIP_VERSION_CHECK="1", **extra_env)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run([PRE_COMMIT, "run", hook, "--all-files", "--color", "never"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=900, check=False)  # fmt: skip
+    return subprocess.run(
+        [PRE_COMMIT, "run", hook, "--all-files", "--color", "never"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
 
 
 def test_lock_fresh_hook_in_its_own_environment(

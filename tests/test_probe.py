@@ -1,4 +1,5 @@
-"""The fingerprint probe with real interpreters: this one (real numpy and torch), a bare venv, a hung one, a crashing one."""
+"""The fingerprint probe with real interpreters: this one (real numpy and torch), a bare venv, a hung one, a
+crashing one."""
 
 from __future__ import annotations
 

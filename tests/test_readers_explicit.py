@@ -1,4 +1,5 @@
-"""Explicit spec files: conda's own output, hash forms, encodings, credentials, line-numbered errors, a property test."""
+"""Explicit spec files: conda's own output, hash forms, encodings, credentials, line-numbered errors, a
+property test."""
 
 from __future__ import annotations
 
@@ -110,7 +111,8 @@ def test_corpus_lock_with_md5_and_mixed_archives(shared: Path) -> None:
     assert {p.url.rsplit(".", 1)[-1] for p in env.packages} == {"conda", "bz2"}
 
 
-# --- property test ---------------------------------------------------------------------------------------------
+# --- property test
+# ---------------------------------------------------------------------------------------------
 
 _name = st.text(string.ascii_lowercase + string.digits + "_.", min_size=1, max_size=12).filter(
     lambda s: s[0].isalnum()
@@ -155,8 +157,11 @@ def test_property_written_specs_parse_back(
         form, digest = hashed.split("|")
         package = got[name]
         assert (package.version, package.build, package.subdir, package.channel) == (
-            version, build, subdir, "https://conda.example.org/chan",
-        )  # fmt: skip
+            version,
+            build,
+            subdir,
+            "https://conda.example.org/chan",
+        )
         assert "SECRET" not in package.url and "TOK" not in package.url
         assert package.md5 == (digest[:32] if form == "md5" else "")
         assert package.sha256 == (digest if form.startswith("sha256") else "")

@@ -1,4 +1,5 @@
-"""pixi.lock through py-rattler: locks written by rattler from real solves, plus pixi's own v5 and v7 files."""
+"""pixi.lock through py-rattler: locks written by rattler from real solves, plus pixi's own v5 and v7
+files."""
 
 from __future__ import annotations
 
@@ -73,14 +74,18 @@ def test_reads_default_environment_for_this_platform(lock_path: tuple[Path, list
     for record in solved:
         package = conda[record.name.normalized]
         assert (package.version, package.build, package.build_number) == (
-            str(record.version), str(record.build), record.build_number,
-        )  # fmt: skip
+            str(record.version),
+            str(record.build),
+            record.build_number,
+        )
         assert package.sha256 == record.sha256.hex() and package.md5 == record.md5.hex()
         assert package.url == str(record.url) and package.depends == tuple(record.depends)
     assert env.cuda.torch_build == "cuda" and env.cuda.driver == "12.4"
     assert [(v.name, v.version) for v in env.virtual_packages] == [
-        ("__cuda", "12.4"), ("__glibc", "2.36"), ("__unix", "0"),
-    ]  # fmt: skip
+        ("__cuda", "12.4"),
+        ("__glibc", "2.36"),
+        ("__unix", "0"),
+    ]
     assert (
         env.channels[1].endswith("/pytorch")
         and "pw" not in env.channels[0]
@@ -97,8 +102,11 @@ def test_pypi_packages_become_pip_with_origins(lock_path: tuple[Path, list[Any]]
     assert local is not None and local.url == "./src/localpkg"
     git = pip["gitpkg"].origin
     assert git is not None and (git.vcs, git.url, git.commit_id, git.requested_revision) == (
-        "git", "https://github.com/org/gitpkg.git", "0123abc", "main",
-    )  # fmt: skip
+        "git",
+        "https://github.com/org/gitpkg.git",
+        "0123abc",
+        "main",
+    )
 
 
 def test_other_environment_and_platform(lock_path: tuple[Path, list[Any]]) -> None:

@@ -1,4 +1,5 @@
-"""The in-environment smoke package stays standalone: no envguard imports, Python 3.8 syntax, runs by itself."""
+"""The in-environment smoke package stays standalone: no envguard imports, Python 3.8 syntax, runs by
+itself."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def test_imports_nothing_from_envguard(module: Path) -> None:
 
 
 def test_runs_as_a_top_level_package_and_reports_missing_torch(tmp_path: Path) -> None:
-    """Under an interpreter without torch (a fresh venv) the module answers with a marker line, not a crash."""
+    """Under an interpreter without torch (a fresh venv) the module answers with a marker line, not a
+    crash."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"

@@ -81,13 +81,16 @@ def test_cuda_summary_from_conda_builds() -> None:
         ([Package(manager="pip", name="torch", version="2.4.0+cu121")], "cuda", "12.1"),
         ([Package(manager="pip", name="torch", version="2.13.0+cpu")], "cpu", None),
         (
-            [Package(manager="pip", name="torch", version="2.4.0"),
-             Package(manager="pip", name="nvidia-cuda-runtime-cu12", version="12.1.105")],
-            "cuda", "12.1",
+            [
+                Package(manager="pip", name="torch", version="2.4.0"),
+                Package(manager="pip", name="nvidia-cuda-runtime-cu12", version="12.1.105"),
+            ],
+            "cuda",
+            "12.1",
         ),
         ([conda("numpy", "1.26.4")], "absent", None),
     ],
-)  # fmt: skip
+)
 def test_torch_build_kinds(packages: list[Package], build: str, cuda: str | None) -> None:
     summary = summarize(packages)
     assert summary.torch_build == build and summary.torch_cuda == cuda

@@ -45,8 +45,12 @@ def set_hash(lock: Path, package: str, digest: str) -> None:
     lock.write_text(text[:at] + digest + text[at + 64 :])
 
 
-def test_intact_lock_passes(channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_intact_lock_passes(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import tempfile
 
     lock = make_lock(tmp_path, channels["forge"])
@@ -66,8 +70,9 @@ def test_intact_lock_passes(channels: dict[str, Path], tmp_path: Path, capsys: p
     assert list(scratch.iterdir()) == []  # the rebuilt prefix is removed without --keep
 
 
-def test_tampered_lock_hash_fails_naming_the_package(channels: dict[str, Path], tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_tampered_lock_hash_fails_naming_the_package(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lock = make_lock(tmp_path, channels["forge"])
     set_hash(lock, "numpy", "ab" * 32)
     capsys.readouterr()
@@ -82,8 +87,9 @@ def test_tampered_lock_hash_fails_naming_the_package(channels: dict[str, Path], 
     assert "| `numpy 1.26.4 py311h64a7726_0` |" in markdown and markdown.startswith("### ❌ envguard verify")
 
 
-def test_tampered_channel_archive_fails_naming_the_package(channels: dict[str, Path], tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_tampered_channel_archive_fails_naming_the_package(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     forge = tmp_path / "channel" / "forge"
     shutil.copytree(channels["forge"], forge)
     lock = make_lock(tmp_path / "project", forge)
@@ -98,8 +104,9 @@ def test_tampered_channel_archive_fails_naming_the_package(channels: dict[str, P
     assert "FAIL (hashes): archive hash does not match the lock: six 1.16.0 pyh6c4a22f_0" in out
 
 
-def test_version_edited_in_lock_is_drift(channels: dict[str, Path], tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_version_edited_in_lock_is_drift(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lock = make_lock(tmp_path, channels["forge"])
     text = lock.read_text()
     lock.write_text(text.replace("- name: six\n  version: 1.16.0", "- name: six\n  version: 1.17.0"))
@@ -110,8 +117,9 @@ def test_version_edited_in_lock_is_drift(channels: dict[str, Path], tmp_path: Pa
     assert "six" in str(data["verdict"])
 
 
-def test_offline_from_pkgs_dir_with_private_urls(channels: dict[str, Path], tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_offline_from_pkgs_dir_with_private_urls(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lock = make_lock(tmp_path, channels["forge"])
     pkgs = tmp_path / "pkgs"
     pkgs.mkdir()
@@ -130,8 +138,9 @@ def test_offline_from_pkgs_dir_with_private_urls(channels: dict[str, Path], tmp_
         shutil.rmtree(kept.parent)
 
 
-def test_missing_archive_offline_is_operational(channels: dict[str, Path], tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_missing_archive_offline_is_operational(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lock = make_lock(tmp_path, channels["forge"])
     lock.write_text(
         lock.read_text().replace(channels["forge"].resolve().as_uri(), "https://conda.example.invalid/forge")
@@ -162,8 +171,11 @@ def test_pip_wheel_locked_with_hash(
     lock = make_lock(tmp_path, channels["forge"], [*SPECS, "pip"])
     wheel = channels["wheels"] / "tinyproj-1.0.0-py3-none-any.whl"
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    entry = (f"- name: tinyproj\n  version: 1.0.0\n  manager: pip\n  platform: linux-64\n  dependencies: {{}}\n"
-             f"  url: {wheel.resolve().as_uri()}\n  hash:\n    sha256: {digest}\n  category: main\n  optional: false\n")  # fmt: skip
+    entry = (
+        f"- name: tinyproj\n  version: 1.0.0\n  manager: pip\n  platform: linux-64\n  dependencies: {{}}\n"
+        f"  url: {wheel.resolve().as_uri()}\n  hash:\n    sha256: {digest}\n  category: main\n  optional: "
+        "false\n"
+    )
     lock.write_text(lock.read_text() + entry)
     code, data, err = verify_json("--lock", str(lock), capsys=capsys)
     assert code == 0, (data, err)
@@ -190,12 +202,18 @@ def test_report_to_file(channels: dict[str, Path], tmp_path: Path) -> None:
     assert report.read_text().startswith("### ✅ envguard verify")
 
 
-def test_lock_written_by_create_verifies(channels: dict[str, Path], tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_lock_written_by_create_verifies(
+    channels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")
     yml = tmp_path / "environment.yml"
-    yml.write_text("channels:\n  - " + channels["pytorch"].resolve().as_uri() + "\n  - " + channels["forge"].resolve().as_uri()
-                   + "\ndependencies:\n  - python=3.11\n  - pytorch=2.1=*cuda11.8*\n")  # fmt: skip
+    yml.write_text(
+        "channels:\n  - "
+        + channels["pytorch"].resolve().as_uri()
+        + "\n  - "
+        + channels["forge"].resolve().as_uri()
+        + "\ndependencies:\n  - python=3.11\n  - pytorch=2.1=*cuda11.8*\n"
+    )
     assert envguard("create", "-f", str(yml)) == 0
     monkeypatch.chdir(tmp_path)
     assert envguard("verify") == 0
@@ -216,19 +234,35 @@ def test_smoke_in_the_rebuilt_environment_against_recorded_fingerprints(
     assert data["smoke"]["torch"]  # type: ignore[index]
 
 
-def test_other_platform_of_a_multi_platform_lock(channels: dict[str, Path], tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_other_platform_of_a_multi_platform_lock(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     yml = tmp_path / "environment.yml"
     yml.write_text(
         f"channels:\n  - {channels['forge'].resolve().as_uri()}\ndependencies:\n  - cuda-version=11.8\n"
     )
     lock = tmp_path / "conda-lock.yml"
-    assert envguard("lock", "-f", str(yml), "--platform", "osx-arm64", "--platform", "linux-64", "--no-cuda",
-                    "-o", str(lock)) == 0  # fmt: skip
+    assert (
+        envguard(
+            "lock",
+            "-f",
+            str(yml),
+            "--platform",
+            "osx-arm64",
+            "--platform",
+            "linux-64",
+            "--no-cuda",
+            "-o",
+            str(lock),
+        )
+        == 0
+    )
     capsys.readouterr()
     code, data, _ = verify_json("--lock", str(lock), "--platform", "osx-arm64", "--smoke", capsys=capsys)
     assert code == 0 and data["platform"] == "osx-arm64"
     assert data["stages"][-1] == {  # type: ignore[index]
-        "name": "smoke", "status": "skipped", "seconds": 0.0,
+        "name": "smoke",
+        "status": "skipped",
+        "seconds": 0.0,
         "detail": "osx-arm64 environments cannot run on this machine",
-    }  # fmt: skip
+    }

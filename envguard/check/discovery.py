@@ -27,8 +27,10 @@ def find_lock(start: Path | None = None) -> Path:
                     raise BadInputError(f"{pyproject}: [tool.envguard] lock must be a path string")
                 path = folder / configured
                 if not path.is_file():
-                    raise BadInputError(f"{pyproject}: [tool.envguard] lock = {configured!r} does not exist; "
-                                        "create it with `envguard lock` or fix the path")  # fmt: skip
+                    raise BadInputError(
+                        f"{pyproject}: [tool.envguard] lock = {configured!r} does not exist; "
+                        "create it with `envguard lock` or fix the path"
+                    )
                 return path
         candidate = folder / LOCK_NAME
         if candidate.is_file():
@@ -36,6 +38,7 @@ def find_lock(start: Path | None = None) -> Path:
         if (folder / ".git").exists():
             break  # never pick up a lock from outside the repository
     raise BadInputError(
-        f"no {LOCK_NAME} in {here} or its parents (up to the repository root) and no [tool.envguard] lock in a pyproject.toml; create one "
+        f"no {LOCK_NAME} in {here} or its parents (up to the repository root) and no [tool.envguard] lock in "
+        "a pyproject.toml; create one "
         "with `envguard lock`, or pass --lock FILE or -f environment.yml"
     )

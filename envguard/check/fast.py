@@ -1,6 +1,6 @@
-"""`envguard check`'s cache glue: the stored output of the last clean full check, when nothing it depends on has
-changed, and remembering a finished check. Used by the click command and, before click is even imported, by
-`envguard.launcher` for the common invocations."""
+"""`envguard check`'s cache glue: the stored output of the last clean full check, when nothing it depends on
+has changed, and remembering a finished check. Used by the click command and, before click is even imported,
+by `envguard.launcher` for the common invocations."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ class FastArgs:
 
     __slots__ = ("envfile", "lock", "platform", "source", "style")
 
-    def __init__(self, source: str | None, lock: str | None, envfile: str | None, platform: str | None,
-                 style: str) -> None:  # fmt: skip
+    def __init__(
+        self, source: str | None, lock: str | None, envfile: str | None, platform: str | None, style: str
+    ) -> None:
         self.source, self.lock, self.envfile, self.platform, self.style = (
             source,
             lock,
@@ -36,7 +37,8 @@ _STYLE_FLAGS = {"--json": "json", "--markdown": "markdown"}
 
 
 def parse_args(args: Sequence[str]) -> FastArgs | None:
-    """`[SOURCE] [--lock F] [-f F] [--platform P] [--json | --markdown]`; None for anything else (click decides)."""
+    """`[SOURCE] [--lock F] [-f F] [--platform P] [--json | --markdown]`; None for anything else (click
+    decides)."""
     values: dict[str, str] = {}
     style = "human"
     source: str | None = None
@@ -78,8 +80,14 @@ def cached_output(prefix: str, inputs: list[str], platform: str | None, style: s
     return stored if isinstance(stored, str) else None
 
 
-def remember(prefix: str, inputs: list[str], platform: str | None, fingerprint: str, clean: bool,
-             outputs: dict[str, str]) -> None:  # fmt: skip
+def remember(
+    prefix: str,
+    inputs: list[str],
+    platform: str | None,
+    fingerprint: str,
+    clean: bool,
+    outputs: dict[str, str],
+) -> None:
     """Store a full check's outputs (only when clean) under the fingerprint taken before it read anything."""
     text = statcache.material(prefix, inputs, {"platform": platform or ""})
     statcache.store(text, statcache.inputs_signature(inputs), fingerprint, clean, outputs)

@@ -1,7 +1,7 @@
 """Render a CheckReport: plain lines grouped by category ending in a one-line verdict, JSON, or Markdown.
 
-Plain text on purpose: `envguard check` runs before every training job and in hooks, so its human view must not
-pay for rich's import.
+Plain text on purpose: `envguard check` runs before every training job and in hooks, so its human view must
+not pay for rich's import.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""`envguard check` logic (pure): a live environment against a target (lock, snapshot, prefix or environment.yml).
+"""`envguard check` logic (pure): a live environment against a target (lock, snapshot, prefix or
+environment.yml).
 
 Against a resolved target the match is exact and two-way; against an environment.yml it is satisfaction plus
-channels. Differences the environment cannot control (this machine's virtual packages and CUDA driver, a package
-installed by both conda and pip) are notes: reported, never a failure.
+channels. Differences the environment cannot control (this machine's virtual packages and CUDA driver, a
+package installed by both conda and pip) are notes: reported, never a failure.
 """
 
 from __future__ import annotations
@@ -21,14 +22,22 @@ Severity = Literal["drift", "note"]
 CHECK_CATEGORIES = (*CATEGORIES, "files", "lock")
 CHECK_TITLES = {**TITLES, "files": "Installed files", "lock": "Lock freshness"}
 _NOTE_CATEGORIES = frozenset({"virtual", "both-managers"})
-_TARGET_WORD = {"conda-lock": "the lock", "pixi-lock": "the lock", "explicit": "the lock", "snapshot": "the snapshot",
-                "environment.yml": "environment.yml", "prefix": "the reference", "venv": "the reference"}  # fmt: skip
+_TARGET_WORD = {
+    "conda-lock": "the lock",
+    "pixi-lock": "the lock",
+    "explicit": "the lock",
+    "snapshot": "the snapshot",
+    "environment.yml": "environment.yml",
+    "prefix": "the reference",
+    "venv": "the reference",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Difference:
-    """One line of a check, drift or a note: what differs between an environment and its target, in words a user
-    can act on (envguard.findings.Finding is the other kind: the PASS/WARN/FAIL verdict of doctor and smoke)."""
+    """One line of a check, drift or a note: what differs between an environment and its target, in words a
+    user can act on (envguard.findings.Finding is the other kind: the PASS/WARN/FAIL verdict of doctor and
+    smoke)."""
 
     category: str
     severity: Severity
@@ -86,7 +95,8 @@ class CheckReport:
 
 
 def check_environment(live: Environment, target: Environment, *, rng: bool = False) -> CheckReport:
-    """Check LIVE against TARGET. With `rng`, LIVE must carry freshly probed fingerprints and TARGET recorded ones."""
+    """Check LIVE against TARGET. With `rng`, LIVE must carry freshly probed fingerprints and TARGET recorded
+    ones."""
     if rng and target.fingerprints is None and not target.spec_only:
         raise BadInputError(
             f"{target.source or target.kind}: --rng needs recorded fingerprints, but it has none for "
@@ -107,8 +117,8 @@ def check_environment(live: Environment, target: Environment, *, rng: bool = Fal
 
 
 def virtual_findings(live: Environment, target: Environment, word: str) -> tuple[Difference, ...]:
-    """Notes where this machine offers less than the target was made for: a virtual package (`__cuda`, `__glibc`)
-    missing or older here. A newer driver or glibc, or extra virtual packages, are fine."""
+    """Notes where this machine offers less than the target was made for: a virtual package (`__cuda`,
+    `__glibc`) missing or older here. A newer driver or glibc, or extra virtual packages, are fine."""
     if not live.virtual_packages:
         return ()
     have = {v.name: v.version for v in live.virtual_packages}
@@ -119,8 +129,13 @@ def virtual_findings(live: Environment, target: Environment, word: str) -> tuple
         mine = have.get(wanted.name)
         if mine is None or _older(mine, wanted.version):
             here = mine or "none"
-            notes.append(Difference("virtual", "note", f"{word} was made for {wanted.name} {wanted.version}; "
-                                                    f"this machine has {here}"))  # fmt: skip
+            notes.append(
+                Difference(
+                    "virtual",
+                    "note",
+                    f"{word} was made for {wanted.name} {wanted.version}; this machine has {here}",
+                )
+            )
     return tuple(notes)
 
 
@@ -157,7 +172,10 @@ def _message(change: Change, word: str) -> str:
     if change.kind == "hazard":
         return f"{name}: installed by both conda and pip ({change.b or change.a}); pip's copy shadows conda's"
     if change.category == "channels":
-        return f"{name}: comes {change.b}, but environment.yml allows {change.a.removeprefix('one of ') if change.a else ''}"
+        return (
+            f"{name}: comes {change.b}, but environment.yml allows "
+            f"{change.a.removeprefix('one of ') if change.a else ''}"
+        )
     fields = ", ".join(change.fields)
     return f"{name}: {change.a} in {word}, {change.b} installed ({fields} changed)"
 

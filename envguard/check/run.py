@@ -76,7 +76,8 @@ def _cached(source: Source, inputs: list[str], platform: str | None, style: str)
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """The report plus what the fast-path cache needs: the prefix and its stat fingerprint (None for a file)."""
+    """The report plus what the fast-path cache needs: the prefix and its stat fingerprint (None for a
+    file)."""
 
     report: CheckReport
     prefix: Path
@@ -123,7 +124,8 @@ def run_check(
 
 
 def _probed(live: Environment, target: Environment, prefix: Path) -> Environment:
-    """LIVE with freshly measured fingerprints; first make sure the target has recorded ones to compare with."""
+    """LIVE with freshly measured fingerprints; first make sure the target has recorded ones to compare
+    with."""
     from envguard.prefix.probe import run_probe
 
     if target.fingerprints is None:
@@ -187,8 +189,10 @@ def file_findings(prefix: Path) -> tuple[list[Difference], list[str]]:
     from envguard.prefix.integrity import verify_files
 
     result = verify_files(prefix)
-    findings = [Difference("files", "drift", f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
-                for p in result.problems]  # fmt: skip
+    findings = [
+        Difference("files", "drift", f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
+        for p in result.problems
+    ]
     notes = (
         [f"{result.unverified} file(s) rewritten at install time could not be verified"]
         if result.unverified
@@ -205,8 +209,11 @@ def render_all(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
     """Every output style at once (the fast-path cache stores them all)."""
     from envguard.check import render
 
-    return {"human": render.human(report, cached=cached), "json": render.as_json(report),
-            "markdown": render.markdown(report)}  # fmt: skip
+    return {
+        "human": render.human(report, cached=cached),
+        "json": render.as_json(report),
+        "markdown": render.markdown(report),
+    }
 
 
 def _warn(messages: tuple[str, ...]) -> None:

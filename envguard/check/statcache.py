@@ -1,13 +1,14 @@
 """The `envguard check` fast path: confirm an unchanged environment from file metadata alone.
 
 The stat fingerprint covers `conda-meta/` (every record's name, size, mtime, ctime, inode) and, in each
-site-packages folder, every `*.dist-info`/`*.egg-info` folder and its files plus `*.pth` and `*.egg-link` files.
-Any install, removal, upgrade, reinstall or edit of those changes it (ctime cannot be set back by a user).
+site-packages folder, every `*.dist-info`/`*.egg-info` folder and its files plus `*.pth` and `*.egg-link`
+files. Any install, removal, upgrade, reinstall or edit of those changes it (ctime cannot be set back by a
+user).
 
-A cached verdict is identified by the check's material (envguard's version, the prefix, the input file paths and
-options) and holds the stat signature of the input files (lock, environment.yml) and of the environment at the
-last full check that was CLEAN. Only identical material and signatures short-circuit, and only to "clean": drift
-is never cached, so the cache can never turn real drift into a pass.
+A cached verdict is identified by the check's material (envguard's version, the prefix, the input file paths
+and options) and holds the stat signature of the input files (lock, environment.yml) and of the environment at
+the last full check that was CLEAN. Only identical material and signatures short-circuit, and only to "clean":
+drift is never cached, so the cache can never turn real drift into a pass.
 
 This module is on the fast path: it imports only the standard library's os, json and zlib (no hashlib, no
 envguard model, no yaml, rattler, rich, deepdiff or torch).
@@ -24,9 +25,16 @@ from envguard import __version__
 
 FORMAT = 2
 _PIP_SUFFIXES = (".dist-info", ".egg-info", ".pth", ".egg-link")
-# What the detected virtual packages depend on; kept equal to envguard.machine.virtual's list (a test checks it).
-OVERRIDE_VARS = ("CONDA_OVERRIDE_CUDA", "CONDA_OVERRIDE_GLIBC", "CONDA_OVERRIDE_OSX", "CONDA_OVERRIDE_ARCHSPEC",
-                 "CONDA_OVERRIDE_LINUX", "CONDA_OVERRIDE_WIN")  # fmt: skip
+# What the detected virtual packages depend on; kept equal to envguard.machine.virtual's list (a test checks
+# it).
+OVERRIDE_VARS = (
+    "CONDA_OVERRIDE_CUDA",
+    "CONDA_OVERRIDE_GLIBC",
+    "CONDA_OVERRIDE_OSX",
+    "CONDA_OVERRIDE_ARCHSPEC",
+    "CONDA_OVERRIDE_LINUX",
+    "CONDA_OVERRIDE_WIN",
+)
 MACHINE_FILES = ("/proc/sys/kernel/random/boot_id", "/proc/driver/nvidia/version")
 
 
@@ -103,7 +111,8 @@ def inputs_signature(paths: Iterable[str | os.PathLike[str]]) -> str:
 def material(
     prefix: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]], options: Mapping[str, str]
 ) -> str:
-    """What the outputs of a check depend on besides file contents: version, prefix, inputs, options, machine."""
+    """What the outputs of a check depend on besides file contents: version, prefix, inputs, options,
+    machine."""
     parts = [f"envguard {__version__} check-cache {FORMAT}", os.path.realpath(prefix)]
     parts += [os.path.abspath(p) for p in inputs]
     parts += [f"{k}={options[k]}" for k in sorted(options)]
@@ -122,7 +131,8 @@ def _entry(material_text: str) -> str:
 
 
 def lookup(material_text: str, inputs: str, fingerprint: str) -> dict[str, object] | None:
-    """The stored clean outputs when material, input and environment signatures are all identical, else None."""
+    """The stored clean outputs when material, input and environment signatures are all identical, else
+    None."""
     if not inputs:
         return None
     try:
@@ -149,8 +159,13 @@ def store(
             return
         from envguard.atomic import write_text
 
-        entry = {"material": material_text, "inputs": inputs, "fingerprint": fingerprint, "clean": True,
-                 "outputs": dict(outputs)}  # fmt: skip
+        entry = {
+            "material": material_text,
+            "inputs": inputs,
+            "fingerprint": fingerprint,
+            "clean": True,
+            "outputs": dict(outputs),
+        }
         write_text(path, json.dumps(entry), durable=False)
     except Exception:  # a cache that cannot be written only costs speed next time
         return

@@ -1,8 +1,9 @@
-"""Find package caches and environments: conda config, `conda info --json`, the rattler/pixi cache, pixi projects.
+"""Find package caches and environments: conda config, `conda info --json`, the rattler/pixi cache, pixi
+projects.
 
-A folder counts as a package cache only when it carries a cache marker (conda's `urls.txt`, rattler's `.cache.lock`,
-mamba's `<dir>.lock`, `CACHEDIR.TAG`) or holds an extracted package (`NAME/info/index.json`); a conda
-environment, `/` and the home folder are never caches.
+A folder counts as a package cache only when it carries a cache marker (conda's `urls.txt`, rattler's
+`.cache.lock`, mamba's `<dir>.lock`, `CACHEDIR.TAG`) or holds an extracted package (`NAME/info/index.json`); a
+conda environment, `/` and the home folder are never caches.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ PIXI_SEARCH_DEPTH = 3
 
 
 def conda_info() -> tuple[CondaInfo | None, list[str]]:
-    """Run the first conda-like tool found (CONDA_EXE, MAMBA_EXE, conda, mamba, micromamba) with `info --json`."""
+    """Run the first conda-like tool found (CONDA_EXE, MAMBA_EXE, conda, mamba, micromamba) with `info
+    --json`."""
     exe = _find_conda()
     if exe is None:
         return None, []
@@ -54,8 +56,8 @@ def _find_conda() -> str | None:
 
 
 def rattler_cache_roots() -> list[tuple[Path, str]]:
-    """rattler's and pixi's cache roots (each holds `pkgs/` and `repodata/`): RATTLER_CACHE_DIR, PIXI_CACHE_DIR,
-    else the platform cache dir's `rattler/cache`."""
+    """rattler's and pixi's cache roots (each holds `pkgs/` and `repodata/`): RATTLER_CACHE_DIR,
+    PIXI_CACHE_DIR, else the platform cache dir's `rattler/cache`."""
     roots: list[tuple[Path, str]] = []
     for var, origin in (("RATTLER_CACHE_DIR", "RATTLER_CACHE_DIR"), ("PIXI_CACHE_DIR", "PIXI_CACHE_DIR")):
         if os.environ.get(var):
@@ -96,7 +98,8 @@ def recognise(path: Path, origin: str) -> Cache | str:
 
 
 def _pkgs_kind(folder: Path) -> CacheKind | None:
-    """rattler when rattler's global lock is there, conda for other markers or extracted packages, else None."""
+    """rattler when rattler's global lock is there, conda for other markers or extracted packages, else
+    None."""
     if (folder / ".cache.lock").is_file():
         return "rattler"
     if any((folder / m).is_file() for m in CACHE_MARKERS) or (folder / f"{folder.name}.lock").is_file():
@@ -114,7 +117,8 @@ def _pkgs_kind(folder: Path) -> CacheKind | None:
 
 
 def discover_caches(explicit: Sequence[Path], info: CondaInfo | None) -> tuple[list[Cache], list[str]]:
-    """Caches to clean: exactly `explicit` (each must be a package cache), else every configured one that exists."""
+    """Caches to clean: exactly `explicit` (each must be a package cache), else every configured one that
+    exists."""
     if explicit:
         caches: list[Cache] = []
         for path in explicit:

@@ -1,5 +1,5 @@
-"""Act on a Plan: move items into a trash folder inside the same cache (a rename: nothing is copied, no symlink is
-followed), restore the last run (`--undo`), or empty the trash (`--purge-trash`).
+"""Act on a Plan: move items into a trash folder inside the same cache (a rename: nothing is copied, no
+symlink is followed), restore the last run (`--undo`), or empty the trash (`--purge-trash`).
 
 Layout: CACHE/.envguard-trash/RUN_ID/manifest.json and RUN_ID/items/<path relative to CACHE>. The manifest is
 written before anything moves, so an interrupted run can still be undone.
@@ -85,10 +85,20 @@ def move_to_trash(plan: Plan, caches: Sequence[Cache], run_id: str) -> RunResult
         run = trash / run_id
         moves = [(item, path, inside(cache.root, path)) for item in items for path in item.paths]
         run.mkdir()
-        _write_manifest(run, cache, run_id, [
-            {"source": str(rel), "trash": str(Path(ITEMS) / rel), "category": item.category, "dist": item.dist}
-            for item, _path, rel in moves
-        ])  # fmt: skip
+        _write_manifest(
+            run,
+            cache,
+            run_id,
+            [
+                {
+                    "source": str(rel),
+                    "trash": str(Path(ITEMS) / rel),
+                    "category": item.category,
+                    "dist": item.dist,
+                }
+                for item, _path, rel in moves
+            ],
+        )
         done_items: set[int] = set()
         for item, path, rel in moves:
             target = run / ITEMS / rel
@@ -109,8 +119,14 @@ def move_to_trash(plan: Plan, caches: Sequence[Cache], run_id: str) -> RunResult
 def _write_manifest(
     run: Path, cache: Cache, run_id: str, moves: list[dict[str, str]], undone: bool = False
 ) -> None:
-    data = {"schema_version": MANIFEST_VERSION, "tool": "envguard clean", "run_id": run_id, "cache": str(cache.root),
-            "undone": undone, "moves": moves}  # fmt: skip
+    data = {
+        "schema_version": MANIFEST_VERSION,
+        "tool": "envguard clean",
+        "run_id": run_id,
+        "cache": str(cache.root),
+        "undone": undone,
+        "moves": moves,
+    }
     write_text(run / MANIFEST, json.dumps(data, indent=2) + "\n")
 
 

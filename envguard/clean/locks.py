@@ -1,11 +1,15 @@
-"""Cache locks of conda, mamba and rattler: who holds one now, and holding them ourselves while we move things.
+"""Cache locks of conda, mamba and rattler: who holds one now, and holding them ourselves while we move
+things.
 
 Conventions (from the tools' sources):
-- rattler/pixi: `PKGS/.cache.lock`, an exclusive flock for the whole cache while installing; older rattler also
+- rattler/pixi: `PKGS/.cache.lock`, an exclusive flock for the whole cache while installing; older rattler
+  also
   flocked each `PKGS/NAME-VER-BUILD.lock` (today those hold a revision and sha256, unlocked).
-- mamba/micromamba (libmamba LockFile): a folder `D` is locked through `D/<basename D>.lock` (so `pkgs/pkgs.lock`,
+- mamba/micromamba (libmamba LockFile): a folder `D` is locked through `D/<basename D>.lock` (so
+  `pkgs/pkgs.lock`,
   `pkgs/cache/cache.lock`), a POSIX record lock on byte 21, the holder's PID written into the file.
-- conda >= 23: a POSIX record lock on byte 21 ("mamba interop") of the repodata state files `pkgs/cache/*.info.json`
+- conda >= 23: a POSIX record lock on byte 21 ("mamba interop") of the repodata state files
+  `pkgs/cache/*.info.json`
   while it updates them; conda <= 4.3 created `*.pid<PID>.conda_lock` files.
 Holders are found in /proc/locks (Linux), which names the PID; elsewhere by trying the lock.
 """
@@ -44,8 +48,8 @@ def proc_locks(text: str | None = None) -> dict[tuple[int, int, int], list[tuple
 
 
 def lock_files(cache: Cache) -> list[tuple[str, str, int, int]]:
-    """(path, convention, st_dev, inode) of every lock file the tools may hold in this cache (inodes straight from
-    the directory listing: no stat per file)."""
+    """(path, convention, st_dev, inode) of every lock file the tools may hold in this cache (inodes straight
+    from the directory listing: no stat per file)."""
     found: list[tuple[str, str, int, int]] = []
     for folder in (cache.pkgs, *cache.index_dirs):
         try:
@@ -128,8 +132,8 @@ def command_of(pid: int) -> str | None:
 
 @contextlib.contextmanager
 def hold(caches: Sequence[Cache]) -> Iterator[None]:
-    """Take rattler's and mamba's cache-wide locks for the duration (so no install starts meanwhile); refuse with
-    the holder named when any lock of these caches is held by another process."""
+    """Take rattler's and mamba's cache-wide locks for the duration (so no install starts meanwhile); refuse
+    with the holder named when any lock of these caches is held by another process."""
     with contextlib.ExitStack() as stack:
         for cache in caches:
             _take(stack, cache)
@@ -169,5 +173,7 @@ def _refuse(cache: Cache, path: Path) -> None:
 
 
 def _message(cache: Cache, found: Sequence[LockHolder]) -> str:
-    return (f"{cache.root} is in use: {found[0].describe()}; wait for it to finish and run envguard clean again "
-            "(nothing was changed)")  # fmt: skip
+    return (
+        f"{cache.root} is in use: {found[0].describe()}; wait for it to finish and run envguard clean again "
+        "(nothing was changed)"
+    )

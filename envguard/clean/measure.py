@@ -15,7 +15,8 @@ class Unreadable(Exception):
 
 
 def facts(paths: Iterable[str | Path]) -> list[FileFact]:
-    """FileFacts for each path and, for folders, everything below; raises Unreadable naming the first failure."""
+    """FileFacts for each path and, for folders, everything below; raises Unreadable naming the first
+    failure."""
     result: list[FileFact] = []
     for path in paths:
         try:
@@ -31,8 +32,14 @@ def facts(paths: Iterable[str | Path]) -> list[FileFact]:
 
 
 def _fact(st: os.stat_result) -> FileFact:
-    return FileFact(dev=st.st_dev, ino=st.st_ino, nlink=st.st_nlink, size=st.st_size,
-                    blocks=getattr(st, "st_blocks", (st.st_size + 511) // 512), is_dir=stat.S_ISDIR(st.st_mode))  # fmt: skip
+    return FileFact(
+        dev=st.st_dev,
+        ino=st.st_ino,
+        nlink=st.st_nlink,
+        size=st.st_size,
+        blocks=getattr(st, "st_blocks", (st.st_size + 511) // 512),
+        is_dir=stat.S_ISDIR(st.st_mode),
+    )
 
 
 def _walk(top: str, out: list[FileFact]) -> None:

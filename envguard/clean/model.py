@@ -74,8 +74,8 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One top-level thing found in a cache, identified but not yet judged. Paths are plain strings: a large cache
-    has tens of thousands of entries and pathlib objects would dominate the scan."""
+    """One top-level thing found in a cache, identified but not yet judged. Paths are plain strings: a large
+    cache has tens of thousands of entries and pathlib objects would dominate the scan."""
 
     cache: Cache
     path: str

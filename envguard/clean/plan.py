@@ -1,8 +1,8 @@
 """The pure core of `clean`: decide what goes (classify) and what that really frees (account).
 
 Bytes are inode-deduplicated: each inode counts once, and a file frees space only when every one of its hard
-links is inside the removed set (so a cache file hardlinked into an environment frees nothing). Directories are
-counted by their own size. Both apparent bytes (`du --apparent-size`) and disk bytes (`du`) are reported.
+links is inside the removed set (so a cache file hardlinked into an environment frees nothing). Directories
+are counted by their own size. Both apparent bytes (`du --apparent-size`) and disk bytes (`du`) are reported.
 """
 
 from __future__ import annotations
@@ -99,8 +99,16 @@ def account(measured: Sequence[tuple[Candidate, Sequence[FileFact]]]) -> list[It
             else:
                 elsewhere += 1
         entry = candidate.entry
-        items.append(Item(
-            category=candidate.category, cache=entry.cache.root, paths=tuple(map(Path, (entry.path, *entry.companions))), dist=entry.dist,
-            reason=candidate.reason, bytes=size, disk_bytes=blocks * 512, linked_elsewhere=elsewhere,
-        ))  # fmt: skip
+        items.append(
+            Item(
+                category=candidate.category,
+                cache=entry.cache.root,
+                paths=tuple(map(Path, (entry.path, *entry.companions))),
+                dist=entry.dist,
+                reason=candidate.reason,
+                bytes=size,
+                disk_bytes=blocks * 512,
+                linked_elsewhere=elsewhere,
+            )
+        )
     return items

@@ -40,27 +40,45 @@ def plan_to_dict(plan: Plan, mode: Mode, result: RunResult | None = None) -> dic
 def _cache_dict(state: Any) -> dict[str, Any]:
     cache = state.cache
     return {
-        "path": str(cache.root), "pkgs": str(cache.pkgs), "kind": cache.kind, "origin": cache.origin,
-        "index_dirs": [str(p) for p in cache.index_dirs], "packages": state.packages, "in_use": state.in_use,
+        "path": str(cache.root),
+        "pkgs": str(cache.pkgs),
+        "kind": cache.kind,
+        "origin": cache.origin,
+        "index_dirs": [str(p) for p in cache.index_dirs],
+        "packages": state.packages,
+        "in_use": state.in_use,
         "trash": {"runs": list(state.trash_runs), "disk_bytes": state.trash_disk_bytes},
-        "locked_by": [{"lock_file": str(h.lock_file), "convention": h.convention, "pid": h.pid, "command": h.command}
-                      for h in state.holders],
-    }  # fmt: skip
+        "locked_by": [
+            {"lock_file": str(h.lock_file), "convention": h.convention, "pid": h.pid, "command": h.command}
+            for h in state.holders
+        ],
+    }
 
 
 def _item_dict(item: Item) -> dict[str, Any]:
-    return {"category": item.category, "cache": str(item.cache), "paths": [str(p) for p in item.paths],
-            "dist": item.dist, "reason": item.reason, "bytes": item.bytes, "disk_bytes": item.disk_bytes,
-            "linked_elsewhere": item.linked_elsewhere}  # fmt: skip
+    return {
+        "category": item.category,
+        "cache": str(item.cache),
+        "paths": [str(p) for p in item.paths],
+        "dist": item.dist,
+        "reason": item.reason,
+        "bytes": item.bytes,
+        "disk_bytes": item.disk_bytes,
+        "linked_elsewhere": item.linked_elsewhere,
+    }
 
 
 def result_to_dict(result: RunResult) -> dict[str, Any]:
     return {
-        "action": result.action, "run_id": result.run_id,
+        "action": result.action,
+        "run_id": result.run_id,
         "moved": [{"from": str(m.source), "to": str(m.target)} for m in result.moved],
-        "removed": [str(p) for p in result.removed], "failed": list(result.failed), "skipped": list(result.skipped),
-        "bytes": result.bytes, "disk_bytes": result.disk_bytes,
-    }  # fmt: skip
+        "removed": [str(p) for p in result.removed],
+        "failed": list(result.failed),
+        "skipped": list(result.skipped),
+        "bytes": result.bytes,
+        "disk_bytes": result.disk_bytes,
+    }
 
 
 def render_plan(plan: Plan, mode: Mode, *, result: RunResult | None = None, verbose: bool = False) -> str:
@@ -90,12 +108,16 @@ def _headline(plan: Plan, mode: Mode, result: RunResult | None) -> str:
     envs = len(plan.usage.environments)
     locks = f" and {len(plan.usage.locks)} lock file(s)" if plan.usage.locks else ""
     if mode == "clean" and result is not None:
-        return (f"Moved {len(result.moved)} path(s) to the trash (run {result.run_id}); the disk gains "
-                f"{human_bytes(result.disk_bytes)} once you run `envguard clean --purge-trash` "
-                f"(`envguard clean --undo` puts them back). Usage read from {envs} environment(s){locks}.")  # fmt: skip
-    return (f"Dry run: {count} item(s) would go, freeing {human_bytes(disk)} on disk. Nothing was changed; "
-            f"`envguard clean --yes` moves them to a trash folder inside each cache. "
-            f"Usage read from {envs} environment(s){locks}.")  # fmt: skip
+        return (
+            f"Moved {len(result.moved)} path(s) to the trash (run {result.run_id}); the disk gains "
+            f"{human_bytes(result.disk_bytes)} once you run `envguard clean --purge-trash` "
+            f"(`envguard clean --undo` puts them back). Usage read from {envs} environment(s){locks}."
+        )
+    return (
+        f"Dry run: {count} item(s) would go, freeing {human_bytes(disk)} on disk. Nothing was changed; "
+        f"`envguard clean --yes` moves them to a trash folder inside each cache. "
+        f"Usage read from {envs} environment(s){locks}."
+    )
 
 
 def _caches_table(plan: Plan) -> Any:
@@ -112,8 +134,16 @@ def _caches_table(plan: Plan) -> Any:
     for number, state in enumerate(plan.caches, start=1):
         lock = "; ".join(h.describe() for h in state.holders) or "free"
         trash = human_bytes(state.trash_disk_bytes) if state.trash_runs else "-"
-        table.add_row(str(number), str(state.cache.root), state.cache.kind, state.cache.origin,
-                      str(state.packages), str(state.in_use), trash, lock)  # fmt: skip
+        table.add_row(
+            str(number),
+            str(state.cache.root),
+            state.cache.kind,
+            state.cache.origin,
+            str(state.packages),
+            str(state.in_use),
+            trash,
+            lock,
+        )
     return table
 
 
@@ -169,8 +199,10 @@ def _print_footer(console: Any, plan: Plan, result: RunResult | None) -> None:
     trash = [s for s in plan.caches if s.trash_runs]
     if trash:
         size = human_bytes(sum(s.trash_disk_bytes for s in trash))
-        console.print(f"The trash of {len(trash)} cache(s) holds {size} from earlier runs: "
-                      "`envguard clean --purge-trash` frees it, `envguard clean --undo` restores the last run.")  # fmt: skip
+        console.print(
+            f"The trash of {len(trash)} cache(s) holds {size} from earlier runs: "
+            "`envguard clean --purge-trash` frees it, `envguard clean --undo` restores the last run."
+        )
     for note in plan.notes:
         console.print(f"note: {note}")
     for problem in plan.problems:
@@ -191,8 +223,10 @@ def render_result(result: RunResult) -> str:
             lines += [f"  {m.target}" for m in result.moved]
     else:
         where = ", ".join(str(p) for p in result.removed) or "no trash folder found"
-        lines.append(f"Emptied the trash: {human_bytes(result.disk_bytes)} freed on disk "
-                     f"({human_bytes(result.bytes)} apparent) from {where}.")  # fmt: skip
+        lines.append(
+            f"Emptied the trash: {human_bytes(result.disk_bytes)} freed on disk "
+            f"({human_bytes(result.bytes)} apparent) from {where}."
+        )
     lines += [
         f"not done: {line}" for line in (*result.failed, *result.skipped) if result.run_id or result.failed
     ]

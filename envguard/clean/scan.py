@@ -1,8 +1,8 @@
 """List what a cache holds, without following a symlink: extracted packages, tarballs, index caches, partial
 downloads, temporary files and logs. Identifies; does not judge (that is `plan`).
 
-An extracted package is a folder with `info/index.json`; its identity (`name-version-build`) comes from that file,
-except when the folder's own name is already known to be in use, where reading it could change nothing.
+An extracted package is a folder with `info/index.json`; its identity (`name-version-build`) comes from that
+file, except when the folder's own name is already known to be in use, where reading it could change nothing.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ META_SUFFIXES = (".lock", ".conda_lock")
 
 
 def scan(cache: Cache, known: Callable[[str], bool] = lambda _name: False) -> tuple[list[Entry], list[str]]:
-    """Entries at the top of `cache.pkgs` plus everything inside its index dirs; problems for what cannot be read.
-    `known(folder_name)` says a package folder is in use by name, so its index.json need not be read."""
+    """Entries at the top of `cache.pkgs` plus everything inside its index dirs; problems for what cannot be
+    read. `known(folder_name)` says a package folder is in use by name, so its index.json need not be read."""
     problems: list[str] = []
     try:
         with os.scandir(cache.pkgs) as listing:
@@ -98,7 +98,8 @@ def _package(
 
 
 def _package_dist(index_json: str) -> tuple[str, str]:
-    """`name-version-build` from info/index.json; a problem when it cannot be read (the package is then kept)."""
+    """`name-version-build` from info/index.json; a problem when it cannot be read (the package is then
+    kept)."""
     if os.path.islink(index_json):
         return "", f"{index_json}: is a symlink; package left alone"
     try:

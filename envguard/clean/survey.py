@@ -38,9 +38,13 @@ def discover(request: Request) -> tuple[list[Cache], list[EnvRef], list[str]]:
 
 
 def plan_for(
-    caches: Sequence[Cache], usage: Usage, *, only: Sequence[Category] = (), now: float | None = None,
+    caches: Sequence[Cache],
+    usage: Usage,
+    *,
+    only: Sequence[Category] = (),
+    now: float | None = None,
     notes: Sequence[str] = (),
-) -> Plan:  # fmt: skip
+) -> Plan:
     """Scan `caches` and decide against `usage`."""
     now = time.time() if now is None else now
     entries: list[Entry] = []
@@ -58,8 +62,14 @@ def plan_for(
             problems.append(f"{exc}; {candidate.entry.name} left alone (its size is unknown)")
             kept["unreadable"] = kept.get("unreadable", 0) + 1
     states = tuple(_state(cache, entries, usage) for cache in caches)
-    return Plan(items=tuple(account(measured)), caches=states, usage=usage, kept=kept,
-                problems=tuple(problems), notes=tuple(notes))  # fmt: skip
+    return Plan(
+        items=tuple(account(measured)),
+        caches=states,
+        usage=usage,
+        kept=kept,
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )
 
 
 def _state(cache: Cache, entries: Sequence[Entry], usage: Usage) -> CacheState:
@@ -73,5 +83,11 @@ def _state(cache: Cache, entries: Sequence[Entry], usage: Usage) -> CacheState:
             trash_bytes = sum(unique.values()) * 512
         except Unreadable:
             trash_bytes = 0
-    return CacheState(cache=cache, packages=len(packages), in_use=in_use, trash_runs=trash_runs,
-                      trash_disk_bytes=trash_bytes, holders=locks.holders(cache))  # fmt: skip
+    return CacheState(
+        cache=cache,
+        packages=len(packages),
+        in_use=in_use,
+        trash_runs=trash_runs,
+        trash_disk_bytes=trash_bytes,
+        holders=locks.holders(cache),
+    )

@@ -1,9 +1,10 @@
-"""What is in use: every package an environment's conda-meta records, or a lock given with --keep-locked names.
+"""What is in use: every package an environment's conda-meta records, or a lock given with --keep-locked
+names.
 
 Never decided by link counts: a softlinked environment's cache files have one link each, and a package whose
-files are hardlinked among themselves has more. A record that cannot be read still protects its package through
-its file name (`conda-meta/NAME-VERSION-BUILD.json`); an environment whose conda-meta cannot be listed makes the
-usage incomplete, and then no package is removed at all.
+files are hardlinked among themselves has more. A record that cannot be read still protects its package
+through its file name (`conda-meta/NAME-VERSION-BUILD.json`); an environment whose conda-meta cannot be listed
+makes the usage incomplete, and then no package is removed at all.
 """
 
 from __future__ import annotations
@@ -88,16 +89,18 @@ def _record(path: str) -> dict[str, Any] | str:
 
 
 def lock_references(path: Path) -> set[str]:
-    """Dists a lock or spec file names (any kind envguard reads: conda-lock.yml, explicit, pixi.lock...), on every
-    platform and in every environment the lock holds."""
+    """Dists a lock or spec file names (any kind envguard reads: conda-lock.yml, explicit, pixi.lock...), on
+    every platform and in every environment the lock holds."""
     from envguard.formats import detect_kind
 
     kind = detect_kind(path)
     try:
         environments = _lock_environments(path, kind)
     except ImportError as exc:
-        raise OperationalError(f"{path}: this envguard cannot read {kind} files yet ({exc.name} is missing); "
-                               "use an explicit spec (`envguard export --explicit`) with --keep-locked") from exc  # fmt: skip
+        raise OperationalError(
+            f"{path}: this envguard cannot read {kind} files yet ({exc.name} is missing); "
+            "use an explicit spec (`envguard export --explicit`) with --keep-locked"
+        ) from exc
     dists: set[str] = set()
     for env in environments:
         for package in env.conda_packages():

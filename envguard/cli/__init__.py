@@ -1,1 +1,2 @@
-"""The command line: the click app, the click-free launcher, the one error boundary, one module per command."""
+"""The command line: the click app, the click-free launcher, the one error boundary, one module per
+command."""

@@ -1,9 +1,9 @@
 """The `envguard` console script: the most frequent invocations without importing click.
 
 `envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot` is scripted;
-`envguard --help` is the first thing people type. Click's import alone costs more than answering them, so their
-common forms are parsed here and run inside the same error boundary (envguard.cli.boundary). Any other command,
-option or form goes to envguard.cli.app, unchanged.
+`envguard --help` is the first thing people type. Click's import alone costs more than answering them, so
+their common forms are parsed here and run inside the same error boundary (envguard.cli.boundary). Any other
+command, option or form goes to envguard.cli.app, unchanged.
 """
 
 from __future__ import annotations
@@ -87,6 +87,7 @@ def _full_check(parsed: FastArgs) -> int:
     from envguard.check.run import CheckOptions, main
     from envguard.cli.boundary import guarded
 
-    options = CheckOptions(parsed.source, parsed.lock, parsed.envfile, parsed.platform, style=parsed.style,
-                           cache_checked=True)  # fmt: skip
+    options = CheckOptions(
+        parsed.source, parsed.lock, parsed.envfile, parsed.platform, style=parsed.style, cache_checked=True
+    )
     return guarded(lambda: main(options))

@@ -15,8 +15,8 @@ BOTH_STYLES = "--json and --markdown are alternatives; give one"
 
 
 def output_style(*, markdown: bool = True, output: bool = True) -> Callable[[F], F]:
-    """Add `--json` (and `--markdown`, `-o FILE`) to a command; it receives `style` ('human', 'json' or 'markdown')
-    and `output` instead of the flags."""
+    """Add `--json` (and `--markdown`, `-o FILE`) to a command; it receives `style` ('human', 'json' or
+    'markdown') and `output` instead of the flags."""
 
     def decorate(function: F) -> F:
         @functools.wraps(function)

@@ -1,5 +1,5 @@
-"""Register an environment as a Jupyter kernel: `<jupyter data dir>/kernels/<name>/kernel.json` pointing at the
-environment's own python, written exactly as `python -m ipykernel install --user --name NAME` would."""
+"""Register an environment as a Jupyter kernel: `<jupyter data dir>/kernels/<name>/kernel.json` pointing at
+the environment's own python, written exactly as `python -m ipykernel install --user --name NAME` would."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def kernel_spec(python: Path, name: str, prefix: Path) -> dict[str, object]:
 
 
 def install_kernelspec(prefix: Path, name: str) -> tuple[Path, str | None]:
-    """Write the kernelspec; return its folder and a warning when ipykernel is missing from the environment."""
+    """Write the kernelspec; return its folder and a warning when ipykernel is missing from the
+    environment."""
     from envguard.prefix.probe import interpreter
 
     python = interpreter(prefix)
@@ -49,8 +50,10 @@ def install_kernelspec(prefix: Path, name: str) -> tuple[Path, str | None]:
     write_text(folder / "kernel.json", json.dumps(kernel_spec(python, name, prefix), indent=1) + "\n")
     warning = None
     if not _has_ipykernel(prefix):
-        warning = (f"ipykernel is not installed in {name}; the Jupyter kernel will not start until you add it "
-                   f"(e.g. `conda install -p {prefix} ipykernel`)")  # fmt: skip
+        warning = (
+            f"ipykernel is not installed in {name}; the Jupyter kernel will not start until you add it "
+            f"(e.g. `conda install -p {prefix} ipykernel`)"
+        )
     return folder, warning
 
 

@@ -1,10 +1,13 @@
-"""Can this machine run what is asked? `__cuda` / `__glibc` requirements against the detected virtual packages.
+"""Can this machine run what is asked? `__cuda` / `__glibc` requirements against the detected virtual
+packages.
 
 Detection honours CONDA_OVERRIDE_CUDA / CONDA_OVERRIDE_GLIBC exactly as conda does (through rattler), so a CPU
 login node can build for GPU nodes with `CONDA_OVERRIDE_CUDA=12.4`. Two checks:
-- before solving (`check_request`): a CUDA build asked for on a machine without a driver is refused, with a message
+- before solving (`check_request`): a CUDA build asked for on a machine without a driver is refused, with a
+  message
   that says so (instead of the solver's cryptic "nothing provides __cuda");
-- after solving or for a lock (`check_plan`): packages needing a newer `__glibc`/`__cuda` than the machine offers
+- after solving or for a lock (`check_plan`): packages needing a newer `__glibc`/`__cuda` than the machine
+  offers
   are refused, and a CPU build of a framework chosen on a GPU machine is a warning (conda#14761).
 Pure functions: the caller passes the machine's virtual packages.
 """
@@ -25,8 +28,10 @@ TOOLKIT_PACKAGES = frozenset(
 FRAMEWORKS = frozenset({"pytorch", "torch", "tensorflow", "jaxlib", "jax"})
 _REQUIREMENT = re.compile(r"^\s*(__cuda|__glibc)\b\s*(.*)$")
 _NO_DRIVER = "this machine has no NVIDIA driver (no __cuda virtual package detected)"
-_OVERRIDE_HINT = ("create it on a GPU machine, set CONDA_OVERRIDE_CUDA=<driver CUDA version, e.g. 12.4> to build "
-                  "for one from here, or ask for a CPU build")  # fmt: skip
+_OVERRIDE_HINT = (
+    "create it on a GPU machine, set CONDA_OVERRIDE_CUDA=<driver CUDA version, e.g. 12.4> to build "
+    "for one from here, or ask for a CPU build"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +48,8 @@ def machine_version(machine: Sequence[VirtualPackage], name: str) -> str | None:
 
 
 def check_request(specs: Sequence[str], machine: Sequence[VirtualPackage], origin: str) -> list[str]:
-    """Refuse a CUDA build asked for on a machine without a driver (or with too old a driver); return warnings."""
+    """Refuse a CUDA build asked for on a machine without a driver (or with too old a driver); return
+    warnings."""
     from envguard.specs import parse_conda
 
     driver = machine_version(machine, "__cuda")
@@ -61,7 +67,8 @@ def check_request(specs: Sequence[str], machine: Sequence[VirtualPackage], origi
             wanted = _cuda_of(spec.name, spec.version or "", spec.build or "")
             if wanted and _major(wanted) > _major(driver):
                 raise BadInputError(
-                    f"{origin} asks for CUDA {wanted} ({text}) but this machine's driver supports CUDA {driver}; "
+                    f"{origin} asks for CUDA {wanted} ({text}) but this machine's driver supports CUDA "
+                    f"{driver}; "
                     "update the NVIDIA driver or ask for an older CUDA build"
                 )
         elif spec.name in TOOLKIT_PACKAGES and driver is None:
@@ -74,8 +81,8 @@ def check_request(specs: Sequence[str], machine: Sequence[VirtualPackage], origi
 def check_plan(
     packages: Sequence[Package], machine: Sequence[VirtualPackage], requested: Sequence[str] = ()
 ) -> list[str]:
-    """Refuse packages whose `__cuda`/`__glibc` needs the machine cannot meet; warn on a CPU framework build chosen
-    on a GPU machine unless a CPU build was asked for."""
+    """Refuse packages whose `__cuda`/`__glibc` needs the machine cannot meet; warn on a CPU framework build
+    chosen on a GPU machine unless a CPU build was asked for."""
     for requirement in requirements(packages):
         _require(requirement, machine)
     return _cpu_on_gpu(packages, machine, requested)
@@ -99,13 +106,17 @@ def _require(requirement: Requirement, machine: Sequence[VirtualPackage]) -> Non
             raise BadInputError(
                 f"{requirement.needed_by} needs a CUDA driver but {_NO_DRIVER}; {_OVERRIDE_HINT}"
             )
-        raise BadInputError(f"{requirement.needed_by} needs {requirement.virtual} but this machine has none "
-                            "(not a glibc Linux?); use a matching platform")  # fmt: skip
+        raise BadInputError(
+            f"{requirement.needed_by} needs {requirement.virtual} but this machine has none "
+            "(not a glibc Linux?); use a matching platform"
+        )
     if requirement.constraint and not _satisfies(requirement.constraint, have):
         override = "CONDA_OVERRIDE_CUDA" if requirement.virtual == "__cuda" else "CONDA_OVERRIDE_GLIBC"
         raise BadInputError(
-            f"{requirement.needed_by} needs {requirement.virtual} {requirement.constraint} but this machine has "
-            f"{requirement.virtual} {have}; use an older build, a newer machine, or set {override} to build for "
+            f"{requirement.needed_by} needs {requirement.virtual} {requirement.constraint} but this machine "
+            "has "
+            f"{requirement.virtual} {have}; use an older build, a newer machine, or set {override} to build "
+            "for "
             "another machine"
         )
 
@@ -129,7 +140,8 @@ def _cpu_on_gpu(
     framework = {"pytorch": "pytorch", "tf": "tensorflow", "jax": "jaxlib"}[facts.framework]
     chosen = next((p.describe() for p in packages if p.name in (framework, "torch")), framework)
     return [
-        f"the solver chose a CPU build ({chosen}) although this machine has a GPU (driver CUDA {driver}); ask for a "
+        f"the solver chose a CPU build ({chosen}) although this machine has a GPU (driver CUDA {driver}); "
+        "ask for a "
         f"CUDA build explicitly (e.g. `pytorch-cuda=12.1` or `{framework}=*=*cuda*`) — see conda#14761"
     ]
 

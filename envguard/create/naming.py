@@ -1,8 +1,10 @@
 """Semantic environment names derived from content (`pytorch2.1-cuda118-py311`), and name validation.
 
 Rules (documented in the README):
-- framework and major.minor version: `pytorch` (conda pytorch / pip torch), else `tf` (tensorflow), else `jax`;
-- accelerator, in each framework's own vocabulary: pytorch `cuda118` / `cpu` / `rocm`, tensorflow `gpu` / `cpu`,
+- framework and major.minor version: `pytorch` (conda pytorch / pip torch), else `tf` (tensorflow), else
+  `jax`;
+- accelerator, in each framework's own vocabulary: pytorch `cuda118` / `cpu` / `rocm`, tensorflow `gpu` /
+  `cpu`,
   jax `cuda12` / `cpu` (omitted when it cannot be told);
 - python: `py311`;
 - no framework: `py311-<6 hex of a content hash>` (`env-<hash>` without python). The hash covers the requested
@@ -60,7 +62,8 @@ def compose(facts: NameFacts, digest: str) -> str:
 
 
 def content_hash(env: Environment) -> str:
-    """6 hex chars over the canonical requested conda specs, or over the packages when nothing was requested."""
+    """6 hex chars over the canonical requested conda specs, or over the packages when nothing was
+    requested."""
     from envguard.specs import parse_conda
 
     requested = sorted(parse_conda(r.spec).canonical() for r in env.requested if r.manager == "conda")
@@ -170,8 +173,10 @@ def _spec_accelerator(framework: str, build: str, cuda: str, specs: dict[str, tu
 
 def validate(name: str) -> str:
     """Return `name` if it is a portable environment name, else raise a UsageError saying what is allowed."""
-    rules = ("use letters, digits, '.', '_' and '-', start with a letter, digit or '_', "
-             f"at most {MAX_LENGTH} characters")  # fmt: skip
+    rules = (
+        "use letters, digits, '.', '_' and '-', start with a letter, digit or '_', "
+        f"at most {MAX_LENGTH} characters"
+    )
     if not name or name in (".", ".."):
         raise UsageError(f"environment name {name!r} is empty or a relative folder; {rules}")
     if "/" in name or "\\" in name or ":" in name:

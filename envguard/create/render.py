@@ -32,8 +32,13 @@ def to_dict(result: CreateResult) -> dict[str, Any]:
 
 
 def _package(package: Package) -> dict[str, Any]:
-    return {"manager": package.manager, "name": package.name, "version": package.version, "build": package.build,
-            "channel": strip_credentials(package.channel)}  # fmt: skip
+    return {
+        "manager": package.manager,
+        "name": package.name,
+        "version": package.version,
+        "build": package.build,
+        "channel": strip_credentials(package.channel),
+    }
 
 
 def render(result: CreateResult) -> str:

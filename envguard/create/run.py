@@ -64,8 +64,9 @@ class CreateResult:
     warnings: tuple[str, ...] = ()
 
 
-def read_source(file: str | None, lock: str | None, specs: Sequence[str], channels: Sequence[str],
-                platform: str) -> Source:  # fmt: skip
+def read_source(
+    file: str | None, lock: str | None, specs: Sequence[str], channels: Sequence[str], platform: str
+) -> Source:
     """Exactly one of -f / --lock / SPEC...; -c channels come first, then the file's own."""
     given = [bool(file), bool(lock), bool(specs)]
     if sum(given) != 1:
@@ -85,8 +86,10 @@ def read_source(file: str | None, lock: str | None, specs: Sequence[str], channe
         path = _existing(lock)
         env = read_file(path, platform=platform)
         if env.spec_only or not env.conda_packages():
-            raise BadInputError(f"{path}: no locked conda packages for {platform}; give a lock (conda-lock.yml, "
-                                "explicit spec, pixi.lock) or use -f for an environment.yml")  # fmt: skip
+            raise BadInputError(
+                f"{path}: no locked conda packages for {platform}; give a lock (conda-lock.yml, "
+                "explicit spec, pixi.lock) or use -f for an environment.yml"
+            )
         conda = tuple(r.spec for r in env.requested if r.manager == "conda")
         return Source(env.kind, str(path), env, conda, _merge(channels, env.channels), env.packages, path)
     from envguard.specs import parse_conda
@@ -98,8 +101,9 @@ def read_source(file: str | None, lock: str | None, specs: Sequence[str], channe
     return Source("specs", "command line", env, tuple(specs), tuple(channels))
 
 
-def plan(source: Source, backend: Backend, platform: str, *, name: str | None = None,
-         prefix: Path | None = None) -> Planned:  # fmt: skip
+def plan(
+    source: Source, backend: Backend, platform: str, *, name: str | None = None, prefix: Path | None = None
+) -> Planned:
     """Check the request against this machine, solve it (or take the lock as is) and name the result."""
     from envguard.create import machine_check, naming
     from envguard.machine import virtual
@@ -110,28 +114,50 @@ def plan(source: Source, backend: Backend, platform: str, *, name: str | None = 
     request = Request(source.specs, source.channels, platform, machine, source.locked, source.origin)
     solved = backend.solve(request)
     warnings += machine_check.check_plan(solved.packages, machine, source.specs)
-    resolved = make_environment(kind="prefix", packages=(*solved.packages, *_pip(source)),
-                                requested=source.env.requested, python=_python(solved.packages))  # fmt: skip
+    resolved = make_environment(
+        kind="prefix",
+        packages=(*solved.packages, *_pip(source)),
+        requested=source.env.requested,
+        python=_python(solved.packages),
+    )
     chosen = name or (prefix.name if prefix is not None else naming.semantic_name(resolved))
     if source.env.name and not name and prefix is None and source.env.name != chosen:
-        warnings.append(f"{source.origin} names the environment {source.env.name!r}; envguard uses the semantic "
-                        f"name {chosen!r} (pass --name {source.env.name} to keep yours)")  # fmt: skip
+        warnings.append(
+            f"{source.origin} names the environment {source.env.name!r}; envguard uses the semantic "
+            f"name {chosen!r} (pass --name {source.env.name} to keep yours)"
+        )
     return Planned(source, request, solved, machine, chosen, tuple(warnings))
 
 
-def create(planned: Planned, backend: Backend, *, prefix: Path | None, force: bool, dry_run: bool,
-           jupyter: bool, write_lock: bool = True) -> CreateResult:  # fmt: skip
-    """Install the planned environment into conda's envs dir (or --prefix), register it, lock it, add a kernel."""
+def create(
+    planned: Planned,
+    backend: Backend,
+    *,
+    prefix: Path | None,
+    force: bool,
+    dry_run: bool,
+    jupyter: bool,
+    write_lock: bool = True,
+) -> CreateResult:
+    """Install the planned environment into conda's envs dir (or --prefix), register it, lock it, add a
+    kernel."""
     from envguard.create import naming
 
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
     replaced = _collision(target, name, force, by_name=prefix is None)
     result = CreateResult(
-        name=name, prefix=str(target), backend=backend.describe(), platform=planned.request.platform,
-        packages=planned.plan.packages, requested=planned.source.specs, channels=planned.request.channels,
-        dry_run=dry_run, replaced=replaced, warnings=planned.warnings,
-    )  # fmt: skip
+        name=name,
+        prefix=str(target),
+        backend=backend.describe(),
+        platform=planned.request.platform,
+        packages=planned.plan.packages,
+        requested=planned.source.specs,
+        channels=planned.request.channels,
+        dry_run=dry_run,
+        replaced=replaced,
+        warnings=planned.warnings,
+    )
     if dry_run:
         return result
     if replaced:
@@ -144,8 +170,14 @@ def create(planned: Planned, backend: Backend, *, prefix: Path | None, force: bo
         kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
         kernel = str(kernel_path)
         warnings += [warning] if warning else []
-    return dataclasses.replace(result, packages=installed.packages, registered=True, lock=str(lock) if lock else None,
-                               kernelspec=kernel, warnings=tuple(warnings))  # fmt: skip
+    return dataclasses.replace(
+        result,
+        packages=installed.packages,
+        registered=True,
+        lock=str(lock) if lock else None,
+        kernelspec=kernel,
+        warnings=tuple(warnings),
+    )
 
 
 def _build(
@@ -231,8 +263,10 @@ def envs_dir() -> Path:
             probe = probe.parent
         if os.access(probe, os.W_OK):
             return folder
-    raise BadInputError(f"none of conda's envs dirs is writable ({', '.join(map(str, candidates))}); "
-                        "set CONDA_ENVS_PATH or pass --prefix DIR")  # fmt: skip
+    raise BadInputError(
+        f"none of conda's envs dirs is writable ({', '.join(map(str, candidates))}); "
+        "set CONDA_ENVS_PATH or pass --prefix DIR"
+    )
 
 
 def name_taken(name: str) -> Path | None:
@@ -258,8 +292,10 @@ def _collision(target: Path, name: str, force: bool, *, by_name: bool) -> bool:
         hint = (
             f"--name {suggest(name, lambda n: name_taken(n) is not None)}" if by_name else "another --prefix"
         )
-        raise UsageError(f"an environment named {name!r} already exists at {existing}; use {hint}, or --force "
-                         "to replace it")  # fmt: skip
+        raise UsageError(
+            f"an environment named {name!r} already exists at {existing}; use {hint}, or --force "
+            "to replace it"
+        )
     if existing != target:
         raise UsageError(
             f"{name!r} is already used by {existing} (outside {target.parent}); pick another --name"
@@ -290,16 +326,25 @@ def lock_text(planned: Planned, packages: Sequence[Package]) -> str:
 
     assert planned.source.path is not None
     platform, yml = planned.request.platform, planned.source.path.name
-    env = make_environment(kind="conda-lock", source=yml, platform=platform, python=_python(packages),
-                           channels=tuple(strip_credentials(c) for c in planned.request.channels),
-                           packages=packages, virtual_packages=planned.machine)  # fmt: skip
+    env = make_environment(
+        kind="conda-lock",
+        source=yml,
+        platform=platform,
+        python=_python(packages),
+        channels=tuple(strip_credentials(c) for c in planned.request.channels),
+        packages=packages,
+        virtual_packages=planned.machine,
+    )
     cuda = next((v.version for v in planned.machine if v.name == "__cuda"), None)
     flag = f"--cuda {cuda}" if cuda else "--no-cuda"
     return render_lock(
-        {platform: env}, sources=[yml], content_hashes={platform: input_hash(planned.source.env, platform, planned.machine)},
-        channels=env.channels, source_kind="environment.yml",
+        {platform: env},
+        sources=[yml],
+        content_hashes={platform: input_hash(planned.source.env, platform, planned.machine)},
+        channels=env.channels,
+        source_kind="environment.yml",
         reproduce=f"envguard lock -f {yml} --platform {platform} {flag} -o conda-lock.yml",
-    )  # fmt: skip
+    )
 
 
 def write_lock_beside(planned: Planned, text: str) -> Path:

@@ -6,17 +6,36 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ChangeKind = Literal["only-a", "only-b", "changed", "unsatisfied", "unjudged", "hazard"]
-CATEGORIES = ("platform", "python", "conda", "pip", "both-managers", "cuda", "virtual", "fingerprints", "specs", "channels")  # fmt: skip
+CATEGORIES = (
+    "platform",
+    "python",
+    "conda",
+    "pip",
+    "both-managers",
+    "cuda",
+    "virtual",
+    "fingerprints",
+    "specs",
+    "channels",
+)
 TITLES = {
-    "platform": "Platform", "python": "Python", "conda": "Conda packages", "pip": "pip packages",
-    "both-managers": "Installed by both conda and pip", "cuda": "CUDA", "virtual": "Virtual packages",
-    "fingerprints": "RNG fingerprints", "specs": "Requested specs", "channels": "Channels",
-}  # fmt: skip
+    "platform": "Platform",
+    "python": "Python",
+    "conda": "Conda packages",
+    "pip": "pip packages",
+    "both-managers": "Installed by both conda and pip",
+    "cuda": "CUDA",
+    "virtual": "Virtual packages",
+    "fingerprints": "RNG fingerprints",
+    "specs": "Requested specs",
+    "channels": "Channels",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One difference: an item only on one side, changed fields, an unsatisfied spec, or a hazard (info only)."""
+    """One difference: an item only on one side, changed fields, an unsatisfied spec, or a hazard (info
+    only)."""
 
     category: str
     kind: ChangeKind

@@ -2,8 +2,8 @@
 
 Each Environment becomes a normalised three-level view (category -> item -> field -> text); the views are
 compared with deepdiff (or, where start-up time matters, an equivalent small engine — `envguard check` cannot
-afford deepdiff's numpy/pydantic imports) and the leaf differences are grouped into `Change`s. A spec-only side
-(environment.yml) is compared by satisfaction instead (see envguard.diff.satisfy).
+afford deepdiff's numpy/pydantic imports) and the leaf differences are grouped into `Change`s. A spec-only
+side (environment.yml) is compared by satisfaction instead (see envguard.diff.satisfy).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def _label(env: Environment) -> str:
     return env.source or env.prefix or env.kind
 
 
-# --- views ----------------------------------------------------------------------------------------------------
+# --- views
+# ----------------------------------------------------------------------------------------------------
 
 
 def view(env: Environment) -> View:
@@ -45,13 +46,24 @@ def view(env: Environment) -> View:
         result["python"]["python"] = {"version": env.python}
     for p in env.packages:
         if p.manager == "conda":
-            result["conda"][p.name] = {"version": p.version, "build": p.build, "channel": p.channel,
-                                       "subdir": p.subdir, "md5": p.md5, "sha256": p.sha256}  # fmt: skip
+            result["conda"][p.name] = {
+                "version": p.version,
+                "build": p.build,
+                "channel": p.channel,
+                "subdir": p.subdir,
+                "md5": p.md5,
+                "sha256": p.sha256,
+            }
         else:
             o = p.origin
-            result["pip"][p.name] = {"version": p.version, "sha256": p.sha256, "url": o.url if o else "",
-                                     "editable": "yes" if o and o.editable else "no", "vcs": o.vcs if o else "",
-                                     "commit": o.commit_id if o else ""}  # fmt: skip
+            result["pip"][p.name] = {
+                "version": p.version,
+                "sha256": p.sha256,
+                "url": o.url if o else "",
+                "editable": "yes" if o and o.editable else "no",
+                "vcs": o.vcs if o else "",
+                "commit": o.commit_id if o else "",
+            }
     cuda = env.cuda
     for name, value in (("driver", cuda.driver), ("toolkit", cuda.toolkit), ("torch build", _torch(env))):
         if value:
@@ -102,7 +114,8 @@ def aligned_views(a: Environment, b: Environment) -> tuple[View, View, list[str]
     return va, vb, notes
 
 
-# --- engines: (category, item, field or None, kind) leaves -----------------------------------------------------
+# --- engines: (category, item, field or None, kind) leaves
+# -----------------------------------------------------
 
 Leaf = tuple[str, str, str | None, str]
 
@@ -119,8 +132,11 @@ def fast_leaves(a: View, b: View) -> list[Leaf]:
                 leaves.append((category, name, None, "only-b"))
             else:
                 ra, rb = items_a[name], items_b[name]
-                leaves.extend((category, name, k, "changed") for k in sorted(ra.keys() | rb.keys())
-                              if ra.get(k) != rb.get(k))  # fmt: skip
+                leaves.extend(
+                    (category, name, k, "changed")
+                    for k in sorted(ra.keys() | rb.keys())
+                    if ra.get(k) != rb.get(k)
+                )
     return sorted(leaves, key=_leaf_key)
 
 
@@ -156,7 +172,8 @@ def _leaf_key(leaf: Leaf) -> tuple[str, str, str, str]:
     return (leaf[0], leaf[1], leaf[2] or "", leaf[3])
 
 
-# --- grouping ---------------------------------------------------------------------------------------------------
+# --- grouping
+# ---------------------------------------------------------------------------------------------------
 
 
 def _changes(leaves: Iterable[Leaf], a: View, b: View) -> list[Change]:
@@ -213,7 +230,8 @@ def describe(category: str, record: Mapping[str, str]) -> str:
 
 
 def both_manager_hazards(a: Environment, b: Environment) -> list[Change]:
-    """Names installed by both conda and pip (pip shadows conda's copy) on either side: reported, not counted."""
+    """Names installed by both conda and pip (pip shadows conda's copy) on either side: reported, not
+    counted."""
     from envguard.specs import canonical_name
 
     def dual(env: Environment) -> dict[str, str]:

@@ -7,8 +7,14 @@ import io
 from envguard.diff.changes import TITLES, Change, Diff
 from envguard.output import document, dumps, md_escape
 
-_KIND = {"only-a": "only in A", "only-b": "only in B", "changed": "changed", "unsatisfied": "unsatisfied",
-         "unjudged": "not checkable", "hazard": "hazard"}  # fmt: skip
+_KIND = {
+    "only-a": "only in A",
+    "only-b": "only in B",
+    "changed": "changed",
+    "unsatisfied": "unsatisfied",
+    "unjudged": "not checkable",
+    "hazard": "hazard",
+}
 
 
 def summary(diff: Diff) -> str:
@@ -41,8 +47,14 @@ def table(diff: Diff, *, width: int = 140) -> str:
         for category, changes in diff.grouped().items():
             for index, change in enumerate(changes):
                 title = TITLES.get(category, category) if index == 0 else ""
-                grid.add_row(title, change.name, change.a or "-", change.b or "-", _what(change),
-                             end_section=index == len(changes) - 1)  # fmt: skip
+                grid.add_row(
+                    title,
+                    change.name,
+                    change.a or "-",
+                    change.b or "-",
+                    _what(change),
+                    end_section=index == len(changes) - 1,
+                )
         console.print(grid)
     for note in diff.notes:
         console.print(f"note: {note}")
@@ -53,8 +65,15 @@ def table(diff: Diff, *, width: int = 140) -> str:
 def markdown(diff: Diff) -> str:
     """A PR comment: the verdict, then one Markdown table per category."""
     icon = "✅" if diff.equal else "❌"
-    lines = [f"### {icon} envguard diff", "", f"- **A**: `{diff.a_label}`", f"- **B**: `{diff.b_label}`", "",
-             f"**{summary(diff)}**", ""]  # fmt: skip
+    lines = [
+        f"### {icon} envguard diff",
+        "",
+        f"- **A**: `{diff.a_label}`",
+        f"- **B**: `{diff.b_label}`",
+        "",
+        f"**{summary(diff)}**",
+        "",
+    ]
     for category, changes in diff.grouped().items():
         lines += [
             f"#### {TITLES.get(category, category)}",

@@ -10,7 +10,8 @@ from envguard.model import Environment
 
 
 def diff_environments(a: Environment, b: Environment, *, engine: Engine = "deepdiff") -> Diff:
-    """Compare A with B two-way: exact for resolved environments, by satisfaction when one side is spec-only."""
+    """Compare A with B two-way: exact for resolved environments, by satisfaction when one side is
+    spec-only."""
     if a.spec_only or b.spec_only:
         return diff_specs(a, b)
     return exact(a, b, engine=engine)

@@ -1,7 +1,8 @@
 """Satisfaction: does a resolved environment meet what a spec-only source (environment.yml) asks for?
 
-Each conda spec must match an installed/locked package (rattler MatchSpec semantics: version, build glob, channel),
-each pip line a pip package (PEP 440), and every conda package must come from one of the file's channels.
+Each conda spec must match an installed/locked package (rattler MatchSpec semantics: version, build glob,
+channel), each pip line a pip package (PEP 440), and every conda package must come from one of the file's
+channels.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def diff_specs(a: Environment, b: Environment) -> Diff:
 
 
 def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side: str = "a") -> list[Change]:
-    """One Change per spec the environment does not satisfy (and an `unjudged` one per line it cannot judge)."""
+    """One Change per spec the environment does not satisfy (and an `unjudged` one per line it cannot
+    judge)."""
     from envguard.specs import conda_matches, parse_conda, pip_name
 
     changes: list[Change] = []
@@ -78,7 +80,8 @@ def _change(kind: str, request: RequestedSpec, found: Package | None, spec_side:
 
 
 def allowed_channels(specs: Environment) -> set[str]:
-    """The file's channels (`defaults` expanded, `nodefaults` dropped) plus channels named as `channel::pkg`."""
+    """The file's channels (`defaults` expanded, `nodefaults` dropped) plus channels named as
+    `channel::pkg`."""
     from envguard.channels import expand_channels
 
     texts = [r.spec for r in specs.requested if r.manager == "conda"]

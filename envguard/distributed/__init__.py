@@ -1,1 +1,2 @@
-"""`envguard check --distributed` / `smoke --distributed` under torchrun: environments and shards across ranks."""
+"""`envguard check --distributed` / `smoke --distributed` under torchrun: environments and shards across
+ranks."""

@@ -27,8 +27,15 @@ def render(result: DistributedResult, what: str = "distributed check") -> str:
     for name in ("rank", "host", "environment", "env sha256", "torch", "python", "samples"):
         ranks.add_column(name, overflow="fold")
     for r in result.ranks:
-        ranks.add_row(str(r["rank"]), str(r["host"]), str(r.get("prefix", "-")), str(r.get("env_sha256", "-"))[:12],
-                      str(r.get("torch")), str(r.get("python")), str(r.get("dataset_size", "-")))  # fmt: skip
+        ranks.add_row(
+            str(r["rank"]),
+            str(r["host"]),
+            str(r.get("prefix", "-")),
+            str(r.get("env_sha256", "-"))[:12],
+            str(r.get("torch")),
+            str(r.get("python")),
+            str(r.get("dataset_size", "-")),
+        )
     console.print(ranks)
     console.print(findings_table(result.findings, "Verdicts"))
     console.print(verdict_line(result.findings, what), markup=False)

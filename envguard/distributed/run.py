@@ -1,6 +1,6 @@
-"""The distributed check, under torchrun: every rank reports its environment fingerprint and its DistributedSampler
-shards; the reports are gathered with torch.distributed (gloo, CPU) and every rank judges the same data, so all
-ranks exit alike while only rank 0 prints.
+"""The distributed check, under torchrun: every rank reports its environment fingerprint and its
+DistributedSampler shards; the reports are gathered with torch.distributed (gloo, CPU) and every rank judges
+the same data, so all ranks exit alike while only rank 0 prints.
 
     torchrun --standalone --nproc-per-node=2 -m envguard smoke --distributed
     torchrun --standalone --nproc-per-node=2 -m envguard check --distributed
@@ -52,10 +52,12 @@ def environment_report(source: str | None, probe: bool) -> dict[str, Any]:
     prints = {k: getattr(env.fingerprints, k) for k in FINGERPRINT_FIELDS} if env.fingerprints else {}
     blob = json.dumps({"packages": packages, "fingerprints": prints}, sort_keys=True).encode()
     return {
-        "prefix": str(prefix), "packages": packages, "fingerprints": prints,
+        "prefix": str(prefix),
+        "packages": packages,
+        "fingerprints": prints,
         "system": sorted(f"{v.name}={v.version}" for v in env.virtual_packages),
         "env_sha256": hashlib.sha256(blob).hexdigest(),
-    }  # fmt: skip
+    }
 
 
 def shard_report(
@@ -78,13 +80,27 @@ def shard_report(
     return out
 
 
-def rank_report(source: str | None, rank: int, world: int, *, data_dir: Path | None, seed: int, epochs: int,
-                probe: bool, loader: bool) -> dict[str, Any]:  # fmt: skip
+def rank_report(
+    source: str | None,
+    rank: int,
+    world: int,
+    *,
+    data_dir: Path | None,
+    seed: int,
+    epochs: int,
+    probe: bool,
+    loader: bool,
+) -> dict[str, Any]:
     """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang."""
     import torch
 
-    report: dict[str, Any] = {"rank": rank, "host": socket.gethostname(), "torch": str(torch.__version__), "seed": seed,
-                              "python": ".".join(map(str, sys.version_info[:3]))}  # fmt: skip
+    report: dict[str, Any] = {
+        "rank": rank,
+        "host": socket.gethostname(),
+        "torch": str(torch.__version__),
+        "seed": seed,
+        "python": ".".join(map(str, sys.version_info[:3])),
+    }
     try:
         report.update(environment_report(source, probe))
         report["dataset_size"] = dataset_size(data_dir)
@@ -104,12 +120,18 @@ def check_shards(reports: Sequence[dict[str, Any]]) -> list[ShardCheck]:
     for epoch in range(min(len(r["shards"]) for r in reports)):
         shards = [r["shards"][epoch]["indices"] for r in reports]
         counts = Counter(i for shard in shards for i in shard)
-        checks.append(ShardCheck(
-            epoch=epoch, dataset_size=size, world_size=world, padding=padding,
-            shard_sizes=tuple(len(s) for s in shards), missing=sum(1 for i in range(size) if i not in counts),
-            repeated=sum(c - 1 for i, c in counts.items() if 0 <= i < size and c > 1),
-            out_of_range=sum(c for i, c in counts.items() if not 0 <= i < size),
-        ))  # fmt: skip
+        checks.append(
+            ShardCheck(
+                epoch=epoch,
+                dataset_size=size,
+                world_size=world,
+                padding=padding,
+                shard_sizes=tuple(len(s) for s in shards),
+                missing=sum(1 for i in range(size) if i not in counts),
+                repeated=sum(c - 1 for i, c in counts.items() if 0 <= i < size and c > 1),
+                out_of_range=sum(c for i, c in counts.items() if not 0 <= i < size),
+            )
+        )
     return checks
 
 
@@ -138,15 +160,35 @@ def environment_findings(reports: Sequence[dict[str, Any]]) -> list[Finding]:
             detail = _package_changes(ref["packages"], r["packages"]) + (
                 f"; streams differ: {', '.join(streams)}" if streams else ""
             )
-            out.append(Finding(CATEGORY_ENV, where, "FAIL", f"environment differs from rank 0 on {ref['host']}: {detail}",
-                               "build every node from the same lock: `envguard create LOCK` on each host, then rerun"))  # fmt: skip
+            out.append(
+                Finding(
+                    CATEGORY_ENV,
+                    where,
+                    "FAIL",
+                    f"environment differs from rank 0 on {ref['host']}: {detail}",
+                    "build every node from the same lock: `envguard create LOCK` on each host, then rerun",
+                )
+            )
         if r["system"] != ref["system"]:
             diff = sorted(set(r["system"]) ^ set(ref["system"]))
-            out.append(Finding(CATEGORY_ENV, f"{where} (system)", "WARN", f"virtual packages differ: {', '.join(diff)}",
-                               "align drivers and OS images across nodes, or check that the lock allows both"))  # fmt: skip
+            out.append(
+                Finding(
+                    CATEGORY_ENV,
+                    f"{where} (system)",
+                    "WARN",
+                    f"virtual packages differ: {', '.join(diff)}",
+                    "align drivers and OS images across nodes, or check that the lock allows both",
+                )
+            )
     if not out:
-        out.append(Finding(CATEGORY_ENV, f"{len(reports)} ranks", "PASS",
-                           f"every rank has environment {ref['env_sha256'][:12]} ({len(ref['packages'])} packages)"))  # fmt: skip
+        out.append(
+            Finding(
+                CATEGORY_ENV,
+                f"{len(reports)} ranks",
+                "PASS",
+                f"every rank has environment {ref['env_sha256'][:12]} ({len(ref['packages'])} packages)",
+            )
+        )
     return out
 
 
@@ -154,28 +196,58 @@ def shard_findings(reports: Sequence[dict[str, Any]]) -> list[Finding]:
     sizes, seeds = {r["dataset_size"] for r in reports}, {r["seed"] for r in reports}
     if len(sizes) > 1:
         by_rank = ", ".join(f"rank {r['rank']}: {r['dataset_size']}" for r in reports)
-        return [Finding(CATEGORY_SHARDS, "dataset size", "FAIL", f"ranks see different dataset sizes ({by_rank})",
-                        "every rank must index the same data: sync the data folder (or its file list) across hosts")]  # fmt: skip
+        return [
+            Finding(
+                CATEGORY_SHARDS,
+                "dataset size",
+                "FAIL",
+                f"ranks see different dataset sizes ({by_rank})",
+                "every rank must index the same data: sync the data folder (or its file list) across hosts",
+            )
+        ]
     if len(seeds) > 1:
-        return [Finding(CATEGORY_SHARDS, "sampler seed", "FAIL", f"ranks use different seeds {sorted(seeds)}",
-                        "pass the same seed to DistributedSampler on every rank")]  # fmt: skip
+        return [
+            Finding(
+                CATEGORY_SHARDS,
+                "sampler seed",
+                "FAIL",
+                f"ranks use different seeds {sorted(seeds)}",
+                "pass the same seed to DistributedSampler on every rank",
+            )
+        ]
     out: list[Finding] = []
     for check in check_shards(reports):
         label = f"epoch {check.epoch}"
-        evidence = (f"{check.world_size} shards of {'/'.join(map(str, check.shard_sizes))} cover {check.dataset_size} samples; "
-                    f"{check.repeated} repeated (padding {check.padding}), {check.missing} missing")  # fmt: skip
+        evidence = (
+            f"{check.world_size} shards of {'/'.join(map(str, check.shard_sizes))} cover "
+            f"{check.dataset_size} samples; "
+            f"{check.repeated} repeated (padding {check.padding}), {check.missing} missing"
+        )
         if check.partition:
             out.append(Finding(CATEGORY_SHARDS, label, "PASS", evidence))
         else:
-            out.append(Finding(CATEGORY_SHARDS, label, "FAIL", evidence,
-                               "build DistributedSampler with the real world size and each rank's own rank, the same "
-                               "seed and dataset everywhere, and call set_epoch(epoch) every epoch"))  # fmt: skip
+            out.append(
+                Finding(
+                    CATEGORY_SHARDS,
+                    label,
+                    "FAIL",
+                    evidence,
+                    "build DistributedSampler with the real world size and each rank's own rank, the same "
+                    "seed and dataset everywhere, and call set_epoch(epoch) every epoch",
+                )
+            )
     for r in reports:
         bad = [s["epoch"] for s in r["shards"] if "loader_sha256" in s and s["loader_sha256"] != s["sha256"]]
         if bad:
-            out.append(Finding(CATEGORY_SHARDS, f"rank {r['rank']} DataLoader", "FAIL",
-                               f"the DataLoader does not deliver the sampler's shard (epochs {bad})",
-                               "pass the DistributedSampler as sampler= and do not also set shuffle=True"))  # fmt: skip
+            out.append(
+                Finding(
+                    CATEGORY_SHARDS,
+                    f"rank {r['rank']} DataLoader",
+                    "FAIL",
+                    f"the DataLoader does not deliver the sampler's shard (epochs {bad})",
+                    "pass the DistributedSampler as sampler= and do not also set shuffle=True",
+                )
+            )
     return out
 
 
@@ -183,8 +255,16 @@ def analyze(reports: Sequence[dict[str, Any]], rank: int = 0) -> DistributedResu
     """Judge the gathered reports (pure; the same on every rank)."""
     ordered = sorted(reports, key=lambda r: r["rank"])
     failed = [r for r in ordered if "error" in r]
-    findings = [Finding(CATEGORY_ENV, f"rank {r['rank']} on {r['host']}", "FAIL", r["error"],
-                        "fix that rank's environment or arguments and rerun") for r in failed]  # fmt: skip
+    findings = [
+        Finding(
+            CATEGORY_ENV,
+            f"rank {r['rank']} on {r['host']}",
+            "FAIL",
+            r["error"],
+            "fix that rank's environment or arguments and rerun",
+        )
+        for r in failed
+    ]
     usable = [r for r in ordered if "error" not in r]
     checks: list[ShardCheck] = []
     if usable and not failed:
@@ -197,12 +277,22 @@ def analyze(reports: Sequence[dict[str, Any]], rank: int = 0) -> DistributedResu
     )
 
 
-def run_distributed_check(source: str | None = None, *, data_dir: Path | None = None, seed: int = 0, epochs: int = 2,
-                          probe: bool = True, loader: bool = True, timeout_s: float = 300.0) -> DistributedResult:  # fmt: skip
+def run_distributed_check(
+    source: str | None = None,
+    *,
+    data_dir: Path | None = None,
+    seed: int = 0,
+    epochs: int = 2,
+    probe: bool = True,
+    loader: bool = True,
+    timeout_s: float = 300.0,
+) -> DistributedResult:
     """Gather every rank's report over torch.distributed (gloo) and judge them; call on every rank."""
     if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        raise UsageError("--distributed runs under torchrun, e.g. "
-                         "`torchrun --standalone --nproc-per-node=2 -m envguard smoke --distributed`")  # fmt: skip
+        raise UsageError(
+            "--distributed runs under torchrun, e.g. "
+            "`torchrun --standalone --nproc-per-node=2 -m envguard smoke --distributed`"
+        )
     try:
         import torch.distributed as dist
     except ImportError as exc:
@@ -225,8 +315,9 @@ def run_distributed_check(source: str | None = None, *, data_dir: Path | None = 
     return analyze(gathered, rank)
 
 
-def report_distributed(source: str | None, *, data_dir: Path | None, seed: int, style: Style, output: str | None,
-                       title: str) -> int:  # fmt: skip
+def report_distributed(
+    source: str | None, *, data_dir: Path | None, seed: int, style: Style, output: str | None, title: str
+) -> int:
     """Run the distributed check on this rank; rank 0 writes the report. The same exit code on every rank."""
     from envguard.distributed import render
     from envguard.findings import exit_code, markdown

@@ -16,8 +16,11 @@ def render(report: DoctorReport) -> str:
     console = Console(file=io.StringIO(), width=width, highlight=False, soft_wrap=False)
     facts = report.facts
     gpus = len(facts.nvml.gpus)
-    console.print(f"envguard doctor: {facts.environment}; {facts.cpus.usable} usable CPUs, {gpus} GPU(s); "
-                  f"recommended num_workers={report.recommended_workers}", markup=False)  # fmt: skip
+    console.print(
+        f"envguard doctor: {facts.environment}; {facts.cpus.usable} usable CPUs, {gpus} GPU(s); "
+        f"recommended num_workers={report.recommended_workers}",
+        markup=False,
+    )
     console.print(table(report.findings, "Checklist"))
     console.print(verdict_line(report.findings, "doctor"), markup=False)
     output: str = console.file.getvalue()  # type: ignore[attr-defined]

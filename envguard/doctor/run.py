@@ -61,18 +61,29 @@ def gather(source: str | None, data_dir: Path | None, *, hashes: bool = True) ->
     fingerprints, torch_error = _torch(prefix)
     report, note = _integrity(prefix, hashes)
     return DoctorFacts(
-        environment=str(prefix), cpus=host.cpu_info(), memory=host.memory_info(), shm=host.shm_info(),
-        open_files=host.open_files_limit(), nvml=gpu.read_nvml(), torch=fingerprints, torch_error=torch_error,
-        disk=disk.disk_info(data_dir) if data_dir is not None else None, integrity=report, integrity_note=note,
-    )  # fmt: skip
+        environment=str(prefix),
+        cpus=host.cpu_info(),
+        memory=host.memory_info(),
+        shm=host.shm_info(),
+        open_files=host.open_files_limit(),
+        nvml=gpu.read_nvml(),
+        torch=fingerprints,
+        torch_error=torch_error,
+        disk=disk.disk_info(data_dir) if data_dir is not None else None,
+        integrity=report,
+        integrity_note=note,
+    )
 
 
 def run_doctor(
     source: str | None = None, data_dir: Path | None = None, *, hashes: bool = True
 ) -> DoctorReport:
     facts = gather(source, data_dir, hashes=hashes)
-    return DoctorReport(facts=facts, recommended_workers=host.recommended_workers(facts.cpus),
-                        findings=tuple(all_findings(facts)))  # fmt: skip
+    return DoctorReport(
+        facts=facts,
+        recommended_workers=host.recommended_workers(facts.cpus),
+        findings=tuple(all_findings(facts)),
+    )
 
 
 def to_dict(report: DoctorReport) -> dict[str, Any]:

@@ -1,9 +1,9 @@
-"""Package archives with their integrity proven: located in a package cache or a file:// channel, or downloaded,
-and hashed against the sha256 (else md5) that the lock or repodata promised.
+"""Package archives with their integrity proven: located in a package cache or a file:// channel, or
+downloaded, and hashed against the sha256 (else md5) that the lock or repodata promised.
 
-rattler does not re-hash archives it reads from file:// channels, so envguard hashes every archive itself before
-anything is linked; a mismatch names the package. Remote archives are downloaded into the package cache (so the
-next run is offline) and installed from there.
+rattler does not re-hash archives it reads from file:// channels, so envguard hashes every archive itself
+before anything is linked; a mismatch names the package. Remote archives are downloaded into the package cache
+(so the next run is offline) and installed from there.
 """
 
 from __future__ import annotations
@@ -59,12 +59,13 @@ def local_path(url: str) -> Path | None:
 def fetch(packages: Sequence[Package], pkgs_dir: Path | None, *, workers: int = 8) -> list[Archive]:
     """Every package's archive (conda packages, and pip packages locked with a file URL and hash), located
     (pkgs_dir/<file name>, a file:// URL) or downloaded into pkgs_dir, and hashed. Unreachable archives are an
-    OperationalError naming the package; mismatches are returned. Without a pkgs_dir only file:// archives can be
-    found."""
+    OperationalError naming the package; mismatches are returned. Without a pkgs_dir only file:// archives can
+    be found."""
     wanted = [p for p in packages if p.manager == "conda" or has_archive(p)]
     if len(wanted) <= 1:
         return [_one(p, pkgs_dir) for p in wanted]
-    # a few long-lived batches instead of one task per package: hundreds of small archives hash in milliseconds
+    # a few long-lived batches instead of one task per package: hundreds of small archives hash in
+    # milliseconds
     batches = [list(range(i, len(wanted), workers)) for i in range(min(workers, len(wanted)))]
     with ThreadPoolExecutor(max_workers=len(batches)) as pool:
         done = pool.map(lambda batch: [(i, _one(wanted[i], pkgs_dir)) for i in batch], batches)
@@ -84,8 +85,10 @@ def _one(package: Package, pkgs_dir: Path | None) -> Archive:
     elif package.md5:
         algorithm, expected = "md5", package.md5.lower()
     else:
-        raise OperationalError(f"{package.describe()}: the lock has no sha256 or md5 for it, so it cannot be "
-                               "verified; re-create the lock")  # fmt: skip
+        raise OperationalError(
+            f"{package.describe()}: the lock has no sha256 or md5 for it, so it cannot be "
+            "verified; re-create the lock"
+        )
     path = locate(package, pkgs_dir)
     if path is None:
         if pkgs_dir is None:
@@ -110,8 +113,9 @@ def locate(package: Package, pkgs_dir: Path | None) -> Path | None:
     path = local_path(package.url)
     if path is not None:
         if not path.is_file():
-            raise OperationalError(f"{package.describe()}: {path} does not exist; the local channel moved or the "
-                                   "lock is stale")  # fmt: skip
+            raise OperationalError(
+                f"{package.describe()}: {path} does not exist; the local channel moved or the lock is stale"
+            )
         return path
     return None
 
@@ -140,14 +144,16 @@ def download(package: Package, pkgs_dir: Path, timeout: float = DOWNLOAD_TIMEOUT
         with contextlib.suppress(OSError, UnboundLocalError):
             os.unlink(tmp)
         reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
-        raise OperationalError(f"{package.describe()}: cannot download {url} ({reason}); check the network, or "
-                               "pass --pkgs-dir with the archives to work offline") from exc  # fmt: skip
+        raise OperationalError(
+            f"{package.describe()}: cannot download {url} ({reason}); check the network, or "
+            "pass --pkgs-dir with the archives to work offline"
+        ) from exc
     return target
 
 
 def records(archives: Sequence[Archive]) -> list[Any]:
-    """rattler RepoDataRecords read from the verified archives themselves (index.json: noarch, depends...), with
-    the lock's channel; remote packages point at their local copy so nothing is fetched twice."""
+    """rattler RepoDataRecords read from the verified archives themselves (index.json: noarch, depends...),
+    with the lock's channel; remote packages point at their local copy so nothing is fetched twice."""
     import asyncio
 
     import rattler

@@ -1,6 +1,6 @@
-"""The one locked-install path, shared by `create --lock` and `verify`: fetch every archive the lock names (package
-cache, file:// channel, or download), prove each against the lock's sha256 (else md5), and only then link the conda
-packages with rattler and install the pip ones with pip. A mismatch never reaches a prefix.
+"""The one locked-install path, shared by `create --lock` and `verify`: fetch every archive the lock names
+(package cache, file:// channel, or download), prove each against the lock's sha256 (else md5), and only then
+link the conda packages with rattler and install the pip ones with pip. A mismatch never reaches a prefix.
 """
 
 from __future__ import annotations
@@ -46,14 +46,22 @@ class Fetched:
 
 
 def fetch(packages: Sequence[Package], pkgs_dir: Path) -> Fetched:
-    """Locate or download every archive (conda packages; pip packages locked with a file URL and hash), hashed."""
+    """Locate or download every archive (conda packages; pip packages locked with a file URL and hash),
+    hashed."""
     return Fetched(tuple(packages), tuple(archives.fetch(packages, pkgs_dir)))
 
 
-def install(fetched: Fetched, prefix: Path, *, specs: Sequence[str], platform: str | None, pkgs_dir: Path,
-            progress: bool | None = None) -> list[str]:  # fmt: skip
-    """Link the verified conda archives into `prefix`, then install the pip packages; returns warnings. Refuses
-    (BackendError, nothing installed) when any archive does not match the lock."""
+def install(
+    fetched: Fetched,
+    prefix: Path,
+    *,
+    specs: Sequence[str],
+    platform: str | None,
+    pkgs_dir: Path,
+    progress: bool | None = None,
+) -> list[str]:
+    """Link the verified conda archives into `prefix`, then install the pip packages; returns warnings.
+    Refuses (BackendError, nothing installed) when any archive does not match the lock."""
     if fetched.mismatches:
         raise BackendError(integrity_message(fetched.mismatches))
     conda = [a for a in fetched.archives if a.package.manager == "conda"]
@@ -70,16 +78,31 @@ def install(fetched: Fetched, prefix: Path, *, specs: Sequence[str], platform: s
     return install_locked_wheels(prefix, wheels, others, pkgs_dir)
 
 
-def install_locked(packages: Sequence[Package], prefix: Path, *, specs: Sequence[str], platform: str | None,
-                   pkgs_dir: Path, progress: bool | None = None) -> list[str]:  # fmt: skip
+def install_locked(
+    packages: Sequence[Package],
+    prefix: Path,
+    *,
+    specs: Sequence[str],
+    platform: str | None,
+    pkgs_dir: Path,
+    progress: bool | None = None,
+) -> list[str]:
     """fetch() then install(): the whole locked install in one call."""
     fetched = fetch(packages, pkgs_dir)
     return install(fetched, prefix, specs=specs, platform=platform, pkgs_dir=pkgs_dir, progress=progress)
 
 
-def link(records: Sequence[Any], prefix: Path, specs: Sequence[str], *, platform: str | None, pkgs_dir: Path,
-         progress: bool | None = None) -> None:  # fmt: skip
-    """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) a progress bar."""
+def link(
+    records: Sequence[Any],
+    prefix: Path,
+    specs: Sequence[str],
+    *,
+    platform: str | None,
+    pkgs_dir: Path,
+    progress: bool | None = None,
+) -> None:
+    """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) a progress
+    bar."""
     import rattler
 
     target = rattler.Subdir(platform) if platform else None
@@ -89,15 +112,22 @@ def link(records: Sequence[Any], prefix: Path, specs: Sequence[str], *, platform
 
     async def run() -> None:
         await rattler.install(
-            list(records), prefix, cache_dir=pkgs_dir, show_progress=False, platform=target,
-            requested_specs=requested, reporter=reporter,
-        )  # fmt: skip
+            list(records),
+            prefix,
+            cache_dir=pkgs_dir,
+            show_progress=False,
+            platform=target,
+            requested_specs=requested,
+            reporter=reporter,
+        )
 
     try:
         asyncio.run(run())
     except Exception as exc:  # rattler raises its own exception types
-        raise BackendError(f"embedded engine (py-rattler) could not install into {prefix}: "
-                           f"{one_line(str(exc))}; check disk space and the package cache {pkgs_dir}") from exc  # fmt: skip
+        raise BackendError(
+            f"embedded engine (py-rattler) could not install into {prefix}: "
+            f"{one_line(str(exc))}; check disk space and the package cache {pkgs_dir}"
+        ) from exc
     finally:
         if reporter is not None:
             reporter.close()
@@ -108,8 +138,11 @@ def integrity_message(bad: Sequence[Archive]) -> str:
     names = ", ".join(f"{a.package.name} {a.package.version} {a.package.build}" for a in bad[:5])
     more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
     first = bad[0]
-    return (f"{first.algorithm} of {names}{more} does not match ({first.expected[:12]}... expected, "
-            f"{first.actual[:12]}... found in {first.path}); the channel or cache was altered — nothing was installed")  # fmt: skip
+    return (
+        f"{first.algorithm} of {names}{more} does not match ({first.expected[:12]}... expected, "
+        f"{first.actual[:12]}... found in {first.path}); the channel or cache was altered — nothing was "
+        "installed"
+    )
 
 
 class _Progress:
@@ -119,8 +152,14 @@ class _Progress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self._bar = Progress(TextColumn("linking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=Console(stderr=True), transient=True)  # fmt: skip
+        self._bar = Progress(
+            TextColumn("linking"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
         self._task = self._bar.add_task("link", total=total)
         self._bar.start()
 

@@ -1,4 +1,5 @@
-"""Install an environment.yml's `pip:` requirements with the environment's own pip, as `conda env create` does."""
+"""Install an environment.yml's `pip:` requirements with the environment's own pip, as `conda env create`
+does."""
 
 from __future__ import annotations
 
@@ -15,23 +16,40 @@ from envguard.errors import BackendError
 from envguard.model import Package
 
 
-def pip_install(prefix: Path, requirements: Sequence[str], options: Sequence[str] = (), *,
-                cwd: Path | None = None, timeout: float | None = None) -> None:  # fmt: skip
+def pip_install(
+    prefix: Path,
+    requirements: Sequence[str],
+    options: Sequence[str] = (),
+    *,
+    cwd: Path | None = None,
+    timeout: float | None = None,
+) -> None:
     """`<prefix python> -m pip install --prefix PREFIX [options] requirements`; failures quote pip."""
     from envguard.engine.backends.cli import timeout_seconds
     from envguard.prefix.probe import interpreter
 
     python = interpreter(prefix)
     args = [arg for option in options for arg in shlex.split(option)]
-    command = [str(python), "-m", "pip", "install", "--prefix", str(prefix), "--no-input",
-               "--disable-pip-version-check", *args, *requirements]  # fmt: skip
+    command = [
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "--prefix",
+        str(prefix),
+        "--no-input",
+        "--disable-pip-version-check",
+        *args,
+        *requirements,
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     limit = timeout if timeout is not None else timeout_seconds()
     try:
         done = process.run(command, timeout=limit, env=env, cwd=cwd)
     except process.TimedOut as exc:
-        raise BackendError(f"pip install in {prefix} did not finish within {limit:.0f} s; raise "
-                           "ENVGUARD_BACKEND_TIMEOUT") from exc  # fmt: skip
+        raise BackendError(
+            f"pip install in {prefix} did not finish within {limit:.0f} s; raise ENVGUARD_BACKEND_TIMEOUT"
+        ) from exc
     except OSError as exc:
         raise BackendError(
             f"pip: cannot run {python} ({exc.strerror}); is python installed in {prefix}?"
@@ -47,8 +65,8 @@ def install_locked_wheels(
     prefix: Path, archives: Sequence[Archive], others: Sequence[Package], pkgs_dir: Path | None = None
 ) -> list[str]:
     """Install locked pip packages without dependencies: verified archives through a --find-links folder (so
-    they install as index releases, like the original), the rest by `name==version` (warned) from pkgs_dir when
-    it holds their wheels (offline), else from the index."""
+    they install as index releases, like the original), the rest by `name==version` (warned) from pkgs_dir
+    when it holds their wheels (offline), else from the index."""
     warnings: list[str] = []
     fixed = ["--no-deps", "--ignore-installed", "--no-compile"]
     if archives:
@@ -63,8 +81,11 @@ def install_locked_wheels(
             local.append("--no-index")
         pip_install(prefix, [f"{p.name}=={p.version}" for p in others], [*fixed, *local])
         names = ", ".join(p.name for p in others)
-        warnings.append(f"pip package(s) {names} have no archive hash in the lock; installed by version (from --pkgs-dir or the index), "
-                        "not verified")  # fmt: skip
+        warnings.append(
+            f"pip package(s) {names} have no archive hash in the lock; installed by version (from --pkgs-dir "
+            "or the index), "
+            "not verified"
+        )
     return warnings
 
 

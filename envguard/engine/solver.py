@@ -1,7 +1,8 @@
-"""Solve conda specs with py-rattler (the engine behind pixi) for one platform, offline-capable with file:// channels.
+"""Solve conda specs with py-rattler (the engine behind pixi) for one platform, offline-capable with file://
+channels.
 
-Used by `lock -f environment.yml`, `create` and `verify`. Virtual packages are always explicit: the caller says
-whether the target has a GPU (`__cuda`) — nothing is silently assumed.
+Used by `lock -f environment.yml`, `create` and `verify`. Virtual packages are always explicit: the caller
+says whether the target has a GPU (`__cuda`) — nothing is silently assumed.
 """
 
 from __future__ import annotations

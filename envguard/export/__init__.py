@@ -1,1 +1,2 @@
-"""`envguard export` (a portable environment.yml or an explicit spec) and `envguard snapshot` (envguard JSON)."""
+"""`envguard export` (a portable environment.yml or an explicit spec) and `envguard snapshot` (envguard
+JSON)."""

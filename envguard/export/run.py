@@ -47,7 +47,8 @@ def export(
     return to_environment_yml(env, mode, include_local=include_local)
 
 
-# --- environment.yml -----------------------------------------------------------------------------------------
+# --- environment.yml
+# -----------------------------------------------------------------------------------------
 
 
 def to_environment_yml(
@@ -129,7 +130,8 @@ def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
 
 
 def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: str) -> tuple[str, str | None]:
-    """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are kept."""
+    """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are
+    kept."""
     from envguard.specs import parse_conda
 
     try:
@@ -247,7 +249,8 @@ def _header(create_command: str, how: str) -> str:
     )
 
 
-# --- explicit ------------------------------------------------------------------------------------------------
+# --- explicit
+# ------------------------------------------------------------------------------------------------
 
 
 def to_explicit(env: Environment) -> Exported:
@@ -266,4 +269,5 @@ def to_explicit(env: Environment) -> Exported:
     return Exported(text, (*warnings, *left_out))
 
 
-# --- dependency graph ----------------------------------------------------------------------------------------
+# --- dependency graph
+# ----------------------------------------------------------------------------------------

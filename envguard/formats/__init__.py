@@ -1,4 +1,5 @@
-"""File formats envguard reads (and writes): one module each, and a registry that recognises a file by content.
+"""File formats envguard reads (and writes): one module each, and a registry that recognises a file by
+content.
 
 File kinds are detected by content, not by name, so `env.lock` or `spec.txt` work whatever they are called.
 """

@@ -1,5 +1,6 @@
-"""Read environment.yml the way real files are written: CRLF, UTF-16 BOM, several `pip:` blocks, `channel::pkg`,
-build globs, pip options, `# [linux]` selectors, `!!python/tuple` tags, trailing whitespace, unknown keys.
+"""Read environment.yml the way real files are written: CRLF, UTF-16 BOM, several `pip:` blocks,
+`channel::pkg`, build globs, pip options, `# [linux]` selectors, `!!python/tuple` tags, trailing whitespace,
+unknown keys.
 
 The YAML is composed (not constructed) so every dependency keeps its line number for error messages.
 """
@@ -44,7 +45,8 @@ def parse(text: str, origin: str = "environment.yml", platform: str | None = Non
     if jinja:
         line = text[: jinja.start()].count("\n") + 1
         raise BadInputError(
-            f"{origin}:{line}: Jinja template syntax ({{% %}} / {{{{ }}}}) is not plain environment.yml; render it "
+            f"{origin}:{line}: Jinja template syntax ({{% %}} / {{{{ }}}}) is not plain environment.yml; "
+            "render it "
             "first (e.g. `conda devenv --print`) and point envguard at the result"
         )
     text, applied = apply_selectors(text, target)
@@ -85,7 +87,8 @@ def parse(text: str, origin: str = "environment.yml", platform: str | None = Non
 
 
 def apply_selectors(text: str, platform: str) -> tuple[str, int]:
-    """Drop lines whose conda-build style `# [expr]` selector is false for `platform`; return (text, count)."""
+    """Drop lines whose conda-build style `# [expr]` selector is false for `platform`; return (text,
+    count)."""
     names = selector_namespace(platform)
     out: list[str] = []
     applied = 0
@@ -105,11 +108,19 @@ def selector_namespace(platform: str) -> dict[str, bool]:
     """The booleans conda-build selectors use (linux, osx, win, unix, x86_64, arm64, aarch64...)."""
     system, _, arch = platform.partition("-")
     return {
-        "linux": system == "linux", "osx": system == "osx", "win": system == "win",
-        "unix": system in ("linux", "osx"), "x86_64": arch == "64", "x86": arch in ("64", "32"),
-        "arm64": arch == "arm64", "aarch64": arch == "aarch64", "ppc64le": arch == "ppc64le",
-        "linux64": platform == "linux-64", "win64": platform == "win-64", "osx64": platform == "osx-64",
-    }  # fmt: skip
+        "linux": system == "linux",
+        "osx": system == "osx",
+        "win": system == "win",
+        "unix": system in ("linux", "osx"),
+        "x86_64": arch == "64",
+        "x86": arch in ("64", "32"),
+        "arm64": arch == "arm64",
+        "aarch64": arch == "aarch64",
+        "ppc64le": arch == "ppc64le",
+        "linux64": platform == "linux-64",
+        "win64": platform == "win-64",
+        "osx64": platform == "osx-64",
+    }
 
 
 def _evaluate(expr: str, names: dict[str, bool]) -> bool:

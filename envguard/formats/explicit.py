@@ -1,7 +1,8 @@
-"""Read and write explicit spec files (`conda list --explicit`, conda-lock's `*.lock`): one package URL a line after `@EXPLICIT`.
+"""Read and write explicit spec files (`conda list --explicit`, conda-lock's `*.lock`): one package URL a line
+after `@EXPLICIT`.
 
-Accepted hash suffixes are conda's own: `#<md5>`, `#sha256:<hex>` and `#<64-hex sha256>`. Credentials in URLs are
-stripped before anything leaves this module. Name, version and build come from the archive file name.
+Accepted hash suffixes are conda's own: `#<md5>`, `#sha256:<hex>` and `#<64-hex sha256>`. Credentials in URLs
+are stripped before anything leaves this module. Name, version and build come from the archive file name.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ class ExplicitEntry:
 def render(
     packages: Iterable[Package], header: Sequence[str] = (), footer: Sequence[str] = ()
 ) -> tuple[str, tuple[str, ...]]:
-    """The one explicit-spec writer: `header` comment lines, `@EXPLICIT`, one credential-free `URL#sha256` (else
-    `#md5`) per conda package in conda's install order (what `conda list --explicit --sha256` writes), `footer`
-    comment lines. Returns the text and a warning per package left out (no URL) or written without a hash."""
+    """The one explicit-spec writer: `header` comment lines, `@EXPLICIT`, one credential-free `URL#sha256`
+    (else `#md5`) per conda package in conda's install order (what `conda list --explicit --sha256` writes),
+    `footer` comment lines. Returns the text and a warning per package left out (no URL) or written without a
+    hash."""
     warnings: list[str] = []
     lines = [*header, EXPLICIT_MARKER]
     for package in install_order(p for p in packages if p.manager == "conda"):
@@ -92,9 +94,13 @@ def parse_explicit_text(text: str, origin: str = "<explicit>") -> Environment:
 
 def _before_marker(line: str, origin: str, number: int) -> str:
     if "://" in line or line.split("#", 1)[0].strip().endswith(ARCHIVE_SUFFIXES):
-        return f"{where(origin, number)}: package URL before any {EXPLICIT_MARKER} line; add {EXPLICIT_MARKER} above the URLs"
+        return (
+            f"{where(origin, number)}: package URL before any {EXPLICIT_MARKER} line; add {EXPLICIT_MARKER} "
+            "above the URLs"
+        )
     return (
-        f"{where(origin, number)}: {_shown(line)!r} before the {EXPLICIT_MARKER} line; an explicit spec lists "
+        f"{where(origin, number)}: {_shown(line)!r} before the {EXPLICIT_MARKER} line; an explicit spec "
+        "lists "
         f"package URLs after {EXPLICIT_MARKER} (use an environment.yml for MatchSpecs)"
     )
 
@@ -134,7 +140,8 @@ def parse_line(line: str, origin: str = "<explicit>", number: int | None = None)
 
 
 def entry_to_package(entry: ExplicitEntry) -> Package:
-    """A conda Package from an explicit entry: name/version/build from the file name, channel/subdir from the URL."""
+    """A conda Package from an explicit entry: name/version/build from the file name, channel/subdir from the
+    URL."""
     filename = entry.url.replace("\\", "/").rsplit("/", 1)[-1]
     name, version, build = _stem(filename).rsplit("-", 2)
     channel, subdir = channel_from_url(entry.url) if "/" in entry.url else ("", "")

@@ -1,1 +1,2 @@
-"""`envguard lock`: conda-lock.yml (or explicit) from a live environment (exact) or an environment.yml (solved)."""
+"""`envguard lock`: conda-lock.yml (or explicit) from a live environment (exact) or an environment.yml
+(solved)."""

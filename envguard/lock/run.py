@@ -1,4 +1,5 @@
-"""`envguard lock`'s work: plan (live or solved), render conda-lock.yml or explicit files, write them atomically.
+"""`envguard lock`'s work: plan (live or solved), render conda-lock.yml or explicit files, write them
+atomically.
 
 Returns what it wrote and the warnings; the command prints them.
 """
@@ -103,7 +104,8 @@ def _live_plan(
     env = read_live(prefix)
     if platforms and set(platforms) != {env.platform}:
         raise UsageError(
-            f"{prefix}: a live environment is locked for its own platform ({env.platform}) only; drop --platform"
+            f"{prefix}: a live environment is locked for its own platform ({env.platform}) only; drop "
+            "--platform"
         )
     if not no_probe:
         env, problem = probe_into(env, prefix)
@@ -137,8 +139,15 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str],
     from envguard.formats.condalock.write import render_lock, write_lock
 
     name = Path(target).name if target != "-" else "conda-lock.yml"
-    text = render_lock(plan.envs, sources=sources, content_hashes=plan.content_hashes, channels=plan.channels,
-                       reproduce=reproduce, source_kind=plan.source_kind, lock_name=name)  # fmt: skip
+    text = render_lock(
+        plan.envs,
+        sources=sources,
+        content_hashes=plan.content_hashes,
+        channels=plan.channels,
+        reproduce=reproduce,
+        source_kind=plan.source_kind,
+        lock_name=name,
+    )
     if target == "-":
         out.stdout.append(text)
     else:
@@ -156,7 +165,8 @@ def _write_explicit(plan: LockPlan, target: str, reproduce: str, out: _Out) -> N
     for platform, env in sorted(plan.envs.items()):
         if env.pip_packages():
             out.warnings.append(
-                f"{platform}: {len(env.pip_packages())} pip package(s) written as comments; conda ignores them"
+                f"{platform}: {len(env.pip_packages())} pip package(s) written as comments; conda ignores "
+                "them"
             )
         text, left_out = render_explicit(env, plan.content_hashes[platform], reproduce)
         out.warnings.extend(f"{platform}: {message}" for message in left_out)

@@ -8,15 +8,36 @@ from pathlib import Path
 
 MOUNTINFO = Path("/proc/self/mountinfo")
 SYS_DEV_BLOCK = Path("/sys/dev/block")
-NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs",
-                        "9p", "afs", "sshfs", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone", "fuse.juicefs"})  # fmt: skip
+NETWORK_FS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "lustre",
+        "gpfs",
+        "beegfs",
+        "ceph",
+        "glusterfs",
+        "9p",
+        "afs",
+        "sshfs",
+        "fuse.sshfs",
+        "fuse.s3fs",
+        "fuse.gcsfuse",
+        "fuse.rclone",
+        "fuse.juicefs",
+    }
+)
 MEMORY_FS = frozenset({"tmpfs", "ramfs"})
 SCAN_LIMIT = 200_000
 
 
 @dataclass(frozen=True, slots=True)
 class DiskInfo:
-    """The data folder's storage. rotational is None where the kernel does not say (overlay, network, macOS)."""
+    """The data folder's storage. rotational is None where the kernel does not say (overlay, network,
+    macOS)."""
 
     path: str
     mount_point: str
@@ -64,7 +85,8 @@ def mount_of(path: Path, mountinfo: Path = MOUNTINFO) -> tuple[str, str, str]:
 
 
 def rotational(path: Path, sys_dev_block: Path = SYS_DEV_BLOCK) -> bool | None:
-    """Whether the disk under `path` spins: st_dev -> /sys/dev/block/MAJ:MIN -> (parent disk) -> queue/rotational."""
+    """Whether the disk under `path` spins: st_dev -> /sys/dev/block/MAJ:MIN -> (parent disk) ->
+    queue/rotational."""
     try:
         device = os.stat(path).st_dev
     except OSError:
@@ -109,5 +131,13 @@ def disk_info(path: Path, mountinfo: Path = MOUNTINFO, sys_dev_block: Path = SYS
     """Everything doctor reports about a data folder."""
     point, fstype, source = mount_of(path, mountinfo)
     files, total, truncated = scan(path)
-    return DiskInfo(path=str(path), mount_point=point, fstype=fstype, source=source,
-                    rotational=rotational(path, sys_dev_block), files=files, bytes=total, truncated=truncated)  # fmt: skip
+    return DiskInfo(
+        path=str(path),
+        mount_point=point,
+        fstype=fstype,
+        source=source,
+        rotational=rotational(path, sys_dev_block),
+        files=files,
+        bytes=total,
+        truncated=truncated,
+    )

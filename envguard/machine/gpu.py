@@ -1,4 +1,5 @@
-"""NVIDIA GPUs through NVML (nvidia-ml-py, imported lazily): driver, CUDA driver version, memory, load, PCIe link.
+"""NVIDIA GPUs through NVML (nvidia-ml-py, imported lazily): driver, CUDA driver version, memory, load, PCIe
+link.
 
 No GPU is a normal answer, not an error: `read_nvml()` then says why (package missing, no driver, no device).
 """
@@ -98,5 +99,6 @@ def read_nvml() -> NvmlReport:
         return NvmlReport(available=False, reason=f"NVML query failed ({_text(exc)})")
     finally:
         _try(pynvml.nvmlShutdown)
-    return NvmlReport(available=True, driver=driver, cuda_driver=cuda_version_text(int(cuda)) if cuda else None,
-                      gpus=gpus)  # fmt: skip
+    return NvmlReport(
+        available=True, driver=driver, cuda_driver=cuda_version_text(int(cuda)) if cuda else None, gpus=gpus
+    )

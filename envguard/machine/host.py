@@ -1,4 +1,5 @@
-"""Host facts for data loading: CPUs (affinity, cgroup quota, physical cores), memory, /dev/shm, open-file limit.
+"""Host facts for data loading: CPUs (affinity, cgroup quota, physical cores), memory, /dev/shm, open-file
+limit.
 
 Each reader takes the paths it reads as parameters (defaulting to the real /proc and /sys) so a test can point
 it at a crafted cgroup tree; nothing here is faked, it is the same parsing code either way.
@@ -126,8 +127,13 @@ def cpu_info(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP, sys_cpu:
     quota = cgroup_cpu_quota(root, proc_cgroup)
     usable = len(cpus) if quota is None else max(1, min(len(cpus), math.ceil(quota)))
     physical = physical_cores(cpus, sys_cpu)
-    return CpuInfo(logical=os.cpu_count() or len(cpus), affinity=len(cpus), physical=min(physical, usable),
-                   quota=quota, usable=usable)  # fmt: skip
+    return CpuInfo(
+        logical=os.cpu_count() or len(cpus),
+        affinity=len(cpus),
+        physical=min(physical, usable),
+        quota=quota,
+        usable=usable,
+    )
 
 
 def memory_info(
@@ -150,8 +156,11 @@ def memory_info(
         text = _read(folder / "memory.limit_in_bytes")
         if text and text.isdigit() and int(text) < 2**60:  # v1 writes ~2**63 for "no limit"
             limits.append(int(text))
-    return MemoryInfo(total=values.get("MemTotal"), available=values.get("MemAvailable"),
-                      cgroup_limit=min(limits) if limits else None)  # fmt: skip
+    return MemoryInfo(
+        total=values.get("MemTotal"),
+        available=values.get("MemAvailable"),
+        cgroup_limit=min(limits) if limits else None,
+    )
 
 
 def shm_path() -> Path:
@@ -167,8 +176,12 @@ def shm_info(path: Path | None = None) -> ShmInfo:
         stats = os.statvfs(target)
     except OSError:
         return ShmInfo(path=str(target), exists=False)
-    return ShmInfo(path=str(target), exists=True, total=stats.f_blocks * stats.f_frsize,
-                   free=stats.f_bavail * stats.f_frsize)  # fmt: skip
+    return ShmInfo(
+        path=str(target),
+        exists=True,
+        total=stats.f_blocks * stats.f_frsize,
+        free=stats.f_bavail * stats.f_frsize,
+    )
 
 
 def open_files_limit() -> tuple[int | None, int | None]:

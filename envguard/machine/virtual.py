@@ -15,14 +15,21 @@ from pathlib import Path
 from envguard.cache import cache_dir
 from envguard.model import VirtualPackage
 
-OVERRIDE_VARS = ("CONDA_OVERRIDE_CUDA", "CONDA_OVERRIDE_GLIBC", "CONDA_OVERRIDE_OSX", "CONDA_OVERRIDE_ARCHSPEC",
-                 "CONDA_OVERRIDE_LINUX", "CONDA_OVERRIDE_WIN")  # fmt: skip
+OVERRIDE_VARS = (
+    "CONDA_OVERRIDE_CUDA",
+    "CONDA_OVERRIDE_GLIBC",
+    "CONDA_OVERRIDE_OSX",
+    "CONDA_OVERRIDE_ARCHSPEC",
+    "CONDA_OVERRIDE_LINUX",
+    "CONDA_OVERRIDE_WIN",
+)
 
 
 def cache_key() -> str:
     """What the detected virtual packages depend on (boot, driver, CONDA_OVERRIDE_*), hashed.
 
-    CRC32 + Adler-32 rather than SHA-256: it only names a cache file, and zlib loads in a fraction of hashlib's time.
+    CRC32 + Adler-32 rather than SHA-256: it only names a cache file, and zlib loads in a fraction of
+    hashlib's time.
     """
     parts = [f"{k}={os.environ.get(k, '')}" for k in OVERRIDE_VARS]
     for path in ("/proc/sys/kernel/random/boot_id", "/proc/driver/nvidia/version"):

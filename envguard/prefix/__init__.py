@@ -1,1 +1,2 @@
-"""A live prefix: conda-meta records, pip dist-infos, history, file integrity, conda's config and the probe."""
+"""A live prefix: conda-meta records, pip dist-infos, history, file integrity, conda's config and the
+probe."""

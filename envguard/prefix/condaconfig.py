@@ -20,8 +20,14 @@ def condarc_paths() -> list[Path]:
     if root:
         paths.append(Path(root) / ".condarc")
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    paths += [xdg / "conda" / ".condarc", xdg / "conda" / "condarc", home / ".config" / "conda" / ".condarc",
-              home / ".conda" / ".condarc", home / ".conda" / "condarc", home / ".condarc"]  # fmt: skip
+    paths += [
+        xdg / "conda" / ".condarc",
+        xdg / "conda" / "condarc",
+        home / ".config" / "conda" / ".condarc",
+        home / ".conda" / ".condarc",
+        home / ".conda" / "condarc",
+        home / ".condarc",
+    ]
     prefix = os.environ.get("CONDA_PREFIX")
     if prefix:
         paths.append(Path(prefix) / ".condarc")
@@ -148,8 +154,10 @@ def find_named(name: str) -> Path:
     root = root_prefix()
     if name == "base" and root is not None:
         return root
-    raise BadInputError(f"no conda environment named {name!r} in {', '.join(str(d) for d in envs_dirs())} "
-                        "or ~/.conda/environments.txt; `conda env list` shows the names")  # fmt: skip
+    raise BadInputError(
+        f"no conda environment named {name!r} in {', '.join(str(d) for d in envs_dirs())} "
+        "or ~/.conda/environments.txt; `conda env list` shows the names"
+    )
 
 
 def register(prefix: Path) -> None:
@@ -188,8 +196,9 @@ class CondaInfo:
 
 
 def parse_info(data: Mapping[str, Any]) -> CondaInfo:
-    """Read conda's `pkgs_dirs/envs_dirs/envs/root_prefix` or (micro)mamba's `package cache/envs directories/base
-    environment`; micromamba 1.4.5 reports neither list, so its caches and envs dirs derive from the base."""
+    """Read conda's `pkgs_dirs/envs_dirs/envs/root_prefix` or (micro)mamba's `package cache/envs
+    directories/base environment`; micromamba 1.4.5 reports neither list, so its caches and envs dirs derive
+    from the base."""
     if "pkgs_dirs" in data or "conda_version" in data:
         return CondaInfo(
             tool="conda",
@@ -218,8 +227,10 @@ def parse_info(data: Mapping[str, Any]) -> CondaInfo:
             envs=envs,
             root_prefix=base,
         )
-    raise BadInputError("`info --json` output has neither conda's pkgs_dirs nor mamba's 'package cache'; "
-                        "pass the caches with --cache")  # fmt: skip
+    raise BadInputError(
+        "`info --json` output has neither conda's pkgs_dirs nor mamba's 'package cache'; "
+        "pass the caches with --cache"
+    )
 
 
 def _virtual(value: object) -> tuple[VirtualPackage, ...]:

@@ -35,10 +35,15 @@ def parse(text: str) -> tuple[Revision, ...]:
         if block is not None:
             revisions.append(
                 Revision(
-                    date, command, tuple(block["added"]), tuple(block["removed"]), tuple(block["update"]),
-                    tuple(block["remove"]), tuple(block["neutered"]),
+                    date,
+                    command,
+                    tuple(block["added"]),
+                    tuple(block["removed"]),
+                    tuple(block["update"]),
+                    tuple(block["remove"]),
+                    tuple(block["neutered"]),
                 )
-            )  # fmt: skip
+            )
 
     for raw in text.splitlines():
         line = raw.strip()

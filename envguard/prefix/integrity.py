@@ -3,8 +3,8 @@
 Unlike `conda doctor` (which compares `sha256_in_prefix` only, so it misses edits in rattler- or pixi-made
 environments), this compares `sha256_in_prefix` when the installer wrote it and the package's own `sha256` and
 `size_in_bytes` otherwise. Files whose content cannot be verified (rewritten at install time for a prefix
-placeholder without `sha256_in_prefix`, or listed by an old record without `paths_data`) are checked for existence
-and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates them.
+placeholder without `sha256_in_prefix`, or listed by an old record without `paths_data`) are checked for
+existence and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates them.
 """
 
 from __future__ import annotations
@@ -20,8 +20,16 @@ from envguard.hashing import file_digest
 from envguard.prefix.records import iter_records
 
 Problem = Literal["missing", "altered"]
-EXISTENCE_ONLY = frozenset({"softlink", "directory", "unix_python_entry_point", "windows_python_entry_point_script",
-                            "windows_python_entry_point_exe", "linked_package_record"})  # fmt: skip
+EXISTENCE_ONLY = frozenset(
+    {
+        "softlink",
+        "directory",
+        "unix_python_entry_point",
+        "windows_python_entry_point_script",
+        "windows_python_entry_point_exe",
+        "linked_package_record",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

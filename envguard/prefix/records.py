@@ -37,11 +37,13 @@ def load_record(path: Path) -> dict[str, Any]:
         line = getattr(exc, "lineno", None)
         at = f":{line}" if line else ""
         raise BadInputError(
-            f"{path}{at}: corrupt conda-meta record ({_short(exc)}); reinstall that package or remove the file"
+            f"{path}{at}: corrupt conda-meta record ({_short(exc)}); reinstall that package or remove the "
+            "file"
         ) from exc
     if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("name", "version")):
         raise BadInputError(
-            f"{path}: conda-meta record lacks name/version (truncated?); reinstall that package or remove the file"
+            f"{path}: conda-meta record lacks name/version (truncated?); reinstall that package or remove "
+            "the file"
         )
     return data
 

@@ -1,4 +1,5 @@
-"""Start the in-environment smoke module under the target environment's interpreter and read its one JSON line."""
+"""Start the in-environment smoke module under the target environment's interpreter and read its one JSON
+line."""
 
 from __future__ import annotations
 
@@ -32,12 +33,20 @@ def run_target(
     command = [str(python), "-E", "-s", "-B", "-c", LAUNCH, str(PACKAGE_PARENT), json.dumps(settings)]
     try:
         done = subprocess.run(
-            command, stdout=subprocess.PIPE, stderr=None if progress else subprocess.PIPE, text=True,
-            timeout=timeout, env=env, stdin=subprocess.DEVNULL, check=False,
-        )  # fmt: skip
+            command,
+            stdout=subprocess.PIPE,
+            stderr=None if progress else subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
-        raise ProbeError(f"{python}: the smoke test did not finish within {timeout:.0f} s (a hung import or "
-                         "DataLoader worker); rerun with a smaller --budget or check the dataset") from exc  # fmt: skip
+        raise ProbeError(
+            f"{python}: the smoke test did not finish within {timeout:.0f} s (a hung import or "
+            "DataLoader worker); rerun with a smaller --budget or check the dataset"
+        ) from exc
     except OSError as exc:
         raise ProbeError(f"{python}: cannot run the environment's interpreter ({exc.strerror})") from exc
     return parse_output(done.stdout, done.stderr or "", done.returncode, python)
@@ -49,8 +58,10 @@ def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> d
     if line is None:
         lines = stderr.strip().splitlines()
         last = lines[-1] if lines else f"exit code {returncode}"
-        raise ProbeError(f"{python}: the smoke test crashed in the environment ({last}); "
-                         "run the dataset once with num_workers=0 to see the full traceback")  # fmt: skip
+        raise ProbeError(
+            f"{python}: the smoke test crashed in the environment ({last}); "
+            "run the dataset once with num_workers=0 to see the full traceback"
+        )
     try:
         data: dict[str, Any] = json.loads(line[len(MARKER) :])
     except ValueError as exc:
@@ -64,13 +75,15 @@ def check_started(result: dict[str, Any], where: str, device: str) -> None:
     if error == "torch-missing":
         raise BadInputError(
             f"{where}: torch is not installed in this environment (python {result.get('python')} at "
-            f"{result.get('executable')}); envguard smoke runs the DataLoader in the environment's own interpreter: "
+            f"{result.get('executable')}); envguard smoke runs the DataLoader in the environment's own "
+            "interpreter: "
             "install pytorch there (conda install pytorch) or point SOURCE at an environment that has it"
         )
     if error == "cuda-unavailable":
         raise BadInputError(
             f"{where}: --device {device} but torch {result.get('torch')} there has no usable CUDA "
-            f"(torch.version.cuda={result.get('torch_cuda')}); use --device cpu or install a CUDA build of pytorch"
+            f"(torch.version.cuda={result.get('torch_cuda')}); use --device cpu or install a CUDA build of "
+            "pytorch"
         )
 
 

@@ -1,4 +1,5 @@
-"""Throughput analysis (pure): steady-state rate from batch arrivals, the ideal rate, efficiency, a recommendation.
+"""Throughput analysis (pure): steady-state rate from batch arrivals, the ideal rate, efficiency, a
+recommendation.
 
 Ideal with N workers (N=0 counts as one lane, the main process), per-sample wall time L and CPU time C:
     min(N / L, min(N, physical cores) / C)
@@ -73,15 +74,22 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
     ideal = ideal_rate(workers, latency_ms, cpu_ms, physical)
     one_batch = batch_size * (latency_ms or 0.0) / 1000.0
     return SweepRow(
-        workers=workers, pin_memory=base.pin_memory, persistent_workers=base.persistent_workers,
-        batches=int(raw["batches"]), batch_size=batch_size, batch_bytes=int(raw.get("batch_bytes") or 0),
-        first_batch_s=arrivals[0], startup_s=round(max(0.0, arrivals[0] - one_batch), 4),
+        workers=workers,
+        pin_memory=base.pin_memory,
+        persistent_workers=base.persistent_workers,
+        batches=int(raw["batches"]),
+        batch_size=batch_size,
+        batch_bytes=int(raw.get("batch_bytes") or 0),
+        first_batch_s=arrivals[0],
+        startup_s=round(max(0.0, arrivals[0] - one_batch), 4),
         epoch2_first_batch_s=raw.get("epoch2_first_batch_s"),
-        samples_per_s=round(rate, 2) if rate else None, ideal_per_s=round(ideal, 2) if ideal else None,
+        samples_per_s=round(rate, 2) if rate else None,
+        ideal_per_s=round(ideal, 2) if ideal else None,
         efficiency=round(rate / ideal, 3) if rate and ideal else None,
-        wait_p50_s=percentile(waits[1:], 0.5), wait_p95_s=percentile(waits[1:], 0.95),
+        wait_p50_s=percentile(waits[1:], 0.5),
+        wait_p95_s=percentile(waits[1:], 0.95),
         others_cpu=raw.get("others_cpu_fraction"),
-    )  # fmt: skip
+    )
 
 
 def _replace(row: SweepRow, **changes: Any) -> SweepRow:
@@ -99,14 +107,22 @@ def summarize(entry: dict[str, Any], physical: int) -> DatasetResult:
     rows = tuple(_row(raw, latency, cpu, physical) for raw in entry.get("rows") or ())
     sizes = [r.batch_bytes for r in rows if r.batch_bytes]
     return DatasetResult(
-        name=str(entry["name"]), bound=bound_of(latency, cpu), latency_ms=latency, cpu_ms=cpu, nominal=nominal,
-        length=entry.get("length"), iterable=bool(entry.get("iterable")), batch_bytes=max(sizes) if sizes else 0,
-        rows=rows, error=str(entry.get("error") or ""),
-    )  # fmt: skip
+        name=str(entry["name"]),
+        bound=bound_of(latency, cpu),
+        latency_ms=latency,
+        cpu_ms=cpu,
+        nominal=nominal,
+        length=entry.get("length"),
+        iterable=bool(entry.get("iterable")),
+        batch_bytes=max(sizes) if sizes else 0,
+        rows=rows,
+        error=str(entry.get("error") or ""),
+    )
 
 
 def best_row(dataset: DatasetResult, *, cuda: bool) -> SweepRow | None:
-    """The recommended row: fastest within NEAR_BEST, then fewest workers, persistent workers, pinned on CUDA."""
+    """The recommended row: fastest within NEAR_BEST, then fewest workers, persistent workers, pinned on
+    CUDA."""
     measured = dataset.measured()
     if not measured:
         return None
@@ -136,9 +152,14 @@ def recommend(dataset: DatasetResult, *, cuda: bool) -> Recommendation | None:
     if best.persistent_workers:
         parts.append("; persistent_workers=True skips worker start-up each epoch")
     return Recommendation(
-        dataset=dataset.name, workers=best.workers, pin_memory=cuda, persistent_workers=best.persistent_workers,
-        samples_per_s=best.samples_per_s, efficiency=best.efficiency, reason=" ".join(parts).replace(" ;", ";"),
-    )  # fmt: skip
+        dataset=dataset.name,
+        workers=best.workers,
+        pin_memory=cuda,
+        persistent_workers=best.persistent_workers,
+        samples_per_s=best.samples_per_s,
+        efficiency=best.efficiency,
+        reason=" ".join(parts).replace(" ;", ";"),
+    )
 
 
 def rate_at(dataset: DatasetResult, workers: int) -> float | None:

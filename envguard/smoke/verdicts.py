@@ -1,5 +1,5 @@
-"""Smoke verdicts other than determinism (pure): loader efficiency, your num_workers, /dev/shm, GPU, golden streams
-against a lock, and crashes inside the environment. Each FAIL/WARN carries a concrete fix.
+"""Smoke verdicts other than determinism (pure): loader efficiency, your num_workers, /dev/shm, GPU, golden
+streams against a lock, and crashes inside the environment. Each FAIL/WARN carries a concrete fix.
 """
 
 from __future__ import annotations
@@ -18,24 +18,40 @@ from envguard.smoke.throughput import rate_at
 PASS_EFFICIENCY, WARN_EFFICIENCY = 0.85, 0.6
 SLOW_STARTUP_S = 1.0
 CONTENDED = 0.2  # other processes' share of the CPUs above which a slow measurement says "busy machine"
-GOLDEN_STREAMS = (("torch_randperm", "torch.randperm"), ("dataloader_order", "DataLoader shuffle order"),
-                  ("numpy_legacy", "NumPy RandomState"), ("numpy_generator", "NumPy Generator"))  # fmt: skip
-SHM_FIX = ("give the container more shared memory: `docker run --shm-size=2g` (or --ipc=host); on Kubernetes mount an "
-           "emptyDir with medium: Memory at /dev/shm; or lower batch_size, num_workers or prefetch_factor")  # fmt: skip
-STARVED_FIX = ("raise num_workers (I/O-bound data can use more workers than CPUs), use persistent_workers=True, and "
-               "check /dev/shm and `ulimit -n` with `envguard doctor`")  # fmt: skip
+GOLDEN_STREAMS = (
+    ("torch_randperm", "torch.randperm"),
+    ("dataloader_order", "DataLoader shuffle order"),
+    ("numpy_legacy", "NumPy RandomState"),
+    ("numpy_generator", "NumPy Generator"),
+)
+SHM_FIX = (
+    "give the container more shared memory: `docker run --shm-size=2g` (or --ipc=host); on Kubernetes mount "
+    "an "
+    "emptyDir with medium: Memory at /dev/shm; or lower batch_size, num_workers or prefetch_factor"
+)
+STARVED_FIX = (
+    "raise num_workers (I/O-bound data can use more workers than CPUs), use persistent_workers=True, and "
+    "check /dev/shm and `ulimit -n` with `envguard doctor`"
+)
 
 
 def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) -> list[Finding]:
-    """Efficiency (measured / ideal) at each worker count up to the usable CPUs, judged by the worst one, and how
-    slow worker start-up is."""
+    """Efficiency (measured / ideal) at each worker count up to the usable CPUs, judged by the worst one, and
+    how slow worker start-up is."""
     category = f"throughput: {dataset.name}"
     if dataset.error:
         return [crash(category, dataset.error)]
     best = _best_by_workers(dataset, usable)
     if rec is None or not best:
-        return [Finding(category, "loader efficiency", "WARN", "no configuration could be measured in the budget",
-                        "give a larger --budget or fewer --workers")]  # fmt: skip
+        return [
+            Finding(
+                category,
+                "loader efficiency",
+                "WARN",
+                "no configuration could be measured in the budget",
+                "give a larger --budget or fewer --workers",
+            )
+        ]
     cost = f"L={dataset.latency_ms:g} ms" + (f", C={dataset.cpu_ms:g} ms" if dataset.cpu_ms else "")
     model = "N/L" if dataset.bound == "io" else "min(N, physical cores)/C"
     listed = ", ".join(f"N={w}: {r.samples_per_s:.0f}/s = {r.efficiency:.2f}" for w, r in best.items())
@@ -52,10 +68,18 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     slow = [r for r in dataset.measured() if r.workers > 0 and (r.startup_s or 0.0) > SLOW_STARTUP_S]
     if slow:
         worst = max(slow, key=lambda r: r.startup_s or 0.0)
-        out.append(Finding(category, "worker start-up", "WARN",
-            f"num_workers={worst.workers} needs {worst.startup_s:.2f} s before its first batch",
-            "slow start-up is paid every epoch unless persistent_workers=True; keep the dataset cheap to pickle "
-            "(open files lazily in the worker) and avoid heavy imports at module level under spawn/forkserver"))  # fmt: skip
+        out.append(
+            Finding(
+                category,
+                "worker start-up",
+                "WARN",
+                f"num_workers={worst.workers} needs {worst.startup_s:.2f} s before its first batch",
+                "slow start-up is paid every epoch unless persistent_workers=True; keep the dataset cheap to "
+                "pickle "
+                "(open files lazily in the worker) and avoid heavy imports at module level under "
+                "spawn/forkserver",
+            )
+        )
     return out
 
 
@@ -74,12 +98,21 @@ def _inefficient(category: str, row: SweepRow, evidence: str) -> Finding:
     """Below the ideal: the loader's fault, unless other processes were taking the CPUs meanwhile."""
     others = row.others_cpu
     if others is not None and others >= CONTENDED:
-        return Finding(category, "loader efficiency", "WARN",
-                       f"{evidence}; other processes used {others:.0%} of the CPUs meanwhile",
-                       "the machine was busy, so this measures contention, not the loader: rerun on an idle machine")  # fmt: skip
+        return Finding(
+            category,
+            "loader efficiency",
+            "WARN",
+            f"{evidence}; other processes used {others:.0%} of the CPUs meanwhile",
+            "the machine was busy, so this measures contention, not the loader: rerun on an idle machine",
+        )
     status: Status = "WARN" if (row.efficiency or 0.0) >= WARN_EFFICIENCY else "FAIL"
-    return Finding(category, "loader efficiency", status, evidence,
-                   "workers lose time to inter-process transfer or start-up: " + STARVED_FIX)  # fmt: skip
+    return Finding(
+        category,
+        "loader efficiency",
+        status,
+        evidence,
+        "workers lose time to inter-process transfer or start-up: " + STARVED_FIX,
+    )
 
 
 def your_workers(
@@ -91,29 +124,63 @@ def your_workers(
     category = f"throughput: {dataset.name}"
     mine, best = rate_at(dataset, num_workers), rec.samples_per_s
     if mine is None:
-        return [Finding(category, f"num_workers={num_workers}", "INFO", "not measured within the budget",
-                        "give a larger --budget")]  # fmt: skip
+        return [
+            Finding(
+                category,
+                f"num_workers={num_workers}",
+                "INFO",
+                "not measured within the budget",
+                "give a larger --budget",
+            )
+        ]
     ratio = best / mine if mine else float("inf")
-    evidence = f"num_workers={num_workers} reaches {mine:.0f} samples/s; num_workers={rec.workers} reaches {best:.0f} ({ratio:.1f}x)"
+    evidence = (
+        f"num_workers={num_workers} reaches {mine:.0f} samples/s; num_workers={rec.workers} reaches "
+        f"{best:.0f} ({ratio:.1f}x)"
+    )
     if ratio >= 1.5:
         kind = "I/O-bound" if dataset.bound == "io" else "CPU-bound"
-        return [Finding(category, f"num_workers={num_workers}", "FAIL", f"too few workers for this {kind} dataset: {evidence}",
-                        f"set DataLoader(num_workers={rec.workers}, persistent_workers=True); the GPU waits for data otherwise")]  # fmt: skip
+        return [
+            Finding(
+                category,
+                f"num_workers={num_workers}",
+                "FAIL",
+                f"too few workers for this {kind} dataset: {evidence}",
+                f"set DataLoader(num_workers={rec.workers}, persistent_workers=True); the GPU waits for data "
+                "otherwise",
+            )
+        ]
     if ratio >= 1.15:
-        return [Finding(category, f"num_workers={num_workers}", "WARN", evidence,
-                        f"num_workers={rec.workers} is faster: {rec.reason}")]  # fmt: skip
+        return [
+            Finding(
+                category,
+                f"num_workers={num_workers}",
+                "WARN",
+                evidence,
+                f"num_workers={rec.workers} is faster: {rec.reason}",
+            )
+        ]
     return [Finding(category, f"num_workers={num_workers}", "PASS", evidence)]
 
 
 def still_scaling(dataset: DatasetResult, rec: Recommendation | None) -> list[Finding]:
-    """Your own I/O-bound data still speeding up at the most workers tried: more workers than CPUs may help."""
+    """Your own I/O-bound data still speeding up at the most workers tried: more workers than CPUs may
+    help."""
     if dataset.nominal or rec is None or dataset.bound != "io" or not dataset.measured():
         return []
     most = max(r.workers for r in dataset.measured())
     if rec.workers == most and most > 0 and (rec.efficiency or 0.0) >= 0.8:
-        return [Finding(f"throughput: {dataset.name}", "more workers", "WARN",
-            f"still scaling at num_workers={most} ({rec.samples_per_s:.0f} samples/s, {rec.efficiency or 0:.2f} of ideal)",
-            f"I/O-bound loading can use more workers than CPUs: try `envguard smoke --workers 0,{most},{most * 2},{most * 4}`")]  # fmt: skip
+        return [
+            Finding(
+                f"throughput: {dataset.name}",
+                "more workers",
+                "WARN",
+                f"still scaling at num_workers={most} ({rec.samples_per_s:.0f} samples/s, "
+                f"{rec.efficiency or 0:.2f} of ideal)",
+                "I/O-bound loading can use more workers than CPUs: try `envguard smoke --workers "
+                f"0,{most},{most * 2},{most * 4}`",
+            )
+        ]
     return []
 
 
@@ -121,16 +188,24 @@ def shm(info: ShmInfo, datasets: Sequence[DatasetResult], workers: int, prefetch
     """Whether /dev/shm holds the batches in flight (workers x prefetch_factor batches)."""
     sizes = [d.batch_bytes for d in datasets if d.batch_bytes]
     if not info.exists:
-        return Finding("host", "/dev/shm", "INFO", f"{info.path} does not exist (not Linux?)",
-                       "nothing to do unless workers crash with 'bus error'")  # fmt: skip
+        return Finding(
+            "host",
+            "/dev/shm",
+            "INFO",
+            f"{info.path} does not exist (not Linux?)",
+            "nothing to do unless workers crash with 'bus error'",
+        )
     if not sizes or workers == 0:
         return Finding(
             "host", "/dev/shm", "PASS", f"{human_bytes(info.free)} free; no batches cross it (num_workers=0)"
         )
     batch = max(sizes)
     needed = shm_needed(batch, workers, prefetch_factor)
-    evidence = (f"num_workers={workers} x prefetch_factor {prefetch_factor} x {human_bytes(batch)} batches = "
-                f"{human_bytes(needed)} in flight; {info.path} has {human_bytes(info.free)} free of {human_bytes(info.total)}")  # fmt: skip
+    evidence = (
+        f"num_workers={workers} x prefetch_factor {prefetch_factor} x {human_bytes(batch)} batches = "
+        f"{human_bytes(needed)} in flight; {info.path} has {human_bytes(info.free)} free of "
+        f"{human_bytes(info.total)}"
+    )
     if needed > info.free:
         return Finding("host", "/dev/shm", "FAIL", evidence + ": workers will die with 'bus error'", SHM_FIX)
     if needed * 2 > info.free:
@@ -144,12 +219,20 @@ def crash(category: str, error: str) -> Finding:
     if "bus error" in lowered or "shared memory" in lowered or "shm" in lowered:
         fix = SHM_FIX
     elif "ancdata" in lowered or "too many open files" in lowered:
-        fix = ("raise the open-file limit (`ulimit -n 65536`) or call "
-               "torch.multiprocessing.set_sharing_strategy('file_system') before creating the DataLoader")  # fmt: skip
+        fix = (
+            "raise the open-file limit (`ulimit -n 65536`) or call "
+            "torch.multiprocessing.set_sharing_strategy('file_system') before creating the DataLoader"
+        )
     elif "pickle" in lowered or "can't get attribute" in lowered:
-        fix = "define the dataset, collate_fn and worker_init_fn at module level so spawn/forkserver workers can pickle them"
+        fix = (
+            "define the dataset, collate_fn and worker_init_fn at module level so spawn/forkserver workers "
+            "can pickle them"
+        )
     else:
-        fix = "run the dataset once with num_workers=0 to see the full traceback, fix it, then rerun envguard smoke"
+        fix = (
+            "run the dataset once with num_workers=0 to see the full traceback, fix it, then rerun "
+            "envguard smoke"
+        )
     return Finding(category, "crash", "FAIL", error, fix)
 
 
@@ -163,9 +246,17 @@ def gpu(
     trip = result.get("roundtrip") or {}
     if trip:
         status: Status = "PASS" if trip.get("equal") else "FAIL"
-        out.append(Finding("gpu", "host -> device -> host", status, f"batch digest {str(trip.get('host'))[:12]} -> "
-                           f"{str(trip.get('after_device'))[:12]}", "" if trip.get("equal") else
-                           "copies corrupt data: check the GPU with nvidia-smi -q (ECC errors) and the driver"))  # fmt: skip
+        out.append(
+            Finding(
+                "gpu",
+                "host -> device -> host",
+                status,
+                f"batch digest {str(trip.get('host'))[:12]} -> {str(trip.get('after_device'))[:12]}",
+                ""
+                if trip.get("equal")
+                else "copies corrupt data: check the GPU with nvidia-smi -q (ECC errors) and the driver",
+            )
+        )
     out.extend(_bandwidth(result.get("h2d") or {}, fallback_link))
     out.extend(_idle(result.get("idle") or []))
     return out
@@ -186,15 +277,39 @@ def _bandwidth(h2d: dict[str, Any], fallback: tuple[int | None, int | None]) -> 
             f"pinned {pinned:.1f} GB/s = {share:.0%} of PCIe Gen{gen} x{width} {theory:.1f} GB/s ({where})"
         )
         verdict: Status = "PASS" if share >= 0.8 else "WARN"
-        out.append(Finding("gpu", "pinned host-to-device", verdict, evidence, "" if verdict == "PASS" else
-            "check the slot (x16?), that the link is not downshifted (nvidia-smi -q -d PCIE), and NUMA placement "
-            "(run on the CPU socket attached to the GPU: numactl --cpunodebind)"))  # fmt: skip
+        out.append(
+            Finding(
+                "gpu",
+                "pinned host-to-device",
+                verdict,
+                evidence,
+                ""
+                if verdict == "PASS"
+                else "check the slot (x16?), that the link is not downshifted (nvidia-smi -q -d PCIE), and "
+                "NUMA placement "
+                "(run on the CPU socket attached to the GPU: numactl --cpunodebind)",
+            )
+        )
     else:
-        out.append(Finding("gpu", "pinned host-to-device", "INFO", f"pinned {pinned:.1f} GB/s (PCIe link unknown)",
-                           "install nvidia-ml-py in the environment to compare with the link's theoretical rate"))  # fmt: skip
+        out.append(
+            Finding(
+                "gpu",
+                "pinned host-to-device",
+                "INFO",
+                f"pinned {pinned:.1f} GB/s (PCIe link unknown)",
+                "install nvidia-ml-py in the environment to compare with the link's theoretical rate",
+            )
+        )
     if pageable:
-        out.append(Finding("gpu", "pageable vs pinned", "INFO", f"pageable {pageable:.1f} GB/s, pinned {pinned:.1f} GB/s "
-                           f"({pinned / pageable:.1f}x)", "use DataLoader(pin_memory=True) and .to(device, non_blocking=True)"))  # fmt: skip
+        out.append(
+            Finding(
+                "gpu",
+                "pageable vs pinned",
+                "INFO",
+                f"pageable {pageable:.1f} GB/s, pinned {pinned:.1f} GB/s ({pinned / pageable:.1f}x)",
+                "use DataLoader(pin_memory=True) and .to(device, non_blocking=True)",
+            )
+        )
     return out
 
 
@@ -206,18 +321,39 @@ def _idle(runs: Sequence[dict[str, Any]]) -> list[Finding]:
     evidence = "; ".join(f"num_workers={r['workers']}: GPU idle {r['idle_fraction']:.0%}" for r in measured)
     if most["idle_fraction"] <= 0.2:
         return [Finding("gpu", "GPU idle while training", "PASS", evidence)]
-    return [Finding("gpu", "GPU idle while training", "WARN", evidence + f" (fake step {most['step_ms']:.0f} ms)",
-                    "the loader cannot keep the GPU busy: " + STARVED_FIX)]  # fmt: skip
+    return [
+        Finding(
+            "gpu",
+            "GPU idle while training",
+            "WARN",
+            evidence + f" (fake step {most['step_ms']:.0f} ms)",
+            "the loader cannot keep the GPU busy: " + STARVED_FIX,
+        )
+    ]
 
 
 def golden(here: dict[str, Any] | None, lock: Fingerprints | None, lock_name: str) -> list[Finding]:
     """The environment's seeded streams against the fingerprints recorded in the lock."""
     if lock is None:
-        return [Finding("golden streams", lock_name, "WARN", "the lock carries no fingerprints",
-                        "re-create it with `envguard lock` (or `envguard snapshot`) so the streams are recorded")]  # fmt: skip
+        return [
+            Finding(
+                "golden streams",
+                lock_name,
+                "WARN",
+                "the lock carries no fingerprints",
+                "re-create it with `envguard lock` (or `envguard snapshot`) so the streams are recorded",
+            )
+        ]
     if not here:
-        return [Finding("golden streams", lock_name, "WARN", "the streams could not be computed here (see errors)",
-                        "rerun envguard smoke; check that torch imports in the environment")]  # fmt: skip
+        return [
+            Finding(
+                "golden streams",
+                lock_name,
+                "WARN",
+                "the streams could not be computed here (see errors)",
+                "rerun envguard smoke; check that torch imports in the environment",
+            )
+        ]
     out: list[Finding] = []
     for key, label in GOLDEN_STREAMS:
         recorded, measured = getattr(lock, key), here.get(key)
@@ -226,9 +362,24 @@ def golden(here: dict[str, Any] | None, lock: Fingerprints | None, lock_name: st
         if recorded == measured:
             out.append(Finding("golden streams", label, "PASS", f"matches {lock_name} ({measured[:12]})"))
             continue
-        versions = f"torch {lock.torch_version} -> {here.get('torch_version')}, numpy {lock.numpy_version} -> {here.get('numpy_version')}"
-        out.append(Finding("golden streams", label, "FAIL", f"{measured[:12]} here, {recorded[:12]} in {lock_name} ({versions})",
-                           "shuffles and augmentations will not reproduce: install the locked versions "
-                           f"(`envguard check {lock_name}` lists them) or re-lock if the change is intended"))  # fmt: skip
-    return out or [Finding("golden streams", lock_name, "INFO", "no stream recorded on both sides",
-                           "record fingerprints with `envguard lock` in an environment with torch and numpy")]  # fmt: skip
+        torch_now, numpy_now = here.get("torch_version"), here.get("numpy_version")
+        versions = f"torch {lock.torch_version} -> {torch_now}, numpy {lock.numpy_version} -> {numpy_now}"
+        out.append(
+            Finding(
+                "golden streams",
+                label,
+                "FAIL",
+                f"{measured[:12]} here, {recorded[:12]} in {lock_name} ({versions})",
+                "shuffles and augmentations will not reproduce: install the locked versions "
+                f"(`envguard check {lock_name}` lists them) or re-lock if the change is intended",
+            )
+        )
+    return out or [
+        Finding(
+            "golden streams",
+            lock_name,
+            "INFO",
+            "no stream recorded on both sides",
+            "record fingerprints with `envguard lock` in an environment with torch and numpy",
+        )
+    ]

@@ -36,8 +36,15 @@ def _stage(stage: Stage) -> dict[str, Any]:
 
 
 def _mismatch(m: Mismatch) -> dict[str, Any]:
-    return {"name": m.package.name, "version": m.package.version, "build": m.package.build,
-            "manager": m.package.manager, "algorithm": m.algorithm, "expected": m.expected, "actual": m.actual}  # fmt: skip
+    return {
+        "name": m.package.name,
+        "version": m.package.version,
+        "build": m.package.build,
+        "manager": m.package.manager,
+        "algorithm": m.algorithm,
+        "expected": m.expected,
+        "actual": m.actual,
+    }
 
 
 def render(result: VerifyResult) -> str:
@@ -58,8 +65,13 @@ def render(result: VerifyResult) -> str:
         for column in ("Package", "Version", "Build", "Expected", "Found"):
             table.add_column(column)
         for m in result.mismatches:
-            table.add_row(m.package.name, m.package.version, m.package.build, f"{m.algorithm}:{m.expected[:16]}…",
-                          f"{m.actual[:16]}…")  # fmt: skip
+            table.add_row(
+                m.package.name,
+                m.package.version,
+                m.package.build,
+                f"{m.algorithm}:{m.expected[:16]}…",
+                f"{m.actual[:16]}…",
+            )
         console.print(table)
     for line in _findings(result):
         console.print(line)
@@ -82,8 +94,12 @@ def _findings(result: VerifyResult) -> list[str]:
 def markdown(result: VerifyResult) -> str:
     """A PR-comment-sized Markdown report."""
     icon = "✅" if result.passed else "❌"
-    lines = [f"### {icon} envguard verify: `{result.lock}` ({result.platform})", "",
-             "| Stage | Result | Time | Detail |", "|---|---|---|---|"]  # fmt: skip
+    lines = [
+        f"### {icon} envguard verify: `{result.lock}` ({result.platform})",
+        "",
+        "| Stage | Result | Time | Detail |",
+        "|---|---|---|---|",
+    ]
     for stage in result.stages:
         detail = md_escape(stage.detail)
         lines.append(
@@ -97,8 +113,11 @@ def markdown(result: VerifyResult) -> str:
             "| Package | Expected | Found |",
             "|---|---|---|",
         ]
-        lines += [f"| `{m.package.name} {m.package.version} {m.package.build}` | `{m.algorithm}:{m.expected}` | "
-                  f"`{m.actual}` |" for m in result.mismatches]  # fmt: skip
+        lines += [
+            f"| `{m.package.name} {m.package.version} {m.package.build}` | `{m.algorithm}:{m.expected}` | "
+            f"`{m.actual}` |"
+            for m in result.mismatches
+        ]
     findings = _findings(result)
     if findings:
         lines += ["", "**Drift**", "", "```", *findings, "```"]

@@ -1,6 +1,6 @@
-"""`envguard verify` logic, the CI step: rebuild a lock into a temporary prefix with the embedded engine (every
-archive's sha256 checked against the lock first), check the rebuilt environment against the lock, optionally run
-the DataLoader smoke test with its interpreter, and give a verdict.
+"""`envguard verify` logic, the CI step: rebuild a lock into a temporary prefix with the embedded engine
+(every archive's sha256 checked against the lock first), check the rebuilt environment against the lock,
+optionally run the DataLoader smoke test with its interpreter, and give a verdict.
 
 Stages run in order and stop at the first failure: a tampered archive is never linked.
 """
@@ -96,7 +96,8 @@ def read_lock(path: Path, platform: str | None) -> Environment:
 
 
 def verify(options: VerifyOptions) -> VerifyResult:
-    """Run every stage; a failed stage makes the verdict FAIL (exit 1), operational problems raise (exit 3)."""
+    """Run every stage; a failed stage makes the verdict FAIL (exit 1), operational problems raise (exit
+    3)."""
     from envguard.engine.install import default_pkgs_dir
     from envguard.machine.platform import current_platform
 
@@ -112,10 +113,16 @@ def verify(options: VerifyOptions) -> VerifyResult:
         if options.smoke:
             state.stage("smoke", state.run_smoke)
         return VerifyResult(
-            lock=str(options.lock), platform=platform, prefix=str(prefix) if options.keep else None,
-            kept=options.keep, stages=tuple(state.stages), mismatches=tuple(state.mismatches),
-            check=state.report, smoke=state.smoke_result, warnings=tuple(state.warnings),
-        )  # fmt: skip
+            lock=str(options.lock),
+            platform=platform,
+            prefix=str(prefix) if options.keep else None,
+            kept=options.keep,
+            stages=tuple(state.stages),
+            mismatches=tuple(state.mismatches),
+            check=state.report,
+            smoke=state.smoke_result,
+            warnings=tuple(state.warnings),
+        )
 
 
 @contextlib.contextmanager
@@ -155,8 +162,11 @@ class _Run:
 
         self.fetched = install.fetch(self.env.packages, self.pkgs_dir)
         for archive in self.fetched.mismatches:
-            self.mismatches.append(Mismatch(archive.package, archive.algorithm, archive.expected, archive.actual,
-                                            str(archive.path)))  # fmt: skip
+            self.mismatches.append(
+                Mismatch(
+                    archive.package, archive.algorithm, archive.expected, archive.actual, str(archive.path)
+                )
+            )
         for archive in self.fetched.md5_only:
             self.warnings.append(f"{archive.package.describe()}: the lock has no sha256, checked md5 only")
         if self.mismatches:
@@ -171,8 +181,14 @@ class _Run:
 
         assert self.fetched is not None
         specs = [r.spec for r in self.env.requested if r.manager == "conda"]
-        self.warnings += install.install(self.fetched, self.prefix, specs=specs, platform=self.platform,
-                                         pkgs_dir=self.pkgs_dir, progress=False)  # fmt: skip
+        self.warnings += install.install(
+            self.fetched,
+            self.prefix,
+            specs=specs,
+            platform=self.platform,
+            pkgs_dir=self.pkgs_dir,
+            progress=False,
+        )
         conda, pip = self.env.conda_packages(), self.env.pip_packages()
         return Stage(
             "install",
@@ -191,8 +207,12 @@ class _Run:
             live = dataclasses.replace(live, platform=self.platform)
         self.report = check_environment(live, self.env)
         if not self.report.clean:
-            return Stage("check", "failed", detail=f"the rebuilt environment differs from the lock: "
-                         f"{'; '.join(f.message for f in self.report.findings if f.severity == 'drift')[:300]}")  # fmt: skip
+            return Stage(
+                "check",
+                "failed",
+                detail=f"the rebuilt environment differs from the lock: "
+                f"{'; '.join(f.message for f in self.report.findings if f.severity == 'drift')[:300]}",
+            )
         return Stage("check", "ok", detail="no drift between the rebuilt environment and the lock")
 
     def run_smoke(self) -> Stage:

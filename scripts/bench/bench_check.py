@@ -3,8 +3,8 @@
     python scripts/bench/bench_check.py [--runs 15] [--packages 300] [--work DIR]
 
 Builds the prefix exactly as bench_snapshot.py does (real packages from scripts/fixture_channel.py --bulk,
-installed by rattler), locks it with `envguard lock --no-probe`, then times, interleaved round-robin, each as a
-fresh subprocess of the installed console script:
+installed by rattler), locks it with `envguard lock --no-probe`, then times, interleaved round-robin, each as
+a fresh subprocess of the installed console script:
   - `envguard check` with the environment unchanged (the stat-cache fast path),
   - `envguard check` after a change (conda-meta/history touched before every run: full comparison; the parsed
     lock is already cached as JSON),
@@ -55,13 +55,17 @@ def build_heavy_prefix(work: Path, packages: int, files: int) -> Path:
         fixture_channel.build_package(recipe, channels["forge"])
     fixture_channel.index(channels["forge"])
     specs = ["python=3.11", "numpy=1.26", "pip"] + [r.name for r in recipes]
-    glibc = rattler.GenericVirtualPackage(rattler.PackageName("__glibc"), rattler.Version("2.36"),
-                                          rattler.BuildString("0"))  # fmt: skip
+    glibc = rattler.GenericVirtualPackage(
+        rattler.PackageName("__glibc"), rattler.Version("2.36"), rattler.BuildString("0")
+    )
 
     async def go() -> None:
-        records = await rattler.solve([rattler.Channel(channels["forge"].resolve().as_uri())],
-                                      [rattler.MatchSpec(s) for s in specs], platforms=["linux-64", "noarch"],
-                                      virtual_packages=[glibc])  # fmt: skip
+        records = await rattler.solve(
+            [rattler.Channel(channels["forge"].resolve().as_uri())],
+            [rattler.MatchSpec(s) for s in specs],
+            platforms=["linux-64", "noarch"],
+            virtual_packages=[glibc],
+        )
         await rattler.install(records, prefix, cache_dir=work / "pkgs", show_progress=False)
 
     asyncio.run(go())
@@ -128,8 +132,10 @@ def report(times: dict[str, list[float]], packages: int, record_kb: float) -> st
         "|---|---:|---:|---:|---:|",
     ]
     for name, values in times.items():
-        rows.append(f"| `{name}` | {med[name] * 1000:.1f} | {min(values) * 1000:.1f} | "
-                    f"{med[name] / startup:.2f}x | {med[name] / floor:.2f}x |")  # fmt: skip
+        rows.append(
+            f"| `{name}` | {med[name] * 1000:.1f} | {min(values) * 1000:.1f} | "
+            f"{med[name] / startup:.2f}x | {med[name] / floor:.2f}x |"
+        )
     fast = med["envguard check (unchanged: fast path)"] / startup
     full = med["envguard check (after a change: full)"] / floor
     cold = med["envguard check (after a change, no caches: full + YAML)"] / floor
@@ -151,8 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--packages", type=int, default=300, help="extra packages besides python/numpy/pip")
     parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
-    parser.add_argument("--files-per-package", type=int, default=8,
-                        help="files each bulk package installs (8: bench_snapshot's prefix; ~60: real weights)")  # fmt: skip
+    parser.add_argument(
+        "--files-per-package",
+        type=int,
+        default=8,
+        help="files each bulk package installs (8: bench_snapshot's prefix; ~60: real weights)",
+    )
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="envguard-bench-check-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -166,8 +176,12 @@ def main(argv: list[str] | None = None) -> int:
         cache = work / "cache"
         env = bench_env(cache)
         lock = work / "conda-lock.yml"
-        subprocess.run([Path(sys.executable).parent / "envguard", "lock", str(prefix), "--no-probe", "-o", str(lock)],
-                       check=True, capture_output=True, env=env)  # fmt: skip
+        subprocess.run(
+            [Path(sys.executable).parent / "envguard", "lock", str(prefix), "--no-probe", "-o", str(lock)],
+            check=True,
+            capture_output=True,
+            env=env,
+        )
         records = [p for p in (prefix / "conda-meta").iterdir() if p.suffix == ".json"]
         kilobytes = sum(p.stat().st_size for p in records) / len(records) / 1024
         print(report(measure(cases(prefix, lock, work, cache), args.runs, env), len(records), kilobytes))

@@ -1,19 +1,20 @@
 """Benchmark `envguard clean`'s scan on a synthetic cache of 5,000 extracted packages used by 20 environments.
 
 The layout has real shapes: each package is `NAME-VER-BUILD/` with info/index.json, info/paths.json and a few
-payload files, a rattler `.lock` beside it, tarballs for every fifth; each environment hardlinks the payload of
-~250 packages and holds a conda-meta record for each (extracted_package_dir, fn, url, link, files, paths_data).
-About 1,000 packages are used by no environment, so the scan also measures (walks) those.
+payload files, a rattler `.lock` beside it, tarballs for every fifth; each environment hardlinks the payload
+of ~250 packages and holds a conda-meta record for each (extracted_package_dir, fn, url, link, files,
+paths_data). About 1,000 packages are used by no environment, so the scan also measures (walks) those.
 
 Timed side by side, warm page cache, median of --runs:
 - os.walk over the cache and the environments' conda-meta folders (names only): the floor
 - the same walk with an lstat of every entry (what any size-accounting tool must at least do)
 - `du -s` over the cache (a real tool doing the same walk in C)
-- envguard's scan in-process: discovery, usage, scan, classify, measure, account (the dry run without rendering)
+- envguard's scan in-process: discovery, usage, scan, classify, measure, account (the dry run without
+  rendering)
 - `envguard clean --json` as a new process (interpreter start, imports and JSON rendering included)
 
-Usage: python scripts/bench/bench_clean.py [--packages 5000] [--envs 20] [--per-env 250] [--runs 5] [--dir DIR]
-Prints a Markdown table. Target: the in-process scan under 2 s.
+Usage: python scripts/bench/bench_clean.py [--packages 5000] [--envs 20] [--per-env 250] [--runs 5] [--dir
+DIR] Prints a Markdown table. Target: the in-process scan under 2 s.
 """
 
 from __future__ import annotations
@@ -55,10 +56,23 @@ def build_cache(cache: Path, packages: int) -> None:
         for j in range(FILES_PER_PACKAGE):
             data = f"{name} {j}\n".encode() * (8 + j * 40)
             (folder / "lib" / f"{name}-{j}.txt").write_bytes(data)
-            paths.append({"_path": f"lib/{name}-{j}.txt", "path_type": "hardlink",
-                          "sha256": hashlib.sha256(data).hexdigest(), "size_in_bytes": len(data)})  # fmt: skip
-        index = {"name": name, "version": version, "build": build, "build_number": i % 3, "subdir": "linux-64",
-                 "depends": [f"bench-pkg{(i + 1) % packages:05d}"], "license": "BSD-3-Clause"}  # fmt: skip
+            paths.append(
+                {
+                    "_path": f"lib/{name}-{j}.txt",
+                    "path_type": "hardlink",
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "size_in_bytes": len(data),
+                }
+            )
+        index = {
+            "name": name,
+            "version": version,
+            "build": build,
+            "build_number": i % 3,
+            "subdir": "linux-64",
+            "depends": [f"bench-pkg{(i + 1) % packages:05d}"],
+            "license": "BSD-3-Clause",
+        }
         (folder / "info" / "index.json").write_text(json.dumps(index))
         (folder / "info" / "paths.json").write_text(json.dumps({"paths_version": 1, "paths": paths}))
         (cache / f"{folder.name}.lock").write_bytes(bytes(40))
@@ -77,14 +91,27 @@ def build_env(prefix: Path, cache: Path, picks: list[int]) -> None:
         for entry in paths:
             os.link(source / entry["_path"], prefix / entry["_path"])
         record = {
-            "name": name, "version": version, "build": build, "build_number": i % 3, "channel": "https://conda.anaconda.org/conda-forge/linux-64",
-            "subdir": "linux-64", "fn": f"{dist}.conda", "url": f"https://conda.anaconda.org/conda-forge/linux-64/{dist}.conda",
-            "md5": hashlib.md5(dist.encode()).hexdigest(), "sha256": hashlib.sha256(dist.encode()).hexdigest(),
-            "depends": [], "constrains": [], "license": "BSD-3-Clause", "timestamp": 1700000000000, "size": 600,
-            "extracted_package_dir": str(source), "files": [p["_path"] for p in paths],
-            "paths_data": {"paths_version": 1, "paths": paths}, "link": {"source": str(source), "type": 1},
+            "name": name,
+            "version": version,
+            "build": build,
+            "build_number": i % 3,
+            "channel": "https://conda.anaconda.org/conda-forge/linux-64",
+            "subdir": "linux-64",
+            "fn": f"{dist}.conda",
+            "url": f"https://conda.anaconda.org/conda-forge/linux-64/{dist}.conda",
+            "md5": hashlib.md5(dist.encode()).hexdigest(),
+            "sha256": hashlib.sha256(dist.encode()).hexdigest(),
+            "depends": [],
+            "constrains": [],
+            "license": "BSD-3-Clause",
+            "timestamp": 1700000000000,
+            "size": 600,
+            "extracted_package_dir": str(source),
+            "files": [p["_path"] for p in paths],
+            "paths_data": {"paths_version": 1, "paths": paths},
+            "link": {"source": str(source), "type": 1},
             "requested_spec": "None",
-        }  # fmt: skip
+        }
         (prefix / "conda-meta" / f"{dist}.json").write_text(json.dumps(record, indent=2))
 
 
@@ -153,8 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="envguard-bench-clean-", dir=args.dir))
-    env = {**os.environ, "HOME": str(root / "home"), "CONDA_PKGS_DIRS": "", "XDG_CACHE_HOME": str(root / "xdg"),
-           "CONDARC": str(root / "home" / ".condarc"), "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin"}  # fmt: skip
+    env = {
+        **os.environ,
+        "HOME": str(root / "home"),
+        "CONDA_PKGS_DIRS": "",
+        "XDG_CACHE_HOME": str(root / "xdg"),
+        "CONDARC": str(root / "home" / ".condarc"),
+        "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin",
+    }
     os.environ.update({k: v for k, v in env.items() if k != "PATH"})
     try:
         (root / "home").mkdir()
@@ -175,16 +208,25 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("`du -s` of the cache (new process)", t, ""))
         t, found = median_time(lambda: envguard_scan(cache, envs), args.runs)
         count, disk = found  # type: ignore[misc]
-        rows.append(("envguard clean scan, in-process (discover, usage, scan, classify, measure, account)", t,
-                     f"{count} items, {disk / 2**20:.1f} MiB on disk"))  # fmt: skip
+        rows.append(
+            (
+                "envguard clean scan, in-process (discover, usage, scan, classify, measure, account)",
+                t,
+                f"{count} items, {disk / 2**20:.1f} MiB on disk",
+            )
+        )
         scan_time = t
         cli = [sys.executable, "-m", "envguard", "clean", "--json", "--cache", str(cache)]
         cli += [a for e in envs for a in ("--env", str(e))]
         t, _ = median_time(lambda: subprocess.run(cli, check=True, capture_output=True, env=env), args.runs)
         rows.append(("`envguard clean --json` (new process: start, imports, scan, JSON)", t, ""))
-        print(f"Layout: {args.packages} extracted packages ({args.packages // 5} tarballs), {args.envs} environments "
-              f"x {args.per_env} records (hardlinked payload); built in {built:.1f} s. Median of {args.runs} runs, "
-              "warm page cache.\n")  # fmt: skip
+        print(
+            f"Layout: {args.packages} extracted packages ({args.packages // 5} tarballs), {args.envs} "
+            "environments "
+            f"x {args.per_env} records (hardlinked payload); built in {built:.1f} s. Median of {args.runs} "
+            "runs, "
+            "warm page cache.\n"
+        )
         print("| What | Median (s) | vs floor | Notes |")
         print("|---|---:|---:|---|")
         for what, seconds, note in rows:

@@ -1,13 +1,14 @@
-"""Benchmark: `envguard create` and `envguard verify` of a ~300-package environment from a local channel, side by
-side with calling py-rattler's solve + install directly, in one run. Prints medians, ratios and a Markdown table.
+"""Benchmark: `envguard create` and `envguard verify` of a ~300-package environment from a local channel, side
+by side with calling py-rattler's solve + install directly, in one run. Prints medians, ratios and a Markdown
+table.
 
     python scripts/bench/bench_create.py                # 300 bulk packages, 7 rounds
     python scripts/bench/bench_create.py --bulk 300 --rounds 11
 
-Everything runs in this process with warm package caches (the first round of each is a discarded warm-up; `--cold`
-empties both engines' package caches before every round instead, as on a fresh CI runner), so the
-numbers compare the work envguard adds (machine check, naming, archive hashing, conda-style history, registration,
-the lock beside environment.yml, reading and checking the rebuilt prefix) with the bare engine.
+Everything runs in this process with warm package caches (the first round of each is a discarded warm-up;
+`--cold` empties both engines' package caches before every round instead, as on a fresh CI runner), so the
+numbers compare the work envguard adds (machine check, naming, archive hashing, conda-style history,
+registration, the lock beside environment.yml, reading and checking the rebuilt prefix) with the bare engine.
 """
 
 from __future__ import annotations
@@ -47,9 +48,11 @@ def rattler_direct(channel: str, specs: list[str], prefix: Path, cache: Path) ->
 
     async def go() -> None:
         records = await rattler.solve(
-            [rattler.Channel(channel)], [rattler.MatchSpec(s) for s in specs],
-            platforms=[rattler.Subdir("linux-64"), rattler.Subdir("noarch")], virtual_packages=virtual,
-        )  # fmt: skip
+            [rattler.Channel(channel)],
+            [rattler.MatchSpec(s) for s in specs],
+            platforms=[rattler.Subdir("linux-64"), rattler.Subdir("noarch")],
+            virtual_packages=virtual,
+        )
         await rattler.install(records, prefix, cache_dir=cache, show_progress=False)
 
     asyncio.run(go())
@@ -84,13 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bulk", type=int, default=300, help="extra packages in the environment")
     parser.add_argument("--rounds", type=int, default=7, help="measured rounds (after one warm-up)")
-    parser.add_argument("--cold", action="store_true",
-                        help="empty the package caches before every round (a fresh machine or CI runner: every "
-                             "archive is extracted), instead of warm caches")  # fmt: skip
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="empty the package caches before every round (a fresh machine or CI runner: every "
+        "archive is extracted), instead of warm caches",
+    )
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="envguard-bench-create-"))
-    os.environ.update(HOME=str(work / "home"), XDG_CACHE_HOME=str(work / "home" / ".cache"),
-                      ENVGUARD_CACHE_DIR=str(work / "home" / ".cache" / "envguard"))  # fmt: skip
+    os.environ.update(
+        HOME=str(work / "home"),
+        XDG_CACHE_HOME=str(work / "home" / ".cache"),
+        ENVGUARD_CACHE_DIR=str(work / "home" / ".cache" / "envguard"),
+    )
     for var in ("CONDA_ENVS_PATH", "CONDA_OVERRIDE_CUDA", "ENVGUARD_BACKEND"):
         os.environ.pop(var, None)
     (work / "tmp").mkdir()
@@ -157,7 +166,8 @@ def table(samples: dict[str, list[tuple[float, float]]], bulk: int, rounds: int,
         cpu = statistics.median(c for _w, c in values)
         overhead = "—" if name == base_name else f"{(cpu / base_cpu - 1) * 100:+.1f}%"
         lines.append(
-            f"| {name} | {wall:.3f} | {wall / base_wall:.2f}x | {cpu:.3f} | {cpu / base_cpu:.2f}x | {overhead} |"
+            f"| {name} | {wall:.3f} | {wall / base_wall:.2f}x | {cpu:.3f} | {cpu / base_cpu:.2f}x | "
+            f"{overhead} |"
         )
     return "\n".join(lines)
 

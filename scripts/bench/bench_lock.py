@@ -3,10 +3,11 @@
     python scripts/bench/bench_lock.py [--runs 11] [--packages 300] [--work DIR]
 
 Builds the prefix exactly as bench_snapshot.py does, then times, interleaved round-robin, each as a fresh
-subprocess: `envguard lock PREFIX --no-probe -o FILE` (exact installed set, no solving), `envguard lock PREFIX`
-(plus the fingerprint probe, which imports numpy and torch inside the environment's interpreter), the json-load
-floor and `python -c pass`. Target: lock of a live 300-package environment under 0.5 s. For reference, conda 26.7
-takes ~740 ms for `conda env export` on such an environment (../shared/reference/conda-outputs/README.md).
+subprocess: `envguard lock PREFIX --no-probe -o FILE` (exact installed set, no solving), `envguard lock
+PREFIX` (plus the fingerprint probe, which imports numpy and torch inside the environment's interpreter), the
+json-load floor and `python -c pass`. Target: lock of a live 300-package environment under 0.5 s. For
+reference, conda 26.7 takes ~740 ms for `conda env export` on such an environment
+(../shared/reference/conda-outputs/README.md).
 """
 
 from __future__ import annotations
@@ -65,8 +66,11 @@ def report(times: dict[str, list[float]], packages: int) -> str:
             f"| `{name}` | {med[name] * 1000:.1f} | {min(values) * 1000:.1f} | {med[name] / floor:.2f}x |"
         )
     lock = med["envguard lock PREFIX --no-probe"]
-    rows += ["", f"- lock of a live environment = {lock * 1000:.0f} ms (target < 500 ms): "
-                 f"{'met' if lock < 0.5 else 'MISSED'}"]  # fmt: skip
+    rows += [
+        "",
+        f"- lock of a live environment = {lock * 1000:.0f} ms (target < 500 ms): "
+        f"{'met' if lock < 0.5 else 'MISSED'}",
+    ]
     return "\n".join(rows)
 
 

@@ -1,16 +1,18 @@
-"""Benchmark `envguard smoke`: loader efficiency on the I/O-bound dataset, and the default command's wall time.
+"""Benchmark `envguard smoke`: loader efficiency on the I/O-bound dataset, and the default command's wall
+time.
 
-Timed side by side, median of --runs (min and max shown; the figures of a shared machine move with its load, so the
-share of CPU other processes took while each configuration ran is printed too):
-- the I/O-bound synthetic dataset (each sample waits L=10 ms; 3x224x224 uint8; batch 32) with num_workers 0, 1, 2:
+Timed side by side, median of --runs (min and max shown; the figures of a shared machine move with its load,
+so the share of CPU other processes took while each configuration ran is printed too):
+- the I/O-bound synthetic dataset (each sample waits L=10 ms; 3x224x224 uint8; batch 32) with num_workers 0,
+  1, 2:
   steady-state samples/s as envguard computes it (slope over complete rounds), against the ideal max(N,1)/L
 - the same runs judged the naive way (all samples / all wall time, start-up included) to show what reporting
   start-up separately buys
 - `python -c "import torch"` (the floor of any smoke run: the environment's interpreter must import torch)
 - `envguard smoke --json` with the default budget, as a new process (target: under 30 s on 2 cores)
 
-Usage: python scripts/bench/bench_smoke.py [--runs 3] [--batches 12] [--skip-command]
-Prints a Markdown table. Targets: efficiency >= 0.9 of N/L while N <= usable CPUs; the default smoke < 30 s.
+Usage: python scripts/bench/bench_smoke.py [--runs 3] [--batches 12] [--skip-command] Prints a Markdown table.
+Targets: efficiency >= 0.9 of N/L while N <= usable CPUs; the default smoke < 30 s.
 """
 
 from __future__ import annotations
@@ -39,8 +41,15 @@ def loader_run(workers: int, batches: int) -> dict[str, Any]:
 
     lanes = max(workers, 1)
     count = lanes * max(3, batches // lanes)
-    row = measure(IOBound(count * BATCH, LATENCY_MS, SHAPE), workers=workers, pin_memory=False, persistent=False,
-                  batch_size=BATCH, batches=count, epoch2=False)  # fmt: skip
+    row = measure(
+        IOBound(count * BATCH, LATENCY_MS, SHAPE),
+        workers=workers,
+        pin_memory=False,
+        persistent=False,
+        batch_size=BATCH,
+        batches=count,
+        epoch2=False,
+    )
     arrivals = row["arrivals_s"]
     ideal = lanes * 1000.0 / LATENCY_MS
     steady = steady_rate(arrivals, lanes, BATCH) or 0.0
@@ -78,19 +87,37 @@ def main() -> int:
         others = [r["others"] for r in runs if r["others"] is not None]
         load = f"{statistics.median(others):.0%}" if others else "-"
         ideal = max(workers, 1) * 1000.0 / LATENCY_MS
-        rows.append((f"I/O-bound, num_workers={workers}: steady-state efficiency (envguard)", *steady,
-                     f"ideal {ideal:.0f}/s; first batch {first:.2f} s; others' CPU {load}"))  # fmt: skip
-        rows.append((f"I/O-bound, num_workers={workers}: naive efficiency (start-up averaged in)", *naive,
-                     f"ratio envguard/naive {float(steady[0]) / float(naive[0]):.2f}"))  # fmt: skip
+        rows.append(
+            (
+                f"I/O-bound, num_workers={workers}: steady-state efficiency (envguard)",
+                *steady,
+                f"ideal {ideal:.0f}/s; first batch {first:.2f} s; others' CPU {load}",
+            )
+        )
+        rows.append(
+            (
+                f"I/O-bound, num_workers={workers}: naive efficiency (start-up averaged in)",
+                *naive,
+                f"ratio envguard/naive {float(steady[0]) / float(naive[0]):.2f}",
+            )
+        )
     python = str(Path(sys.executable))
     imports = [timed([python, "-c", "import torch"]) for _ in range(args.runs)]
     rows.append(("`python -c 'import torch'` (s)", *spread(imports, ".2f"), "floor of every smoke run"))
     if not args.skip_command:
         walls = [timed([python, "-m", "envguard", "smoke", "--json"]) for _ in range(args.runs)]
-        rows.append(("`envguard smoke --json`, default budget 25 s (s)", *spread(walls, ".1f"),
-                     f"target < 30 s; {os.cpu_count()} CPUs"))  # fmt: skip
-    print(f"envguard smoke benchmark: L={LATENCY_MS:g} ms per sample, batch {BATCH} of {'x'.join(map(str, SHAPE))} "
-          f"uint8, {args.runs} runs, torch {_torch_version()}, {os.cpu_count()} CPUs\n")  # fmt: skip
+        rows.append(
+            (
+                "`envguard smoke --json`, default budget 25 s (s)",
+                *spread(walls, ".1f"),
+                f"target < 30 s; {os.cpu_count()} CPUs",
+            )
+        )
+    print(
+        f"envguard smoke benchmark: L={LATENCY_MS:g} ms per sample, batch {BATCH} of "
+        f"{'x'.join(map(str, SHAPE))} "
+        f"uint8, {args.runs} runs, torch {_torch_version()}, {os.cpu_count()} CPUs\n"
+    )
     print("| Case | Median | Min | Max | Notes |")
     print("|---|---|---|---|---|")
     for row in rows:

@@ -2,14 +2,14 @@
 
     python scripts/bench/bench_snapshot.py [--runs 15] [--packages 300] [--work DIR]
 
-Builds real packages (scripts/fixture_channel.py --bulk), installs them with rattler into a prefix, then times,
-interleaved round-robin, each as a fresh subprocess:
+Builds real packages (scripts/fixture_channel.py --bulk), installs them with rattler into a prefix, then
+times, interleaved round-robin, each as a fresh subprocess:
   - `envguard snapshot PREFIX --no-probe` (the installed console script),
   - the floor: a plain Python script that only json-loads every conda-meta/*.json,
   - `pip list --format json --path SITE_PACKAGES`,
   - `envguard --help` and `python -c pass` (start-up).
-Prints a Markdown table of medians and ratios to the floor, and whether the targets are met
-(snapshot <= 2x floor, aim 1.5x; `--help` < 80 ms).
+Prints a Markdown table of medians and ratios to the floor, and whether the targets are met (snapshot <= 2x
+floor, aim 1.5x; `--help` < 80 ms).
 """
 
 from __future__ import annotations

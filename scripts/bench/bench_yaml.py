@@ -2,8 +2,9 @@
 
     python scripts/bench/bench_yaml.py [--packages 300] [--runs 30]
 
-Renders the same 300-package lock document (realistic entries: dependencies, URLs, hashes) with both, checks the
-output is byte-identical, and times them interleaved (medians, ratio). The faster byte-identical one is kept.
+Renders the same 300-package lock document (realistic entries: dependencies, URLs, hashes) with both, checks
+the output is byte-identical, and times them interleaved (medians, ratio). The faster byte-identical one is
+kept.
 """
 
 from __future__ import annotations
@@ -25,21 +26,37 @@ from envguard.model import Package
 
 def document(count: int) -> dict[str, object]:
     packages = [
-        Package("conda", f"pkg{i:04d}", f"1.{i % 17}.{i % 5}", f"py311h{i:07x}_0", i % 3, "conda-forge", "linux-64",
-                f"https://conda.anaconda.org/conda-forge/linux-64/pkg{i:04d}-1.{i % 17}-py311h{i:07x}_0.conda",
-                f"{i:032x}", f"{i:064x}", depends=tuple(f"dep{j} >=1.{j}" for j in range(i % 9)))
+        Package(
+            "conda",
+            f"pkg{i:04d}",
+            f"1.{i % 17}.{i % 5}",
+            f"py311h{i:07x}_0",
+            i % 3,
+            "conda-forge",
+            "linux-64",
+            f"https://conda.anaconda.org/conda-forge/linux-64/pkg{i:04d}-1.{i % 17}-py311h{i:07x}_0.conda",
+            f"{i:032x}",
+            f"{i:064x}",
+            depends=tuple(f"dep{j} >=1.{j}" for j in range(i % 9)),
+        )
         for i in range(count)
-    ]  # fmt: skip
+    ]
     entries = [package_entry(p, "linux-64") for p in packages]
-    meta = {"content_hash": {"linux-64": "0" * 64}, "channels": [{"url": "conda-forge", "used_env_vars": []}],
-            "platforms": ["linux-64"], "sources": ["environment.yml"], "custom_metadata": {"envguard.version": "0.1"}}  # fmt: skip
+    meta = {
+        "content_hash": {"linux-64": "0" * 64},
+        "channels": [{"url": "conda-forge", "used_env_vars": []}],
+        "platforms": ["linux-64"],
+        "sources": ["environment.yml"],
+        "custom_metadata": {"envguard.version": "0.1"},
+    }
     return {"version": 1, "metadata": meta, "package": entries}
 
 
 def pyyaml_c(doc: dict[str, object]) -> str:
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text: str = yaml.dump(doc, Dumper=dumper, default_flow_style=False, sort_keys=False, allow_unicode=True,
-                          width=1 << 30)  # fmt: skip
+    text: str = yaml.dump(
+        doc, Dumper=dumper, default_flow_style=False, sort_keys=False, allow_unicode=True, width=1 << 30
+    )
     return text
 
 

@@ -44,8 +44,14 @@ def test_no_module_over_400_lines_and_formatter_on() -> None:
 
 
 def test_every_package_folder_is_a_package() -> None:
-    missing = [str(d.relative_to(REPO)) for d in PACKAGE.rglob("*") if d.is_dir() and d.name != "__pycache__"
-               and any(d.glob("*.py")) and not (d / "__init__.py").is_file()]  # fmt: skip
+    missing = [
+        str(d.relative_to(REPO))
+        for d in PACKAGE.rglob("*")
+        if d.is_dir()
+        and d.name != "__pycache__"
+        and any(d.glob("*.py"))
+        and not (d / "__init__.py").is_file()
+    ]
     assert not missing, (
         f"folders without __init__.py (namespace packages hide from the layers contract): {missing}"
     )

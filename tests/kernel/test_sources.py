@@ -1,4 +1,5 @@
-"""SOURCE is resolved once into a Source value; the active environment's precedence is documented and tested."""
+"""SOURCE is resolved once into a Source value; the active environment's precedence is documented and
+tested."""
 
 from __future__ import annotations
 

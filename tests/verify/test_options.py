@@ -15,14 +15,27 @@ def test_every_verify_option_reaches_verify(tmp_path: Path, monkeypatch: pytest.
 
     def record(options: verify_run.VerifyOptions) -> verify_run.VerifyResult:
         seen.append(options)
-        return verify_run.VerifyResult(lock=str(options.lock), platform="linux-64", prefix=None, kept=False,
-                                       stages=())  # fmt: skip
+        return verify_run.VerifyResult(
+            lock=str(options.lock), platform="linux-64", prefix=None, kept=False, stages=()
+        )
 
     monkeypatch.setattr(verify_run, "verify", record)
     lock = tmp_path / "conda-lock.yml"
     lock.write_text("version: 1\n")
-    code = envguard("verify", "--lock", str(lock), "--smoke", "--smoke-budget", "7.5", "--keep",
-                    "--pkgs-dir", str(tmp_path / "pkgs"), "--platform", "linux-64", "--json")  # fmt: skip
+    code = envguard(
+        "verify",
+        "--lock",
+        str(lock),
+        "--smoke",
+        "--smoke-budget",
+        "7.5",
+        "--keep",
+        "--pkgs-dir",
+        str(tmp_path / "pkgs"),
+        "--platform",
+        "linux-64",
+        "--json",
+    )
     assert code == 0
     (options,) = seen
     assert options.smoke and options.keep and options.smoke_budget == 7.5

@@ -1,7 +1,7 @@
 """`envguard check [SOURCE] [--lock FILE | -f environment.yml] [--rng] [--files] [--lock-fresh] [--json]`.
 
-Only the option parsing lives here; the command itself is envguard.check.run.main (which envguard.cli.launcher also
-calls directly, without click, for the common invocations).
+Only the option parsing lives here; the command itself is envguard.check.run.main (which envguard.cli.launcher
+also calls directly, without click, for the common invocations).
 """
 
 from __future__ import annotations
@@ -41,13 +41,25 @@ from envguard.output import Style
 )
 @output_style(output=False)
 @click.option("--no-cache", is_flag=True, help="Always run the full comparison.")
-@click.option("--distributed", is_flag=True,
-              help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).")  # fmt: skip
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).",
+)
 def command(
-    source: str | None, lock: str | None, envfile: str | None, platform: str | None, rng: bool, files: bool,
-    lock_fresh: bool, no_cache: bool, distributed: bool, style: Style,
-) -> int:  # fmt: skip
-    """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1 drift."""
+    source: str | None,
+    lock: str | None,
+    envfile: str | None,
+    platform: str | None,
+    rng: bool,
+    files: bool,
+    lock_fresh: bool,
+    no_cache: bool,
+    distributed: bool,
+    style: Style,
+) -> int:
+    """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1
+    drift."""
     from envguard.check.run import CheckOptions, main
 
     if distributed:
@@ -56,5 +68,16 @@ def command(
         return report_distributed(
             source, data_dir=None, seed=0, style=style, output=None, title="check --distributed"
         )
-    return main(CheckOptions(source, lock, envfile, platform, rng=rng, files=files, lock_fresh=lock_fresh,
-                             style=style, no_cache=no_cache))  # fmt: skip
+    return main(
+        CheckOptions(
+            source,
+            lock,
+            envfile,
+            platform,
+            rng=rng,
+            files=files,
+            lock_fresh=lock_fresh,
+            style=style,
+            no_cache=no_cache,
+        )
+    )

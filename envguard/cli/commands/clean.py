@@ -1,5 +1,5 @@
-"""`envguard clean`: a dry run by default; `--yes` moves unused cache content to a trash folder inside each cache,
-`--undo` restores the last run, `--purge-trash` deletes the trash for good."""
+"""`envguard clean`: a dry run by default; `--yes` moves unused cache content to a trash folder inside each
+cache, `--undo` restores the last run, `--purge-trash` deletes the trash for good."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ _PATH = click.Path(path_type=Path)
     "caches",
     multiple=True,
     type=_PATH,
-    help="Clean only this package cache (repeatable). Default: every cache of conda, mamba, rattler and pixi.",
+    help=(
+        "Clean only this package cache (repeatable). Default: every cache of conda, mamba, rattler and pixi."
+    ),
 )
 @click.option(
     "--env",
@@ -60,14 +62,29 @@ _PATH = click.Path(path_type=Path)
 @click.option("-v", "--verbose", is_flag=True, help="List every item, not the first 10 of each category.")
 @output_style(markdown=False)
 def command(
-    caches: tuple[Path, ...], envs: tuple[Path, ...], pixi_roots: tuple[Path, ...], keep_locked: tuple[Path, ...],
-    only: tuple[str, ...], yes: bool, undo: bool, purge_trash: bool, verbose: bool, style: Style, output: str | None,
-) -> int:  # fmt: skip
-    """Safely clean package caches: only what no environment and no --keep-locked lock uses (dry run by default)."""
+    caches: tuple[Path, ...],
+    envs: tuple[Path, ...],
+    pixi_roots: tuple[Path, ...],
+    keep_locked: tuple[Path, ...],
+    only: tuple[str, ...],
+    yes: bool,
+    undo: bool,
+    purge_trash: bool,
+    verbose: bool,
+    style: Style,
+    output: str | None,
+) -> int:
+    """Safely clean package caches: only what no environment and no --keep-locked lock uses (dry run by
+    default)."""
     if sum((yes, undo, purge_trash)) > 1:
         raise UsageError("--yes, --undo and --purge-trash are different actions; give one of them")
-    request = Request(caches=caches, envs=envs, pixi_roots=pixi_roots, keep_locked=keep_locked,
-                      only=cast(tuple[Category, ...], only))  # fmt: skip
+    request = Request(
+        caches=caches,
+        envs=envs,
+        pixi_roots=pixi_roots,
+        keep_locked=keep_locked,
+        only=cast(tuple[Category, ...], only),
+    )
     if undo or purge_trash:
         outcome = trash_action(request, "undo" if undo else "purge-trash")
     else:

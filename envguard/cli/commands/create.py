@@ -1,5 +1,5 @@
-"""`envguard create [-f environment.yml | --lock FILE | SPEC ...] [-c CHANNEL ...] [--name NAME | --prefix DIR]
-[--backend B] [--jupyter] [--force] [--dry-run] [--no-lock] [--json]`."""
+"""`envguard create [-f environment.yml | --lock FILE | SPEC ...] [-c CHANNEL ...] [--name NAME | --prefix
+DIR] [--backend B] [--jupyter] [--force] [--dry-run] [--no-lock] [--json]`."""
 
 from __future__ import annotations
 
@@ -22,24 +22,45 @@ from envguard.output import Style, Views, present, warn
     metavar="FILE",
     help="Install exactly this lock (conda-lock.yml, explicit, pixi.lock).",
 )
-@click.option("-c", "--channel", "channels", multiple=True, metavar="CHANNEL", help="Channel (repeatable; "
-              "before the file's own).")  # fmt: skip
+@click.option(
+    "-c",
+    "--channel",
+    "channels",
+    multiple=True,
+    metavar="CHANNEL",
+    help="Channel (repeatable; before the file's own).",
+)
 @click.option(
     "-n", "--name", "name", help="Environment name (default: the semantic name, see `envguard name`)."
 )
 @click.option(
     "-p", "--prefix", "prefix", metavar="DIR", help="Create at this path instead of conda's envs dir."
 )
-@click.option("--backend", type=click.Choice(CHOICES), help="conda, mamba, micromamba or embedded (default: "
-              "$ENVGUARD_BACKEND, else the first tool on PATH, else embedded).")  # fmt: skip
+@click.option(
+    "--backend",
+    type=click.Choice(CHOICES),
+    help="conda, mamba, micromamba or embedded (default: "
+    "$ENVGUARD_BACKEND, else the first tool on PATH, else embedded).",
+)
 @click.option("--jupyter", is_flag=True, help="Register a Jupyter kernel named after the environment.")
 @click.option("--force", is_flag=True, help="Replace an existing environment of the same name.")
 @click.option("--dry-run", is_flag=True, help="Solve and name, but install nothing.")
 @click.option("--no-lock", is_flag=True, help="Do not write conda-lock.yml beside the environment.yml.")
 @output_style(markdown=False, output=False)
-def command(specs: tuple[str, ...], envfile: str | None, lockfile: str | None, channels: tuple[str, ...],
-            name: str | None, prefix: str | None, backend: str | None, jupyter: bool, force: bool, dry_run: bool,
-            no_lock: bool, style: Style) -> int:  # fmt: skip
+def command(
+    specs: tuple[str, ...],
+    envfile: str | None,
+    lockfile: str | None,
+    channels: tuple[str, ...],
+    name: str | None,
+    prefix: str | None,
+    backend: str | None,
+    jupyter: bool,
+    force: bool,
+    dry_run: bool,
+    no_lock: bool,
+    style: Style,
+) -> int:
     """Create an environment with a semantic name (pytorch2.1-cuda118-py311) in conda's envs dir."""
     from envguard.create import naming, render
     from envguard.create import run as create
@@ -55,8 +76,9 @@ def command(specs: tuple[str, ...], envfile: str | None, lockfile: str | None, c
     chosen = backends.select(backend)
     target = Path(prefix) if prefix else None
     planned = create.plan(source, chosen, platform, name=name, prefix=target)
-    result = create.create(planned, chosen, prefix=target, force=force, dry_run=dry_run, jupyter=jupyter,
-                           write_lock=not no_lock)  # fmt: skip
+    result = create.create(
+        planned, chosen, prefix=target, force=force, dry_run=dry_run, jupyter=jupyter, write_lock=not no_lock
+    )
     for message in result.warnings:
         warn(message)
     present(Views(lambda: render.to_dict(result), lambda: render.render(result)), style, None)

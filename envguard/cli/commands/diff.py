@@ -1,4 +1,5 @@
-"""`envguard diff A B [--platform P] [--probe] [--json | --markdown]`: two-way, grouped; exit 0 equal, 1 different."""
+"""`envguard diff A B [--platform P] [--probe] [--json | --markdown]`: two-way, grouped; exit 0 equal, 1
+different."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from envguard.output import Style
 )
 @output_style()
 def command(a: str, b: str, platform: str | None, probe: bool, style: Style, output: str | None) -> int:
-    """Compare A with B: each a prefix, name:ENV, environment.yml, conda-lock.yml, explicit, pixi.lock or snapshot."""
+    """Compare A with B: each a prefix, name:ENV, environment.yml, conda-lock.yml, explicit, pixi.lock or
+    snapshot."""
     from envguard.diff import render
     from envguard.diff.run import diff_sources
     from envguard.output import Views, present, warn

@@ -12,8 +12,12 @@ from envguard.output import Style, Views, present
 
 @click.command("doctor")
 @click.argument("source", required=False)
-@click.option("--data", "data_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Check the filesystem and disk your training data lives on.")  # fmt: skip
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Check the filesystem and disk your training data lives on.",
+)
 @click.option(
     "--no-hashes", is_flag=True, help="Check files by existence and size only (faster on big environments)."
 )
@@ -21,8 +25,8 @@ from envguard.output import Style, Views, present
 def command(
     source: str | None, data_dir: Path | None, no_hashes: bool, style: Style, output: str | None
 ) -> int:
-    """Check GPU, torch/CUDA, CPUs, memory, /dev/shm, open files, the data disk and SOURCE's files (a prefix or
-    name:ENV; default: the active environment). Exit 1 when a check FAILs."""
+    """Check GPU, torch/CUDA, CPUs, memory, /dev/shm, open files, the data disk and SOURCE's files (a prefix
+    or name:ENV; default: the active environment). Exit 1 when a check FAILs."""
     from envguard.doctor.render import render
     from envguard.doctor.run import run_doctor, to_dict
     from envguard.findings import exit_code, markdown

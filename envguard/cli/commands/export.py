@@ -21,9 +21,13 @@ from envguard.output import emit, warn
 )
 @click.option("--from-history", "mode", flag_value="from-history", help="Exactly the requested specs.")
 @click.option(
-    "--format", "fmt", type=click.Choice(["env", "explicit"]), default="env", show_default=True,
+    "--format",
+    "fmt",
+    type=click.Choice(["env", "explicit"]),
+    default="env",
+    show_default=True,
     help="environment.yml, or an @EXPLICIT spec with a sha256 after each URL (conda packages only).",
-)  # fmt: skip
+)
 @click.option(
     "--platform", "platform", help="Platform to read from a multi-platform lock (default: this machine's)."
 )

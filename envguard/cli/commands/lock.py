@@ -11,15 +11,29 @@ from envguard.output import warn
 @click.command("lock")
 @click.argument("source", required=False)
 @click.option("-f", "--file", "envfile", type=click.Path(dir_okay=False), help="Solve this environment.yml.")
-@click.option("--platform", "platforms", multiple=True, help="Platform to lock (repeatable; default: the file's "
-              "`platforms:` or this machine's).")  # fmt: skip
+@click.option(
+    "--platform",
+    "platforms",
+    multiple=True,
+    help="Platform to lock (repeatable; default: the file's `platforms:` or this machine's).",
+)
 @click.option("--cuda", "cuda", metavar="VERSION", help="Lock for GPU machines: solve with __cuda=VERSION.")
 @click.option("--no-cuda", is_flag=True, help="Lock for machines without a GPU (no __cuda).")
 @click.option("--no-probe", is_flag=True, help="Live source: do not run the fingerprint probe.")
-@click.option("--format", "fmt", type=click.Choice(["conda-lock", "explicit"]), default="conda-lock",
-              show_default=True, help="explicit: one @EXPLICIT file per platform.")  # fmt: skip
-@click.option("-o", "--output", help="Output file (default conda-lock.yml, or conda-{platform}.lock for "
-              "explicit; `{platform}` is replaced; `-` for stdout).")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["conda-lock", "explicit"]),
+    default="conda-lock",
+    show_default=True,
+    help="explicit: one @EXPLICIT file per platform.",
+)
+@click.option(
+    "-o",
+    "--output",
+    help="Output file (default conda-lock.yml, or conda-{platform}.lock for "
+    "explicit; `{platform}` is replaced; `-` for stdout).",
+)
 def command(
     source: str | None,
     envfile: str | None,

@@ -1,4 +1,5 @@
-"""`envguard name [SOURCE] [-c CHANNEL ...] [--no-solve] [--backend B] [--json]`: the semantic name a source gets."""
+"""`envguard name [SOURCE] [-c CHANNEL ...] [--no-solve] [--backend B] [--json]`: the semantic name a source
+gets."""
 
 from __future__ import annotations
 
@@ -14,8 +15,14 @@ from envguard.output import Style, Views, present, warn
 
 @click.command("name")
 @click.argument("source", required=False)
-@click.option("-c", "--channel", "channels", multiple=True, metavar="CHANNEL", help="Channel for solving an "
-              "environment.yml (repeatable; before the file's own).")  # fmt: skip
+@click.option(
+    "-c",
+    "--channel",
+    "channels",
+    multiple=True,
+    metavar="CHANNEL",
+    help="Channel for solving an environment.yml (repeatable; before the file's own).",
+)
 @click.option(
     "--no-solve", is_flag=True, help="environment.yml: name from the specs alone (no channels needed)."
 )
@@ -24,8 +31,8 @@ from envguard.output import Style, Views, present, warn
 def command(
     source: str | None, channels: tuple[str, ...], no_solve: bool, backend: str | None, style: Style
 ) -> int:
-    """Print the name `envguard create` would give SOURCE (environment.yml, lock, prefix, name:ENV; default: the
-    active environment), e.g. pytorch2.1-cuda118-py311."""
+    """Print the name `envguard create` would give SOURCE (environment.yml, lock, prefix, name:ENV; default:
+    the active environment), e.g. pytorch2.1-cuda118-py311."""
     from envguard.create import naming
 
     path = Path(source) if source else None

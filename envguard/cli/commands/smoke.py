@@ -1,4 +1,5 @@
-"""`envguard smoke [SOURCE]`: DataLoader determinism and throughput, run in the environment's own interpreter."""
+"""`envguard smoke [SOURCE]`: DataLoader determinism and throughput, run in the environment's own
+interpreter."""
 
 from __future__ import annotations
 
@@ -29,10 +30,20 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
 
 @click.command("smoke")
 @click.argument("source", required=False)
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
-              help="Where the GPU checks run; auto uses CUDA when torch sees it.")  # fmt: skip
-@click.option("--budget", type=click.FloatRange(min=3), default=25.0, show_default=True,
-              help="Seconds the whole command may take (the sweep shrinks to fit).")  # fmt: skip
+@click.option(
+    "--device",
+    type=click.Choice(["auto", "cpu", "cuda"]),
+    default="auto",
+    show_default=True,
+    help="Where the GPU checks run; auto uses CUDA when torch sees it.",
+)
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=3),
+    default=25.0,
+    show_default=True,
+    help="Seconds the whole command may take (the sweep shrinks to fit).",
+)
 @click.option(
     "--workers",
     "workers_text",
@@ -47,10 +58,20 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
 @click.option(
     "--batch-size", type=click.IntRange(min=1), default=32, show_default=True, help="Batch size of the sweep."
 )
-@click.option("--io-ms", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
-              help="Per-sample wait of the synthetic I/O-bound dataset.")  # fmt: skip
-@click.option("--cpu-ms", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
-              help="Per-sample CPU time of the synthetic CPU-bound dataset.")  # fmt: skip
+@click.option(
+    "--io-ms",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Per-sample wait of the synthetic I/O-bound dataset.",
+)
+@click.option(
+    "--cpu-ms",
+    type=click.FloatRange(min=0.1),
+    default=5.0,
+    show_default=True,
+    help="Per-sample CPU time of the synthetic CPU-bound dataset.",
+)
 @click.option(
     "--data",
     "data_dir",
@@ -60,10 +81,14 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
 @click.option(
     "--dataset",
     metavar="FILE.py:NAME",
-    help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic ones.",
+    help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic "
+    "ones.",
 )
-@click.option("--lock", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.")  # fmt: skip
+@click.option(
+    "--lock",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.",
+)
 @click.option(
     "--seed",
     type=int,
@@ -82,27 +107,56 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
     help="Write a PNG of throughput against workers (needs matplotlib).",
 )
 @output_style()
-def command(source: str | None, device: str, budget: float, workers_text: str | None, num_workers: int | None,
-            batch_size: int, io_ms: float, cpu_ms: float, data_dir: Path | None, dataset: str | None,
-            lock: Path | None, seed: int, distributed: bool, plot: Path | None, style: Style,
-            output: str | None) -> int:  # fmt: skip
+def command(
+    source: str | None,
+    device: str,
+    budget: float,
+    workers_text: str | None,
+    num_workers: int | None,
+    batch_size: int,
+    io_ms: float,
+    cpu_ms: float,
+    data_dir: Path | None,
+    dataset: str | None,
+    lock: Path | None,
+    seed: int,
+    distributed: bool,
+    plot: Path | None,
+    style: Style,
+    output: str | None,
+) -> int:
     """Prove that SOURCE (a prefix or name:ENV; default: the active environment) loads data deterministically
-    and fast: determinism checks, a num_workers sweep, GPU copy speed, verdicts with fixes. Exit 1 on any FAIL."""
+    and fast: determinism checks, a num_workers sweep, GPU copy speed, verdicts with fixes. Exit 1 on any
+    FAIL."""
     if distributed:
         from envguard.distributed.run import report_distributed
 
-        return report_distributed(source, data_dir=data_dir, seed=seed, style=style, output=output,
-                                  title="smoke --distributed")  # fmt: skip
+        return report_distributed(
+            source, data_dir=data_dir, seed=seed, style=style, output=output, title="smoke --distributed"
+        )
     from envguard.smoke import render
     from envguard.smoke.report import SmokeOptions, to_dict
     from envguard.smoke.run import run_smoke
 
     if plot is not None and not render.matplotlib_available():
-        raise UsageError(f"--plot {plot}: matplotlib is not installed in envguard's environment; "
-                         "pip install matplotlib, or drop --plot")  # fmt: skip
-    options = SmokeOptions(source=source, device=device, budget_s=budget, workers=_workers(workers_text),  # type: ignore[arg-type]
-                           num_workers=num_workers, batch_size=batch_size, io_ms=io_ms, cpu_ms=cpu_ms,
-                           data_dir=data_dir, dataset=dataset, lock=lock, seed=seed)  # fmt: skip
+        raise UsageError(
+            f"--plot {plot}: matplotlib is not installed in envguard's environment; "
+            "pip install matplotlib, or drop --plot"
+        )
+    options = SmokeOptions(
+        source=source,
+        device=device,  # type: ignore[arg-type]
+        budget_s=budget,
+        workers=_workers(workers_text),
+        num_workers=num_workers,
+        batch_size=batch_size,
+        io_ms=io_ms,
+        cpu_ms=cpu_ms,
+        data_dir=data_dir,
+        dataset=dataset,
+        lock=lock,
+        seed=seed,
+    )
     report = run_smoke(options)
     if plot is not None:
         from envguard.atomic import write_bytes

@@ -1,4 +1,5 @@
-"""`envguard snapshot [SOURCE] [--no-probe] [--platform P] [-o FILE]`: print an environment as envguard JSON."""
+"""`envguard snapshot [SOURCE] [--no-probe] [--platform P] [-o FILE]`: print an environment as envguard
+JSON."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`envguard verify [--lock FILE] [--platform P] [--smoke] [--keep] [--pkgs-dir DIR] [--json | --markdown]`."""
+"""`envguard verify [--lock FILE] [--platform P] [--smoke] [--keep] [--pkgs-dir DIR] [--json |
+--markdown]`."""
 
 from __future__ import annotations
 
@@ -12,18 +13,41 @@ from envguard.output import Style, Views, present, warn
 
 
 @click.command("verify")
-@click.option("--lock", "lockfile", default="conda-lock.yml", show_default=True, metavar="FILE",
-              help="The lock to rebuild (conda-lock.yml, explicit spec or pixi.lock).")  # fmt: skip
+@click.option(
+    "--lock",
+    "lockfile",
+    default="conda-lock.yml",
+    show_default=True,
+    metavar="FILE",
+    help="The lock to rebuild (conda-lock.yml, explicit spec or pixi.lock).",
+)
 @click.option("--platform", help="Platform of the lock to rebuild (default: this machine's).")
 @click.option("--smoke", is_flag=True, help="Also run the DataLoader smoke test in the rebuilt environment.")
-@click.option("--smoke-budget", type=click.FloatRange(min=3), default=25.0, show_default=True,
-              help="Seconds the smoke test may take.")  # fmt: skip
+@click.option(
+    "--smoke-budget",
+    type=click.FloatRange(min=3),
+    default=25.0,
+    show_default=True,
+    help="Seconds the smoke test may take.",
+)
 @click.option("--keep", is_flag=True, help="Keep the rebuilt environment and print where it is.")
-@click.option("--pkgs-dir", type=click.Path(file_okay=False), help="Package cache to read archives from (and "
-              "download missing ones into): offline when it holds them all.")  # fmt: skip
+@click.option(
+    "--pkgs-dir",
+    type=click.Path(file_okay=False),
+    help="Package cache to read archives from (and "
+    "download missing ones into): offline when it holds them all.",
+)
 @output_style()
-def command(lockfile: str, platform: str | None, smoke: bool, smoke_budget: float, keep: bool,
-            pkgs_dir: str | None, style: Style, output: str | None) -> int:  # fmt: skip
+def command(
+    lockfile: str,
+    platform: str | None,
+    smoke: bool,
+    smoke_budget: float,
+    keep: bool,
+    pkgs_dir: str | None,
+    style: Style,
+    output: str | None,
+) -> int:
     """Rebuild the lock in a temporary prefix (hashes checked), check it, optionally smoke-test it.
 
     Exit 0 pass, 1 verification failed (hash mismatch, drift, smoke), 2 bad input, 3 operational failure.

@@ -1,4 +1,5 @@
-"""Backend selection: `--backend` > `ENVGUARD_BACKEND` > auto (micromamba, mamba, conda on PATH, else embedded).
+"""Backend selection: `--backend` > `ENVGUARD_BACKEND` > auto (micromamba, mamba, conda on PATH, else
+embedded).
 
 Nothing is probed at import time: `select` looks at PATH only when a command asks for a backend.
 """

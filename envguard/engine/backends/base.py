@@ -1,7 +1,7 @@
 """The one small interface every backend implements: solve, install into a prefix, remove, list.
 
-A `Request` says what to build: specs to solve (with channels, platform and the virtual packages to solve for),
-or an exact locked package list (`locked`) to install without solving. Backends never print; they return
+A `Request` says what to build: specs to solve (with channels, platform and the virtual packages to solve
+for), or an exact locked package list (`locked`) to install without solving. Backends never print; they return
 packages or raise BackendError (exit 3) with a one-line message naming the tool.
 """
 
@@ -20,7 +20,8 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 
 @dataclass(frozen=True)
 class Request:
-    """What to put into a prefix. `specs` are conda MatchSpec strings; `locked` (when given) is installed as is."""
+    """What to put into a prefix. `specs` are conda MatchSpec strings; `locked` (when given) is installed as
+    is."""
 
     specs: tuple[str, ...] = ()
     channels: tuple[str, ...] = ()

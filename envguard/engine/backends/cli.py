@@ -76,7 +76,8 @@ class CliBackend(Backend):
         return parse_list(self.run_json(["list", "--prefix", str(prefix)]))
 
     def _source(self, request: Request, tmp: str) -> builtins.list[str]:
-        """Arguments that say what to install: an explicit file for a locked request, else channels + specs."""
+        """Arguments that say what to install: an explicit file for a locked request, else channels +
+        specs."""
         extra = ["--platform", request.platform] if request.platform and request.platform != _native() else []
         if request.locked:
             spec_file = Path(tmp) / "explicit.txt"
@@ -91,8 +92,10 @@ class CliBackend(Backend):
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise BackendError(f"{self.name} {args[0]} printed output that is not JSON ({one_line(text, 120)}); "
-                               "check the tool works on its own") from exc  # fmt: skip
+            raise BackendError(
+                f"{self.name} {args[0]} printed output that is not JSON ({one_line(text, 120)}); "
+                "check the tool works on its own"
+            ) from exc
         if isinstance(data, Mapping) and data.get("success") is False:
             raise BackendError(f"{self.name} {args[0]} failed: {error_text(data)}")
         return data
@@ -102,14 +105,19 @@ class CliBackend(Backend):
         try:
             done = process.run([self.exe, *args], timeout=self.timeout, env=_environment(request))
         except process.TimedOut as exc:
-            raise BackendError(f"{self.name} {args[0]} did not finish within {self.timeout:g} s; raise "
-                               "ENVGUARD_BACKEND_TIMEOUT or use --backend embedded") from exc  # fmt: skip
+            raise BackendError(
+                f"{self.name} {args[0]} did not finish within {self.timeout:g} s; raise "
+                "ENVGUARD_BACKEND_TIMEOUT or use --backend embedded"
+            ) from exc
         except OSError as exc:
-            raise BackendError(f"{self.name}: cannot run {self.exe} ({exc.strerror}); install it or use "
-                               "--backend embedded") from exc  # fmt: skip
+            raise BackendError(
+                f"{self.name}: cannot run {self.exe} ({exc.strerror}); install it or use --backend embedded"
+            ) from exc
         if done.returncode != 0:
-            raise BackendError(f"{self.name} {args[0]} failed (exit {done.returncode}): "
-                               f"{failure_text(done.stdout, done.stderr)}")  # fmt: skip
+            raise BackendError(
+                f"{self.name} {args[0]} failed (exit {done.returncode}): "
+                f"{failure_text(done.stdout, done.stderr)}"
+            )
         return done.stdout
 
 
@@ -175,8 +183,11 @@ def parse_actions(data: Mapping[str, Any]) -> tuple[Package, ...]:
     actions = data.get("actions") or {}
     if isinstance(actions, list):  # micromamba prints a list of action blocks on some versions
         actions = actions[0] if actions else {}
-    fetched = {str(f.get("dist_name") or f.get("fn", "")).removesuffix(".conda").removesuffix(".tar.bz2"): f
-               for f in actions.get("FETCH") or () if isinstance(f, Mapping)}  # fmt: skip
+    fetched = {
+        str(f.get("dist_name") or f.get("fn", "")).removesuffix(".conda").removesuffix(".tar.bz2"): f
+        for f in actions.get("FETCH") or ()
+        if isinstance(f, Mapping)
+    }
     packages = []
     for entry in actions.get("LINK") or ():
         if isinstance(entry, Mapping):

@@ -50,8 +50,9 @@ class EmbeddedBackend(Backend):
             return Plan(result.platform, result.packages, result.records)
         # rattler's repodata cache records channel URLs verbatim: keep a token's cache private to this run
         with tempfile.TemporaryDirectory(prefix="envguard-repodata-") as private:
-            result = solve(request.specs, request.channels, request.platform, request.virtual_packages,
-                           cache_dir=private)  # fmt: skip
+            result = solve(
+                request.specs, request.channels, request.platform, request.virtual_packages, cache_dir=private
+            )
         return Plan(result.platform, result.packages, result.records)
 
     def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
@@ -59,14 +60,26 @@ class EmbeddedBackend(Backend):
         archives whose hashes are checked against the lock first."""
         if request.locked:
             packages = tuple(p for p in request.locked if p.manager == "conda")
-            install_locked(packages, prefix, specs=request.specs, platform=request.platform,
-                           pkgs_dir=self.pkgs_dir, progress=self.progress)  # fmt: skip
+            install_locked(
+                packages,
+                prefix,
+                specs=request.specs,
+                platform=request.platform,
+                pkgs_dir=self.pkgs_dir,
+                progress=self.progress,
+            )
         else:
             plan = plan if plan is not None and plan.native else self.solve(request)
             packages = plan.packages
             verify_local_archives(packages)
-            link(list(plan.native), prefix, request.specs, platform=request.platform, pkgs_dir=self.pkgs_dir,
-                 progress=self.progress)  # fmt: skip
+            link(
+                list(plan.native),
+                prefix,
+                request.specs,
+                platform=request.platform,
+                pkgs_dir=self.pkgs_dir,
+                progress=self.progress,
+            )
         if any(strip_credentials(c) != c for c in request.channels):
             scrub_credentials(prefix)
         write_history(prefix, request.specs, packages)
@@ -121,8 +134,11 @@ def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package
     except OSError:
         old = ""
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-    lines = [f"==> {stamp} <==", f"# cmd: {redact(' '.join(['envguard', *sys.argv[1:]]))}",
-             f"# envguard version: {__version__}"]  # fmt: skip
+    lines = [
+        f"==> {stamp} <==",
+        f"# cmd: {redact(' '.join(['envguard', *sys.argv[1:]]))}",
+        f"# envguard version: {__version__}",
+    ]
     for package in sorted(packages, key=lambda p: p.name):
         channel = strip_credentials(package.url).rsplit("/", 1)[0] if package.url else package.channel
         lines.append(f"+{channel}::{package.name}-{package.version}-{package.build}")

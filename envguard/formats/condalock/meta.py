@@ -1,7 +1,8 @@
 """envguard's extras inside a conda-lock.yml: `metadata.custom_metadata` keys (str -> str) and their encoding.
 
 conda-lock allows only string values there, so structured values are compact JSON. Keys are namespaced
-`envguard.*` and per platform `envguard.<platform>.*`, so conda-lock and other tools pass them through untouched.
+`envguard.*` and per platform `envguard.<platform>.*`, so conda-lock and other tools pass them through
+untouched.
 """
 
 from __future__ import annotations
@@ -58,10 +59,19 @@ def decode_fingerprints(text: str) -> Fingerprints:
 
 def encode_origins(origins: Mapping[str, PipOrigin]) -> str:
     data = {
-        name: {k: v for k, v in (("url", o.url), ("editable", o.editable), ("vcs", o.vcs),
-                                 ("commit_id", o.commit_id), ("requested_revision", o.requested_revision)) if v}
+        name: {
+            k: v
+            for k, v in (
+                ("url", o.url),
+                ("editable", o.editable),
+                ("vcs", o.vcs),
+                ("commit_id", o.commit_id),
+                ("requested_revision", o.requested_revision),
+            )
+            if v
+        }
         for name, o in sorted(origins.items())
-    }  # fmt: skip
+    }
     return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 

@@ -1,8 +1,9 @@
-"""Read conda-lock.yml (version 1, as conda-lock and `envguard lock` write it) into one Environment per platform.
+"""Read conda-lock.yml (version 1, as conda-lock and `envguard lock` write it) into one Environment per
+platform.
 
-Every defect a hand edit or a truncated write can cause (missing or wrong `version`, broken YAML, a missing field,
-a non-hex hash, a platform the lock does not have) is a one-line BadInputError naming the file, the line where
-known, and what to do.
+Every defect a hand edit or a truncated write can cause (missing or wrong `version`, broken YAML, a missing
+field, a non-hex hash, a platform the lock does not have) is a one-line BadInputError naming the file, the
+line where known, and what to do.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ FIX = "re-create it with `envguard lock` (or conda-lock)"
 
 
 def read(path: Path, platform: str | None = None) -> Environment:
-    """The lock's environment for `platform` (default: this machine's); a missing platform names the ones present."""
+    """The lock's environment for `platform` (default: this machine's); a missing platform names the ones
+    present."""
     from envguard.machine.platform import current_platform
 
     target = platform or current_platform()
@@ -144,7 +146,8 @@ def _decode(
         ) from exc
 
 
-# --- structure ------------------------------------------------------------------------------------------------
+# --- structure
+# ------------------------------------------------------------------------------------------------
 
 
 def _load_yaml(text: str, origin: str) -> dict[str, Any]:
@@ -281,7 +284,8 @@ def _pip(
 
 
 def origin_from_url(url: str) -> PipOrigin:
-    """A direct-URL pip requirement (`git+https://host/repo.git@REV`, a file or archive URL) as a PipOrigin."""
+    """A direct-URL pip requirement (`git+https://host/repo.git@REV`, a file or archive URL) as a
+    PipOrigin."""
     match = _VCS_URL.match(url)
     if not match:
         return PipOrigin(url=url)

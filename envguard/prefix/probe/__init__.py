@@ -32,8 +32,10 @@ def interpreter(prefix: Path) -> Path:
         versioned = sorted(p for p in bin_dir.glob("python3.*") if p.name.replace("python3.", "").isdigit())
         if versioned:
             return versioned[-1]
-    raise BadInputError(f"{prefix}: no Python interpreter (bin/python) in this environment; install python into it "
-                        "or use --no-probe")  # fmt: skip
+    raise BadInputError(
+        f"{prefix}: no Python interpreter (bin/python) in this environment; install python into it "
+        "or use --no-probe"
+    )
 
 
 def timeout_seconds() -> float:
@@ -52,8 +54,10 @@ def run_probe(prefix: Path, *, timeout: float | None = None, python: Path | None
     try:
         done = process.run([exe, "-I", "-B", PROBE_SCRIPT], timeout=limit, env=env)
     except process.TimedOut as exc:
-        raise ProbeError(f"{exe}: fingerprint probe did not finish within {limit:.0f} s (hung import?); "
-                         "set ENVGUARD_PROBE_TIMEOUT or use --no-probe") from exc  # fmt: skip
+        raise ProbeError(
+            f"{exe}: fingerprint probe did not finish within {limit:.0f} s (hung import?); "
+            "set ENVGUARD_PROBE_TIMEOUT or use --no-probe"
+        ) from exc
     except OSError as exc:
         raise ProbeError(
             f"{exe}: cannot run the environment's interpreter ({exc.strerror}); use --no-probe"

@@ -1,7 +1,7 @@
 """Canonical bytes and SHA-256 digests of DataLoader samples: same value, same digest, on any platform.
 
-Every value is written with a type tag and its length, so `[1, 2]`, `(1, 2)` and `b"\\x01\\x02"` never collide,
-and a tensor's digest covers its dtype and shape as well as its bytes (contiguous, on the CPU).
+Every value is written with a type tag and its length, so `[1, 2]`, `(1, 2)` and `b"\\x01\\x02"` never
+collide, and a tensor's digest covers its dtype and shape as well as its bytes (contiguous, on the CPU).
 """
 
 from __future__ import annotations

@@ -137,7 +137,8 @@ def worker_id() -> int:
 
 
 def _peek_global_rngs() -> Dict[str, Any]:
-    """The next draw of each global generator, without consuming it (the dataset's own draws stay the same)."""
+    """The next draw of each global generator, without consuming it (the dataset's own draws stay the
+    same)."""
     state = torch.get_rng_state()
     draws: Dict[str, Any] = {"torch": float(torch.rand(1).item())}
     torch.set_rng_state(state)

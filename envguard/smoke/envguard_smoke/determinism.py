@@ -26,9 +26,15 @@ Record = Dict[str, Any]
 
 
 def observe_run(
-    factory: Callable[[], Any], workers: int, *, epochs: int, seed: int, persistent: bool, batch_size: int,
+    factory: Callable[[], Any],
+    workers: int,
+    *,
+    epochs: int,
+    seed: int,
+    persistent: bool,
+    batch_size: int,
     limit: int,
-) -> List[List[Record]]:  # fmt: skip
+) -> List[List[Record]]:
     """Each epoch's first `limit` samples as observations, in delivery order."""
     dataset = factory()
     iterable = is_iterable(dataset)
@@ -37,9 +43,14 @@ def observe_run(
     generator = torch.Generator()
     generator.manual_seed(seed)
     loader = DataLoader(
-        wrapped, batch_size=batch_size, shuffle=not iterable, num_workers=workers, collate_fn=collate_list,
-        persistent_workers=persistent and workers > 0, generator=generator,
-    )  # fmt: skip
+        wrapped,
+        batch_size=batch_size,
+        shuffle=not iterable,
+        num_workers=workers,
+        collate_fn=collate_list,
+        persistent_workers=persistent and workers > 0,
+        generator=generator,
+    )
     # Small epochs are read to the end: stopping exactly at the end skips RandomSampler's trailing draw (at
     # num_workers=0 only, since workers prefetch past it), which would shift the next epoch's order.
     length = sized(dataset)
@@ -85,9 +96,14 @@ def run_all(
             continue
         started = time.perf_counter()
         epochs = observe_run(
-            factory, run["workers"], epochs=run["epochs"], seed=seed, persistent=run["persistent"],
-            batch_size=batch_size, limit=limit,
-        )  # fmt: skip
+            factory,
+            run["workers"],
+            epochs=run["epochs"],
+            seed=seed,
+            persistent=run["persistent"],
+            batch_size=batch_size,
+            limit=limit,
+        )
         runs[run["name"]] = {
             "workers": run["workers"],
             "persistent": run["persistent"],

@@ -1,5 +1,5 @@
-"""GPU measurements (only when CUDA is present): host-to-device bandwidth, a round-trip hash, the PCIe link read
-under load, and how idle the GPU sits while a fake training step consumes DataLoader batches.
+"""GPU measurements (only when CUDA is present): host-to-device bandwidth, a round-trip hash, the PCIe link
+read under load, and how idle the GPU sits while a fake training step consumes DataLoader batches.
 """
 
 from __future__ import annotations
@@ -140,10 +140,14 @@ def idle_fraction(
     busy = sum(float(s.elapsed_time(e)) for s, e in marks)
     span = float(marks[0][0].elapsed_time(marks[-1][1])) if marks else 0.0
     return {
-        "workers": workers, "pin_memory": pin_memory, "batches": len(marks), "step_ms": step_ms,
-        "busy_ms": round(busy, 3), "span_ms": round(span, 3),
+        "workers": workers,
+        "pin_memory": pin_memory,
+        "batches": len(marks),
+        "step_ms": step_ms,
+        "busy_ms": round(busy, 3),
+        "span_ms": round(span, 3),
         "idle_fraction": round(1.0 - busy / span, 4) if span > 0 else None,
-    }  # fmt: skip
+    }
 
 
 def run(
@@ -153,9 +157,11 @@ def run(
     device = torch.device(device_name)
     props = torch.cuda.get_device_properties(device)
     result: Dict[str, Any] = {
-        "name": props.name, "capability": "sm_%d%d" % (props.major, props.minor),
-        "memory_bytes": int(props.total_memory), "arch_list": list(torch.cuda.get_arch_list()),
-    }  # fmt: skip
+        "name": props.name,
+        "capability": "sm_%d%d" % (props.major, props.minor),
+        "memory_bytes": int(props.total_memory),
+        "arch_list": list(torch.cuda.get_arch_list()),
+    }
     result["roundtrip"] = roundtrip(device, sample_batch)
     result["h2d"] = bandwidth(device)
     latency, batch_size = settings["latency_ms"], settings["batch_size"]
@@ -166,8 +172,13 @@ def run(
         if time.perf_counter() + 8 * batch_size * latency / 1000.0 > deadline:
             break
         measured = idle_fraction(
-            device, workers=workers, pin_memory=True, latency_ms=latency, batch_size=batch_size, batches=6,
+            device,
+            workers=workers,
+            pin_memory=True,
+            latency_ms=latency,
+            batch_size=batch_size,
+            batches=6,
             step_ms=step_ms,
-        )  # fmt: skip
+        )
         result["idle"].append(measured)
     return result

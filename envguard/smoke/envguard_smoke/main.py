@@ -74,9 +74,10 @@ def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 
 def _configs(workers: List[int], essential: List[int], cuda: bool) -> List[Dict[str, Any]]:
-    """workers x pin_memory (CUDA only) x persistent_workers, most telling first: the plain variant (pinned on CUDA)
-    of every worker count, then persistent workers, then the other pin_memory. A short budget drops the tail; the
-    plain variant of an essential worker count is measured (briefly) even when the budget is spent."""
+    """workers x pin_memory (CUDA only) x persistent_workers, most telling first: the plain variant (pinned on
+    CUDA) of every worker count, then persistent workers, then the other pin_memory. A short budget drops the
+    tail; the plain variant of an essential worker count is measured (briefly) even when the budget is spent.
+    """
     configs = [
         {"workers": n, "pin_memory": cuda, "persistent_workers": False, "essential": n in essential}
         for n in workers
@@ -87,8 +88,11 @@ def _configs(workers: List[int], essential: List[int], cuda: bool) -> List[Dict[
         if n > 0
     ]
     if cuda:
-        configs += [{"workers": n, "pin_memory": False, "persistent_workers": p, "essential": False}
-                    for n in workers for p in ((False, True) if n > 0 else (False,))]  # fmt: skip
+        configs += [
+            {"workers": n, "pin_memory": False, "persistent_workers": p, "essential": False}
+            for n in workers
+            for p in ((False, True) if n > 0 else (False,))
+        ]
     return configs
 
 
@@ -101,8 +105,11 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
     configs = _configs(workers, list(settings.get("essential_workers") or [min(workers), max(workers)]), cuda)
     for position, spec in enumerate(specs):
         own_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(specs) - position)
-        entry: Dict[str, Any] = {"name": spec["name"], "nominal_latency_ms": spec.get("latency_ms"),
-                                 "nominal_cpu_ms": spec.get("cpu_ms")}  # fmt: skip
+        entry: Dict[str, Any] = {
+            "name": spec["name"],
+            "nominal_latency_ms": spec.get("latency_ms"),
+            "nominal_cpu_ms": spec.get("cpu_ms"),
+        }
         result["throughput"].append(entry)
         _say(settings, "throughput sweep: %s dataset, %d configurations" % (spec["name"], len(configs)))
         try:
@@ -112,9 +119,13 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
             entry["profile"] = throughput.profile(probe)
             per_sample = (spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0) / 1000.0
             entry["rows"] = throughput.sweep(
-                spec["make"], configs, batch_size=int(settings["batch_size"]), per_sample_s=per_sample,
-                deadline=own_deadline, collate=spec.get("collate"),
-            )  # fmt: skip
+                spec["make"],
+                configs,
+                batch_size=int(settings["batch_size"]),
+                per_sample_s=per_sample,
+                deadline=own_deadline,
+                collate=spec.get("collate"),
+            )
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
 
@@ -132,9 +143,13 @@ def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: flo
         factory, name = (lambda: ds.Augmented(size)), "augmented"
     _say(settings, "determinism: %s dataset" % name)
     record = determinism.run_all(
-        factory, int(options["max_workers"]), seed=int(options["seed"]), batch_size=int(options["batch_size"]),
-        limit=int(options["limit"]), deadline=deadline,
-    )  # fmt: skip
+        factory,
+        int(options["max_workers"]),
+        seed=int(options["seed"]),
+        batch_size=int(options["batch_size"]),
+        limit=int(options["limit"]),
+        deadline=deadline,
+    )
     record["dataset"] = name
     result["determinism"] = record
 
@@ -149,8 +164,11 @@ def _gpu(settings: Dict[str, Any], result: Dict[str, Any], device: str, deadline
     _say(settings, "GPU: host-to-device bandwidth and idle fraction")
     sample = next(iter(DataLoader(ds.Augmented(16), batch_size=8)))
     tensors = {k: v for k, v in sample.items() if isinstance(v, torch.Tensor)}
-    gpu_settings = {"latency_ms": float(settings["io_ms"]), "batch_size": int(settings["batch_size"]),
-                    "max_workers": max(settings["workers"] or [0])}  # fmt: skip
+    gpu_settings = {
+        "latency_ms": float(settings["io_ms"]),
+        "batch_size": int(settings["batch_size"]),
+        "max_workers": max(settings["workers"] or [0]),
+    }
     result["gpu"] = gpu.run(device, tensors, gpu_settings, deadline)
 
 
@@ -176,8 +194,15 @@ def _environment(result: Dict[str, Any], settings: Dict[str, Any]) -> Optional[s
 
 
 def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
-    result: Dict[str, Any] = {"python": platform.python_version(), "executable": sys.executable, "errors": [],
-                              "throughput": [], "determinism": None, "gpu": None, "golden": None}  # fmt: skip
+    result: Dict[str, Any] = {
+        "python": platform.python_version(),
+        "executable": sys.executable,
+        "errors": [],
+        "throughput": [],
+        "determinism": None,
+        "gpu": None,
+        "golden": None,
+    }
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -215,7 +240,8 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
 
 
 def _share(deadline: float, fraction: float, floor: float = 0.0) -> float:
-    """A phase's own deadline: `fraction` of the time left, but at least `floor` seconds (correctness first)."""
+    """A phase's own deadline: `fraction` of the time left, but at least `floor` seconds (correctness
+    first)."""
     now = time.perf_counter()
     return now + max(floor, max(0.0, deadline - now) * fraction)
 

@@ -91,9 +91,17 @@ class _Contention:
 
 
 def measure(
-    dataset: Any, *, workers: int, pin_memory: bool, persistent: bool, batch_size: int, batches: int,
-    collate: Optional[Callable[..., Any]] = None, epoch2: bool = True, stop_at: Optional[float] = None,
-) -> Row:  # fmt: skip
+    dataset: Any,
+    *,
+    workers: int,
+    pin_memory: bool,
+    persistent: bool,
+    batch_size: int,
+    batches: int,
+    collate: Optional[Callable[..., Any]] = None,
+    epoch2: bool = True,
+    stop_at: Optional[float] = None,
+) -> Row:
     """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first.
 
     Past `stop_at` (a busy machine runs slower than planned) it stops once two rounds after the first are in.
@@ -104,10 +112,16 @@ def measure(
     generator = torch.Generator()
     generator.manual_seed(0)
     loader = DataLoader(
-        dataset, batch_size=batch_size, shuffle=not is_iterable(dataset), num_workers=workers, drop_last=True,
-        pin_memory=pin_memory, persistent_workers=persistent and workers > 0, generator=generator,
+        dataset,
+        batch_size=batch_size,
+        shuffle=not is_iterable(dataset),
+        num_workers=workers,
+        drop_last=True,
+        pin_memory=pin_memory,
+        persistent_workers=persistent and workers > 0,
+        generator=generator,
         collate_fn=collate,
-    )  # fmt: skip
+    )
     arrivals: List[float] = []
     waits: List[float] = []
     size = 0
@@ -135,12 +149,20 @@ def measure(
     closing = time.perf_counter()
     del loader
     return {
-        "workers": workers, "pin_memory": pin_memory, "persistent_workers": persistent and workers > 0,
-        "batch_size": batch_size, "batches": len(arrivals), "batch_bytes": size,
-        "arrivals_s": [round(a, 6) for a in arrivals], "waits_s": [round(w, 6) for w in waits],
-        "epoch2_first_batch_s": second, "wall_s": round(wall, 6), "main_cpu_s": round(cpu, 6),
-        "shutdown_s": round(time.perf_counter() - closing, 6), "others_cpu_fraction": others,
-    }  # fmt: skip
+        "workers": workers,
+        "pin_memory": pin_memory,
+        "persistent_workers": persistent and workers > 0,
+        "batch_size": batch_size,
+        "batches": len(arrivals),
+        "batch_bytes": size,
+        "arrivals_s": [round(a, 6) for a in arrivals],
+        "waits_s": [round(w, 6) for w in waits],
+        "epoch2_first_batch_s": second,
+        "wall_s": round(wall, 6),
+        "main_cpu_s": round(cpu, 6),
+        "shutdown_s": round(time.perf_counter() - closing, 6),
+        "others_cpu_fraction": others,
+    }
 
 
 def _next_epoch_first_batch(loader: Any) -> float:
@@ -174,10 +196,16 @@ def _plain(config: Dict[str, Any], **extra: Any) -> Row:
 
 
 def sweep(
-    make: Callable[[int], Any], configs: List[Dict[str, Any]], *, batch_size: int, per_sample_s: float,
-    deadline: float, collate: Optional[Callable[..., Any]] = None,
-) -> List[Row]:  # fmt: skip
-    """Measure each configuration inside its share of the time left; configurations that do not fit are skipped."""
+    make: Callable[[int], Any],
+    configs: List[Dict[str, Any]],
+    *,
+    batch_size: int,
+    per_sample_s: float,
+    deadline: float,
+    collate: Optional[Callable[..., Any]] = None,
+) -> List[Row]:
+    """Measure each configuration inside its share of the time left; configurations that do not fit are
+    skipped."""
     rows: List[Row] = []
     startup = 0.1
     for position, config in enumerate(configs):
@@ -189,10 +217,15 @@ def sweep(
             rows.append(_plain(config, skipped="budget"))
             continue
         row = measure(
-            make(batches * batch_size), workers=config["workers"], pin_memory=config["pin_memory"],
-            persistent=config["persistent_workers"], batch_size=batch_size, batches=batches, collate=collate,
+            make(batches * batch_size),
+            workers=config["workers"],
+            pin_memory=config["pin_memory"],
+            persistent=config["persistent_workers"],
+            batch_size=batch_size,
+            batches=batches,
+            collate=collate,
             stop_at=time.perf_counter() + share,
-        )  # fmt: skip
+        )
         if row["arrivals_s"]:
             startup = max(0.02, row["arrivals_s"][0] - batch_size * per_sample_s)
         rows.append(row)
