@@ -23,6 +23,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.setenv("ENVGUARD_CACHE_DIR", str(home / ".cache" / "envguard"))
     monkeypatch.setenv("CONDA_PKGS_DIRS", str(home / "pkgs"))
     for var in (
+        "VIRTUAL_ENV",  # the developer's activated venv would be "the active environment"
         "CONDA_PREFIX",
         "CONDA_DEFAULT_ENV",
         "CONDA_ENVS_PATH",
