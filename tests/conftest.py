@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import SHARED, fixture_channel, install
+from tests.helpers import SHARED, MakePrefix, fixture_channel, install
 
 
 @pytest.fixture(autouse=True)
@@ -52,9 +52,6 @@ def channels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def pkgs_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("rattler-pkgs")
-
-
-MakePrefix = Callable[..., Path]
 
 
 @pytest.fixture

@@ -6,11 +6,13 @@ import asyncio
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
+# make_prefix(specs, *, name='env', cuda=None, history=True, use=('forge', 'pytorch')) -> installed prefix
+MakePrefix = Callable[..., Path]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO / "scripts"))
 

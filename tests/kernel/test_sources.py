@@ -10,8 +10,7 @@ import pytest
 from envguard import sources
 from envguard.config import active_prefix
 from envguard.prefix import condaconfig
-from tests.conftest import MakePrefix
-from tests.helpers import envguard
+from tests.helpers import MakePrefix, envguard
 
 
 def test_active_environment_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from envguard.diff.compare import deepdiff_leaves, fast_leaves
 from envguard.diff.run import diff_environments
 from envguard.sources import read_live
-from tests.conftest import MakePrefix
-from tests.helpers import envguard, fixture_channel, pip_install
+from tests.helpers import MakePrefix, envguard, fixture_channel, pip_install
 
 BASE = ["python=3.11", "numpy=1.26", "pytorch=2.1.0=*cuda11.8*", "requests=2.32.3"]
 

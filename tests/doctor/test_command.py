@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakePrefix
-from tests.helpers import envguard
+from tests.helpers import MakePrefix, envguard
 
 
 @pytest.fixture

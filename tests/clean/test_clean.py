@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.clean.world import World, du, tree, verify_environment, world_at
 from tests.helpers import envguard, install
-from tests.test_clean_world import World, du, tree, verify_environment, world_at
 
 ALWAYS_UNUSED = {
     "python-3.12.4-h194c7f8_0_cpython",

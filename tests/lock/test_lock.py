@@ -12,8 +12,7 @@ from envguard.diff.run import diff_environments
 from envguard.formats import read_file
 from envguard.formats.condalock import read as condalock
 from envguard.sources import read_live
-from tests.conftest import MakePrefix
-from tests.helpers import envguard, pip_install
+from tests.helpers import MakePrefix, envguard, pip_install
 
 REFERENCE = Path("reference/conda-outputs/conda-lock/conda-lock_no-mamba.yml")
 

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakePrefix
-from tests.helpers import check_out, envguard, pip_install
+from tests.helpers import MakePrefix, check_out, envguard, pip_install
 
 BASE = ["python=3.11", "numpy=1.26", "pytorch=2.1.0=*cuda11.8*", "requests=2.32.3", "zlib"]
 TINY = "tinyproj-1.0.0-py3-none-any.whl"

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakePrefix
-from tests.helpers import REPO, envguard, pip_install
+from tests.helpers import REPO, MakePrefix, envguard, pip_install
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import MakePrefix
-from tests.helpers import REPO, envguard
+from tests.helpers import REPO, MakePrefix, envguard
 
 PLANTED = REPO / "tests" / "smoke_planted.py"
 FAST = ("--budget", "10", "--workers", "0,2", "--batch-size", "8", "--io-ms", "2", "--cpu-ms", "1")

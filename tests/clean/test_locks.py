@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from envguard.clean.locks import proc_locks
+from tests.clean.world import tree
 from tests.helpers import envguard, install
-from tests.test_clean_world import tree
 
 HOLDER = textwrap.dedent("""
     import fcntl, os, sys, time

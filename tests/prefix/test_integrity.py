@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from envguard.prefix.integrity import verify_files
-from tests.conftest import MakePrefix
+from tests.helpers import MakePrefix
 
 
 def replace_file(path: Path, data: bytes) -> None:

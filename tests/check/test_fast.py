@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from envguard.check import statcache
-from tests.conftest import MakePrefix
-from tests.helpers import REPO, check_out, envguard, pip_install
+from tests.helpers import REPO, MakePrefix, check_out, envguard, pip_install
 
 CACHED = "(unchanged since the last full check)"
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import MakePrefix
-from tests.helpers import envguard
+from tests.helpers import MakePrefix, envguard
 
 pytestmark = pytest.mark.slow  # the probe imports torch (~2 s); pip builds editable wheels
 

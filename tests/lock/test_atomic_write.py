@@ -19,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from envguard.formats.condalock import read as condalock
-from tests.conftest import MakePrefix
-from tests.helpers import REPO, envguard
+from tests.helpers import REPO, MakePrefix, envguard
 
 _KILLABLE = (
     "import signal, sys; signal.signal(signal.SIGXFSZ, signal.SIG_DFL); "

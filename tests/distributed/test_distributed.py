@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from envguard.distributed import run as distributed
-from tests.conftest import MakePrefix
-from tests.helpers import REPO
+from tests.helpers import REPO, MakePrefix
 
 TORCHRUN = Path(sys.executable).parent / "torchrun"
 

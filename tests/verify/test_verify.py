@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.channel_server import SECRET, TOKEN, leaks
-from tests.conftest import MakePrefix
-from tests.helpers import envguard, fixture_channel
+from tests.helpers import MakePrefix, envguard, fixture_channel
 
 SPECS = ["python=3.11", "numpy=1.26", "six", "zlib"]
 

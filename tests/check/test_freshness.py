@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakePrefix
-from tests.helpers import envguard
+from tests.helpers import MakePrefix, envguard
 
 ENV = """\
 channels:
