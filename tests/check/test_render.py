@@ -1,0 +1,42 @@
+"""check's views (pure): grouped human lines ending in the verdict, Markdown for a PR, the shared JSON layout."""
+
+from __future__ import annotations
+
+import json
+
+from envguard.check.render import as_json, human, markdown
+from envguard.check.report import CheckReport, Difference
+from envguard.output import dumps
+
+REPORT = CheckReport(
+    "conda-lock.yml",
+    "/envs/x",
+    (
+        Difference("conda", "drift", "numpy 1.26.4: in the lock, not installed"),
+        Difference("virtual", "note", "the lock was made for __cuda 12.4; this machine has none"),
+    ),
+    ("1 file(s) rewritten at install time could not be verified",),
+)
+
+
+def test_human_groups_by_category_and_ends_with_the_verdict() -> None:
+    lines = human(REPORT).splitlines()
+    assert lines[0] == "Conda packages" and lines[1].startswith("  [drift] numpy")
+    assert "Notes" in lines and lines[-1] == "DRIFT: 1 difference(s) between /envs/x and conda-lock.yml"
+    clean = CheckReport("conda-lock.yml", "/envs/x")
+    assert (
+        human(clean, cached=True)
+        == "OK: /envs/x matches conda-lock.yml (unchanged since the last full check)\n"
+    )
+
+
+def test_markdown_escapes_and_marks_drift() -> None:
+    text = markdown(REPORT)
+    assert text.startswith("### ❌ envguard check") and "- ⚠️ numpy 1.26.4" in text and "\\_\\_cuda" in text
+
+
+def test_json_has_the_shared_layout_and_schema_version() -> None:
+    text = as_json(REPORT)
+    data = json.loads(text)
+    assert text == dumps(data) and list(data)[0] == "schema_version" and data["clean"] is False
+    assert data["findings"]["virtual"] == [{"severity": "note", "message": REPORT.findings[1].message}]
