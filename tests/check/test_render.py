@@ -1,4 +1,4 @@
-"""check's views (pure): grouped human lines ending in the verdict, Markdown for a PR, the shared JSON layout."""
+"""check's views (pure): grouped lines ending in the verdict, Markdown for a PR, the shared JSON layout."""
 
 from __future__ import annotations
 
@@ -38,5 +38,5 @@ def test_markdown_escapes_and_marks_drift() -> None:
 def test_json_has_the_shared_layout_and_schema_version() -> None:
     text = as_json(REPORT)
     data = json.loads(text)
-    assert text == dumps(data) and list(data)[0] == "schema_version" and data["clean"] is False
+    assert text == dumps(data) and next(iter(data)) == "schema_version" and data["clean"] is False
     assert data["findings"]["virtual"] == [{"severity": "note", "message": REPORT.findings[1].message}]
