@@ -21,6 +21,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import stat
@@ -260,4 +261,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)  # py-rattler's runtime threads can crash CPython's finalisation (cli/boundary.py)

@@ -7,13 +7,12 @@ fast (no rattler, rich, deepdiff or torch on that path).
 from __future__ import annotations
 
 import importlib
-import sys
 from typing import Any, NoReturn
 
 import click
 
 from envguard import __version__
-from envguard.cli.boundary import guarded
+from envguard.cli.boundary import exit_process, guarded
 from envguard.cli.commandlist import COMMANDS, DESCRIPTION
 
 
@@ -48,8 +47,7 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI inside the error boundary and exit with a documented code."""
-    code = run(argv)
-    sys.exit(code)
+    exit_process(run(argv))
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -6,10 +6,11 @@ Anything else is a bug: the traceback goes to a log file whose path is printed, 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EnvguardError
 
@@ -30,6 +31,18 @@ def guarded(call: Callable[[], Any]) -> int:
     except Exception:  # the boundary: anything else is a bug with a saved traceback
         return bug()
     return result if isinstance(result, int) else EXIT_OK
+
+
+def exit_process(code: int) -> NoReturn:
+    """Flush and end the process with `code`. Once py-rattler is loaded, its runtime's threads can crash
+    CPython's finalisation after the work is done (SIGABRT or SIGSEGV, `PyGILState_Release ... finalizing`, in
+    about one run in ten), so the process then ends without finalising (every file written is closed)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    if "rattler" in sys.modules:
+        os._exit(code)
+    sys.exit(code)
 
 
 def error_line(message: str) -> None:

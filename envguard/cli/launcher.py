@@ -20,12 +20,13 @@ if TYPE_CHECKING:
 def main() -> None:
     """Console-script entry point."""
     code = fast_path(sys.argv[1:])
-    if code is not None:
-        sys.stdout.flush()
-        sys.exit(code)
-    from envguard.cli.app import main as cli_main
+    if code is None:
+        from envguard.cli.app import run
 
-    cli_main()
+        code = run()
+    from envguard.cli.boundary import exit_process
+
+    exit_process(code)
 
 
 def fast_path(args: list[str]) -> int | None:
