@@ -24,9 +24,12 @@ def main() -> None:
         from envguard.cli.app import run
 
         code = run()
-    from envguard.cli.boundary import exit_process
+    if "rattler" in sys.modules:  # its runtime can crash CPython's finalisation: see boundary.exit_process
+        from envguard.cli.boundary import exit_process
 
-    exit_process(code)
+        exit_process(code)
+    sys.stdout.flush()
+    sys.exit(code)
 
 
 def fast_path(args: list[str]) -> int | None:

@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fixture_channel
-from bench_snapshot import FLOOR, bench_env, build_prefix
+from bench_snapshot import FLOOR, bench_env, build_prefix, launcher_argv, timed
 
 Case = tuple[list[str], Callable[[], None] | None]
 
@@ -73,7 +72,7 @@ def build_heavy_prefix(work: Path, packages: int, files: int) -> Path:
     return prefix
 
 
-def cases(prefix: Path, lock: Path, work: Path, cache: Path) -> dict[str, Case]:
+def cases(prefix: Path, lock: Path, work: Path, cache: Path, baseline: Path | None = None) -> dict[str, Case]:
     bindir = Path(sys.executable).parent
     envguard = shutil.which("envguard", path=str(bindir)) or str(bindir / "envguard")
     floor = work / "floor.py"
@@ -89,7 +88,7 @@ def cases(prefix: Path, lock: Path, work: Path, cache: Path) -> dict[str, Case]:
         touch()
         shutil.rmtree(cache / "check", ignore_errors=True)
 
-    return {
+    found: dict[str, Case] = {
         "envguard check (unchanged: fast path)": (check, None),
         "envguard check (after a change: full)": (check, touch),
         "envguard check (after a change, no caches: full + YAML)": (check, cold),
@@ -100,9 +99,18 @@ def cases(prefix: Path, lock: Path, work: Path, cache: Path) -> dict[str, Case]:
             None,
         ),
     }
+    if baseline is not None:  # the same checks from this tree and from an older checkout, through one shim
+        here = Path(__file__).resolve().parents[2]
+        for label, tree in (("this tree", here), (f"baseline {baseline.name}", baseline)):
+            argv = [*launcher_argv(tree), *check[1:]]
+            found[f"check unchanged [{label}, shim]"] = (argv, None)
+            found[f"check after a change [{label}, shim]"] = (argv, touch)
+    return found
 
 
-def measure(runs: dict[str, Case], count: int, env: dict[str, str]) -> dict[str, list[float]]:
+def measure(
+    runs: dict[str, Case], count: int, env: dict[str, str], clock: str = "wall"
+) -> dict[str, list[float]]:
     """Round-robin timings in seconds, one untimed warm-up each (the fast path's cache is filled by it)."""
     times: dict[str, list[float]] = {name: [] for name in runs}
     for argv, before in runs.values():
@@ -113,9 +121,7 @@ def measure(runs: dict[str, Case], count: int, env: dict[str, str]) -> dict[str,
         for name, (argv, before) in runs.items():
             if before:
                 before()
-            start = time.perf_counter()
-            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-            times[name].append(time.perf_counter() - start)
+            times[name].append(timed(argv, env, clock))
     return times
 
 
@@ -158,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--packages", type=int, default=300, help="extra packages besides python/numpy/pip")
     parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
     parser.add_argument(
+        "--baseline", type=Path, help="also time an older checkout of envguard (a git worktree)"
+    )
+    parser.add_argument(
         "--files-per-package",
         type=int,
         default=8,
@@ -184,7 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         records = [p for p in (prefix / "conda-meta").iterdir() if p.suffix == ".json"]
         kilobytes = sum(p.stat().st_size for p in records) / len(records) / 1024
-        print(report(measure(cases(prefix, lock, work, cache), args.runs, env), len(records), kilobytes))
+        runs = cases(prefix, lock, work, cache, args.baseline)
+        print(f"clock: {args.clock}")
+        print(report(measure(runs, args.runs, env, args.clock), len(records), kilobytes))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

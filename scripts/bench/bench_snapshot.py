@@ -86,6 +86,34 @@ def commands(prefix: Path, work: Path) -> dict[str, list[str]]:
     }
 
 
+def launcher_argv(tree: Path) -> list[str]:
+    """`envguard` run from the checkout `tree` (this one, or an older commit given as --baseline): its console
+    script's entry point imported through sys.path, so two versions can be timed side by side in one run."""
+    module = (
+        "envguard.cli.launcher"
+        if (tree / "envguard" / "cli" / "launcher.py").is_file()
+        else "envguard.launcher"
+    )
+    code = (
+        f"import sys; sys.path.insert(0, {str(tree)!r}); sys.argv[0] = 'envguard'; "
+        f"from {module} import main; main()"
+    )
+    return [sys.executable, "-c", code]
+
+
+def with_baseline(cmds: dict[str, list[str]], baseline: Path | None, envguard: str) -> dict[str, list[str]]:
+    """Each envguard command also as `... (this tree)` and `... (baseline)` through the same launcher shim."""
+    if baseline is None:
+        return cmds
+    here = Path(__file__).resolve().parents[2]
+    extra: dict[str, list[str]] = {}
+    for name, argv in cmds.items():
+        if argv[0] == envguard:
+            extra[f"{name} [this tree, shim]"] = [*launcher_argv(here), *argv[1:]]
+            extra[f"{name} [baseline {baseline.name}, shim]"] = [*launcher_argv(baseline), *argv[1:]]
+    return {**cmds, **extra}
+
+
 def bench_env(cache: Path) -> dict[str, str]:
     """The environment every timed subprocess gets: its own envguard cache, no active conda env, and compiled
     bytecode (PYTHONDONTWRITEBYTECODE would make every import recompile: measure as installed)."""
@@ -95,16 +123,30 @@ def bench_env(cache: Path) -> dict[str, str]:
     return env
 
 
-def measure(cmds: dict[str, list[str]], runs: int, env: dict[str, str]) -> dict[str, list[float]]:
+def timed(argv: list[str], env: dict[str, str], clock: str = "wall") -> float:
+    """Seconds one run takes: wall time, or (`clock="cpu"`) the child's user+system CPU time, which a loaded
+    machine disturbs far less."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu if clock == "cpu" else wall
+
+
+def measure(
+    cmds: dict[str, list[str]], runs: int, env: dict[str, str], clock: str = "wall"
+) -> dict[str, list[float]]:
     """Round-robin timings in seconds (one warm-up each first, so caches are equally warm for all)."""
     times: dict[str, list[float]] = {name: [] for name in cmds}
     for argv in cmds.values():
         subprocess.run(argv, check=True, capture_output=True, env=env)
     for _ in range(runs):
         for name, argv in cmds.items():
-            start = time.perf_counter()
-            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-            times[name].append(time.perf_counter() - start)
+            times[name].append(timed(argv, env, clock))
     return times
 
 
@@ -138,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--packages", type=int, default=300, help="extra packages besides python/numpy/pip")
     parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
+    parser.add_argument(
+        "--baseline", type=Path, help="also time an older checkout of envguard (a git worktree)"
+    )
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="cpu: the child's CPU time")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="envguard-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -146,7 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         count = sum(1 for n in os.listdir(prefix / "conda-meta") if n.endswith(".json"))
         env = bench_env(work / "cache")
         cmds = commands(prefix, work)
-        times = measure(cmds, args.runs, env)
+        cmds = with_baseline(cmds, args.baseline, cmds["envguard --help"][0])
+        times = measure(cmds, args.runs, env, args.clock)
+        print(f"clock: {args.clock}")
         floor = "floor: json-load every conda-meta/*.json"
         print(table(times, floor, cmds, count))
         print()
