@@ -6,7 +6,6 @@ pip lines through `packaging`. Results are cached: a check matches hundreds of s
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -78,13 +77,6 @@ def parse_conda(spec: str, origin: str = "") -> CondaSpec:
     )
 
 
-@lru_cache(maxsize=4096)
-def _version_spec(text: str) -> Any:
-    import rattler
-
-    return rattler.VersionSpec(text, strict=False)
-
-
 @lru_cache(maxsize=8192)
 def _version(text: str) -> Any:
     import rattler
@@ -116,16 +108,13 @@ def _plain_version(text: str) -> tuple[int, ...] | None:
 
 
 def conda_matches(spec: CondaSpec | str, package: Package, *, check_channel: bool = True) -> bool:
-    """Does a conda package satisfy the spec (name, version, build glob, build number, channel, subdir,
-    hashes)?"""
+    """Does a conda package satisfy the spec? Name, version, build glob and build number are matched by
+    rattler (conda's own MatchSpec semantics); channel, subdir and hashes by envguard, on normalised channel
+    names and only where both sides know them (locks and old records lack some)."""
     parsed = parse_conda(spec) if isinstance(spec, str) else spec
     if package.manager != "conda" or package.name != parsed.name:
         return False
-    if parsed.version and not _version_matches(parsed.version, package.version):
-        return False
-    if parsed.build and not fnmatch.fnmatchcase(package.build, parsed.build):
-        return False
-    if parsed.build_number and not _build_number_matches(parsed.build_number, package.build_number):
+    if (parsed.version or parsed.build or parsed.build_number) and not _record_matches(parsed, package):
         return False
     if check_channel and parsed.channel and package.channel and parsed.channel != package.channel:
         return False
@@ -136,27 +125,38 @@ def conda_matches(spec: CondaSpec | str, package: Package, *, check_channel: boo
     return not (parsed.sha256 and package.sha256 and parsed.sha256 != package.sha256)
 
 
-def _version_matches(spec: str, version: str) -> bool:
+@lru_cache(maxsize=4096)
+def _core_spec(name: str, version: str | None, build: str | None, build_number: str | None) -> Any:
+    """The spec's name/version/build/build-number part as a rattler MatchSpec."""
+    import rattler
+
+    fields = [
+        f'{key}="{value}"'
+        for key, value in (("version", version), ("build", build), ("build_number", build_number))
+        if value
+    ]
+    return rattler.MatchSpec(f"{name}[{', '.join(fields)}]", strict=False)
+
+
+def _record_matches(parsed: CondaSpec, package: Package) -> bool:
+    import rattler
+
+    build = parsed.build
+    if not package.build:  # a source that records no build string: only `*` can match it
+        if build not in (None, "*"):
+            return False
+        build = None
     try:
-        return bool(_version_spec(spec).matches(_version(version)))
+        record = rattler.PackageRecord(
+            package.name,
+            package.version,
+            rattler.BuildString(package.build or "_"),
+            package.build_number,
+            package.subdir or "noarch",
+        )
     except Exception:  # an unparsable installed version cannot satisfy a constraint
         return False
-
-
-def _build_number_matches(spec: str, number: int) -> bool:
-    match = re.fullmatch(r"\s*(>=|<=|==|!=|>|<|=)?\s*(\d+)\s*", spec)
-    if not match:
-        return False
-    op, value = match.group(1) or "==", int(match.group(2))
-    return {
-        "==": number == value,
-        "=": number == value,
-        "!=": number != value,
-        ">=": number >= value,
-        "<=": number <= value,
-        ">": number > value,
-        "<": number < value,
-    }[op]
+    return bool(_core_spec(parsed.name, parsed.version, build, parsed.build_number).matches(record))
 
 
 # --- pip ----------------------------------------------------------------------------------------------------
