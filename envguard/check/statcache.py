@@ -22,29 +22,16 @@ import zlib
 from collections.abc import Iterable, Mapping
 
 from envguard import __version__
+from envguard.cache import OVERRIDE_VARS, cache_path
 
 FORMAT = 2
 _PIP_SUFFIXES = (".dist-info", ".egg-info", ".pth", ".egg-link")
-# What the detected virtual packages depend on; kept equal to envguard.machine.virtual's list (a test checks
-# it).
-OVERRIDE_VARS = (
-    "CONDA_OVERRIDE_CUDA",
-    "CONDA_OVERRIDE_GLIBC",
-    "CONDA_OVERRIDE_OSX",
-    "CONDA_OVERRIDE_ARCHSPEC",
-    "CONDA_OVERRIDE_LINUX",
-    "CONDA_OVERRIDE_WIN",
-)
 MACHINE_FILES = ("/proc/sys/kernel/random/boot_id", "/proc/driver/nvidia/version")
 
 
 def cache_root() -> str:
-    """`<envguard.virtual.cache_dir()>/check`, computed without importing it (a test checks they agree)."""
-    explicit = os.environ.get("ENVGUARD_CACHE_DIR")
-    if explicit:
-        return os.path.join(explicit, "check")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "envguard", "check")
+    """`<envguard's cache folder>/check`."""
+    return os.path.join(cache_path(), "check")
 
 
 def stat_fingerprint(prefix: str | os.PathLike[str]) -> str:

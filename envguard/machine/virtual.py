@@ -12,17 +12,8 @@ import os
 import zlib
 from pathlib import Path
 
-from envguard.cache import cache_dir
+from envguard.cache import OVERRIDE_VARS, cache_dir
 from envguard.model import VirtualPackage
-
-OVERRIDE_VARS = (
-    "CONDA_OVERRIDE_CUDA",
-    "CONDA_OVERRIDE_GLIBC",
-    "CONDA_OVERRIDE_OSX",
-    "CONDA_OVERRIDE_ARCHSPEC",
-    "CONDA_OVERRIDE_LINUX",
-    "CONDA_OVERRIDE_WIN",
-)
 
 
 def cache_key() -> str:
