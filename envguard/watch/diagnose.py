@@ -62,32 +62,38 @@ def _workers_text(fig: Figures) -> str:
     return f"{fig.workers} worker{'s' if fig.workers != 1 else ''} at {fig.worker_cpu:.0f}% CPU"
 
 
+def fair_share_speedup(n: int, k: int, share: float, main: float, others: float, cores: int) -> float:
+    """Speed-up of CPU-bound workers from n to k when the scheduler shares `cores` fairly between every runnable
+    entity: k workers, the main process (`main` cores) and the other load. `share` is the core each of the n
+    workers got; where it was below a full core, the other load is what explains it (C / share - n - main)."""
+    if n <= 0 or share <= 0:
+        return 1.0
+    if share < 0.95:
+        others = max(others, cores / share - n - main)
+    share_k = min(1.0, cores / (k + main + others))
+    return (k * share_k) / (n * min(share, 1.0))
+
+
 def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Recommendation | None]:
     """Workers computing: more of them while the job leaves cores unused; else make each batch cheaper."""
     n = _workers(loader)
     producer = loader.batches / loader.loop_s
     consumer = loader.batches / loader.step_s if loader.step_s > 0 else math.inf
     spare = usable - fig.job_cores  # cores the job leaves unused
-    idle = max(0.0, min(spare, usable - fig.busy_cores))  # and that nothing else on the host uses
-    if idle < 0.5:
-        others = fig.busy_cores - fig.job_cores
+    others = max(0.0, fig.busy_cores - fig.job_cores)
+    share = (fig.worker_cpu or 0.0) / 100
+    k = min(usable, n + max(1, round(spare))) if n < usable else n
+    needed = math.ceil(n * consumer / producer) if math.isfinite(consumer) else k
+    k = max(n, min(k, needed))
+    speedup = min(fair_share_speedup(n, k, share, fig.main_cores, others, usable), consumer / producer)
+    if k <= n or speedup < 1.1:
         why = (f"the job uses {_cores(fig.job_cores)} and other processes {_cores(others)} of {usable} cores"
                if others >= 0.5 else f"the job already uses {_cores(fig.job_cores)} of {usable} cores")  # fmt: skip
         return "all-cores-busy", Recommendation(
             "augmentation", None,
             f"{why}: more workers cannot help; make each batch cheaper (vectorise the augmentation, run it on "
             "the GPU with torchvision.transforms.v2 or DALI, cache decoded samples)", None)  # fmt: skip
-    k = n + max(1, round(spare))
-    needed = math.ceil(n * consumer / producer) if math.isfinite(consumer) else k
-    k = max(n + 1, min(k, needed))
-    cap = fig.worker_cores + fig.main_cores  # the main process speeds up with the loop and needs cores too
-    speedup = min(
-        (cap + idle) / cap if cap > 0 else 1.0, k / max(fig.worker_cores, 1e-9), consumer / producer
-    )
-    speedup = max(1.0, speedup)
-    busy = (
-        f"; other processes use {_cores(fig.busy_cores - fig.job_cores)} cores" if idle < spare - 0.25 else ""
-    )
+    busy = f"; other processes use {_cores(others)} cores" if others >= 0.25 else ""
     text = (f"num_workers={k} (from {n}): {_cores(spare)} of {usable} cores unused by the job{busy}; expected "
             f"~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} batches/s)")  # fmt: skip
     return "cpu", Recommendation("num_workers", k, text, round(speedup, 3))

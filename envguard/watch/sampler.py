@@ -39,6 +39,7 @@ class Sampler:
         self.root = psutil.Process(root_pid)
         self.shm = shm
         self._procs: dict[int, Any] = {}
+        self._fresh: set[int] = set()
         self._reads: dict[int, tuple[float, int]] = {}
         self._disks: tuple[float, dict[str, int]] = (time.monotonic(), self._disk_bytes())
         psutil.cpu_percent(percpu=True)
@@ -52,10 +53,12 @@ class Sampler:
         except psutil.Error:
             found = []
         current: dict[int, Any] = {}
+        self._fresh = set()
         for proc in found:
             known = self._procs.get(proc.pid)
             current[proc.pid] = known if known is not None else proc
             if known is None:
+                self._fresh.add(proc.pid)
                 with contextlib.suppress(psutil.Error):
                     proc.cpu_percent()
         self._procs = current
@@ -72,7 +75,7 @@ class Sampler:
                     rss = proc.memory_info().rss
                     out.append(ProcSample(
                         pid=proc.pid, ppid=ppid, name=proc.name(), role="other",
-                        cpu=proc.cpu_percent(), core=_maybe(proc.cpu_num), threads=proc.num_threads(), rss=rss,
+                        cpu=self._cpu(proc), core=_maybe(proc.cpu_num), threads=proc.num_threads(), rss=rss,
                         uss=_maybe(lambda p=proc: p.memory_full_info().uss), state=proc.status(),
                         read_bytes=(read := _maybe(lambda p=proc: p.io_counters().read_bytes)),
                         read_rate=self._rate(proc.pid, now, read),
@@ -80,6 +83,14 @@ class Sampler:
             except psutil.Error:
                 continue  # it exited between the listing and the read
         return tuple(out)
+
+    def _cpu(self, proc: Any) -> float:
+        """Percent of one core over the interval; for a process first seen now, the mean since it started."""
+        if proc.pid not in self._fresh:
+            return float(proc.cpu_percent())
+        times = proc.cpu_times()
+        age = time.time() - proc.create_time()
+        return round(100.0 * (times.user + times.system) / age, 1) if age > 0.05 else 0.0
 
     def _rate(self, pid: int, now: float, read: int | None) -> float | None:
         if read is None:
