@@ -166,7 +166,7 @@ def _memory(run: WatchRun, fig: Figures) -> list[Finding]:
             f"(from {human_bytes(fig.worker_first_uss)}, {human_bytes(per_min)}/min)",
             "copy-on-read (pytorch#13246): hold the dataset's Python lists/dicts as numpy arrays or one bytes "
             "buffer; check for caches that grow per sample"))  # fmt: skip
-    elif fig.workers:
+    elif any(p.role == "worker" for s in run.samples for p in s.procs):
         out.append(Finding("memory", "worker memory growth", "PASS",
                            f"largest worker USS growth {human_bytes(fig.worker_growth)}"))  # fmt: skip
     if fig.shm_peak is not None and fig.shm_peak >= 0.8:
