@@ -84,7 +84,11 @@ def test_attach_to_a_running_job_by_pid(train_script: Path) -> None:
     job = subprocess.Popen([sys.executable, str(train_script), "--workers", "1", "--batches", "10000",
                             "--sleep-ms", "2"], stdout=subprocess.DEVNULL)  # fmt: skip
     try:
-        time.sleep(2.0)
+        import psutil
+
+        deadline = time.monotonic() + 30
+        while not psutil.Process(job.pid).children() and time.monotonic() < deadline:
+            time.sleep(0.1)  # attach once the DataLoader worker is up (torch's import takes a while)
         done = run_envguard("watch", "--pid", str(job.pid), "--duration", "2", "--interval", "0.5", "--json")
     finally:
         job.kill()
