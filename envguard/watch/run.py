@@ -173,7 +173,7 @@ class _Watch:
         self.pumps = []
         if self.child is not None and output == "pipe" and sink is not None:
             self.pumps = [_pump(s, sink) for s in (self.child.stdout, self.child.stderr) if s is not None]
-        self.sampler = Sampler(self.pid)
+        self.sampler = Sampler(self.pid, options.interval)
         self.gpus = GpuSampler()
         self.reader = StreamReader(self.folder) if self.folder is not None else None
         self.samples: list[Sample] = []

@@ -9,12 +9,14 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from envguard.watch.model import GpuSample, HostSample, ProcSample
 
 PRESSURE = Path("/proc/pressure")
+USS_BUDGET = 0.005  # CPU seconds per second of interval the sampler may spend reading USS
 
 
 def psi(kind: str, root: Path = PRESSURE) -> float | None:
@@ -32,7 +34,7 @@ def psi(kind: str, root: Path = PRESSURE) -> float | None:
 class Sampler:
     """Samples the tree under `root_pid` (itself included) and the host; the first call primes the counters."""
 
-    def __init__(self, root_pid: int, shm: str = "/dev/shm") -> None:
+    def __init__(self, root_pid: int, interval: float = 1.0, shm: str = "/dev/shm") -> None:
         import psutil
 
         self._psutil = psutil
@@ -40,6 +42,8 @@ class Sampler:
         self.shm = shm
         self._procs: dict[int, Any] = {}
         self._fresh: set[int] = set()
+        self._uss: dict[int, tuple[float, int | None]] = {}
+        self.uss_budget = USS_BUDGET * interval
         self._reads: dict[int, tuple[float, int]] = {}
         self._disks: tuple[float, dict[str, int]] = (time.monotonic(), self._disk_bytes())
         psutil.cpu_percent(percpu=True)
@@ -72,17 +76,29 @@ class Sampler:
             try:
                 with proc.oneshot():
                     ppid = proc.ppid()
-                    rss = proc.memory_info().rss
                     out.append(ProcSample(
                         pid=proc.pid, ppid=ppid, name=proc.name(), role="other",
-                        cpu=self._cpu(proc), core=_maybe(proc.cpu_num), threads=proc.num_threads(), rss=rss,
-                        uss=_maybe(lambda p=proc: p.memory_full_info().uss), state=proc.status(),
+                        cpu=self._cpu(proc), core=_maybe(proc.cpu_num), threads=proc.num_threads(),
+                        rss=proc.memory_info().rss, uss=None, state=proc.status(),
                         read_bytes=(read := _maybe(lambda p=proc: p.io_counters().read_bytes)),
                         read_rate=self._rate(proc.pid, now, read),
                     ))  # fmt: skip
             except psutil.Error:
                 continue  # it exited between the listing and the read
-        return tuple(out)
+        self._refresh_uss([p.pid for p in out])
+        return tuple(replace(p, uss=self._uss.get(p.pid, (0.0, None))[1]) for p in out)
+
+    def _refresh_uss(self, pids: list[int]) -> None:
+        """USS costs a kernel walk of the page tables (~3 ms for a torch process): read the stalest ones
+        first, within USS_BUDGET of the interval, at least one per sample; others keep their last value."""
+        spent, start = 0.0, time.process_time()
+        self._uss = {pid: value for pid, value in self._uss.items() if pid in self._procs}
+        for pid in sorted(pids, key=lambda pid: self._uss.get(pid, (-1.0, None))[0]):
+            if spent and spent >= self.uss_budget:
+                break
+            uss = _maybe(lambda pid=pid: self._procs[pid].memory_full_info().uss)
+            self._uss[pid] = (time.monotonic(), uss)
+            spent = time.process_time() - start
 
     def _cpu(self, proc: Any) -> float:
         """Percent of one core over the interval; for a process first seen now, the mean since it started."""
