@@ -25,8 +25,8 @@ def identity(run: WatchRun) -> str:
     if not env:
         return "environment: unknown (no hook data: it is reported once the job iterates a torch DataLoader)"
     build = f"CUDA {env['torch_cuda']}" if env.get("torch_cuda") else "CPU build"
-    return (f"python {env.get('python')}, torch {env.get('torch')} ({build}), numpy {env.get('numpy') or 'none'}; "
-            f"{env.get('executable')}")  # fmt: skip
+    return (f"python {env.get('python')}, torch {env.get('torch')} ({build}), numpy {env.get('numpy') or 'none'}\n"
+            f"  interpreter {env.get('executable')}")  # fmt: skip
 
 
 def _loader_line(lt: LoaderTotals) -> str:
@@ -120,7 +120,7 @@ def to_dict(run: WatchRun, diagnosis: Diagnosis) -> dict[str, Any]:
 
 
 def markdown(run: WatchRun, diagnosis: Diagnosis) -> str:
-    lines = [f"### envguard watch: `{' '.join(run.command) or f'pid {run.pid}'}`", "", f"_{identity(run)}_", "",
+    lines = [f"### envguard watch: `{' '.join(run.command) or f'pid {run.pid}'}`", "", f"_{identity(run).replace(chr(10) + '  ', '; ')}_", "",
              f"**{diagnosis.headline}**", ""]  # fmt: skip
     if diagnosis.recommendation is not None:
         lines += [f"Fix: {diagnosis.recommendation.text}", ""]

@@ -93,9 +93,10 @@ def sampler(script: Path, duration: float, runs: int) -> None:
     print(f"sampler: 16 workers, --interval 1, --duration {duration:g}, {runs} runs, before: {load()}")
     shares, wholes, procs = [], [], []
     for _ in range(runs):
+        out = script.with_name("watch.json")
         command = [sys.executable, "-m", "envguard", "watch", "--interval", "1", "--duration", str(duration),
-                   "--json", "--", sys.executable, str(script), "16", "100000000", "50"]  # fmt: skip
-        watcher = psutil.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                   "--json", "-o", str(out), "--", sys.executable, str(script), "16", "100000000", "50"]  # fmt: skip
+        watcher = psutil.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cpu = 0.0
         while watcher.poll() is None:
             try:
@@ -104,7 +105,7 @@ def sampler(script: Path, duration: float, runs: int) -> None:
             except psutil.Error:
                 break
             time.sleep(0.2)
-        report = json.loads(watcher.stdout.read() if watcher.stdout else b"{}")
+        report = json.loads(out.read_text())
         run = report["run"]
         shares.append(run["sampler_cpu_s"] / run["duration"])
         wholes.append(cpu / run["duration"])
