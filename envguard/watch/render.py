@@ -32,12 +32,11 @@ def identity(run: WatchRun) -> str:
 def _loader_line(lt: LoaderTotals) -> str:
     s = lt.settings
     who = f"rank {lt.rank}" if lt.rank is not None else f"pid {lt.pid}"
-    fraction = lt.data_wait_fraction
     rate = lt.batches / lt.loop_s if lt.loop_s > 0 else 0.0
     return (f"{who} loader {lt.id} ({s.get('dataset')}): {lt.batches} batches, {rate:.1f}/s, data wait "
-            f"{fraction or 0:.0%}; num_workers={s.get('num_workers')} batch_size={s.get('batch_size')} "
-            f"pin_memory={s.get('pin_memory')} persistent_workers={s.get('persistent_workers')} "
-            f"prefetch_factor={s.get('prefetch_factor')}; first batch {lt.first_s:.2f} s")  # fmt: skip
+            f"{lt.data_wait_fraction or 0:.0%}\n    num_workers={s.get('num_workers')} batch_size={s.get('batch_size')} "
+            f"pin_memory={s.get('pin_memory')} prefetch_factor={s.get('prefetch_factor')}\n    persistent_workers="
+            f"{s.get('persistent_workers')}; first batch after {lt.first_s:.2f} s")  # fmt: skip
 
 
 def panel(sample: Sample, headline: str, elapsed: float) -> Any:
@@ -89,22 +88,25 @@ def render(run: WatchRun, diagnosis: Diagnosis) -> str:
         say(f"-> {diagnosis.recommendation.text}")
     for lt in run.loaders:
         say(f"  {_loader_line(lt)}")
-    say(f"  processes: {_process_summary(run)}")
+    say("  processes (peak CPU, peak USS):")
+    for line in _process_summary(run):
+        say(f"    {line}")
     console.print(table(diagnosis.findings, "Findings"))
     output: str = console.file.getvalue()  # type: ignore[attr-defined]
     return output
 
 
-def _process_summary(run: WatchRun) -> str:
+def _process_summary(run: WatchRun) -> list[str]:
     seen: dict[int, tuple[str, str, float, int]] = {}
     for sample in run.samples:
         for p in sample.procs:
             _, _, cpu, uss = seen.get(p.pid, (p.role, p.name, 0.0, 0))
             seen[p.pid] = (p.role, p.name, max(cpu, p.cpu), max(uss, p.uss or p.rss))
-    parts = [f"{pid} {role} {name} peak {cpu:.0f}% CPU {human_bytes(uss)}"
+    lines = [f"{pid} {role} {name[:24]}: {cpu:.0f}% CPU, {human_bytes(uss)}"
              for pid, (role, name, cpu, uss) in sorted(seen.items())[:8]]  # fmt: skip
-    more = f"; {len(seen) - 8} more" if len(seen) > 8 else ""
-    return "; ".join(parts) + more if parts else "none sampled"
+    if len(seen) > 8:
+        lines.append(f"... and {len(seen) - 8} more")
+    return lines or ["none sampled"]
 
 
 def to_dict(run: WatchRun, diagnosis: Diagnosis) -> dict[str, Any]:
@@ -124,7 +126,7 @@ def markdown(run: WatchRun, diagnosis: Diagnosis) -> str:
              f"**{diagnosis.headline}**", ""]  # fmt: skip
     if diagnosis.recommendation is not None:
         lines += [f"Fix: {diagnosis.recommendation.text}", ""]
-    lines += [f"- {_loader_line(lt)}" for lt in run.loaders]
+    lines += [f"- {_loader_line(lt).replace(chr(10) + '    ', '; ')}" for lt in run.loaders]
     return "\n".join(lines) + "\n\n" + findings_markdown(diagnosis.findings)
 
 
@@ -139,11 +141,24 @@ def plot(run: WatchRun, path: Path) -> None:
         raise BadInputError(f"--plot {path}: matplotlib is not installed (pip install matplotlib)") from None
     rows = timeline(run)
     t = [r["t"] for r in rows]
-    series = (("data wait (0..1)", "data_wait_fraction"), ("host CPU %", "cpu"), ("GPU util %", "gpu_util"),
-              ("disk read MB/s", "disk_read_mb_s"))  # fmt: skip
+    series = (("data wait (0..1)", ("data_wait_fraction",), 1.0), ("CPU % (host, job)", ("cpu", "job_pct"), 100.0),
+              ("GPU util %", ("gpu_util",), 100.0), ("disk read MB/s", ("disk_read_mb_s",), None))  # fmt: skip
+    for r in rows:
+        r["job_pct"] = (
+            None if r["job_cores"] is None else 100.0 * float(r["job_cores"]) / max(run.usable_cpus, 1)
+        )
     figure, axes = plt.subplots(len(series), 1, figsize=(8, 7), sharex=True)
-    for axis, (label, key) in zip(axes, series, strict=True):
-        axis.plot(t, [float("nan") if r[key] is None else r[key] for r in rows])
+    for axis, (label, keys, top) in zip(axes, series, strict=True):
+        for key in keys:
+            values = [float("nan") if r[key] is None else r[key] for r in rows]
+            axis.plot(t, values, label=key)
+        if all(r[keys[0]] is None for r in rows):
+            axis.text(0.5, 0.5, "no data" if keys[0] != "gpu_util" else (run.gpu_note or "no GPU"),
+                      ha="center", va="center", transform=axis.transAxes, fontsize=8)  # fmt: skip
+        if top is not None:
+            axis.set_ylim(0, top * 1.05)
+        if len(keys) > 1:
+            axis.legend(fontsize=7, loc="lower right")
         axis.set_ylabel(label, fontsize=8)
         axis.grid(alpha=0.3)
     axes[0].set_title(" ".join(run.command)[:80] or f"pid {run.pid}", fontsize=9)
