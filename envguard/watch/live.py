@@ -20,6 +20,7 @@ class LiveView:
         self.samples: list[Sample] = []
         self.cpus = cpu_info()
         self.lock = threading.Lock()
+        self.status = ""
 
     def headline(self) -> str:
         from envguard.watch.diagnose import diagnose
@@ -36,8 +37,13 @@ class LiveView:
 
         self.samples.append(sample)
         with self.lock:
-            self.live.update(panel(sample, self.headline(), sample.t))
+            self.live.update(panel(sample, self.headline(), sample.t, self.status))
 
-    def print(self, line: str) -> None:
+    def print(self, text: str, complete: bool) -> None:
+        """A complete line of the job's output goes above the panel; a \r progress segment into it."""
         with self.lock:
-            self.live.console.print(line, markup=False, highlight=False)
+            if complete:
+                self.status = ""
+                self.live.console.print(text, markup=False, highlight=False)
+            else:
+                self.status = text

@@ -39,7 +39,7 @@ def _loader_line(lt: LoaderTotals) -> str:
             f"{s.get('persistent_workers')}; first batch after {lt.first_s:.2f} s")  # fmt: skip
 
 
-def panel(sample: Sample, headline: str, elapsed: float) -> Any:
+def panel(sample: Sample, headline: str, elapsed: float, status: str = "") -> Any:
     """One screen for rich Live: the verdict on top, then GPU, CPU per process, disk and memory."""
     from rich.console import Group
     from rich.table import Table
@@ -63,6 +63,8 @@ def panel(sample: Sample, headline: str, elapsed: float) -> Any:
         procs.add_row(str(p.pid), p.role, f"{p.cpu:.0f}", str(p.core), p.state, human_bytes(p.rss),
                       human_bytes(p.uss), human_bytes(p.read_rate))  # fmt: skip
     lines.append(procs)
+    if status.strip():
+        lines.append(Text(f"job: {status.strip()}"[:WIDTH], style="dim"))
     return Group(*lines)
 
 

@@ -31,7 +31,7 @@ DIR_ENV = "ENVGUARD_WATCH_DIR"
 HOOK_ENV = "ENVGUARD_WATCH_HOOK"  # 0 turns the in-process hook off, like --no-hook
 STOP_GRACE_S = 5.0
 Output = Literal["inherit", "stderr", "pipe"]
-Sink = Callable[[str], None]
+Sink = Callable[[str, bool], None]  # (text, complete line?); incomplete: the latest \r progress segment
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,9 @@ def _spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> sub
         streams = {"stdout": sys.stderr.fileno()}
     elif output == "pipe":
         streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        env.setdefault(
+            "PYTHONUNBUFFERED", "1"
+        )  # a pipe would hold the job's prints back until its buffer fills
     group: dict[str, Any] = (
         {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
     )
@@ -100,9 +103,20 @@ def _spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> sub
 
 
 def _pump(stream: IO[bytes], sink: Sink) -> threading.Thread:
+    """Forward the job's output line by line; a progress bar redrawn with \r (tqdm) is passed as it stands."""
+
     def loop() -> None:
-        for line in iter(stream.readline, b""):
-            sink(line.decode(errors="replace").rstrip("\n"))
+        pending = b""
+        while chunk := os.read(stream.fileno(), 65536):
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                sink(line.rsplit(b"\r", 1)[-1].decode(errors="replace"), True)
+            if b"\r" in pending:
+                head, _, pending = pending.rpartition(b"\r")
+                shown = head.rsplit(b"\r", 1)[-1] or pending
+                sink(shown.decode(errors="replace"), False)
+        if pending:
+            sink(pending.decode(errors="replace"), True)
 
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()

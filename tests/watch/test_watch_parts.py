@@ -157,3 +157,18 @@ def test_torchrun_gives_one_stream_per_rank(tmp_path: Path) -> None:
     assert sorted(lt["rank"] for lt in loaders) == [0, 1]
     assert len({lt["pid"] for lt in loaders}) == 2
     assert all(lt["batches"] == 29 for lt in loaders)
+
+
+def test_job_output_is_forwarded_by_line_with_progress_bars_as_they_stand() -> None:
+    from envguard.watch.run import _pump
+
+    job = subprocess.Popen([sys.executable, "-c", "import sys, time\nprint('start', flush=True)\n"
+                            "for i in range(3):\n    sys.stdout.write(f'\\r{i}/3'); sys.stdout.flush(); time.sleep(0.2)\n"
+                            "print()\nprint('end')"], stdout=subprocess.PIPE)  # fmt: skip
+    got: list[tuple[str, bool]] = []
+    assert job.stdout is not None
+    _pump(job.stdout, lambda text, complete: got.append((text, complete))).join(10)
+    job.wait()
+    complete = [text for text, done in got if done]
+    assert complete == ["start", "2/3", "end"]  # the bar's final state is the line a terminal would show
+    assert {text for text, done in got if not done} <= {"0/3", "1/3", "2/3"}
