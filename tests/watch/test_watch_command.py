@@ -26,6 +26,7 @@ def test_exit_code_of_a_failing_script_is_passed_through(watch: Watch) -> None:
     watched = watch("--workers", "1", "--batches", "5", "--exit-code", "3")
     assert watched.code == 3
     assert watched.report["run"]["exit_code"] == 3
+    assert watched.diagnosis["verdict"] == "too short to judge"  # 5 batches
     assert watched.stdout == "trained 5 batches\n"  # the report went to -o FILE; the job keeps its stdout
 
 

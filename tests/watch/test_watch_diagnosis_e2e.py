@@ -91,3 +91,28 @@ def test_fast_clean_loader_reports_stable_worker_memory(watch: Watch) -> None:
     watched = watch("--workers", "1", "--batches", "150", "--sleep-ms", "2", interval=0.25)
     growth = [f for f in watched.diagnosis["findings"] if f["check"] == "worker memory growth"]
     assert growth and growth[0]["status"] == "PASS", watched.diagnosis["findings"]
+
+
+def test_cpu_bound_workers_on_every_core_get_cheaper_batches_not_more_workers(watch: Watch) -> None:
+    from envguard.machine.host import cpu_info
+
+    usable = cpu_info().usable
+    watched = watch("--workers", str(usable), "--batches", str(60 * usable), *AUGMENT)
+    assert watched.code == 0, watched.stderr
+    diagnosis = watched.diagnosis
+    assert diagnosis["verdict"] == "input-bound", diagnosis["headline"]
+    assert diagnosis["cause"] == "all-cores-busy", diagnosis["headline"]
+    rec = diagnosis["recommendation"]
+    assert rec["setting"] == "augmentation" and rec["expected_speedup"] is None
+    assert "more workers cannot help" in rec["text"] and "DALI" in rec["text"]
+
+
+def test_loading_in_the_main_process_gets_workers(watch: Watch) -> None:
+    watched = watch("--workers", "0", "--batches", "100", "--sleep-ms", "5", "--step-ms", "5")
+    assert watched.code == 0, watched.stderr
+    diagnosis = watched.diagnosis
+    assert diagnosis["verdict"] == "input-bound" and diagnosis["cause"] == "in-main", diagnosis["headline"]
+    rec = diagnosis["recommendation"]
+    assert rec["setting"] == "num_workers" and rec["value"] >= 1
+    # 20 ms of loading + 5 ms of step per batch in one process; workers overlap them: at most 25/5 = 5x
+    assert 1.0 < rec["expected_speedup"] <= 5.0
