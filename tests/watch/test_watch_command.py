@@ -158,3 +158,13 @@ def test_json_on_stdout_keeps_the_jobs_output_out_of_it(train_script: Path) -> N
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["schema_version"] == 1
     assert "trained 5 batches" in done.stderr
+
+
+def test_duration_stops_the_job_as_ctrl_c_would() -> None:
+    started = time.monotonic()
+    done = run_envguard("watch", "--duration", "1", "--interval", "0.25", "--json", "--", sys.executable, "-c",
+                        "import time; time.sleep(60)")  # fmt: skip
+    assert done.returncode == 130, done.stderr  # the job died of SIGINT: 128 + 2
+    assert time.monotonic() - started < 30
+    report = json.loads(done.stdout)
+    assert 1.0 <= report["run"]["duration"] < 10.0

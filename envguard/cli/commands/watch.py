@@ -13,7 +13,7 @@ from envguard.output import dumps, emit
 
 
 @click.command("watch", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
 @click.option("--pid", type=int, help="Attach to a running job instead (no in-process DataLoader timing).")
 @click.option("--interval", type=float, default=1.0, show_default=True, help="Seconds between samples.")
 @click.option(
