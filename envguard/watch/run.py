@@ -30,6 +30,7 @@ HOOK_DIR = Path(__file__).parent / "hook"
 DIR_ENV = "ENVGUARD_WATCH_DIR"
 HOOK_ENV = "ENVGUARD_WATCH_HOOK"  # 0 turns the in-process hook off, like --no-hook
 STOP_GRACE_S = 5.0
+KILL_AFTER = 3  # Ctrl-C presses after which the job's group gets SIGKILL
 Output = Literal["inherit", "stderr", "pipe"]
 Sink = Callable[[str, bool], None]  # (text, complete line?); incomplete: the latest \r progress segment
 
@@ -62,6 +63,8 @@ def validate(options: WatchOptions) -> None:
             raise BadInputError(
                 f"COMMAND {program!r}: no such program on PATH; give the program to run after --"
             )
+    elif options.pid is not None and options.pid <= 0:
+        raise UsageError(f"--pid {options.pid}: give the process id of a running job (a positive number)")
     else:
         _check_pid(int(options.pid or 0))
 
@@ -130,9 +133,12 @@ def _forwarding(child: subprocess.Popen[bytes] | None) -> Iterator[None]:
         yield
         return
 
+    presses = [0]
+
     def forward(signum: int, _frame: Any) -> None:
+        presses[0] += 1  # a job that ignores Ctrl-C is killed on the third one
         with suppress(ProcessLookupError):
-            os.killpg(child.pid, signum)
+            os.killpg(child.pid, signal.SIGKILL if presses[0] >= KILL_AFTER else signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -182,7 +188,12 @@ class _Watch:
     def __init__(self, options: WatchOptions, output: Output, sink: Sink | None) -> None:
         hook = options.hook and os.environ.get(HOOK_ENV, "1") != "0" and bool(options.command)
         self.folder = Path(tempfile.mkdtemp(prefix="envguard-watch-")) if hook else None
-        self.child = _spawn(options.command, self.folder, output) if options.command else None
+        try:
+            self.child = _spawn(options.command, self.folder, output) if options.command else None
+        except BadInputError:
+            if self.folder is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)
+            raise
         self.pid = self.child.pid if self.child is not None else int(options.pid or 0)
         self.pumps = []
         if self.child is not None and output == "pipe" and sink is not None:
