@@ -66,7 +66,9 @@ def test_bad_input_is_one_line_and_exit_2() -> None:
     _one_error_line(run_envguard("watch", "--pid", str(gone.pid)), f"--pid {gone.pid}", "no such process")
     _one_error_line(run_envguard("watch"), "COMMAND")
     _one_error_line(run_envguard("watch", "--pid", "0"), "--pid 0")
-    _one_error_line(run_envguard("watch", "--duration", "-1", "--", sys.executable, "-c", "pass"), "--duration -1")
+    _one_error_line(
+        run_envguard("watch", "--duration", "-1", "--", sys.executable, "-c", "pass"), "--duration -1"
+    )
 
 
 def test_ctrl_c_is_forwarded_and_the_exit_code_passed_through(train_script: Path, tmp_path: Path) -> None:

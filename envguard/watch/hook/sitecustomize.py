@@ -78,7 +78,7 @@ class _State:
             os.getpid() != self.pid
         ):  # a forked DataLoader worker: its copy of the totals is not ours to report
             return
-        data = (json.dumps(self.line(), separators=(",", ":")) + "\n").encode()
+        data = (json.dumps(self.line(), separators=(",", ":"), default=str) + "\n").encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, data)
