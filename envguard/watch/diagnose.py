@@ -74,6 +74,14 @@ def fair_share_speedup(n: int, k: int, share: float, main: float, others: float,
     return (k * share_k) / (n * min(share, 1.0))
 
 
+def _reads(fig: Figures) -> str:
+    """Busy workers that also read a lot spend their CPU on reading and decoding, not only on augmenting."""
+    if fig.disk_read < 50e6:
+        return ""
+    return (f"; the workers also read {fig.disk_read / 1e6:.0f} MB/s from disk: smaller or pre-decoded files cut "
+            "that CPU too")  # fmt: skip
+
+
 def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Recommendation | None]:
     """Workers computing: more of them while the job leaves cores unused; else make each batch cheaper."""
     n = _workers(loader)
@@ -92,7 +100,7 @@ def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Re
         return "all-cores-busy", Recommendation(
             "augmentation", None,
             f"{why}: more workers cannot help; make each batch cheaper (vectorise the augmentation, run it on "
-            "the GPU with torchvision.transforms.v2 or DALI, cache decoded samples)", None)  # fmt: skip
+            f"the GPU with torchvision.transforms.v2 or DALI, cache decoded samples){_reads(fig)}", None)  # fmt: skip
     busy = f"; other processes use {_cores(others)} cores" if others >= 0.25 else ""
     text = (f"num_workers={k} (from {n}): {_cores(spare)} of {usable} cores unused by the job{busy}; expected "
             f"~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} batches/s)")  # fmt: skip
