@@ -1,8 +1,9 @@
-"""What bounds the watched run and what to change, with the expected gain; each verdict cites its numbers (pure).
+"""What bounds the watched run and what to change, with the expected gain; each verdict cites its numbers
+(pure).
 
-Throughput model (../shared/reference/dataloader.md): the loop runs at min(consumer, producer) where the consumer
-rate is 1 / step time and the producer rate is what the loaders deliver. CPU-bound workers deliver in proportion to
-the cores they get; latency-bound workers (sleeping on I/O) in proportion to their number.
+Throughput model (../shared/reference/dataloader.md): the loop runs at min(consumer, producer) where the
+consumer rate is 1 / step time and the producer rate is what the loaders deliver. CPU-bound workers deliver in
+proportion to the cores they get; latency-bound workers (sleeping on I/O) in proportion to their number.
 """
 
 from __future__ import annotations
@@ -63,9 +64,10 @@ def _workers_text(fig: Figures) -> str:
 
 
 def fair_share_speedup(n: int, k: int, share: float, main: float, others: float, cores: int) -> float:
-    """Speed-up of CPU-bound workers from n to k when the scheduler shares `cores` fairly between every runnable
-    entity: k workers, the main process (`main` cores) and the other load. `share` is the core each of the n
-    workers got; where it was below a full core, the other load is what explains it (C / share - n - main)."""
+    """Speed-up of CPU-bound workers from n to k when the scheduler shares `cores` fairly between every
+    runnable entity: k workers, the main process (`main` cores) and the other load. `share` is the core each
+    of the n workers got; where it was below a full core, the other load is what explains it (C / share - n -
+    main)."""
     if n <= 0 or share <= 0:
         return 1.0
     if share < 0.95:
@@ -78,8 +80,10 @@ def _reads(fig: Figures) -> str:
     """Busy workers that also read a lot spend their CPU on reading and decoding, not only on augmenting."""
     if fig.disk_read < 50e6:
         return ""
-    return (f"; the workers also read {fig.disk_read / 1e6:.0f} MB/s from disk: smaller or pre-decoded files cut "
-            "that CPU too")  # fmt: skip
+    return (
+        f"; the workers also read {fig.disk_read / 1e6:.0f} MB/s from disk: smaller or pre-decoded files cut "
+        "that CPU too"
+    )
 
 
 def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Recommendation | None]:
@@ -95,15 +99,24 @@ def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Re
     k = max(n, min(k, needed))
     speedup = min(fair_share_speedup(n, k, share, fig.main_cores, others, usable), consumer / producer)
     if k <= n or speedup < 1.1:
-        why = (f"the job uses {_cores(fig.job_cores)} and other processes {_cores(others)} of {usable} cores"
-               if others >= 0.5 else f"the job already uses {_cores(fig.job_cores)} of {usable} cores")  # fmt: skip
+        why = (
+            f"the job uses {_cores(fig.job_cores)} and other processes {_cores(others)} of {usable} cores"
+            if others >= 0.5
+            else f"the job already uses {_cores(fig.job_cores)} of {usable} cores"
+        )
         return "all-cores-busy", Recommendation(
-            "augmentation", None,
-            f"{why}: more workers cannot help; make each batch cheaper (vectorise the augmentation, run it on "
-            f"the GPU with torchvision.transforms.v2 or DALI, cache decoded samples){_reads(fig)}", None)  # fmt: skip
+            "augmentation",
+            None,
+            f"{why}: more workers cannot help; make each batch cheaper (vectorise the augmentation, run it "
+            "on "
+            f"the GPU with torchvision.transforms.v2 or DALI, cache decoded samples){_reads(fig)}",
+            None,
+        )
     busy = f"; other processes use {_cores(others)} cores" if others >= 0.25 else ""
-    text = (f"num_workers={k} (from {n}): {_cores(spare)} of {usable} cores unused by the job{busy}; expected "
-            f"~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} batches/s)")  # fmt: skip
+    text = (
+        f"num_workers={k} (from {n}): {_cores(spare)} of {usable} cores unused by the job{busy}; expected "
+        f"~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} batches/s)"
+    )
     return "cpu", Recommendation("num_workers", k, text, round(speedup, 3))
 
 
@@ -114,17 +127,22 @@ def _waiting(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Reco
     consumer = loader.batches / loader.step_s if loader.step_s > 0 else math.inf
     disk = (fig.iowait or 0.0) >= 10.0 or fig.dstate >= 0.2
     if disk:
-        text = (f"the disk: iowait {fig.iowait or 0:.0f}%, workers in D state {fig.dstate:.0%} of samples, reads "
-                f"{fig.disk_read / 1e6:.1f} MB/s (peak {fig.disk_peak / 1e6:.1f}); move the data to local SSD or "
-                "tmpfs, pack small files into larger shards; add workers only if the disk has headroom")  # fmt: skip
+        text = (
+            f"the disk: iowait {fig.iowait or 0:.0f}%, workers in D state {fig.dstate:.0%} of samples, reads "
+            f"{fig.disk_read / 1e6:.1f} MB/s (peak {fig.disk_peak / 1e6:.1f}); move the data to local SSD or "
+            "tmpfs, pack small files into larger shards; add workers only if the disk has headroom"
+        )
         return "io", Recommendation("storage", None, text, None)
     ratio = consumer / producer if math.isfinite(consumer) else 2.0
     cpu_room = usable / fig.job_cores if fig.job_cores > 0 else ratio
     k = max(n + 1, math.ceil(n * min(ratio, cpu_room, 4.0)))
     speedup = max(1.0, min(k / n, ratio, cpu_room))
-    text = (f"num_workers={k} (from {n}): workers wait off-CPU ({fig.worker_cpu or 0:.0f}% CPU, no iowait), so more "
-            f"of them overlap the waits; expected ~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} "
-            "batches/s); also: local SSD/tmpfs or larger files if the data is remote")  # fmt: skip
+    text = (
+        f"num_workers={k} (from {n}): workers wait off-CPU ({fig.worker_cpu or 0:.0f}% CPU, no iowait), so "
+        "more "
+        f"of them overlap the waits; expected ~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} "
+        "batches/s); also: local SSD/tmpfs or larger files if the data is remote"
+    )
     return "latency", Recommendation("num_workers", k, text, round(speedup, 3))
 
 
@@ -135,8 +153,10 @@ def _in_main(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Reco
     rate_now = 1 / (per_batch + step)
     rate_new = min(1 / step if step > 0 else math.inf, k / per_batch)
     speedup = max(1.0, rate_new / rate_now)
-    text = (f"num_workers={k} (from 0): the main process spends {per_batch * 1e3:.1f} ms per batch loading "
-            f"between {step * 1e3:.1f} ms steps; expected ~{speedup:.2f}x")  # fmt: skip
+    text = (
+        f"num_workers={k} (from 0): the main process spends {per_batch * 1e3:.1f} ms per batch loading "
+        f"between {step * 1e3:.1f} ms steps; expected ~{speedup:.2f}x"
+    )
     return "in-main", Recommendation("num_workers", k, text, round(speedup, 3))
 
 
@@ -149,15 +169,31 @@ def _input(run: WatchRun, loader: LoaderTotals, fig: Figures, fraction: float) -
     else:
         cause, rec = _waiting(loader, fig, run.usable_cpus)
     idle = max(0.0, run.usable_cpus - fig.busy_cores)
-    headline = (f"input-bound: the loop waits for data {fraction:.0%} of the time; {_workers_text(fig)}; "
-                f"{_cores(idle)} of {run.usable_cpus} cores idle")  # fmt: skip
-    evidence = (f"wait {loader.wait_s:.1f} s of {loader.loop_s:.1f} s loop over {loader.batches} batches "
-                f"({loader.batches / loader.loop_s:.1f}/s); {_workers_text(fig)}; job {_cores(fig.job_cores)} cores, "
-                f"host {_cores(fig.busy_cores)} of {fig.cores} busy; iowait {fig.iowait or 0:.0f}%")  # fmt: skip
-    label = {"cpu": "CPU-bound workers", "all-cores-busy": "CPU-bound, all cores busy", "io": "I/O-bound (disk)",
-             "latency": "I/O/latency-bound workers", "in-main": "loading in the main process"}[cause]  # fmt: skip
-    findings = [Finding("input pipeline", f"input-bound: {label}", "FAIL" if fraction >= 0.3 else "WARN", evidence,
-                        rec.text if rec else "")]  # fmt: skip
+    headline = (
+        f"input-bound: the loop waits for data {fraction:.0%} of the time; {_workers_text(fig)}; "
+        f"{_cores(idle)} of {run.usable_cpus} cores idle"
+    )
+    evidence = (
+        f"wait {loader.wait_s:.1f} s of {loader.loop_s:.1f} s loop over {loader.batches} batches "
+        f"({loader.batches / loader.loop_s:.1f}/s); {_workers_text(fig)}; job {_cores(fig.job_cores)} cores, "
+        f"host {_cores(fig.busy_cores)} of {fig.cores} busy; iowait {fig.iowait or 0:.0f}%"
+    )
+    label = {
+        "cpu": "CPU-bound workers",
+        "all-cores-busy": "CPU-bound, all cores busy",
+        "io": "I/O-bound (disk)",
+        "latency": "I/O/latency-bound workers",
+        "in-main": "loading in the main process",
+    }[cause]
+    findings = [
+        Finding(
+            "input pipeline",
+            f"input-bound: {label}",
+            "FAIL" if fraction >= 0.3 else "WARN",
+            evidence,
+            rec.text if rec else "",
+        )
+    ]
     return Diagnosis("input-bound", cause, headline, round(fraction, 4), _rate(loader), tuple(findings), rec)
 
 
@@ -169,27 +205,61 @@ def _memory(run: WatchRun, fig: Figures) -> list[Finding]:
     out: list[Finding] = []
     if fig.worker_growth >= GROWTH_BYTES and fig.worker_growth >= GROWTH_SHARE * fig.worker_first_uss:
         per_min = fig.worker_growth / max(fig.worker_growth_s, 1e-9) * 60
-        out.append(Finding("memory", "worker memory growth", "WARN",
-            f"a worker's USS grew {human_bytes(fig.worker_growth)} in {fig.worker_growth_s:.1f} s "
-            f"(from {human_bytes(fig.worker_first_uss)}, {human_bytes(per_min)}/min)",
-            "copy-on-read (pytorch#13246): hold the dataset's Python lists/dicts as numpy arrays or one bytes "
-            "buffer; check for caches that grow per sample"))  # fmt: skip
+        out.append(
+            Finding(
+                "memory",
+                "worker memory growth",
+                "WARN",
+                f"a worker's USS grew {human_bytes(fig.worker_growth)} in {fig.worker_growth_s:.1f} s "
+                f"(from {human_bytes(fig.worker_first_uss)}, {human_bytes(per_min)}/min)",
+                "copy-on-read (pytorch#13246): hold the dataset's Python lists/dicts as numpy arrays or one "
+                "bytes "
+                "buffer; check for caches that grow per sample",
+            )
+        )
     elif any(p.role == "worker" for s in run.samples for p in s.procs):
-        out.append(Finding("memory", "worker memory growth", "PASS",
-                           f"largest worker USS growth {human_bytes(fig.worker_growth)}"))  # fmt: skip
+        out.append(
+            Finding(
+                "memory",
+                "worker memory growth",
+                "PASS",
+                f"largest worker USS growth {human_bytes(fig.worker_growth)}",
+            )
+        )
     if fig.shm_peak is not None and fig.shm_peak >= 0.8:
-        out.append(Finding("memory", "/dev/shm", "WARN", f"/dev/shm {fig.shm_peak:.0%} full at its peak",
-                           "enlarge it (docker --shm-size) or lower num_workers x prefetch_factor"))  # fmt: skip
+        out.append(
+            Finding(
+                "memory",
+                "/dev/shm",
+                "WARN",
+                f"/dev/shm {fig.shm_peak:.0%} full at its peak",
+                "enlarge it (docker --shm-size) or lower num_workers x prefetch_factor",
+            )
+        )
     if fig.mem_available_min < 0.1 or fig.swap_growth > 64 * MiB:
-        out.append(Finding("memory", "RAM", "WARN",
-            f"available RAM fell to {fig.mem_available_min:.0%}; swap grew {human_bytes(fig.swap_growth)}",
-            "fewer workers or a smaller prefetch_factor; fix growing workers first"))  # fmt: skip
+        out.append(
+            Finding(
+                "memory",
+                "RAM",
+                "WARN",
+                f"available RAM fell to {fig.mem_available_min:.0%}; swap grew {human_bytes(fig.swap_growth)}",
+                "fewer workers or a smaller prefetch_factor; fix growing workers first",
+            )
+        )
     return out
 
 
 def _hook(run: WatchRun) -> list[Finding]:
-    out = [Finding("hook", "in-process hook", "WARN", error, "report it; the run was not affected, only the "
-                   "DataLoader timing is missing from then on") for error in run.hook.errors]  # fmt: skip
+    out = [
+        Finding(
+            "hook",
+            "in-process hook",
+            "WARN",
+            error,
+            "report it; the run was not affected, only the DataLoader timing is missing from then on",
+        )
+        for error in run.hook.errors
+    ]
     return out
 
 
@@ -199,8 +269,15 @@ def _gpu(run: WatchRun, fig: Figures, loader: LoaderTotals | None) -> list[Findi
     out = [Finding("GPU", "GPU utilisation", "INFO", f"mean {fig.gpu_util or 0:.0f}% over the steady window")]
     used = any(g.used_by_tree for s in run.samples for g in s.gpus)
     if loader is not None and used and not loader.settings.get("pin_memory"):
-        out.append(Finding("GPU", "host -> device copies", "WARN", "pin_memory=False on a GPU run",
-                           "DataLoader(pin_memory=True) and .to(device, non_blocking=True)"))  # fmt: skip
+        out.append(
+            Finding(
+                "GPU",
+                "host -> device copies",
+                "WARN",
+                "pin_memory=False on a GPU run",
+                "DataLoader(pin_memory=True) and .to(device, non_blocking=True)",
+            )
+        )
     return out
 
 
@@ -211,8 +288,10 @@ def diagnose(run: WatchRun) -> Diagnosis:
     extra = _memory(run, fig) + _gpu(run, fig, loader) + _hook(run)
     batches, wait, loop = totals(loaders)
     if loader is None or batches == 0:
-        why = {"off": "the in-process hook was off (--no-hook or --pid)",
-               "no-loader": "no torch DataLoader was iterated"}.get(run.hook.state, "no loader data")  # fmt: skip
+        why = {
+            "off": "the in-process hook was off (--no-hook or --pid)",
+            "no-loader": "no torch DataLoader was iterated",
+        }.get(run.hook.state, "no loader data")
         headline = f"no loader timing: {why}; the job used {_cores(fig.job_cores)} of {run.usable_cpus} cores"
         finding = Finding("input pipeline", "data wait", "INFO", headline)
         return Diagnosis("no loader timing", "", headline, None, None, (finding, *extra), None)
@@ -230,11 +309,29 @@ def diagnose(run: WatchRun) -> Diagnosis:
     if fraction < INPUT_BOUND:
         gpu = f"; GPU {fig.gpu_util:.0f}% busy" if fig.gpu_util is not None else ""
         headline = f"not input-bound: the loop waits for data {fraction:.0%} of the time{gpu}"
-        finding = Finding("input pipeline", "data wait", "PASS",
-                          f"wait {wait:.2f} s of {loop:.1f} s loop over {batches} batches{gpu}",
-                          "")  # fmt: skip
-        return Diagnosis("not input-bound", "", headline + "; nothing to fix in the input pipeline",
-                         round(fraction, 4), _rate(loader), (finding, *extra), None)  # fmt: skip
+        finding = Finding(
+            "input pipeline",
+            "data wait",
+            "PASS",
+            f"wait {wait:.2f} s of {loop:.1f} s loop over {batches} batches{gpu}",
+            "",
+        )
+        return Diagnosis(
+            "not input-bound",
+            "",
+            headline + "; nothing to fix in the input pipeline",
+            round(fraction, 4),
+            _rate(loader),
+            (finding, *extra),
+            None,
+        )
     result = _input(run, loader, fig, fraction)
-    return Diagnosis(result.verdict, result.cause, result.headline, result.data_wait_fraction, result.batches_per_s,
-                     result.findings + tuple(extra), result.recommendation)  # fmt: skip
+    return Diagnosis(
+        result.verdict,
+        result.cause,
+        result.headline,
+        result.data_wait_fraction,
+        result.batches_per_s,
+        result.findings + tuple(extra),
+        result.recommendation,
+    )

@@ -26,10 +26,19 @@ class LiveView:
         from envguard.watch.diagnose import diagnose
 
         recent = tuple(self.samples[-WINDOW:])
-        run = WatchRun(command=self.options.command, pid=0, interval=self.options.interval, started="",
-                       duration=recent[-1].t, exit_code=None, usable_cpus=self.cpus.usable,
-                       physical_cpus=self.cpus.physical, hook=HookStatus(state="active" if recent[-1].loaders
-                       else "no-loader"), samples=recent, loaders=recent[-1].loaders)  # fmt: skip
+        run = WatchRun(
+            command=self.options.command,
+            pid=0,
+            interval=self.options.interval,
+            started="",
+            duration=recent[-1].t,
+            exit_code=None,
+            usable_cpus=self.cpus.usable,
+            physical_cpus=self.cpus.physical,
+            hook=HookStatus(state="active" if recent[-1].loaders else "no-loader"),
+            samples=recent,
+            loaders=recent[-1].loaders,
+        )
         return diagnose(run).headline
 
     def update(self, sample: Sample) -> None:

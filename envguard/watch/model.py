@@ -1,5 +1,5 @@
-"""The values `envguard watch` produces: one sample per interval (process tree, host, GPUs, loader totals) and the
-whole run. Frozen and JSON-ready through dataclasses.asdict."""
+"""The values `envguard watch` produces: one sample per interval (process tree, host, GPUs, loader totals) and
+the whole run. Frozen and JSON-ready through dataclasses.asdict."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""`run_watch`: start COMMAND (or attach to --pid), sample it every interval until it exits, return a WatchRun.
+"""`run_watch`: start COMMAND (or attach to --pid), sample it every interval until it exits, return a
+WatchRun.
 
-COMMAND runs in its own process group with the hook folder on its PYTHONPATH; Ctrl-C and SIGTERM reaching envguard
-are forwarded to that group, and the job's exit status becomes envguard's exit code (a signal N as 128+N).
+COMMAND runs in its own process group with the hook folder on its PYTHONPATH; Ctrl-C and SIGTERM reaching
+envguard are forwarded to that group, and the job's exit status becomes envguard's exit code (a signal N as
+128+N).
 """
 
 from __future__ import annotations
@@ -227,14 +229,23 @@ class _Watch:
             loaders = self.reader.loaders()
         procs = self.sampler.processes()
         procs = label(procs, main_pids(procs, {lt.pid for lt in loaders}))
-        sample = Sample(t=round(t, 3), procs=procs, host=self.sampler.host(),
-                        gpus=self.gpus.sample({p.pid for p in procs}), loaders=loaders)  # fmt: skip
+        sample = Sample(
+            t=round(t, 3),
+            procs=procs,
+            host=self.sampler.host(),
+            gpus=self.gpus.sample({p.pid for p in procs}),
+            loaders=loaders,
+        )
         self.cpu_s += time.process_time() - cpu_before
         return sample
 
 
-def run_watch(options: WatchOptions, on_sample: Callable[[Sample], None] | None = None,
-              output: Output = "inherit", sink: Sink | None = None) -> WatchRun:  # fmt: skip
+def run_watch(
+    options: WatchOptions,
+    on_sample: Callable[[Sample], None] | None = None,
+    output: Output = "inherit",
+    sink: Sink | None = None,
+) -> WatchRun:
     """Watch until the job exits (or --duration passes); the result carries every sample and the exit code."""
     validate(options)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -251,8 +262,9 @@ def run_watch(options: WatchOptions, on_sample: Callable[[Sample], None] | None 
             shutil.rmtree(watch.folder, ignore_errors=True)
 
 
-def _loop(watch: _Watch, options: WatchOptions, start: float,
-          on_sample: Callable[[Sample], None] | None) -> None:  # fmt: skip
+def _loop(
+    watch: _Watch, options: WatchOptions, start: float, on_sample: Callable[[Sample], None] | None
+) -> None:
     tick = start + options.interval
     while watch.alive(tick - time.monotonic()):
         now = time.monotonic()
@@ -285,8 +297,17 @@ def _result(watch: _Watch, options: WatchOptions, started: str, duration: float)
         code = rc if rc >= 0 else 128 - rc
     cpus = cpu_info()
     return WatchRun(
-        command=options.command, pid=watch.pid, interval=options.interval, started=started,
-        duration=round(duration, 3), exit_code=code, usable_cpus=cpus.usable, physical_cpus=cpus.physical,
-        hook=hook, samples=tuple(watch.samples), loaders=loaders, gpu_note=watch.gpus.note,
+        command=options.command,
+        pid=watch.pid,
+        interval=options.interval,
+        started=started,
+        duration=round(duration, 3),
+        exit_code=code,
+        usable_cpus=cpus.usable,
+        physical_cpus=cpus.physical,
+        hook=hook,
+        samples=tuple(watch.samples),
+        loaders=loaders,
+        gpu_note=watch.gpus.note,
         sampler_cpu_s=round(watch.cpu_s, 4),
-    )  # fmt: skip
+    )

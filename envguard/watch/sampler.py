@@ -1,7 +1,9 @@
-"""Sample the watched process tree and the host with psutil, and the GPUs with NVML (nvidia-ml-py) when present.
+"""Sample the watched process tree and the host with psutil, and the GPUs with NVML (nvidia-ml-py) when
+present.
 
-The only parts psutil does not provide are read directly: PSI (/proc/pressure/*). A Sampler keeps psutil Process
-objects between samples so CPU percentages and read rates are measured over the interval, not since start.
+The only parts psutil does not provide are read directly: PSI (/proc/pressure/*). A Sampler keeps psutil
+Process objects between samples so CPU percentages and read rates are measured over the interval, not since
+start.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ USS_BUDGET = 0.005  # CPU seconds per second of interval the sampler may spend r
 
 
 def psi(kind: str, root: Path = PRESSURE) -> float | None:
-    """The 'some avg10' share of time (percent) tasks stalled on `kind` (cpu, io, memory); None without PSI."""
+    """The 'some avg10' share of time (percent) tasks stalled on `kind` (cpu, io, memory); None without
+    PSI."""
     try:
         first = (root / kind).read_text().splitlines()[0].split()
     except (OSError, IndexError):
@@ -32,7 +35,8 @@ def psi(kind: str, root: Path = PRESSURE) -> float | None:
 
 
 class Sampler:
-    """Samples the tree under `root_pid` (itself included) and the host; the first call primes the counters."""
+    """Samples the tree under `root_pid` (itself included) and the host; the first call primes the
+    counters."""
 
     def __init__(self, root_pid: int, interval: float = 1.0, shm: str = "/dev/shm") -> None:
         import psutil
@@ -76,13 +80,22 @@ class Sampler:
             try:
                 with proc.oneshot():
                     ppid = proc.ppid()
-                    out.append(ProcSample(
-                        pid=proc.pid, ppid=ppid, name=proc.name(), role="other",
-                        cpu=self._cpu(proc), core=_maybe(proc.cpu_num), threads=proc.num_threads(),
-                        rss=proc.memory_info().rss, uss=None, state=proc.status(),
-                        read_bytes=(read := _maybe(lambda p=proc: p.io_counters().read_bytes)),
-                        read_rate=self._rate(proc.pid, now, read),
-                    ))  # fmt: skip
+                    out.append(
+                        ProcSample(
+                            pid=proc.pid,
+                            ppid=ppid,
+                            name=proc.name(),
+                            role="other",
+                            cpu=self._cpu(proc),
+                            core=_maybe(proc.cpu_num),
+                            threads=proc.num_threads(),
+                            rss=proc.memory_info().rss,
+                            uss=None,
+                            state=proc.status(),
+                            read_bytes=(read := _maybe(lambda p=proc: p.io_counters().read_bytes)),
+                            read_rate=self._rate(proc.pid, now, read),
+                        )
+                    )
             except psutil.Error:
                 continue  # it exited between the listing and the read
         self._refresh_uss([p.pid for p in out])
@@ -138,11 +151,19 @@ class Sampler:
         span = max(now - then, 1e-6)
         rates = {d: max(0.0, (v - before[d]) / span) for d, v in disks.items() if d in before}
         return HostSample(
-            cpu=sum(per_core) / max(len(per_core), 1), per_core=per_core,
-            iowait=getattr(times, "iowait", None), steal=getattr(times, "steal", None),
-            psi_cpu=psi("cpu"), psi_io=psi("io"), mem_total=int(memory.total), mem_available=int(memory.available),
-            swap_used=int(swap.used), shm_used=shm_used, shm_total=shm_total, disk_read=rates,
-        )  # fmt: skip
+            cpu=sum(per_core) / max(len(per_core), 1),
+            per_core=per_core,
+            iowait=getattr(times, "iowait", None),
+            steal=getattr(times, "steal", None),
+            psi_cpu=psi("cpu"),
+            psi_io=psi("io"),
+            mem_total=int(memory.total),
+            mem_available=int(memory.available),
+            swap_used=int(swap.used),
+            shm_used=shm_used,
+            shm_total=shm_total,
+            disk_read=rates,
+        )
 
 
 def _maybe(function: Any) -> Any:
@@ -185,15 +206,20 @@ class GpuSampler:
             tx = _maybe(lambda h=handle: nvml.nvmlDeviceGetPcieThroughput(h, nvml.NVML_PCIE_UTIL_TX_BYTES))
             power = _maybe(lambda h=handle: nvml.nvmlDeviceGetPowerUsage(h))
             name = _maybe(lambda h=handle: nvml.nvmlDeviceGetName(h)) or "?"
-            out.append(GpuSample(
-                index=index, name=name.decode() if isinstance(name, bytes) else str(name),
-                used_by_tree=any(getattr(u, "pid", None) in pids for u in users),
-                utilization=int(load.gpu) if load else None, memory_used=int(memory.used) if memory else None,
-                memory_total=int(memory.total) if memory else None,
-                pcie_rx=rx * 1024.0 if rx is not None else None, pcie_tx=tx * 1024.0 if tx is not None else None,
-                sm_clock=_maybe(lambda h=handle: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)),
-                power_w=power / 1000.0 if power is not None else None,
-            ))  # fmt: skip
+            out.append(
+                GpuSample(
+                    index=index,
+                    name=name.decode() if isinstance(name, bytes) else str(name),
+                    used_by_tree=any(getattr(u, "pid", None) in pids for u in users),
+                    utilization=int(load.gpu) if load else None,
+                    memory_used=int(memory.used) if memory else None,
+                    memory_total=int(memory.total) if memory else None,
+                    pcie_rx=rx * 1024.0 if rx is not None else None,
+                    pcie_tx=tx * 1024.0 if tx is not None else None,
+                    sm_clock=_maybe(lambda h=handle: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)),
+                    power_w=power / 1000.0 if power is not None else None,
+                )
+            )
         return tuple(out)
 
 

@@ -79,26 +79,36 @@ def figures(run: WatchRun) -> Figures:
         for s in run.samples
         if s.host.shm_total and s.host.shm_used is not None
     ]
-    gpus = [g.utilization for s in window for g in s.gpus if g.utilization is not None and (g.used_by_tree or
-            not any(x.used_by_tree for x in s.gpus))]  # fmt: skip
+    gpus = [
+        g.utilization
+        for s in window
+        for g in s.gpus
+        if g.utilization is not None and (g.used_by_tree or not any(x.used_by_tree for x in s.gpus))
+    ]
     return Figures(
-        window=len(window), workers=max((sum(p.role == "worker" for p in s.procs) for s in window), default=0),
-        worker_cpu=_mean(per_worker), worker_cores=sum(p.cpu for p in workers) / 100 / n,
+        window=len(window),
+        workers=max((sum(p.role == "worker" for p in s.procs) for s in window), default=0),
+        worker_cpu=_mean(per_worker),
+        worker_cores=sum(p.cpu for p in workers) / 100 / n,
         main_cores=sum(p.cpu for s in window for p in s.procs if p.role == "main") / 100 / n,
         job_cores=sum(p.cpu for s in window for p in s.procs) / 100 / n,
-        busy_cores=(fmean(s.host.cpu for s in window) / 100 * cores) if window else 0.0, cores=cores,
+        busy_cores=(fmean(s.host.cpu for s in window) / 100 * cores) if window else 0.0,
+        cores=cores,
         iowait=_mean([s.host.iowait for s in window if s.host.iowait is not None]),
         steal=_mean([s.host.steal for s in window if s.host.steal is not None]),
         psi_cpu=_mean([s.host.psi_cpu for s in window if s.host.psi_cpu is not None]),
         dstate=(sum(p.state == "disk-sleep" for p in workers) / len(workers)) if workers else 0.0,
         runnable=(sum(p.state == "running" for p in workers) / len(workers)) if workers else 0.0,
-        disk_read=fmean(disk) if disk else 0.0, disk_peak=max(disk, default=0.0),
-        worker_growth=growth, worker_growth_s=growth_s, worker_first_uss=first_uss,
+        disk_read=fmean(disk) if disk else 0.0,
+        disk_peak=max(disk, default=0.0),
+        worker_growth=growth,
+        worker_growth_s=growth_s,
+        worker_first_uss=first_uss,
         shm_peak=max(shm) if shm else None,
         mem_available_min=min((s.host.mem_available / s.host.mem_total for s in run.samples), default=1.0),
         swap_growth=(run.samples[-1].host.swap_used - run.samples[0].host.swap_used) if run.samples else 0,
         gpu_util=_mean([float(g) for g in gpus]),
-    )  # fmt: skip
+    )
 
 
 def totals(loaders: tuple[LoaderTotals, ...]) -> tuple[int, float, float]:
@@ -119,11 +129,15 @@ def timeline(run: WatchRun) -> list[dict[str, float | None]]:
         d_batches, d_wait, d_loop = batches - previous[0], wait - previous[1], loop - previous[2]
         previous = (batches, wait, loop)
         gpu = [g.utilization for g in sample.gpus if g.utilization is not None]
-        rows.append({
-            "t": sample.t, "data_wait_fraction": round(d_wait / d_loop, 4) if d_loop > 0 else None,
-            "batches_per_s": round(d_batches / d_loop, 3) if d_loop > 0 else None,
-            "cpu": round(sample.host.cpu, 1), "job_cores": round(sum(p.cpu for p in sample.procs) / 100, 2),
-            "gpu_util": fmean(gpu) if gpu else None,
-            "disk_read_mb_s": round(sum(sample.host.disk_read.values()) / 1e6, 2),
-        })  # fmt: skip
+        rows.append(
+            {
+                "t": sample.t,
+                "data_wait_fraction": round(d_wait / d_loop, 4) if d_loop > 0 else None,
+                "batches_per_s": round(d_batches / d_loop, 3) if d_loop > 0 else None,
+                "cpu": round(sample.host.cpu, 1),
+                "job_cores": round(sum(p.cpu for p in sample.procs) / 100, 2),
+                "gpu_util": fmean(gpu) if gpu else None,
+                "disk_read_mb_s": round(sum(sample.host.disk_read.values()) / 1e6, 2),
+            }
+        )
     return rows

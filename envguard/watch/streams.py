@@ -52,12 +52,20 @@ class StreamReader:
         for pid, record in sorted(self.latest.items()):
             for item in record.get("loaders") or []:
                 try:
-                    out.append(LoaderTotals(
-                        pid=pid, rank=record.get("rank"), id=int(item["id"]), settings=dict(item["settings"]),
-                        batches=int(item["batches"]), epochs=int(item["epochs"]), wait_s=float(item["wait_s"]),
-                        step_s=float(item["step_s"]), startup_s=float(item["startup_s"]),
-                        first_s=float(item["first_s"]),
-                    ))  # fmt: skip
+                    out.append(
+                        LoaderTotals(
+                            pid=pid,
+                            rank=record.get("rank"),
+                            id=int(item["id"]),
+                            settings=dict(item["settings"]),
+                            batches=int(item["batches"]),
+                            epochs=int(item["epochs"]),
+                            wait_s=float(item["wait_s"]),
+                            step_s=float(item["step_s"]),
+                            startup_s=float(item["startup_s"]),
+                            first_s=float(item["first_s"]),
+                        )
+                    )
                 except (KeyError, TypeError, ValueError):
                     self.bad_lines += 1
         return tuple(out)

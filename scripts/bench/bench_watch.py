@@ -4,13 +4,14 @@
    bare and under `envguard watch` (1 s interval, hook on), interleaved, --runs each. The script times its own
    steady state (batches 20..end) with perf_counter and prints batches/s; median per side, ratio watched/bare.
    Target: ratio >= 0.98 (overhead <= 2%).
-2. Sampler CPU: `envguard watch --interval 1 --duration D --json` on a job with 16 DataLoader workers (sleep-based,
-   nearly idle, so the tree has 17 processes); CPU seconds the sampler spent (WatchRun.sampler_cpu_s, measured
-   with process_time around each sample) / watched seconds, and envguard's whole process CPU (psutil, includes
-   the interpreter start and the report). Target: sampler <= 2% of one core.
+2. Sampler CPU: `envguard watch --interval 1 --duration D --json` on a job with 16 DataLoader workers
+   (sleep-based, nearly idle, so the tree has 17 processes); CPU seconds the sampler spent
+   (WatchRun.sampler_cpu_s, measured with process_time around each sample) / watched seconds, and envguard's
+   whole process CPU (psutil, includes the interpreter start and the report). Target: sampler <= 2% of one
+   core.
 
-The machine is shared: load average and the host's busy share are printed next to each figure.
-Usage: python scripts/bench/bench_watch.py [--runs 5] [--batches 300] [--duration 20]
+The machine is shared: load average and the host's busy share are printed next to each figure. Usage: python
+scripts/bench/bench_watch.py [--runs 5] [--batches 300] [--duration 20]
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def overhead(script: Path, runs: int, batches: int) -> None:
     bare_m, watched_m = statistics.median(rates["bare"]), statistics.median(rates["watched"])
     print(f"| bare | {bare_m:.2f} batches/s (min {min(rates['bare']):.2f}, max {max(rates['bare']):.2f}) |")
     print(
-        f"| watched | {watched_m:.2f} batches/s (min {min(rates['watched']):.2f}, max {max(rates['watched']):.2f}) |"
+        f"| watched | {watched_m:.2f} batches/s (min {min(rates['watched']):.2f}, max "
+        f"{max(rates['watched']):.2f}) |"
     )
     print(f"| ratio watched/bare | {watched_m / bare_m:.3f} (target >= 0.98) |   after: {load()}")
 
@@ -94,8 +96,25 @@ def sampler(script: Path, duration: float, runs: int) -> None:
     shares, wholes, procs = [], [], []
     for _ in range(runs):
         out = script.with_name("watch.json")
-        command = [sys.executable, "-m", "envguard", "watch", "--interval", "1", "--duration", str(duration),
-                   "--json", "-o", str(out), "--", sys.executable, str(script), "16", "100000000", "50"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "envguard",
+            "watch",
+            "--interval",
+            "1",
+            "--duration",
+            str(duration),
+            "--json",
+            "-o",
+            str(out),
+            "--",
+            sys.executable,
+            str(script),
+            "16",
+            "100000000",
+            "50",
+        ]
         watcher = psutil.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cpu = 0.0
         while watcher.poll() is None:
@@ -110,10 +129,15 @@ def sampler(script: Path, duration: float, runs: int) -> None:
         shares.append(run["sampler_cpu_s"] / run["duration"])
         wholes.append(cpu / run["duration"])
         procs.append(max(len(s["procs"]) for s in report["samples"]))
-    print(f"| sampler CPU / watched time | {statistics.median(shares):.2%} of one core (min {min(shares):.2%}, "
-          f"max {max(shares):.2%}; {max(procs)} processes sampled) |")  # fmt: skip
-    print(f"| envguard process CPU / watched time | {statistics.median(wholes):.2%} (interpreter start, imports "
-          f"and report included) |   after: {load()}")  # fmt: skip
+    print(
+        f"| sampler CPU / watched time | {statistics.median(shares):.2%} of one core (min {min(shares):.2%}, "
+        f"max {max(shares):.2%}; {max(procs)} processes sampled) |"
+    )
+    print(
+        f"| envguard process CPU / watched time | {statistics.median(wholes):.2%} (interpreter start, "
+        "imports "
+        f"and report included) |   after: {load()}"
+    )
 
 
 def main() -> None:

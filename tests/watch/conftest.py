@@ -47,7 +47,8 @@ class Images(Dataset):
         while time.process_time() < end:
             x = torch.flip(x, dims=[2]) * 0.999  # an augmentation chain
         if args.leak_kb:
-            self.kept.append(bytearray(os.urandom(args.leak_kb * 1024)))  # a per-sample cache that never stops
+            # a per-sample cache that never stops
+            self.kept.append(bytearray(os.urandom(args.leak_kb * 1024)))
         return x, i % 10
 
 
@@ -84,8 +85,9 @@ class Watched:
 
 
 def run_envguard(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "envguard", *argv], capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "envguard", *argv], capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture
@@ -100,10 +102,15 @@ Watch = Callable[..., Watched]
 
 @pytest.fixture
 def watch(tmp_path: Path, train_script: Path) -> Watch:
-    """watch(*script_args, interval=0.5, extra=()) runs `envguard watch --json -o FILE -- python train.py ARGS`."""
+    """watch(*script_args, interval=0.5, extra=()) runs `envguard watch --json -o FILE -- python train.py
+    ARGS`."""
 
-    def run(*script_args: str, interval: float = 0.5, extra: tuple[str, ...] = (),
-            command: tuple[str, ...] | None = None) -> Watched:  # fmt: skip
+    def run(
+        *script_args: str,
+        interval: float = 0.5,
+        extra: tuple[str, ...] = (),
+        command: tuple[str, ...] | None = None,
+    ) -> Watched:
         out = tmp_path / "watch.json"
         out.unlink(missing_ok=True)
         cmd = command or (sys.executable, str(train_script), *script_args)

@@ -1,4 +1,5 @@
-"""`envguard watch` as a command: exit codes passed through, Ctrl-C forwarded, bad input, the hook's safety, views."""
+"""`envguard watch` as a command: exit codes passed through, Ctrl-C forwarded, bad input, the hook's
+safety, views."""
 
 from __future__ import annotations
 
@@ -77,8 +78,22 @@ def test_ctrl_c_is_forwarded_and_the_exit_code_passed_through(train_script: Path
         "import time, sys\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(5)\n"
     )
     out = tmp_path / "w.json"
-    process = subprocess.Popen([sys.executable, "-m", "envguard", "watch", "--json", "-o", str(out), "--",
-                                sys.executable, str(script)], stderr=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "envguard",
+            "watch",
+            "--json",
+            "-o",
+            str(out),
+            "--",
+            sys.executable,
+            str(script),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(2.5)
     process.send_signal(
         signal.SIGINT
@@ -88,8 +103,10 @@ def test_ctrl_c_is_forwarded_and_the_exit_code_passed_through(train_script: Path
 
 
 def test_attach_to_a_running_job_by_pid(train_script: Path) -> None:
-    job = subprocess.Popen([sys.executable, str(train_script), "--workers", "1", "--batches", "10000",
-                            "--sleep-ms", "2"], stdout=subprocess.DEVNULL)  # fmt: skip
+    job = subprocess.Popen(
+        [sys.executable, str(train_script), "--workers", "1", "--batches", "10000", "--sleep-ms", "2"],
+        stdout=subprocess.DEVNULL,
+    )
     try:
         import psutil
 
@@ -114,7 +131,8 @@ def test_hook_crash_leaves_the_script_running_and_is_reported(tmp_path: Path, wa
     script = tmp_path / "odd.py"
     script.write_text(
         "import torch\nfrom torch.utils.data import DataLoader\n"
-        "class Odd(DataLoader):\n    @property\n    def batch_size(self):\n        raise RuntimeError('odd loader')\n"
+        "class Odd(DataLoader):\n    @property\n    def batch_size(self):\n        raise RuntimeError('odd "
+        "loader')\n"
         "    @batch_size.setter\n    def batch_size(self, value):\n        pass\n"
         "total = sum(int(b.sum()) for b in Odd(list(range(100)), batch_size=10))\nprint('sum', total)\n"
     )
@@ -135,16 +153,35 @@ def test_hook_chains_to_an_existing_sitecustomize(tmp_path: Path, watch: Watch) 
     import os
 
     env = dict(os.environ, PYTHONPATH=str(site))
-    done = subprocess.run([sys.executable, "-m", "envguard", "watch", "--json", "--", sys.executable, str(script)],
-                          capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "envguard", "watch", "--json", "--", sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "chained" in done.stderr
 
 
 def test_markdown_text_and_plot_views(tmp_path: Path, train_script: Path) -> None:
     png = tmp_path / "timeline.png"
-    done = run_envguard("watch", "--interval", "0.5", "--markdown", "--plot", str(png), "--", sys.executable,
-                        str(train_script), "--workers", "1", "--batches", "100", *("--cpu-ms", "8"))  # fmt: skip
+    done = run_envguard(
+        "watch",
+        "--interval",
+        "0.5",
+        "--markdown",
+        "--plot",
+        str(png),
+        "--",
+        sys.executable,
+        str(train_script),
+        "--workers",
+        "1",
+        "--batches",
+        "100",
+        *("--cpu-ms", "8"),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("### envguard watch:")
     assert "| Status | Category |" in done.stdout and "**input-bound: the loop waits for data" in done.stdout
@@ -166,8 +203,18 @@ def test_json_on_stdout_keeps_the_jobs_output_out_of_it(train_script: Path) -> N
 
 def test_duration_stops_the_job_as_ctrl_c_would() -> None:
     started = time.monotonic()
-    done = run_envguard("watch", "--duration", "1", "--interval", "0.25", "--json", "--", sys.executable, "-c",
-                        "import time; time.sleep(60)")  # fmt: skip
+    done = run_envguard(
+        "watch",
+        "--duration",
+        "1",
+        "--interval",
+        "0.25",
+        "--json",
+        "--",
+        sys.executable,
+        "-c",
+        "import time; time.sleep(60)",
+    )
     assert done.returncode == 130, done.stderr  # the job died of SIGINT: 128 + 2
     assert time.monotonic() - started < 30
     report = json.loads(done.stdout)

@@ -1,4 +1,5 @@
-"""`envguard watch` on real training scripts: the diagnosis names the bottleneck and a fix whose gain holds."""
+"""`envguard watch` on real training scripts: the diagnosis names the bottleneck and a fix whose gain
+holds."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def test_augmentation_bound_loader_gets_a_worker_count_whose_gain_holds(watch: W
 
 
 def test_sleeping_loader_is_input_bound_on_io(watch: Watch) -> None:
-    """Workers sleeping 8 ms per sample (remote storage): input-bound, I/O/latency, more workers recommended."""
+    """Workers sleeping 8 ms per sample (remote storage): input-bound, I/O/latency, more workers
+    recommended."""
     watched = watch("--workers", "2", "--batches", "150", "--sleep-ms", "8", "--step-ms", "5")
     assert watched.code == 0, watched.stderr
     diagnosis = watched.diagnosis
@@ -75,7 +77,8 @@ def test_compute_heavy_step_with_fast_loader_is_not_input_bound(watch: Watch) ->
 
 
 def test_leaking_workers_memory_growth_is_reported(watch: Watch) -> None:
-    """Each sample leaves 512 KiB behind in its worker: the report names the growth and the copy-on-read fix."""
+    """Each sample leaves 512 KiB behind in its worker: the report names the growth and the copy-on-read
+    fix."""
     watched = watch("--workers", "1", "--batches", "60", "--leak-kb", "512", "--sleep-ms", "2", interval=0.25)
     assert watched.code == 0, watched.stderr
     growth = [f for f in watched.diagnosis["findings"] if f["check"] == "worker memory growth"]

@@ -1,4 +1,5 @@
-"""The parts of watch on their own: the hook in a real interpreter, the stream reader on real files, the model."""
+"""The parts of watch on their own: the hook in a real interpreter, the stream reader on real files, the
+model."""
 
 from __future__ import annotations
 
@@ -80,9 +81,26 @@ def test_hook_survives_its_folder_vanishing_mid_run(tmp_path: Path) -> None:
 
 def test_stream_reader_waits_for_whole_lines(tmp_path: Path) -> None:
     path = tmp_path / "7.jsonl"
-    line = json.dumps({"pid": 7, "rank": 1, "env": {}, "error": "", "loaders": [
-        {"id": 0, "settings": {"num_workers": 2}, "batches": 5, "epochs": 0, "wait_s": 1.0, "step_s": 3.0,
-         "startup_s": 0.2, "first_s": 0.2}]})  # fmt: skip
+    line = json.dumps(
+        {
+            "pid": 7,
+            "rank": 1,
+            "env": {},
+            "error": "",
+            "loaders": [
+                {
+                    "id": 0,
+                    "settings": {"num_workers": 2},
+                    "batches": 5,
+                    "epochs": 0,
+                    "wait_s": 1.0,
+                    "step_s": 3.0,
+                    "startup_s": 0.2,
+                    "first_s": 0.2,
+                }
+            ],
+        }
+    )
     path.write_text(line[:30])
     reader = StreamReader(tmp_path)
     reader.poll()
@@ -105,8 +123,20 @@ def test_fair_share_speedup_stays_within_its_physical_bounds() -> None:
 
 
 def _proc(pid: int, ppid: int) -> ProcSample:
-    return ProcSample(pid=pid, ppid=ppid, name="python", role="other", cpu=0.0, core=None, threads=1, rss=0,
-                      uss=None, state="sleeping", read_bytes=None, read_rate=None)  # fmt: skip
+    return ProcSample(
+        pid=pid,
+        ppid=ppid,
+        name="python",
+        role="other",
+        cpu=0.0,
+        core=None,
+        threads=1,
+        rss=0,
+        uss=None,
+        state="sleeping",
+        read_bytes=None,
+        read_rate=None,
+    )
 
 
 def test_training_processes_found_from_the_tree() -> None:
@@ -139,8 +169,10 @@ def test_live_panel_fits_80_columns() -> None:
     assert str(os.getpid()) in text and "input-bound" in text
 
 
-@pytest.mark.skipif(shutil.which("torchrun") is None and not (Path(sys.executable).parent / "torchrun").exists(),
-                    reason="torchrun not installed")  # fmt: skip
+@pytest.mark.skipif(
+    shutil.which("torchrun") is None and not (Path(sys.executable).parent / "torchrun").exists(),
+    reason="torchrun not installed",
+)
 def test_torchrun_gives_one_stream_per_rank(tmp_path: Path) -> None:
     script = tmp_path / "ranks.py"
     script.write_text(
@@ -149,9 +181,27 @@ def test_torchrun_gives_one_stream_per_rank(tmp_path: Path) -> None:
     )
     out = tmp_path / "w.json"
     torchrun = str(Path(sys.executable).parent / "torchrun")
-    done = subprocess.run([sys.executable, "-m", "envguard", "watch", "--interval", "0.5", "--json", "-o", str(out),
-                           "--", torchrun, "--standalone", "--nproc-per-node=2", str(script)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "envguard",
+            "watch",
+            "--interval",
+            "0.5",
+            "--json",
+            "-o",
+            str(out),
+            "--",
+            torchrun,
+            "--standalone",
+            "--nproc-per-node=2",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     loaders = json.loads(out.read_text())["run"]["loaders"]
     assert sorted(lt["rank"] for lt in loaders) == [0, 1]
@@ -162,9 +212,16 @@ def test_torchrun_gives_one_stream_per_rank(tmp_path: Path) -> None:
 def test_job_output_is_forwarded_by_line_with_progress_bars_as_they_stand() -> None:
     from envguard.watch.run import _pump
 
-    job = subprocess.Popen([sys.executable, "-c", "import sys, time\nprint('start', flush=True)\n"
-                            "for i in range(3):\n    sys.stdout.write(f'\\r{i}/3'); sys.stdout.flush(); time.sleep(0.2)\n"
-                            "print()\nprint('end')"], stdout=subprocess.PIPE)  # fmt: skip
+    job = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nprint('start', flush=True)\n"
+            "for i in range(3):\n    sys.stdout.write(f'\\r{i}/3'); sys.stdout.flush(); time.sleep(0.2)\n"
+            "print()\nprint('end')",
+        ],
+        stdout=subprocess.PIPE,
+    )
     got: list[tuple[str, bool]] = []
     assert job.stdout is not None
     _pump(job.stdout, lambda text, complete: got.append((text, complete))).join(10)

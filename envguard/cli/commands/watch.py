@@ -1,4 +1,5 @@
-"""`envguard watch [OPTIONS] -- COMMAND [ARGS...]` (or `--pid PID`): watch a training run, say what bounds it."""
+"""`envguard watch [OPTIONS] -- COMMAND [ARGS...]` (or `--pid PID`): watch a training run, say what bounds
+it."""
 
 from __future__ import annotations
 
@@ -28,11 +29,20 @@ from envguard.output import dumps, emit
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout."
 )
-def command(command: tuple[str, ...], pid: int | None, interval: float, duration: float | None, no_hook: bool,
-            as_json: bool, as_markdown: bool, plot: Path | None, output: str | None) -> int:  # fmt: skip
-    """Run COMMAND unchanged (or watch --pid PID), sample its process tree, the host and the GPUs every interval,
-    time its DataLoaders from inside, and report what bounds it with the fix and its expected gain. The exit code
-    is COMMAND's."""
+def command(
+    command: tuple[str, ...],
+    pid: int | None,
+    interval: float,
+    duration: float | None,
+    no_hook: bool,
+    as_json: bool,
+    as_markdown: bool,
+    plot: Path | None,
+    output: str | None,
+) -> int:
+    """Run COMMAND unchanged (or watch --pid PID), sample its process tree, the host and the GPUs every
+    interval, time its DataLoaders from inside, and report what bounds it with the fix and its expected gain.
+    The exit code is COMMAND's."""
     from envguard.watch.run import WatchOptions, run_watch, validate
 
     if as_json and as_markdown:

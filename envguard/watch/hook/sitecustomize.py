@@ -1,10 +1,10 @@
 """envguard watch's in-process DataLoader hook, loaded as `sitecustomize` from the first entry of PYTHONPATH.
 
-It runs under the watched job's own interpreter, so it is standalone: stdlib only, Python 3.8 syntax. It chains to
-any other sitecustomize on the path, then waits for `torch.utils.data.dataloader` to be imported and wraps
-`_BaseDataLoaderIter.__next__` to time, per loader, the wait inside next() against the time between calls. Every
-FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl. Any failure of its
-own disables it and is written to the stream; it never raises into the user's script.
+It runs under the watched job's own interpreter, so it is standalone: stdlib only, Python 3.8 syntax. It
+chains to any other sitecustomize on the path, then waits for `torch.utils.data.dataloader` to be imported and
+wraps `_BaseDataLoaderIter.__next__` to time, per loader, the wait inside next() against the time between
+calls. Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl. Any
+failure of its own disables it and is written to the stream; it never raises into the user's script.
 """
 
 from __future__ import annotations
@@ -107,10 +107,15 @@ def _environment() -> Dict[str, Any]:
     torch = sys.modules.get("torch")
     numpy = sys.modules.get("numpy")
     version = getattr(torch, "version", None)
-    return {"python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable,
-            "torch": getattr(torch, "__version__", None), "torch_cuda": getattr(version, "cuda", None),
-            "torch_git": getattr(version, "git_version", None), "numpy": getattr(numpy, "__version__", None),
-            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}  # fmt: skip
+    return {
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "executable": sys.executable,
+        "torch": getattr(torch, "__version__", None),
+        "torch_cuda": getattr(version, "cuda", None),
+        "torch_git": getattr(version, "git_version", None),
+        "numpy": getattr(numpy, "__version__", None),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
 
 
 def _wrap(state: _State, base: Any) -> None:
