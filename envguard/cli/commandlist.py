@@ -27,6 +27,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "smoke": ("envguard.cli.commands.smoke", "DataLoader determinism and throughput test."),
     "doctor": ("envguard.cli.commands.doctor", "GPU/CPU/memory/shm/disk checklist for training."),
     "clean": ("envguard.cli.commands.clean", "Safely clean package caches (dry run by default)."),
+    "watch": (
+        "envguard.cli.commands.watch",
+        "Watch a training run: what bounds it (input, CPU, I/O, GPU), the fix.",
+    ),
 }
 
 OPTIONS = (("--version", "Show the version and exit."), ("-h, --help", "Show this message and exit."))

@@ -1,0 +1,251 @@
+"""envguard watch's in-process DataLoader hook, loaded as `sitecustomize` from the first entry of PYTHONPATH.
+
+It runs under the watched job's own interpreter, so it is standalone: stdlib only, Python 3.8 syntax. It
+chains to any other sitecustomize on the path, then waits for `torch.utils.data.dataloader` to be imported and
+wraps `_BaseDataLoaderIter.__next__` to time, per loader, the wait inside next() against the time between
+calls. Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl. Any
+failure of its own disables it and is written to the stream; it never raises into the user's script.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+import time
+from typing import Any, Dict
+
+DIR_ENV = "ENVGUARD_WATCH_DIR"
+FLUSH_ENV = "ENVGUARD_WATCH_FLUSH"
+TARGET = "torch.utils.data.dataloader"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class _State:
+    """Running totals of this process's loaders; `error` set means the hook turned itself off."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.path = os.path.join(folder, "%d.jsonl" % os.getpid())
+        self.pid = os.getpid()
+        self.flush_s = float(os.environ.get(FLUSH_ENV) or 0.5)
+        self.loaders = {}  # type: Dict[Any, Any]
+        self.by_loader = {}  # type: Dict[Any, Any]
+        self.error = ""
+        self.patched = False
+        self.last_flush = 0.0
+        self.env = {}  # type: Dict[Any, Any]
+
+    def loader_stats(self, loader: Any) -> Dict[str, Any]:
+        key = id(loader)
+        stats = self.by_loader.get(key)
+        if stats is None:
+            stats = {
+                "id": len(self.loaders),
+                "settings": _settings(loader),
+                "batches": 0,
+                "epochs": 0,
+                "wait_s": 0.0,
+                "step_s": 0.0,
+                "startup_s": 0.0,
+                "first_s": 0.0,
+            }
+            self.by_loader[key] = stats
+            self.loaders[stats["id"]] = stats
+            self.env = self.env or _environment()
+        return stats
+
+    def line(self) -> Dict[str, Any]:
+        rank = os.environ.get("RANK")
+        return {
+            "pid": os.getpid(),
+            "t": time.time(),
+            "rank": int(rank) if rank and rank.isdigit() else None,
+            "env": self.env,
+            "error": self.error,
+            "loaders": [self.loaders[k] for k in sorted(self.loaders)],
+        }
+
+    def flush(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last_flush < self.flush_s:
+            return
+        self.last_flush = now
+        if (
+            os.getpid() != self.pid
+        ):  # a forked DataLoader worker: its copy of the totals is not ours to report
+            return
+        data = (json.dumps(self.line(), separators=(",", ":"), default=str) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def fail(self, where: str, exc: BaseException) -> None:
+        self.error = "%s: %s: %s" % (where, type(exc).__name__, exc)
+        try:
+            self.flush(force=True)
+        except Exception:  # the folder is gone: envguard is not listening any more
+            pass
+
+
+def _settings(loader: Any) -> Dict[str, Any]:
+    workers = getattr(loader, "num_workers", None)
+    names = ("num_workers", "pin_memory", "persistent_workers", "prefetch_factor", "batch_size")
+    out = {name: getattr(loader, name, None) for name in names}
+    if not workers:
+        out["prefetch_factor"] = None  # unused without workers
+    out["dataset"] = type(getattr(loader, "dataset", None)).__name__
+    return out
+
+
+def _environment() -> Dict[str, Any]:
+    torch = sys.modules.get("torch")
+    numpy = sys.modules.get("numpy")
+    version = getattr(torch, "version", None)
+    return {
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "executable": sys.executable,
+        "torch": getattr(torch, "__version__", None),
+        "torch_cuda": getattr(version, "cuda", None),
+        "torch_git": getattr(version, "git_version", None),
+        "numpy": getattr(numpy, "__version__", None),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
+
+
+def _wrap(state: _State, base: Any) -> None:
+    original_init = base.__init__
+    original_next = base.__next__
+
+    def __init__(self, loader, *args, **kwargs):  # type: ignore[no-untyped-def]
+        original_init(self, loader, *args, **kwargs)
+        if not state.error:
+            try:
+                self._envguard_stats = state.loader_stats(loader)
+                self._envguard_last = None
+            except Exception as exc:
+                state.fail("DataLoader iterator setup", exc)
+
+    def __next__(self):  # type: ignore[no-untyped-def]
+        if state.error:
+            return original_next(self)
+        start = time.perf_counter()
+        try:
+            batch = original_next(self)
+        except StopIteration:
+            _count(state, self, start, time.perf_counter(), done=True)
+            raise
+        _count(state, self, start, time.perf_counter(), done=False)
+        return batch
+
+    base.__init__ = __init__
+    base.__next__ = __next__
+
+
+def _count(state: _State, iterator: Any, start: float, end: float, done: bool) -> None:
+    try:
+        stats = iterator.__dict__.get("_envguard_stats")
+        if stats is None:
+            return
+        last = iterator.__dict__.get("_envguard_last")
+        if done:
+            stats["epochs"] += 1
+            iterator._envguard_last = None  # the gap to the next epoch's first batch is not a step
+            state.flush(force=True)
+            return
+        if last is None:  # the first batch of an epoch: worker start-up, kept apart from the steady state
+            stats["startup_s"] += end - start
+            if not stats["first_s"]:
+                stats["first_s"] = end - start
+        else:
+            stats["batches"] += 1
+            stats["wait_s"] += end - start
+            stats["step_s"] += start - last
+        iterator._envguard_last = end
+        state.flush()
+    except Exception as exc:
+        state.fail("DataLoader timing", exc)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Lets the real import of torch.utils.data.dataloader run, then wraps its iterator base class."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+
+    def find_spec(self, name, path=None, target=None):  # type: ignore[no-untyped-def]
+        if name != TARGET:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        original = loader.exec_module
+        state = self.state
+
+        def exec_module(module):  # type: ignore[no-untyped-def]
+            original(module)
+            _patch(state, module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
+def _patch(state: _State, module: Any) -> None:
+    try:
+        _wrap(state, module._BaseDataLoaderIter)
+        state.patched = True
+        atexit.register(_at_exit, state)
+    except Exception as exc:
+        state.fail("patching torch.utils.data", exc)
+
+
+def _at_exit(state: _State) -> None:
+    try:
+        if state.loaders or state.error:  # a process that never iterated a loader has nothing to say
+            state.flush(force=True)
+    except Exception:
+        pass
+
+
+def _chain() -> None:
+    """Run the sitecustomize this one shadows (the next one on sys.path), as Python would have."""
+    for entry in sys.path:
+        if not entry or os.path.abspath(entry) == HERE:
+            continue
+        for candidate in (
+            os.path.join(entry, "sitecustomize.py"),
+            os.path.join(entry, "sitecustomize", "__init__.py"),
+        ):
+            if os.path.isfile(candidate):
+                spec = importlib.util.spec_from_file_location("_envguard_chained_sitecustomize", candidate)
+                if spec is not None and spec.loader is not None:
+                    module = importlib.util.module_from_spec(spec)
+                    sys.modules[spec.name] = module
+                    spec.loader.exec_module(module)
+                return
+
+
+def _install() -> None:
+    sys.path[:] = [p for p in sys.path if not p or os.path.abspath(p) != HERE]
+    folder = os.environ.get(DIR_ENV)
+    if not folder or not os.path.isdir(folder):
+        return  # envguard is not listening: do nothing at all
+    state = _State(folder)
+    try:
+        if TARGET in sys.modules:
+            _patch(state, sys.modules[TARGET])
+        else:
+            sys.meta_path.insert(0, _Finder(state))
+    except Exception as exc:
+        state.fail("installing the import hook", exc)
+
+
+_install()
+_chain()

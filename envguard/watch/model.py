@@ -1,0 +1,120 @@
+"""The values `envguard watch` produces: one sample per interval (process tree, host, GPUs, loader totals) and
+the whole run. Frozen and JSON-ready through dataclasses.asdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Role = Literal["main", "worker", "other"]
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ProcSample:
+    """One process of the watched tree. cpu: percent of one core since the last sample (0..100 x threads)."""
+
+    pid: int
+    ppid: int
+    name: str
+    role: Role
+    cpu: float
+    core: int | None
+    threads: int
+    rss: int
+    uss: int | None
+    state: str
+    read_bytes: int | None
+    read_rate: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class HostSample:
+    """cpu/per_core/iowait/steal in percent of the whole machine (0..100); psi_*: 'some' avg10 in percent."""
+
+    cpu: float
+    per_core: tuple[float, ...]
+    iowait: float | None
+    steal: float | None
+    psi_cpu: float | None
+    psi_io: float | None
+    mem_total: int
+    mem_available: int
+    swap_used: int
+    shm_used: int | None
+    shm_total: int | None
+    disk_read: dict[str, float] = field(default_factory=dict)  # disk -> bytes/s
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSample:
+    index: int
+    name: str
+    used_by_tree: bool
+    utilization: int | None
+    memory_used: int | None
+    memory_total: int | None
+    pcie_rx: float | None  # bytes/s, host -> device
+    pcie_tx: float | None
+    sm_clock: int | None
+    power_w: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LoaderTotals:
+    """Running totals from the in-process hook for one DataLoader of one process (steady state: after the
+    first batch of each epoch, which is kept apart as start-up)."""
+
+    pid: int
+    rank: int | None
+    id: int
+    settings: dict[str, object]
+    batches: int
+    epochs: int
+    wait_s: float
+    step_s: float
+    startup_s: float
+    first_s: float
+
+    @property
+    def loop_s(self) -> float:
+        return self.wait_s + self.step_s
+
+    @property
+    def data_wait_fraction(self) -> float | None:
+        return self.wait_s / self.loop_s if self.loop_s > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    t: float  # seconds since the watch started
+    procs: tuple[ProcSample, ...]
+    host: HostSample
+    gpus: tuple[GpuSample, ...]
+    loaders: tuple[LoaderTotals, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HookStatus:
+    """What the in-process hook did: off (--no-hook / --pid), waiting (no DataLoader seen), active; errors."""
+
+    state: Literal["off", "no-loader", "active"]
+    errors: tuple[str, ...] = ()
+    env: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class WatchRun:
+    command: tuple[str, ...]
+    pid: int
+    interval: float
+    started: str
+    duration: float
+    exit_code: int | None
+    usable_cpus: int
+    physical_cpus: int
+    hook: HookStatus
+    samples: tuple[Sample, ...]
+    loaders: tuple[LoaderTotals, ...] = ()  # the final totals, read after the job exited
+    gpu_note: str = ""
+    sampler_cpu_s: float = 0.0  # CPU time envguard spent sampling

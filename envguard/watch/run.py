@@ -1,0 +1,313 @@
+"""`run_watch`: start COMMAND (or attach to --pid), sample it every interval until it exits, return a
+WatchRun.
+
+COMMAND runs in its own process group with the hook folder on its PYTHONPATH; Ctrl-C and SIGTERM reaching
+envguard are forwarded to that group, and the job's exit status becomes envguard's exit code (a signal N as
+128+N).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from envguard.errors import BadInputError, UsageError
+from envguard.watch.model import HookStatus, LoaderTotals, ProcSample, Sample, WatchRun
+from envguard.watch.sampler import GpuSampler, Sampler
+from envguard.watch.streams import StreamReader
+
+HOOK_DIR = Path(__file__).parent / "hook"
+DIR_ENV = "ENVGUARD_WATCH_DIR"
+HOOK_ENV = "ENVGUARD_WATCH_HOOK"  # 0 turns the in-process hook off, like --no-hook
+STOP_GRACE_S = 5.0
+KILL_AFTER = 3  # Ctrl-C presses after which the job's group gets SIGKILL
+Output = Literal["inherit", "stderr", "pipe"]
+Sink = Callable[[str, bool], None]  # (text, complete line?); incomplete: the latest \r progress segment
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    command: tuple[str, ...] = ()
+    pid: int | None = None
+    interval: float = 1.0
+    duration: float | None = None
+    hook: bool = True
+
+
+def validate(options: WatchOptions) -> None:
+    """Bad options and a COMMAND or PID that cannot be watched: one line, exit 2."""
+    if not options.interval > 0:
+        raise UsageError(f"--interval {options.interval:g}: must be more than 0 seconds (e.g. --interval 1)")
+    if options.duration is not None and not options.duration > 0:
+        raise UsageError(f"--duration {options.duration:g}: must be more than 0 seconds")
+    if bool(options.command) == (options.pid is not None):
+        raise UsageError(
+            "give either a COMMAND after -- or --pid PID, e.g. envguard watch -- python train.py"
+        )
+    if options.command:
+        program = options.command[0]
+        found = (
+            shutil.which(program) if os.sep not in program else (program if os.path.isfile(program) else None)
+        )
+        if found is None:
+            raise BadInputError(
+                f"COMMAND {program!r}: no such program on PATH; give the program to run after --"
+            )
+    elif options.pid is not None and options.pid <= 0:
+        raise UsageError(f"--pid {options.pid}: give the process id of a running job (a positive number)")
+    else:
+        _check_pid(int(options.pid or 0))
+
+
+def _check_pid(pid: int) -> None:
+    import psutil
+
+    try:
+        process = psutil.Process(pid)
+        with process.oneshot():
+            process.cpu_times()
+            process.memory_info()
+    except psutil.NoSuchProcess:
+        raise BadInputError(f"--pid {pid}: no such process (it may have exited)") from None
+    except psutil.AccessDenied:
+        raise BadInputError(f"--pid {pid}: not ours to read; run envguard as the job's user") from None
+
+
+def _spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    if folder is not None:
+        env[DIR_ENV] = str(folder)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HOOK_DIR), env.get("PYTHONPATH", "")) if p)
+    streams: dict[str, Any] = {}
+    if output == "stderr":
+        streams = {"stdout": sys.stderr.fileno()}
+    elif output == "pipe":
+        streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        env.setdefault(
+            "PYTHONUNBUFFERED", "1"
+        )  # a pipe would hold the job's prints back until its buffer fills
+    group: dict[str, Any] = (
+        {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+    )
+    try:
+        return subprocess.Popen(list(command), env=env, **streams, **group)
+    except OSError as exc:
+        raise BadInputError(f"COMMAND {command[0]!r}: cannot start it ({exc.strerror})") from None
+
+
+def _pump(stream: IO[bytes], sink: Sink) -> threading.Thread:
+    """Forward the job's output line by line; a progress bar redrawn with \r (tqdm) is passed as it stands."""
+
+    def loop() -> None:
+        pending = b""
+        while chunk := os.read(stream.fileno(), 65536):
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                sink(line.rsplit(b"\r", 1)[-1].decode(errors="replace"), True)
+            if b"\r" in pending:
+                head, _, pending = pending.rpartition(b"\r")
+                shown = head.rsplit(b"\r", 1)[-1] or pending
+                sink(shown.decode(errors="replace"), False)
+        if pending:
+            sink(pending.decode(errors="replace"), True)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
+
+
+@contextmanager
+def _forwarding(child: subprocess.Popen[bytes] | None) -> Iterator[None]:
+    """While watching, Ctrl-C and SIGTERM go to the job's process group; envguard keeps watching it end."""
+    if child is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    presses = [0]
+
+    def forward(signum: int, _frame: Any) -> None:
+        presses[0] += 1  # a job that ignores Ctrl-C is killed on the third one
+        with suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL if presses[0] >= KILL_AFTER else signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stop(child: subprocess.Popen[bytes]) -> None:
+    """--duration reached: SIGINT the job's group (as Ctrl-C would), then SIGTERM, then SIGKILL."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(child.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            child.wait(STOP_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def main_pids(procs: tuple[ProcSample, ...], hooked: set[int]) -> set[int]:
+    """Training processes: those the hook reported from, else the lowest processes that have children
+    (python train.py over its workers; each torchrun rank), else the root."""
+    if hooked:
+        return hooked
+    parents = {p.ppid for p in procs}
+    with_children = {p.pid for p in procs if p.pid in parents}
+    lowest = {
+        pid for pid in with_children if not any(p.ppid == pid and p.pid in with_children for p in procs)
+    }
+    if not procs:
+        return set()
+    return lowest or {procs[0].pid}
+
+
+def label(procs: tuple[ProcSample, ...], mains: set[int]) -> tuple[ProcSample, ...]:
+    """Mark the training processes and their children (DataLoader workers)."""
+    return tuple(
+        replace(p, role="main" if p.pid in mains else "worker" if p.ppid in mains else "other") for p in procs
+    )
+
+
+class _Watch:
+    def __init__(self, options: WatchOptions, output: Output, sink: Sink | None) -> None:
+        hook = options.hook and os.environ.get(HOOK_ENV, "1") != "0" and bool(options.command)
+        self.folder = Path(tempfile.mkdtemp(prefix="envguard-watch-")) if hook else None
+        try:
+            self.child = _spawn(options.command, self.folder, output) if options.command else None
+        except BadInputError:
+            if self.folder is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        self.pid = self.child.pid if self.child is not None else int(options.pid or 0)
+        self.pumps = []
+        if self.child is not None and output == "pipe" and sink is not None:
+            self.pumps = [_pump(s, sink) for s in (self.child.stdout, self.child.stderr) if s is not None]
+        self.sampler = Sampler(self.pid, options.interval)
+        self.gpus = GpuSampler()
+        self.reader = StreamReader(self.folder) if self.folder is not None else None
+        self.samples: list[Sample] = []
+        self.cpu_s = 0.0
+
+    def alive(self, timeout: float) -> bool:
+        if self.child is not None:
+            try:
+                self.child.wait(max(timeout, 0.0))
+                return False
+            except subprocess.TimeoutExpired:
+                return True
+        time.sleep(max(timeout, 0.0))
+        import psutil
+
+        try:
+            return bool(self.sampler.root.status() != psutil.STATUS_ZOMBIE)
+        except psutil.Error:
+            return False
+
+    def sample(self, t: float) -> Sample:
+        cpu_before = time.process_time()
+        loaders: tuple[LoaderTotals, ...] = ()
+        if self.reader is not None:
+            self.reader.poll()
+            loaders = self.reader.loaders()
+        procs = self.sampler.processes()
+        procs = label(procs, main_pids(procs, {lt.pid for lt in loaders}))
+        sample = Sample(
+            t=round(t, 3),
+            procs=procs,
+            host=self.sampler.host(),
+            gpus=self.gpus.sample({p.pid for p in procs}),
+            loaders=loaders,
+        )
+        self.cpu_s += time.process_time() - cpu_before
+        return sample
+
+
+def run_watch(
+    options: WatchOptions,
+    on_sample: Callable[[Sample], None] | None = None,
+    output: Output = "inherit",
+    sink: Sink | None = None,
+) -> WatchRun:
+    """Watch until the job exits (or --duration passes); the result carries every sample and the exit code."""
+    validate(options)
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    watch = _Watch(options, output, sink)
+    start = time.monotonic()
+    try:
+        with _forwarding(watch.child):
+            _loop(watch, options, start, on_sample)
+        return _result(watch, options, started, time.monotonic() - start)
+    finally:
+        if watch.child is not None and watch.child.poll() is None:
+            _stop(watch.child)
+        if watch.folder is not None:
+            shutil.rmtree(watch.folder, ignore_errors=True)
+
+
+def _loop(
+    watch: _Watch, options: WatchOptions, start: float, on_sample: Callable[[Sample], None] | None
+) -> None:
+    tick = start + options.interval
+    while watch.alive(tick - time.monotonic()):
+        now = time.monotonic()
+        sample = watch.sample(now - start)
+        watch.samples.append(sample)
+        if on_sample is not None:
+            on_sample(sample)
+        if options.duration is not None and now - start >= options.duration:
+            if watch.child is not None:
+                _stop(watch.child)
+            break
+        tick = max(tick + options.interval, time.monotonic() + options.interval / 10)
+
+
+def _result(watch: _Watch, options: WatchOptions, started: str, duration: float) -> WatchRun:
+    from envguard.machine.host import cpu_info
+
+    for pump in watch.pumps:
+        pump.join(timeout=2.0)
+    loaders: tuple[LoaderTotals, ...] = ()
+    hook = HookStatus(state="off")
+    if watch.reader is not None:
+        watch.reader.poll()
+        loaders = watch.reader.loaders()
+        errors = tuple(f"pid {pid}: {text}" for pid, text in sorted(watch.reader.errors.items()))
+        hook = HookStatus(state="active" if loaders else "no-loader", errors=errors, env=watch.reader.env())
+    code = None
+    if watch.child is not None:
+        rc = watch.child.wait()
+        code = rc if rc >= 0 else 128 - rc
+    cpus = cpu_info()
+    return WatchRun(
+        command=options.command,
+        pid=watch.pid,
+        interval=options.interval,
+        started=started,
+        duration=round(duration, 3),
+        exit_code=code,
+        usable_cpus=cpus.usable,
+        physical_cpus=cpus.physical,
+        hook=hook,
+        samples=tuple(watch.samples),
+        loaders=loaders,
+        gpu_note=watch.gpus.note,
+        sampler_cpu_s=round(watch.cpu_s, 4),
+    )
