@@ -14,8 +14,8 @@ from typing import Any
 from envguard.channels import normalize
 from envguard.errors import BadInputError
 from envguard.model import Package
+from envguard.names import canonical_name
 
-_NORMALIZE = re.compile(r"[-_.]+")
 _PIP_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 PIP_OPTION_PREFIXES = ("--", "-i ", "-f ", "--pre")
 
@@ -177,18 +177,6 @@ def pip_name(line: str) -> str | None:
         return canonical_name(egg.group(1)) if egg else None
     match = _PIP_NAME.match(text)
     return canonical_name(match.group(1)) if match else None
-
-
-def canonical_name(name: str) -> str:
-    """PEP 503 normalised project name."""
-    return _NORMALIZE.sub("-", name).lower()
-
-
-def spec_name(spec: str) -> str:
-    """The package name of a MatchSpec string: `conda-forge::numpy[version='<2']` -> `numpy`."""
-    rest = spec.split("::", 1)[-1].strip()
-    match = re.match(r"[A-Za-z0-9_.\-]+", rest)
-    return match.group(0).lower() if match else rest.lower()
 
 
 def pip_matches(line: str, package: Package) -> bool | None:

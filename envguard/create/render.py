@@ -71,7 +71,7 @@ def render(result: CreateResult) -> str:
 
 def _shown(result: CreateResult) -> list[Package]:
     """At most MAX_ROWS packages for the table: the requested ones first."""
-    from envguard.specs import spec_name
+    from envguard.names import spec_name
 
     asked = {spec_name(s) for s in result.requested}
     ordered = sorted(result.packages, key=lambda p: (p.name not in asked, p.name))

@@ -232,7 +232,7 @@ def describe(category: str, record: Mapping[str, str]) -> str:
 def both_manager_hazards(a: Environment, b: Environment) -> list[Change]:
     """Names installed by both conda and pip (pip shadows conda's copy) on either side: reported, not
     counted."""
-    from envguard.specs import canonical_name
+    from envguard.names import canonical_name
 
     def dual(env: Environment) -> dict[str, str]:
         conda = {canonical_name(p.name): p for p in env.conda_packages()}

@@ -23,7 +23,7 @@ from envguard.errors import BadInputError, UsageError
 from envguard.formats import explicit
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
-from envguard.specs import spec_name
+from envguard.names import spec_name
 
 ExportMode = Literal["pinned", "full", "from-history"]
 ExportFormat = Literal["env", "explicit"]

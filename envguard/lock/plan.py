@@ -132,7 +132,7 @@ def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple
     downloaded); any other pip line cannot be locked offline and is bad input saying what to do."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from envguard.specs import canonical_name
+    from envguard.names import canonical_name
 
     result = []
     for request in requested:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from envguard.model import Package, PipOrigin
-from envguard.specs import canonical_name
+from envguard.names import canonical_name
 
 CONDA_INSTALLERS = frozenset({"conda", "rattler", "pixi", "mamba", "micromamba"})
 _NORMALIZE = re.compile(r"[-_.]+")

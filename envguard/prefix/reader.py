@@ -11,10 +11,10 @@ from pathlib import Path
 from envguard.errors import BadInputError
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
+from envguard.names import spec_name
 from envguard.prefix import history as history_mod
 from envguard.prefix.pip_dist import read_pip_packages
 from envguard.prefix.records import iter_records, record_to_package
-from envguard.specs import spec_name
 
 
 def is_conda_prefix(path: Path) -> bool:

@@ -166,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline", type=Path, help="also time an older checkout of envguard (a git worktree)"
     )
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="cpu: the child's CPU time")
     parser.add_argument(
         "--files-per-package",
         type=int,

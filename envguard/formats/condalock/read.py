@@ -18,7 +18,7 @@ from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError
 from envguard.formats.condalock import meta as lockmeta
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
-from envguard.specs import canonical_name
+from envguard.names import canonical_name
 from envguard.textio import read_text
 
 SUPPORTED_VERSION = 1
