@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -65,13 +64,19 @@ def human_bytes(value: float | None) -> str:
 Style = Literal["human", "json", "markdown"]
 
 
-@dataclass(frozen=True)
 class Views:
-    """How one command's result is shown: its JSON body, its human view and (where it fits) Markdown."""
+    """How one command's result is shown: its JSON body, its human view and (where it fits) Markdown (a plain
+    class: a dataclass costs more to create than the check fast path has to spare)."""
 
-    data: Callable[[], Mapping[str, Any]]
-    human: Callable[[], str]
-    markdown: Callable[[], str] | None = None
+    __slots__ = ("data", "human", "markdown")
+
+    def __init__(
+        self,
+        data: Callable[[], Mapping[str, Any]],
+        human: Callable[[], str],
+        markdown: Callable[[], str] | None = None,
+    ) -> None:
+        self.data, self.human, self.markdown = data, human, markdown
 
 
 def document(data: Mapping[str, Any]) -> dict[str, Any]:
