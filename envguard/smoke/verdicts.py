@@ -186,16 +186,26 @@ def _bandwidth(h2d: dict[str, Any], fallback: tuple[int | None, int | None]) -> 
             f"pinned {pinned:.1f} GB/s = {share:.0%} of PCIe Gen{gen} x{width} {theory:.1f} GB/s ({where})"
         )
         verdict: Status = "PASS" if share >= 0.8 else "WARN"
+        if share > 1.0:  # faster than the link allows: not a PCIe link (NVLink-C2C) or the link was read idle
+            out.append(Finding("gpu", "pinned host-to-device", "INFO", f"pinned {pinned:.1f} GB/s exceeds PCIe "
+                               f"Gen{gen} x{width} {theory:.1f} GB/s ({where}): the host link is not PCIe "
+                               "(NVLink-C2C) or NVML read it while idle, so no share is given",
+                               "nothing to do; compare with the platform's host-link bandwidth"))  # fmt: skip
+            return out + _pageable(pinned, pageable)
         out.append(Finding("gpu", "pinned host-to-device", verdict, evidence, "" if verdict == "PASS" else
             "check the slot (x16?), that the link is not downshifted (nvidia-smi -q -d PCIE), and NUMA placement "
             "(run on the CPU socket attached to the GPU: numactl --cpunodebind)"))  # fmt: skip
     else:
         out.append(Finding("gpu", "pinned host-to-device", "INFO", f"pinned {pinned:.1f} GB/s (PCIe link unknown)",
                            "install nvidia-ml-py in the environment to compare with the link's theoretical rate"))  # fmt: skip
-    if pageable:
-        out.append(Finding("gpu", "pageable vs pinned", "INFO", f"pageable {pageable:.1f} GB/s, pinned {pinned:.1f} GB/s "
-                           f"({pinned / pageable:.1f}x)", "use DataLoader(pin_memory=True) and .to(device, non_blocking=True)"))  # fmt: skip
-    return out
+    return out + _pageable(pinned, pageable)
+
+
+def _pageable(pinned: float, pageable: float | None) -> list[Finding]:
+    if not pageable:
+        return []
+    return [Finding("gpu", "pageable vs pinned", "INFO", f"pageable {pageable:.1f} GB/s, pinned {pinned:.1f} GB/s "
+                    f"({pinned / pageable:.1f}x)", "use DataLoader(pin_memory=True) and .to(device, non_blocking=True)")]  # fmt: skip
 
 
 def _idle(runs: Sequence[dict[str, Any]]) -> list[Finding]:

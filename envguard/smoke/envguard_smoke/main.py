@@ -139,19 +139,38 @@ def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: flo
     result["determinism"] = record
 
 
+def _gpu_source(settings: Dict[str, Any]) -> Tuple[Callable[[int], Any], Optional[Callable[..., Any]], float]:
+    """The dataset the GPU phase feeds: the user's (--dataset / --data) or the synthetic I/O-bound one; with its
+    collate function and per-sample milliseconds (measured for the user's, nominal otherwise)."""
+    from . import datasets as ds
+
+    if settings.get("dataset"):
+        factory = ds.load_user(settings["dataset"])
+        return (lambda n: factory()), None, float(settings.get("user_sample_ms") or settings["io_ms"])
+    if settings.get("data_dir"):
+        folder = ds.Folder(settings["data_dir"])
+        return (
+            (lambda n: folder),
+            ds.collate_ragged,
+            float(settings.get("user_sample_ms") or settings["io_ms"]),
+        )
+    shape, io_ms = tuple(settings["shape"]), float(settings["io_ms"])
+    return (lambda n: ds.IOBound(n, io_ms, shape)), None, io_ms
+
+
 def _gpu(settings: Dict[str, Any], result: Dict[str, Any], device: str, deadline: float) -> None:
-    import torch
+    """Round trip of a real batch of the dataset under test, bandwidth, and idle fraction (any device)."""
     from torch.utils.data import DataLoader
 
-    from . import datasets as ds
     from . import gpu
 
     _say(settings, "GPU: host-to-device bandwidth and idle fraction")
-    sample = next(iter(DataLoader(ds.Augmented(16), batch_size=8)))
-    tensors = {k: v for k, v in sample.items() if isinstance(v, torch.Tensor)}
-    gpu_settings = {"latency_ms": float(settings["io_ms"]), "batch_size": int(settings["batch_size"]),
-                    "max_workers": max(settings["workers"] or [0])}  # fmt: skip
-    result["gpu"] = gpu.run(device, tensors, gpu_settings, deadline)
+    make, collate, per_sample_ms = _gpu_source(settings)
+    batch_size = int(settings["batch_size"])
+    sample = next(iter(DataLoader(make(2 * batch_size), batch_size=batch_size, collate_fn=collate)))
+    gpu_settings = {"per_sample_ms": per_sample_ms, "batch_size": batch_size, "step_ms": settings.get("step_ms"),
+                    "max_workers": max(settings["workers"] or [0]), "copy_bytes": settings.get("copy_bytes")}  # fmt: skip
+    result["gpu"] = gpu.run(device, sample, gpu_settings, deadline, make, collate)
 
 
 def _environment(result: Dict[str, Any], settings: Dict[str, Any]) -> Optional[str]:
