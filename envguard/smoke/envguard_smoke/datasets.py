@@ -151,16 +151,25 @@ def _peek_global_rngs() -> Dict[str, Any]:
     return draws
 
 
-def observe(item: Any) -> Dict[str, Any]:
-    """What the determinism checks need of one sample: worker, identity and a digest per field."""
-    digests = {name: digest(value)[:16] for name, value in fields(item).items()}
-    for name, value in _peek_global_rngs().items():
-        digests["global:" + name] = digest(value)[:16]
-    return {"w": worker_id(), "id": identity(item)[:24], "f": digests}
+def observe(item: Any, name: Optional[str] = None) -> Dict[str, Any]:
+    """What the determinism checks need of one sample: worker, identity and a digest per field.
+
+    `name` is the sample's identity when the caller knows it (the index the sampler asked for); only an
+    IterableDataset, which has no sampler, falls back to an index-like key or the sample's content."""
+    digests = {key: digest(value)[:16] for key, value in fields(item).items()}
+    for key, value in _peek_global_rngs().items():
+        digests["global:" + key] = digest(value)[:16]
+    return {"w": worker_id(), "id": name if name is not None else identity(item)[:24], "f": digests}
+
+
+def index_name(index: Any) -> str:
+    """The identity of the sample the sampler asked for: `index:17` (any hashable index a sampler yields)."""
+    return "index:%s" % (index if isinstance(index, int) else repr(index)[:64])
 
 
 class Observed(Dataset):  # type: ignore[type-arg]
-    """A map-style dataset whose samples are replaced by their observations (computed in the worker)."""
+    """A map-style dataset whose samples are replaced by their observations (computed in the worker); the index
+    travels with each observation, so augmentation never looks like a change of order."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -168,8 +177,8 @@ class Observed(Dataset):  # type: ignore[type-arg]
     def __len__(self) -> int:
         return len(self.inner)
 
-    def __getitem__(self, index: int) -> Dict[str, Any]:
-        return observe(self.inner[index])
+    def __getitem__(self, index: Any) -> Dict[str, Any]:
+        return observe(self.inner[index], index_name(index))
 
 
 class ObservedIterable(IterableDataset):  # type: ignore[type-arg]
