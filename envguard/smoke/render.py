@@ -42,7 +42,8 @@ def sweep_table(dataset: DatasetResult) -> Any:
             continue
         out.add_row(*flags, _s(r.first_batch_s), _s(r.startup_s), _s(r.epoch2_first_batch_s),
                     f"{r.samples_per_s:.0f}" if r.samples_per_s else "-", f"{r.ideal_per_s:.0f}" if r.ideal_per_s else "-",
-                    f"{r.efficiency:.2f}" if r.efficiency is not None else "-", _ms(r.wait_p50_s), _ms(r.wait_p95_s),
+                    "unreliable" if r.unreliable else f"{r.efficiency:.2f}" if r.efficiency is not None else "-",
+                    _ms(r.wait_p50_s), _ms(r.wait_p95_s),
                     f"{r.others_cpu:.0%}" if r.others_cpu is not None else "-")  # fmt: skip
     return out
 

@@ -53,6 +53,11 @@ class SweepRow:
     wait_p95_s: float | None = None
     others_cpu: float | None = None
     skipped: str = ""
+    rounds: int = 0  # complete rounds of `workers` batches (round 0, start-up, is not in the rate)
+    few_rounds: bool = False  # fewer than MIN_STEADY_ROUNDS after round 0: the budget could not fit them
+    unreliable: str = ""  # why the rate is not reported (an efficiency above the physical limit)
+    arrivals_s: tuple[float, ...] = ()  # raw: each batch's arrival, seconds after iter(loader)
+    waits_s: tuple[float, ...] = ()  # raw: how long the loop blocked in next() for each batch
 
 
 @dataclass(frozen=True, slots=True)

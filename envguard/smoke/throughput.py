@@ -14,13 +14,16 @@ from typing import Any
 from envguard.smoke.report import Bound, DatasetResult, Recommendation, SweepRow
 
 NEAR_BEST = 0.05  # configurations within 5% of the best count as equally fast
+MAX_EFFICIENCY = 1.05  # above this a measurement beat physics: reported as unreliable, never as a result
+MIN_STEADY_ROUNDS = 6  # rounds after round 0 a configuration should have; fewer are flagged
 
 
 def steady_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> float | None:
     """Samples/s after start-up. Workers deliver in rounds of `lanes` batches; the least-squares slope of each
     complete round's last arrival over the round number is the time per round, whatever the start-up took and
-    however bursty the batches inside a round are."""
-    points = [(float(r), arrivals[r * lanes + lanes - 1]) for r in range(len(arrivals) // lanes)]
+    however bursty the batches inside a round are. Round 0 is left out: a fresh iterator hands its first batch
+    over 50-66 ms after it was made, which bends a short fit past the physical limit."""
+    points = [(float(r), arrivals[r * lanes + lanes - 1]) for r in range(1, len(arrivals) // lanes)]
     if len(points) < 2:
         return None
     mean_x = sum(x for x, _ in points) / len(points)
@@ -69,8 +72,16 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
     if raw.get("skipped") or not raw.get("arrivals_s"):
         return _replace(base, skipped=str(raw.get("skipped") or "no batches"))
     arrivals, waits, batch_size = raw["arrivals_s"], raw["waits_s"], int(raw["batch_size"])
-    rate = steady_rate(arrivals, max(workers, 1), batch_size)
+    lanes = max(workers, 1)
+    rounds = len(arrivals) // lanes
+    rate = steady_rate(arrivals, lanes, batch_size)
     ideal = ideal_rate(workers, latency_ms, cpu_ms, physical)
+    efficiency = rate / ideal if rate and ideal else None
+    unreliable = ""
+    if efficiency is not None and efficiency > MAX_EFFICIENCY:
+        unreliable = (f"unreliable measurement: {efficiency:.2f} of the ideal is above the physical limit "
+                      f"(over {rounds - 1} rounds after start-up), so this rate is not used")  # fmt: skip
+        rate = efficiency = None
     one_batch = batch_size * (latency_ms or 0.0) / 1000.0
     return SweepRow(
         workers=workers, pin_memory=base.pin_memory, persistent_workers=base.persistent_workers,
@@ -78,9 +89,10 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
         first_batch_s=arrivals[0], startup_s=round(max(0.0, arrivals[0] - one_batch), 4),
         epoch2_first_batch_s=raw.get("epoch2_first_batch_s"),
         samples_per_s=round(rate, 2) if rate else None, ideal_per_s=round(ideal, 2) if ideal else None,
-        efficiency=round(rate / ideal, 3) if rate and ideal else None,
-        wait_p50_s=percentile(waits[1:], 0.5), wait_p95_s=percentile(waits[1:], 0.95),
-        others_cpu=raw.get("others_cpu_fraction"),
+        efficiency=round(efficiency, 3) if efficiency is not None else None,
+        wait_p50_s=percentile(waits[lanes:], 0.5), wait_p95_s=percentile(waits[lanes:], 0.95),
+        others_cpu=raw.get("others_cpu_fraction"), rounds=rounds, few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
+        unreliable=unreliable, arrivals_s=tuple(arrivals), waits_s=tuple(waits),
     )  # fmt: skip
 
 

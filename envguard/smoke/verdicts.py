@@ -49,6 +49,7 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
         out = [Finding(category, "loader efficiency", "PASS", evidence)]
     else:
         out = [_inefficient(category, worst, f"{evidence}; num_workers={worst.workers} falls short")]
+    out += _measurement_notes(category, dataset)
     slow = [r for r in dataset.measured() if r.workers > 0 and (r.startup_s or 0.0) > SLOW_STARTUP_S]
     if slow:
         worst = max(slow, key=lambda r: r.startup_s or 0.0)
@@ -56,6 +57,23 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
             f"num_workers={worst.workers} needs {worst.startup_s:.2f} s before its first batch",
             "slow start-up is paid every epoch unless persistent_workers=True; keep the dataset cheap to pickle "
             "(open files lazily in the worker) and avoid heavy imports at module level under spawn/forkserver"))  # fmt: skip
+    return out
+
+
+def _measurement_notes(category: str, dataset: DatasetResult) -> list[Finding]:
+    """Rows whose rate is not reported (above the physical limit) and rows measured over too few rounds."""
+    out: list[Finding] = []
+    wrong = [r for r in dataset.rows if r.unreliable]
+    if wrong:
+        listed = "; ".join(f"num_workers={r.workers}: {r.unreliable}" for r in wrong)
+        out.append(Finding(category, "unreliable measurement", "WARN", listed,
+                           "rerun on an idle machine with a larger --budget (more rounds per configuration)"))  # fmt: skip
+    few = [r for r in dataset.measured() if r.few_rounds]
+    if few:
+        listed = ", ".join(f"num_workers={r.workers}: {max(r.rounds - 1, 0)}" for r in few)
+        out.append(Finding(category, "rounds measured", "INFO",
+                           f"rounds after start-up {listed} (6 wanted): the budget could not fit more, so these "
+                           "rates are less certain", "give a larger --budget or fewer --workers"))  # fmt: skip
     return out
 
 
