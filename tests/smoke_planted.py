@@ -157,3 +157,24 @@ class ShuffledInside(Dataset):  # type: ignore[type-arg]
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
         real = int(self.order[index])
         return _decoded(real), real % 10
+
+
+class HangsAtFive(Dataset):  # type: ignore[type-arg]
+    """A read that never returns (a network file system gone away): sample 5 blocks forever."""
+
+    def __len__(self) -> int:
+        return SIZE
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        if index == 5:
+            time.sleep(3600)
+        return _decoded(index), index % 10
+
+
+class HangsInWorkers(HangsAtFive):
+    """Sample 5 blocks only inside a DataLoader worker (a connection pool that breaks after fork)."""
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        if index == 5 and get_worker_info() is not None:
+            time.sleep(3600)
+        return _decoded(index), index % 10

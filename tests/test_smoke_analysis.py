@@ -201,23 +201,28 @@ def test_gpu_verdicts_from_measurements() -> None:
     assert slow["host -> device -> host"].status == "FAIL"
 
 
-def test_budget_planning() -> None:
-    assert timing.plan_batches(2, 0.01, 32, share_s=5.0, startup_s=0.1) == 2 * (timing.MAX_ROUNDS + 1)
-    assert timing.plan_batches(0, 0.01, 32, share_s=0.5, startup_s=0.1) == 0
-    fits = timing.plan_batches(1, 0.01, 32, share_s=2.0, startup_s=0.1)
-    assert fits and (fits + 2) * 0.32 + 0.2 <= 2.0 + 1e-9
-
-
 def test_measure_times_a_real_loader() -> None:
     row = timing.measure(
-        IOBound(64, 2.0, (3, 8, 8)), workers=2, pin_memory=False, persistent=True, batch_size=8, batches=8
+        IOBound(128, 2.0, (3, 8, 8)), workers=2, pin_memory=False, persistent=True, batch_size=8, batches=16
     )
-    assert row["batches"] == 8 and len(row["arrivals_s"]) == 8 and row["epoch2_first_batch_s"] > 0
-    assert row["batch_bytes"] == 8 * 3 * 8 * 8 + 8 * 8 * 2  # uint8 images plus int64 index and label
+    assert row["batches"] == 16 and len(row["arrivals_s"]) == 16 and row["epoch2_first_batch_s"] > 0
+    assert row["batch_bytes"] == 8 * 3 * 8 * 8 * 4 + 8 * 8 * 2  # float32 images plus int64 index and label
     summary = throughput.summarize(
         {"name": "io", "nominal_latency_ms": 2.0, "nominal_cpu_ms": 0.0, "rows": [row]}, 2
     )
-    assert summary.rows[0].samples_per_s and summary.rows[0].ideal_per_s == pytest.approx(1000)
+    measured = summary.rows[0]
+    assert measured.ideal_per_s == pytest.approx(1000) and measured.rounds == 8
+    # a real rate is below the physical limit, or it is flagged and not reported
+    assert (measured.efficiency is not None and 0 < measured.efficiency <= 1.05) or measured.unreliable
+
+
+def test_num_workers_zero_runs_with_one_intra_op_thread() -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    row = timing.measure(IOBound(32, 1.0, (3, 8, 8)), workers=0, pin_memory=False, persistent=False,
+                         batch_size=8, batches=4)  # fmt: skip
+    assert row["main_threads"] == 1 and torch.get_num_threads() == before
 
 
 def test_default_worker_counts() -> None:
@@ -278,14 +283,3 @@ def test_rows_keep_raw_arrivals_and_waits_and_say_when_rounds_were_few() -> None
     assert (
         note and "num_workers=2" in note[0].evidence and "6" in note[0].evidence and "--budget" in note[0].fix
     )
-
-
-@pytest.mark.parametrize("workers", [0, 1, 2, 4])
-def test_plan_batches_wants_round_zero_plus_six(workers: int) -> None:
-    lanes = max(workers, 1)
-    batches = timing.plan_batches(workers, 0.01, 8, share_s=60.0, startup_s=0.1)
-    assert batches % lanes == 0 and batches // lanes >= 1 + 6
-    tight = timing.plan_batches(
-        workers, 0.01, 8, share_s=0.1 + 0.08 * (2 + 4 + (2 if workers else 0)), startup_s=0.1
-    )
-    assert 0 < tight // lanes < 7

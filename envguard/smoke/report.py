@@ -31,6 +31,7 @@ class SmokeOptions:
     dataset: str | None = None
     lock: Path | None = None
     seed: int = 1234
+    step_ms: float | None = None  # simulated training step; None: half the ideal time between batches
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
 
 
 def settings(
-    options: SmokeOptions, workers: list[int], budget_s: float, probe: Path | None
+    options: SmokeOptions, workers: list[int], budget_s: float, probe: Path | None, cpus_usable: int = 1
 ) -> dict[str, Any]:
     """The JSON the in-environment module reads."""
     synthetic = options.data_dir is None and options.dataset is None
@@ -43,7 +43,8 @@ def settings(
         "dataset": _dataset_spec(options.dataset), "probe_script": str(probe) if probe else None,
         "determinism": dict(DETERMINISM, seed=options.seed, max_workers=min(2, max(workers))),
         "essential_workers": sorted({min(workers), max(workers), *([options.num_workers] if options.num_workers is not None else [])}),
-        "progress": runner.progress_wanted(),
+        "progress": runner.progress_wanted(), "cpus": cpus_usable, "step_ms": options.step_ms,
+        "refine": options.workers is None,
     }  # fmt: skip
 
 
@@ -96,13 +97,17 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     fingerprints, probe = _lock_fingerprints(options.lock)
     cpus = host.cpu_info()
     workers = worker_counts(options, cpus)
-    budget = max(2.0, options.budget_s - (time.perf_counter() - started) - SETTLE_S)
-    raw = runner.run_target(python, settings(options, workers, budget, probe), timeout=budget + runner.GRACE_S,
+    left = options.budget_s - (time.perf_counter() - started)
+    budget = max(1.0, left - SETTLE_S)
+    # the module plans for `budget`; at the --budget itself it is stopped, workers and all (a hang, a slow import)
+    raw = runner.run_target(python, settings(options, workers, budget, probe, cpus.usable), timeout=left,
                             progress=runner.progress_wanted())  # fmt: skip
     runner.check_started(raw, label, options.device)
     cuda = raw.get("device") == "cuda"
     datasets = tuple(throughput.summarize(entry, cpus.physical) for entry in raw.get("throughput") or ())
-    recs = {d.name: throughput.recommend(d, cuda=cuda) for d in datasets}
+    recs = {
+        d.name: throughput.recommend(d, cuda=cuda, pin_measured=_pin_helps(raw.get("gpu"))) for d in datasets
+    }
     found = judge(raw, options, datasets, recs, fingerprints, cpus)
     return SmokeReport(
         environment=label, python=str(raw.get("python")), torch=raw.get("torch"), numpy=raw.get("numpy"),
@@ -135,6 +140,15 @@ def judge(
     if raw.get("gpu"):
         found += verdicts.gpu(raw.get("gpu"), _nvml_max_link())
     return found
+
+
+def _pin_helps(gpu: dict[str, Any] | None) -> bool | None:
+    """Whether pinned copies beat pageable ones by 20% in the GPU phase (None when not measured on CUDA)."""
+    h2d = (gpu or {}).get("h2d") or {}
+    pinned, pageable = h2d.get("pinned_gbps"), h2d.get("pageable_gbps")
+    if not pinned or not pageable:
+        return None
+    return bool(pinned >= 1.2 * pageable)
 
 
 def _nvml_max_link() -> tuple[int | None, int | None]:

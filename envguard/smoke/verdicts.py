@@ -41,6 +41,8 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     listed = ", ".join(f"N={w}: {r.samples_per_s:.0f}/s = {r.efficiency:.2f}" for w, r in best.items())
     worst = min(best.values(), key=lambda r: r.efficiency or 0.0)
     evidence = f"samples/s and efficiency vs ideal {model} ({cost}): {listed}"
+    if 0 in best:
+        evidence += " (N=0 with one intra-op thread, as each worker runs)"
     if worst.efficiency is None:
         out = [
             Finding(category, "loader efficiency", "INFO", evidence + " (no ideal: unknown per-sample cost)")
@@ -68,7 +70,9 @@ def _measurement_notes(category: str, dataset: DatasetResult) -> list[Finding]:
         listed = "; ".join(f"num_workers={r.workers}: {r.unreliable}" for r in wrong)
         out.append(Finding(category, "unreliable measurement", "WARN", listed,
                            "rerun on an idle machine with a larger --budget (more rounds per configuration)"))  # fmt: skip
-    few = [r for r in dataset.measured() if r.few_rounds]
+    few = [
+        r for r in dataset.measured() if r.few_rounds and not r.persistent_workers
+    ]  # that one is short on purpose
     if few:
         listed = ", ".join(f"num_workers={r.workers}: {max(r.rounds - 1, 0)}" for r in few)
         out.append(Finding(category, "rounds measured", "INFO",
@@ -81,7 +85,7 @@ def _best_by_workers(dataset: DatasetResult, usable: int) -> dict[int, SweepRow]
     """The fastest measured row for each worker count up to the usable CPUs, with an efficiency."""
     best: dict[int, SweepRow] = {}
     for row in dataset.measured():
-        if row.workers > usable or row.efficiency is None:
+        if row.workers > usable or row.efficiency is None or row.persistent_workers:
             continue
         if row.workers not in best or (row.samples_per_s or 0.0) > (best[row.workers].samples_per_s or 0.0):
             best[row.workers] = row

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,11 +29,39 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
     return counts
 
 
+def _number(option: str, low: float, what: str) -> Callable[[Any, Any, str | None], float | None]:
+    """A callback that accepts a finite number >= `low` and refuses anything else in one line (exit 2)."""
+
+    def check(_ctx: Any, _param: Any, text: str | None) -> float | None:
+        if text is None:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < low:
+            raise UsageError(f"{option} {text}: expected {what}, a finite number of at least {low:g}")
+        return value
+
+    return check
+
+
+def _seed(_ctx: Any, _param: Any, text: str) -> int:
+    """An integer seed torch, NumPy and random all accept: 0 <= seed < 2**63."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**63:
+        raise UsageError(f"--seed {text}: expected a whole number from 0 to 2**63-1 (e.g. 1234)")
+    return value
+
+
 @click.command("smoke")
 @click.argument("source", required=False)
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
               help="Where the GPU checks run; auto uses CUDA when torch sees it.")  # fmt: skip
-@click.option("--budget", type=click.FloatRange(min=3), default=25.0, show_default=True,
+@click.option("--budget", default="25", show_default=True, callback=_number("--budget", 3.0, "seconds"),
               help="Seconds the whole command may take (the sweep shrinks to fit).")  # fmt: skip
 @click.option(
     "--workers",
@@ -46,9 +77,9 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
 @click.option(
     "--batch-size", type=click.IntRange(min=1), default=32, show_default=True, help="Batch size of the sweep."
 )
-@click.option("--io-ms", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+@click.option("--io-ms", default="10", show_default=True, callback=_number("--io-ms", 0.1, "milliseconds"),
               help="Per-sample wait of the synthetic I/O-bound dataset.")  # fmt: skip
-@click.option("--cpu-ms", type=click.FloatRange(min=0.1), default=5.0, show_default=True,
+@click.option("--cpu-ms", default="5", show_default=True, callback=_number("--cpu-ms", 0.1, "milliseconds"),
               help="Per-sample CPU time of the synthetic CPU-bound dataset.")  # fmt: skip
 @click.option(
     "--data",
@@ -65,8 +96,8 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
               help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.")  # fmt: skip
 @click.option(
     "--seed",
-    type=int,
-    default=1234,
+    default="1234",
+    callback=_seed,
     show_default=True,
     help="Seed of the determinism runs (and of the sampler with --distributed).",
 )

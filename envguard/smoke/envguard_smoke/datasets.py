@@ -1,7 +1,7 @@
 """Datasets for the smoke test: synthetic I/O-bound and CPU-bound ones, a folder of files, and the user's own.
 
 All are module-level classes with plain attributes, so they pickle for spawn/forkserver workers. Payloads are
-deterministic functions of the index (uint8, like a decoded image), so a digest names the sample.
+deterministic functions of the index (float32, like a decoded, normalised image), so a digest names the sample.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ Shape = Tuple[int, ...]
 
 
 def _payload(index: int, shape: Shape) -> Any:
-    return torch.full(shape, index % 251, dtype=torch.uint8)
+    """A decoded, normalised image: float32 like the seed's example (18.4 MiB per batch of 32 x 3x224x224)."""
+    return torch.full(shape, float(index % 251) / 251.0, dtype=torch.float32)
 
 
 class IOBound(Dataset):  # type: ignore[type-arg]

@@ -73,48 +73,37 @@ def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
-def _configs(workers: List[int], essential: List[int], cuda: bool) -> List[Dict[str, Any]]:
-    """workers x pin_memory (CUDA only) x persistent_workers, most telling first: the plain variant (pinned on CUDA)
-    of every worker count, then persistent workers, then the other pin_memory. A short budget drops the tail; the
-    plain variant of an essential worker count is measured (briefly) even when the budget is spent."""
-    configs = [
-        {"workers": n, "pin_memory": cuda, "persistent_workers": False, "essential": n in essential}
-        for n in workers
-    ]
-    configs += [
-        {"workers": n, "pin_memory": cuda, "persistent_workers": True, "essential": False}
-        for n in workers
-        if n > 0
-    ]
-    if cuda:
-        configs += [{"workers": n, "pin_memory": False, "persistent_workers": p, "essential": False}
-                    for n in workers for p in ((False, True) if n > 0 else (False,))]  # fmt: skip
-    return configs
-
-
 def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: float, cuda: bool) -> None:
     from . import datasets as ds
-    from . import throughput
+    from . import throughput, watch
 
     specs = _datasets(settings)
-    workers = list(settings["workers"])
-    configs = _configs(workers, list(settings.get("essential_workers") or [min(workers), max(workers)]), cuda)
+    workers = sorted(set(settings["workers"]))
+    essential = list(settings.get("essential_workers") or [min(workers), max(workers)])
+    step_ms = settings.get("step_ms")
+    costs = [float(spec.get("latency_ms") or settings["io_ms"]) for spec in specs]
     for position, spec in enumerate(specs):
-        own_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(specs) - position)
+        # each dataset's share of the time left in proportion to its per-sample cost
+        share = (deadline - time.perf_counter()) * costs[position] / max(sum(costs[position:]), 1e-9)
         entry: Dict[str, Any] = {"name": spec["name"], "nominal_latency_ms": spec.get("latency_ms"),
                                  "nominal_cpu_ms": spec.get("cpu_ms")}  # fmt: skip
         result["throughput"].append(entry)
-        _say(settings, "throughput sweep: %s dataset, %d configurations" % (spec["name"], len(configs)))
+        _say(settings, "throughput sweep: %s dataset, num_workers %s" % (spec["name"], workers))
         try:
             probe = spec["make"](16)
             entry["length"] = ds.sized(probe)
             entry["iterable"] = ds.is_iterable(probe)
-            entry["profile"] = throughput.profile(probe)
-            per_sample = (spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0) / 1000.0
-            entry["rows"] = throughput.sweep(
-                spec["make"], configs, batch_size=int(settings["batch_size"]), per_sample_s=per_sample,
-                deadline=own_deadline, collate=spec.get("collate"),
+            watch.phase(settings.get("watch_dir"), "profiling the %s dataset" % spec["name"])
+            entry["profile"] = throughput.profile(watch.wrap(probe, settings.get("watch_dir")))
+            wall_ms = spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0
+            cpu_ms = spec.get("cpu_ms") if spec.get("latency_ms") else entry["profile"]["cpu_ms"]
+            sweep = throughput.Sweep(
+                spec["make"], batch_size=int(settings["batch_size"]), per_sample_s=wall_ms / 1000.0,
+                cpu_bound=bool(cpu_ms and cpu_ms >= 0.5 * wall_ms), cpus=int(settings.get("cpus") or 1),
+                deadline=time.perf_counter() + share, collate=spec.get("collate"),
+                watch_dir=settings.get("watch_dir"), step_ms=float(step_ms) if step_ms else None,
             )  # fmt: skip
+            entry["rows"] = sweep.run(workers, essential, refine=bool(settings.get("refine")))
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
 
@@ -133,7 +122,7 @@ def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: flo
     _say(settings, "determinism: %s dataset" % name)
     record = determinism.run_all(
         factory, int(options["max_workers"]), seed=int(options["seed"]), batch_size=int(options["batch_size"]),
-        limit=int(options["limit"]), deadline=deadline,
+        limit=int(options["limit"]), deadline=deadline, watch_dir=settings.get("watch_dir"),
     )  # fmt: skip
     record["dataset"] = name
     result["determinism"] = record
@@ -224,6 +213,10 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         if not wanted:
             continue
         began = time.perf_counter()
+        if settings.get("watch_dir"):
+            from . import watch
+
+            watch.phase(settings["watch_dir"], "%s phase" % name)
         try:
             action()
         except Exception as exc:

@@ -6,7 +6,6 @@ state, efficiency and the recommendation are computed by envguard from them.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -14,10 +13,10 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 from torch.utils.data import DataLoader
 
+from . import planner, watch
 from .datasets import batch_bytes, is_iterable, sized
 
 Row = Dict[str, Any]
-MIN_ROUNDS, MAX_ROUNDS = 2, 6
 
 
 def profile(dataset: Any, max_samples: int = 16, max_seconds: float = 0.5) -> Dict[str, Any]:
@@ -90,17 +89,34 @@ class _Contention:
         return round(min(1.0, max(0.0, (busy - busy0 - ours) / capacity)), 4) if capacity > 0 else None
 
 
-def measure(
+def measure(dataset: Any, **options: Any) -> Row:
+    """`_measure` with num_workers=0 held to one intra-op thread, the count each worker runs with: the main
+    process's own torch threads otherwise fight the loop for the CPUs (0.23 vs 0.99 of ideal measured here)."""
+    threads = torch.get_num_threads()
+    if options["workers"] == 0:
+        torch.set_num_threads(1)
+    try:
+        row = _measure(dataset, **options)
+    finally:
+        torch.set_num_threads(threads)
+    row["main_threads"] = 1 if options["workers"] == 0 else threads
+    return row
+
+
+def _measure(
     dataset: Any, *, workers: int, pin_memory: bool, persistent: bool, batch_size: int, batches: int,
     collate: Optional[Callable[..., Any]] = None, epoch2: bool = True, stop_at: Optional[float] = None,
+    watch_dir: Optional[str] = None, step_s: float = 0.0,
 ) -> Row:  # fmt: skip
     """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first.
 
-    Past `stop_at` (a busy machine runs slower than planned) it stops once two rounds after the first are in.
-    """
+    After each batch the loop sleeps `step_s` (a training step: the GPU works, the CPU waits), so a wait means
+    "the loop waited for data". Past `stop_at` (a busy machine runs slower than planned) it stops once three
+    rounds are in."""
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
+    dataset = watch.wrap(dataset, watch_dir)
     generator = torch.Generator()
     generator.manual_seed(0)
     loader = DataLoader(
@@ -128,6 +144,8 @@ def measure(
         arrivals.append(now - started)
         size = size or batch_bytes(batch)
         del batch
+        if step_s > 0:
+            time.sleep(step_s)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
     others = contention.others_fraction()
     del iterator, contention
@@ -138,7 +156,7 @@ def measure(
         "workers": workers, "pin_memory": pin_memory, "persistent_workers": persistent and workers > 0,
         "batch_size": batch_size, "batches": len(arrivals), "batch_bytes": size,
         "arrivals_s": [round(a, 6) for a in arrivals], "waits_s": [round(w, 6) for w in waits],
-        "epoch2_first_batch_s": second, "wall_s": round(wall, 6), "main_cpu_s": round(cpu, 6),
+        "epoch2_first_batch_s": second, "wall_s": round(wall, 6), "main_cpu_s": round(cpu, 6), "step_s": step_s,
         "shutdown_s": round(time.perf_counter() - closing, 6), "others_cpu_fraction": others,
     }  # fmt: skip
 
@@ -152,48 +170,94 @@ def _next_epoch_first_batch(loader: Any) -> float:
     return round(seconds, 6)
 
 
-def plan_batches(workers: int, per_sample_s: float, batch_size: int, share_s: float, startup_s: float) -> int:
-    """Batches for one configuration: whole rounds of `workers` batches that fit its share of the budget.
-
-    Returns 0 when not even MIN_ROUNDS rounds plus start-up (and the next epoch's first batch) fit.
-    """
-    lanes = max(workers, 1)
-    round_s = max(batch_size * per_sample_s, 1e-4)
-    # with workers: the next epoch's first batch, then waiting for workers to finish the batch they are on
-    overhead = startup_s + (2 * round_s + startup_s if workers > 0 else 0.0)
-    rounds = math.floor((share_s - overhead) / round_s) - 1
-    if rounds < MIN_ROUNDS:
-        return 0
-    return lanes * (min(rounds, MAX_ROUNDS) + 1)
+def _skipped(workers: int, persistent: bool, why: str) -> Row:
+    return {"workers": workers, "pin_memory": False, "persistent_workers": persistent, "skipped": why}
 
 
-def _plain(config: Dict[str, Any], **extra: Any) -> Row:
-    row = {k: v for k, v in config.items() if k != "essential"}
-    row.update(extra)
-    return row
+class Sweep:
+    """One dataset's sweep: the planner's configurations, measured while they fit before the deadline, then the
+    counts around the knee, then persistent workers at the most workers measured (their epoch-2 start-up)."""
 
+    def __init__(self, make: Callable[[int], Any], *, batch_size: int, per_sample_s: float, cpu_bound: bool,
+                 cpus: int, deadline: float, collate: Optional[Callable[..., Any]] = None,
+                 watch_dir: Optional[str] = None, step_ms: Optional[float] = None) -> None:  # fmt: skip
+        self.make, self.batch_size, self.per_sample_s = make, batch_size, per_sample_s
+        self.cpu_bound, self.cpus, self.deadline = cpu_bound, cpus, deadline
+        self.collate, self.watch_dir, self.step_ms = collate, watch_dir, step_ms
+        self.startup = 0.1
+        self.rows: List[Row] = []
+        self.rates: Dict[int, float] = {}
 
-def sweep(
-    make: Callable[[int], Any], configs: List[Dict[str, Any]], *, batch_size: int, per_sample_s: float,
-    deadline: float, collate: Optional[Callable[..., Any]] = None,
-) -> List[Row]:  # fmt: skip
-    """Measure each configuration inside its share of the time left; configurations that do not fit are skipped."""
-    rows: List[Row] = []
-    startup = 0.1
-    for position, config in enumerate(configs):
-        share = (deadline - time.perf_counter()) / (len(configs) - position)
-        batches = plan_batches(config["workers"], per_sample_s, batch_size, share, startup)
-        if batches == 0 and config.get("essential"):
-            batches = max(config["workers"], 1) * (MIN_ROUNDS + 1)  # over budget, but never measure nothing
-        if batches == 0:
-            rows.append(_plain(config, skipped="budget"))
-            continue
+    def round_s(self, workers: int) -> float:
+        return planner.round_seconds(workers, self.per_sample_s, self.batch_size, self.cpu_bound, self.cpus,
+                                     self.step_ms / 1000.0 if self.step_ms is not None else None)  # fmt: skip
+
+    def step_s(self, workers: int) -> float:
+        """The simulated training step: --step-ms, else half the ideal time between two batches at this N."""
+        if self.step_ms is not None:
+            return self.step_ms / 1000.0
+        return planner.STEP_FRACTION * self.batch_size * self.per_sample_s / max(workers, 1)
+
+    def _plan(self, counts: List[int], essential: List[int], budget_s: float) -> List[Dict[str, Any]]:
+        return planner.plan(counts, essential, per_sample_s=self.per_sample_s, batch_size=self.batch_size,
+                            budget_s=budget_s, startup_s=self.startup, cpu_bound=self.cpu_bound, cpus=self.cpus,
+                            step_s=self.step_ms / 1000.0 if self.step_ms is not None else None)  # fmt: skip
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def run(self, counts: List[int], essential: List[int], refine: bool = True) -> List[Row]:
+        most = max(counts)
+        reserve = self._persistent_cost(most)
+        planned = self._plan(counts, essential, self.left() - reserve)
+        for entry in planned:
+            self._one(entry, reserve, epoch2=entry["workers"] == most)
+        for workers in planner.refine(self.rates) if refine else []:
+            extra = self._plan([workers], [], self.left() - reserve)
+            if extra:
+                self._one(extra[0], reserve, epoch2=False)
+        done = {r["workers"] for r in self.rows}
+        self.rows += [_skipped(n, False, "budget") for n in counts if n not in done]
+        self._persistent(max([n for n in done if n > 0], default=0))
+        return sorted(self.rows, key=lambda r: (r["workers"], r["persistent_workers"]))
+
+    def _persistent_cost(self, workers: int) -> float:
+        if workers <= 0:
+            return 0.0
+        return planner.cost_seconds(workers, planner.FLOOR_STEADY, self.round_s(workers), self.startup, True)
+
+    def _one(self, entry: Dict[str, Any], reserve: float, *, epoch2: bool, persistent: bool = False) -> None:
+        workers = entry["workers"]
+        round_s = self.round_s(workers)
+        cost = planner.cost_seconds(workers, entry["steady_rounds"], round_s, self.startup, epoch2)
+        if (
+            epoch2 and not persistent and cost > self.left() - reserve
+        ):  # keep the rate, drop the epoch-2 batch
+            epoch2, cost = False, planner.cost_seconds(workers, entry["steady_rounds"], round_s, self.startup)
+        if cost > self.left() - reserve:
+            self.rows.append(_skipped(workers, persistent, "budget"))
+            return
+        watch.phase(
+            self.watch_dir, "throughput: num_workers=%d, persistent_workers=%s" % (workers, persistent)
+        )
         row = measure(
-            make(batches * batch_size), workers=config["workers"], pin_memory=config["pin_memory"],
-            persistent=config["persistent_workers"], batch_size=batch_size, batches=batches, collate=collate,
-            stop_at=time.perf_counter() + share,
+            self.make(entry["batches"] * self.batch_size), workers=workers, pin_memory=False, persistent=persistent,
+            batch_size=self.batch_size, batches=entry["batches"], collate=self.collate, epoch2=epoch2,
+            stop_at=self.deadline - reserve - (round_s + self.startup if epoch2 else 0.0),
+            watch_dir=self.watch_dir, step_s=self.step_s(workers),
         )  # fmt: skip
+        row["planned_steady_rounds"] = entry["steady_rounds"]
+        self.rows.append(row)
         if row["arrivals_s"]:
-            startup = max(0.02, row["arrivals_s"][0] - batch_size * per_sample_s)
-        rows.append(row)
-    return rows
+            self.startup = min(2.0, max(0.02, row["arrivals_s"][0] - round_s))
+        rate = planner.quick_rate(row["arrivals_s"], max(workers, 1), self.batch_size)
+        if rate and not persistent:
+            self.rates[workers] = rate
+
+    def _persistent(self, workers: int) -> None:
+        """persistent_workers=True at `workers`: only its epoch-2 first batch is news (the rate is the plain one)."""
+        if workers <= 0:
+            return
+        steady = planner.FLOOR_STEADY
+        self._one({"workers": workers, "steady_rounds": steady, "batches": workers * (1 + steady)}, 0.0,
+                  epoch2=True, persistent=True)  # fmt: skip
