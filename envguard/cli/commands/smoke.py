@@ -61,7 +61,7 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
 @click.argument("source", required=False)
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
               help="Where the GPU checks run; auto uses CUDA when torch sees it.")  # fmt: skip
-@click.option("--budget", default="25", show_default=True, callback=_number("--budget", 3.0, "seconds"),
+@click.option("--budget", metavar="SECONDS", default="25", show_default=True, callback=_number("--budget", 3.0, "seconds"),
               help="Seconds the whole command may take (the sweep shrinks to fit).")  # fmt: skip
 @click.option(
     "--workers",
@@ -77,10 +77,12 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
 @click.option(
     "--batch-size", type=click.IntRange(min=1), default=32, show_default=True, help="Batch size of the sweep."
 )
-@click.option("--io-ms", default="10", show_default=True, callback=_number("--io-ms", 0.1, "milliseconds"),
+@click.option("--io-ms", metavar="MS", default="10", show_default=True, callback=_number("--io-ms", 0.1, "milliseconds"),
               help="Per-sample wait of the synthetic I/O-bound dataset.")  # fmt: skip
-@click.option("--cpu-ms", default="5", show_default=True, callback=_number("--cpu-ms", 0.1, "milliseconds"),
+@click.option("--cpu-ms", metavar="MS", default="5", show_default=True, callback=_number("--cpu-ms", 0.1, "milliseconds"),
               help="Per-sample CPU time of the synthetic CPU-bound dataset.")  # fmt: skip
+@click.option("--step-ms", metavar="MS", callback=_number("--step-ms", 0.0, "milliseconds"),
+              help="Simulated training step after each batch (default: half the ideal time between batches).")  # fmt: skip
 @click.option(
     "--data",
     "data_dir",
@@ -96,6 +98,7 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
               help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.")  # fmt: skip
 @click.option(
     "--seed",
+    metavar="INT",
     default="1234",
     callback=_seed,
     show_default=True,
@@ -120,7 +123,7 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     help="Write the report to FILE (atomically) instead of stdout.",
 )
 def command(source: str | None, device: str, budget: float, workers_text: str | None, num_workers: int | None,
-            batch_size: int, io_ms: float, cpu_ms: float, data_dir: Path | None, dataset: str | None,
+            batch_size: int, io_ms: float, cpu_ms: float, step_ms: float | None, data_dir: Path | None, dataset: str | None,
             lock: Path | None, seed: int, distributed: bool, as_json: bool, as_markdown: bool, plot: Path | None,
             output: str | None) -> int:  # fmt: skip
     """Prove that SOURCE (a prefix or name:ENV; default: the active environment) loads data deterministically
@@ -141,7 +144,7 @@ def command(source: str | None, device: str, budget: float, workers_text: str | 
         raise UsageError(f"--plot {plot}: matplotlib is not installed in envguard's environment; "
                          "pip install matplotlib, or drop --plot")  # fmt: skip
     options = SmokeOptions(source=source, device=device, budget_s=budget, workers=_workers(workers_text),  # type: ignore[arg-type]
-                           num_workers=num_workers, batch_size=batch_size, io_ms=io_ms, cpu_ms=cpu_ms,
+                           num_workers=num_workers, batch_size=batch_size, io_ms=io_ms, cpu_ms=cpu_ms, step_ms=step_ms,
                            data_dir=data_dir, dataset=dataset, lock=lock, seed=seed)  # fmt: skip
     report = run_smoke(options)
     if plot is not None:
