@@ -52,7 +52,9 @@ class SweepRow:
     efficiency: float | None = None
     wait_p50_s: float | None = None
     wait_p95_s: float | None = None
-    others_cpu: float | None = None
+    others_cpu: float | None = None  # other processes' share of the CPUs (/proc/stat, windows >= 1 s)
+    throttled: float | None = None  # share of the window the cgroup quota throttled us (cpu.stat)
+    psi_some: float | None = None  # share of the window some task waited for a CPU (/proc/pressure/cpu)
     skipped: str = ""
     rounds: int = 0  # complete rounds of `workers` batches (round 0, start-up, is not in the rate)
     few_rounds: bool = False  # fewer than MIN_STEADY_ROUNDS after round 0: the budget could not fit them

@@ -96,7 +96,8 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
         samples_per_s=round(rate, 2) if rate else None, ideal_per_s=round(ideal, 2) if ideal else None,
         efficiency=round(efficiency, 3) if efficiency is not None else None,
         wait_p50_s=percentile(waits[lanes:], 0.5), wait_p95_s=percentile(waits[lanes:], 0.95),
-        others_cpu=raw.get("others_cpu_fraction"), rounds=rounds, few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
+        others_cpu=raw.get("others_cpu_fraction"), throttled=raw.get("throttled_fraction"),
+        psi_some=raw.get("psi_some_fraction"), rounds=rounds, few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
         unreliable=unreliable, arrivals_s=tuple(arrivals), waits_s=tuple(waits),
     )  # fmt: skip
 

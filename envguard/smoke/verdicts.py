@@ -18,6 +18,8 @@ from envguard.smoke.throughput import rate_at
 PASS_EFFICIENCY, WARN_EFFICIENCY = 0.85, 0.6
 SLOW_STARTUP_S = 1.0
 CONTENDED = 0.2  # other processes' share of the CPUs above which a slow measurement says "busy machine"
+THROTTLED = 0.1  # share of the time the cgroup quota throttled us
+PSI_BUSY = 0.2  # share of the time some task waited for a CPU
 GOLDEN_STREAMS = (("torch_randperm", "torch.randperm"), ("dataloader_order", "DataLoader shuffle order"),
                   ("numpy_legacy", "NumPy RandomState"), ("numpy_generator", "NumPy Generator"))  # fmt: skip
 SHM_FIX = ("give the container more shared memory: `docker run --shm-size=2g` (or --ipc=host); on Kubernetes mount an "
@@ -50,7 +52,7 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     elif worst.efficiency >= PASS_EFFICIENCY:
         out = [Finding(category, "loader efficiency", "PASS", evidence)]
     else:
-        out = [_inefficient(category, worst, f"{evidence}; num_workers={worst.workers} falls short")]
+        out = [_inefficient(category, worst, f"{evidence}; num_workers={worst.workers} falls short", usable)]
     out += _measurement_notes(category, dataset)
     slow = [r for r in dataset.measured() if r.workers > 0 and (r.startup_s or 0.0) > SLOW_STARTUP_S]
     if slow:
@@ -92,12 +94,23 @@ def _best_by_workers(dataset: DatasetResult, usable: int) -> dict[int, SweepRow]
     return dict(sorted(best.items()))
 
 
-def _inefficient(category: str, row: SweepRow, evidence: str) -> Finding:
-    """Below the ideal: the loader's fault, unless other processes were taking the CPUs meanwhile."""
-    others = row.others_cpu
-    if others is not None and others >= CONTENDED:
-        return Finding(category, "loader efficiency", "WARN",
-                       f"{evidence}; other processes used {others:.0%} of the CPUs meanwhile",
+def busy_evidence(row: SweepRow, usable: int) -> str:
+    """Why the machine counts as busy during this row, from cgroup throttling, PSI or others' CPU; '' if not."""
+    if row.throttled is not None and row.throttled >= THROTTLED:
+        return f"the cgroup's CPU quota throttled this run {row.throttled:.0%} of the time (cpu.stat throttled_usec)"
+    if row.others_cpu is not None and row.others_cpu >= CONTENDED:
+        return f"other processes used {row.others_cpu:.0%} of the CPUs meanwhile"
+    # PSI counts our own tasks too: evidence only when the loader left a CPU free
+    if row.psi_some is not None and row.psi_some >= PSI_BUSY and row.workers + 1 < usable:
+        return f"some task waited for a CPU {row.psi_some:.0%} of the time (/proc/pressure/cpu)"
+    return ""
+
+
+def _inefficient(category: str, row: SweepRow, evidence: str, usable: int = 1) -> Finding:
+    """Below the ideal: the loader's fault, unless the machine was busy meanwhile (and we can show it)."""
+    busy = busy_evidence(row, usable)
+    if busy:
+        return Finding(category, "loader efficiency", "WARN", f"{evidence}; {busy}",
                        "the machine was busy, so this measures contention, not the loader: rerun on an idle machine")  # fmt: skip
     status: Status = "WARN" if (row.efficiency or 0.0) >= WARN_EFFICIENCY else "FAIL"
     return Finding(category, "loader efficiency", status, evidence,

@@ -6,14 +6,13 @@ state, efficiency and the recommendation are computed by envguard from them.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Callable, Dict, List, Optional
 
 import torch
 from torch.utils.data import DataLoader
 
-from . import planner, watch
+from . import contention, planner, watch
 from .datasets import batch_bytes, is_iterable, sized
 
 Row = Dict[str, Any]
@@ -43,50 +42,6 @@ def profile(dataset: Any, max_samples: int = 16, max_seconds: float = 0.5) -> Di
         "wall_ms": round(walls[middle] * 1000, 4) if walls else None,
         "cpu_ms": round(cpus[middle] * 1000, 4) if cpus else None,
     }
-
-
-def _machine_busy_s() -> Optional[float]:
-    """CPU seconds all processes have used on this machine (Linux /proc/stat), or None elsewhere."""
-    try:
-        with open("/proc/stat") as handle:
-            fields = handle.readline().split()[1:]
-        ticks = os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, AttributeError):
-        return None
-    values = [int(v) for v in fields[:8]]
-    busy = sum(values) - values[3] - values[4]  # minus idle and iowait
-    return busy / float(ticks)
-
-
-def _workers_cpu_s(iterator: Any) -> Optional[float]:
-    """CPU seconds the iterator's worker processes have used (from /proc/<pid>/stat), or None."""
-    total = 0.0
-    try:
-        ticks = float(os.sysconf("SC_CLK_TCK"))
-        for process in getattr(iterator, "_workers", []):
-            with open("/proc/%d/stat" % process.pid) as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks
-    except (OSError, ValueError, AttributeError, IndexError):
-        return None
-    return total
-
-
-class _Contention:
-    """How much CPU other processes took while a configuration was timed (shared machines, CI runners)."""
-
-    def __init__(self, iterator: Any) -> None:
-        self.iterator = iterator
-        self.start = (time.perf_counter(), _machine_busy_s(), time.process_time(), _workers_cpu_s(iterator))
-
-    def others_fraction(self) -> Optional[float]:
-        wall0, busy0, main0, workers0 = self.start
-        busy, workers = _machine_busy_s(), _workers_cpu_s(self.iterator)
-        if busy is None or busy0 is None or workers is None or workers0 is None:
-            return None
-        ours = (time.process_time() - main0) + (workers - workers0)
-        capacity = (time.perf_counter() - wall0) * (os.cpu_count() or 1)
-        return round(min(1.0, max(0.0, (busy - busy0 - ours) / capacity)), 4) if capacity > 0 else None
 
 
 def measure(dataset: Any, **options: Any) -> Row:
@@ -129,7 +84,7 @@ def _measure(
     size = 0
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
-    contention = _Contention(iterator)
+    busy = contention.Contention(iterator, contention.own_cpu_stat())
     enough = 3 * max(workers, 1)
     for _ in range(batches):
         if stop_at is not None and len(arrivals) >= enough and time.perf_counter() > stop_at:
@@ -147,8 +102,8 @@ def _measure(
         if step_s > 0:
             time.sleep(step_s)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
-    others = contention.others_fraction()
-    del iterator, contention
+    evidence = busy.result()
+    del iterator, busy
     second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 else None
     closing = time.perf_counter()
     del loader
@@ -157,7 +112,7 @@ def _measure(
         "batch_size": batch_size, "batches": len(arrivals), "batch_bytes": size,
         "arrivals_s": [round(a, 6) for a in arrivals], "waits_s": [round(w, 6) for w in waits],
         "epoch2_first_batch_s": second, "wall_s": round(wall, 6), "main_cpu_s": round(cpu, 6), "step_s": step_s,
-        "shutdown_s": round(time.perf_counter() - closing, 6), "others_cpu_fraction": others,
+        "shutdown_s": round(time.perf_counter() - closing, 6), **evidence,
     }  # fmt: skip
 
 
