@@ -234,7 +234,7 @@ def test_default_worker_counts() -> None:
         return CpuInfo(logical=usable, affinity=usable, physical=physical, quota=None, usable=usable)
 
     assert worker_counts(SmokeOptions(), cpus(2, 2)) == [0, 1, 2]
-    assert worker_counts(SmokeOptions(), cpus(16, 8)) == [0, 1, 2, 4, 6, 8, 16]
+    assert worker_counts(SmokeOptions(), cpus(16, 8)) == [0, 1, 2, 4, 8, 15, 16]
     assert worker_counts(SmokeOptions(workers=(0, 4), num_workers=3), cpus(16, 8)) == [0, 3, 4]
 
 
