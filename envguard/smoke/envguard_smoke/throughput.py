@@ -6,6 +6,7 @@ state, efficiency and the recommendation are computed by envguard from them.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, Callable, Dict, List, Optional
 
@@ -163,42 +164,37 @@ class Sweep:
 
     def run(self, counts: List[int], essential: List[int], refine: bool = True) -> List[Row]:
         most = max(counts)
-        reserve = self._persistent_cost(most)
-        planned = self._plan(counts, essential, self.left() - reserve)
-        for entry in planned:
-            self._one(entry, reserve, epoch2=entry["workers"] == most)
+        for entry in self._plan(counts, essential, self.left()):
+            self._one(entry, epoch2=entry["workers"] == most)
         for workers in planner.refine(self.rates) if refine else []:
-            extra = self._plan([workers], [], self.left() - reserve)
+            extra = self._plan([workers], [], self.left())
             if extra:
-                self._one(extra[0], reserve, epoch2=False)
-        done = {r["workers"] for r in self.rows}
-        self.rows += [_skipped(n, False, "budget") for n in counts if n not in done]
-        self._persistent(max([n for n in done if n > 0], default=0))
+                self._one(extra[0], epoch2=False)
+        measured = {r["workers"] for r in self.rows if not r.get("skipped")}
+        self.rows += [_skipped(n, False, "budget") for n in counts if n not in measured and
+                      not any(r["workers"] == n for r in self.rows)]  # fmt: skip
+        self._persistent(max([n for n in measured if n > 0], default=0))
         return sorted(self.rows, key=lambda r: (r["workers"], r["persistent_workers"]))
 
-    def _persistent_cost(self, workers: int) -> float:
-        if workers <= 0:
-            return 0.0
-        return planner.cost_seconds(workers, planner.FLOOR_STEADY, self.round_s(workers), self.startup, True)
-
-    def _one(self, entry: Dict[str, Any], reserve: float, *, epoch2: bool, persistent: bool = False) -> None:
+    def _one(self, entry: Dict[str, Any], *, epoch2: bool, persistent: bool = False) -> None:
         workers = entry["workers"]
         round_s = self.round_s(workers)
         cost = planner.cost_seconds(workers, entry["steady_rounds"], round_s, self.startup, epoch2)
-        if (
-            epoch2 and not persistent and cost > self.left() - reserve
-        ):  # keep the rate, drop the epoch-2 batch
+        if epoch2 and not persistent and cost > self.left():  # keep the rate, drop the epoch-2 batch
             epoch2, cost = False, planner.cost_seconds(workers, entry["steady_rounds"], round_s, self.startup)
-        if cost > self.left() - reserve:
-            self.rows.append(_skipped(workers, persistent, "budget"))
-            return
+        if cost > self.left():  # fewer rounds, down to the floor, rather than nothing (the row says so)
+            fits = math.floor((self.left() - self.startup - planner.SHUTDOWN_S) / round_s) - 1
+            if fits < planner.FLOOR_STEADY or epoch2:
+                self.rows.append(_skipped(workers, persistent, "budget"))
+                return
+            entry = dict(entry, steady_rounds=fits, batches=max(workers, 1) * (1 + fits))
         watch.phase(
             self.watch_dir, "throughput: num_workers=%d, persistent_workers=%s" % (workers, persistent)
         )
         row = measure(
             self.make(entry["batches"] * self.batch_size), workers=workers, pin_memory=False, persistent=persistent,
             batch_size=self.batch_size, batches=entry["batches"], collate=self.collate, epoch2=epoch2,
-            stop_at=self.deadline - reserve - (round_s + self.startup if epoch2 else 0.0),
+            stop_at=self.deadline - (round_s + self.startup if epoch2 else 0.0),
             watch_dir=self.watch_dir, step_s=self.step_s(workers),
         )  # fmt: skip
         row["planned_steady_rounds"] = entry["steady_rounds"]
@@ -214,5 +210,5 @@ class Sweep:
         if workers <= 0:
             return
         steady = planner.FLOOR_STEADY
-        self._one({"workers": workers, "steady_rounds": steady, "batches": workers * (1 + steady)}, 0.0,
-                  epoch2=True, persistent=True)  # fmt: skip
+        self._one({"workers": workers, "steady_rounds": steady, "batches": workers * (1 + steady)}, epoch2=True,
+                  persistent=True)  # fmt: skip
