@@ -283,3 +283,16 @@ def test_rows_keep_raw_arrivals_and_waits_and_say_when_rounds_were_few() -> None
     assert (
         note and "num_workers=2" in note[0].evidence and "6" in note[0].evidence and "--budget" in note[0].fix
     )
+
+
+def test_profile_in_a_worker_counts_every_thread_of_the_process() -> None:
+    """A torch-op augmentation: CPU time on intra-op threads is seen (thread_time missed it); past warm-up."""
+    from envguard.smoke.envguard_smoke import profiling
+    from tests import smoke_planted
+
+    found = profiling.profile(smoke_planted.AugmentedPairs())
+    assert found["where"] == "one DataLoader worker" and found["warmup"] == profiling.WARMUP
+    assert found["samples"] >= 16
+    assert 0 < found["cpu_ms"] <= found["wall_ms"] + 0.05  # one thread in a worker: CPU cannot exceed wall
+    slow = profiling.profile(smoke_planted.SlowReads())
+    assert slow["wall_ms"] >= 4.0 and slow["cpu_ms"] < slow["wall_ms"] / 2  # I/O-bound: waits, little CPU

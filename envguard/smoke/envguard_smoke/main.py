@@ -75,7 +75,7 @@ def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: float, cuda: bool) -> None:
     from . import datasets as ds
-    from . import throughput, watch
+    from . import profiling, throughput, watch
 
     specs = _datasets(settings)
     workers = sorted(set(settings["workers"]))
@@ -94,7 +94,7 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
             entry["length"] = ds.sized(probe)
             entry["iterable"] = ds.is_iterable(probe)
             watch.phase(settings.get("watch_dir"), "profiling the %s dataset" % spec["name"])
-            entry["profile"] = throughput.profile(watch.wrap(probe, settings.get("watch_dir")))
+            entry["profile"] = profiling.profile(watch.wrap(probe, settings.get("watch_dir")))
             wall_ms = spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0
             cpu_ms = spec.get("cpu_ms") if spec.get("latency_ms") else entry["profile"]["cpu_ms"]
             sweep = throughput.Sweep(

@@ -19,32 +19,6 @@ from .datasets import batch_bytes, is_iterable, sized
 Row = Dict[str, Any]
 
 
-def profile(dataset: Any, max_samples: int = 16, max_seconds: float = 0.5) -> Dict[str, Any]:
-    """Per-sample wall and CPU time read in the main process (what one worker pays per sample)."""
-    walls: List[float] = []
-    cpus: List[float] = []
-    started = time.perf_counter()
-    source = iter(dataset) if is_iterable(dataset) else None
-    for index in range(min(max_samples, sized(dataset) or max_samples)):
-        wall0, cpu0 = time.perf_counter(), time.thread_time()
-        try:
-            _item = next(source) if source is not None else dataset[index]
-        except StopIteration:
-            break
-        cpus.append(time.thread_time() - cpu0)
-        walls.append(time.perf_counter() - wall0)
-        if time.perf_counter() - started > max_seconds and len(walls) >= 2:
-            break
-    walls.sort()
-    cpus.sort()
-    middle = len(walls) // 2
-    return {
-        "samples": len(walls),
-        "wall_ms": round(walls[middle] * 1000, 4) if walls else None,
-        "cpu_ms": round(cpus[middle] * 1000, 4) if cpus else None,
-    }
-
-
 def measure(dataset: Any, **options: Any) -> Row:
     """`_measure` with num_workers=0 held to one intra-op thread, the count each worker runs with: the main
     process's own torch threads otherwise fight the loop for the CPUs (0.23 vs 0.99 of ideal measured here)."""
