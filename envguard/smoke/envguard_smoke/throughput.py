@@ -41,8 +41,8 @@ def _measure(
     """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first.
 
     After each batch the loop sleeps `step_s` (a training step: the GPU works, the CPU waits), so a wait means
-    "the loop waited for data". Past `stop_at` (a busy machine runs slower than planned) it stops once three
-    rounds are in."""
+    "the loop waited for data". Past `stop_at` (a busy machine runs slower than planned) it stops: the budget
+    comes first, and a row with too few rounds says so."""
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
@@ -60,9 +60,8 @@ def _measure(
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
     busy = contention.Contention(iterator, contention.own_cpu_stat())
-    enough = 3 * max(workers, 1)
     for _ in range(batches):
-        if stop_at is not None and len(arrivals) >= enough and time.perf_counter() > stop_at:
+        if stop_at is not None and time.perf_counter() > stop_at:
             break
         asked = time.perf_counter()
         try:
@@ -168,7 +167,8 @@ class Sweep:
         row = measure(
             self.make(entry["batches"] * self.batch_size), workers=workers, pin_memory=False, persistent=persistent,
             batch_size=self.batch_size, batches=entry["batches"], collate=self.collate, epoch2=epoch2,
-            stop_at=self.deadline - (round_s + self.startup if epoch2 else 0.0),
+            # never past the deadline, nor twice the planned cost: one slow row cannot eat the others' time
+            stop_at=min(self.deadline - (round_s + self.startup if epoch2 else 0.0), time.perf_counter() + 2 * cost),
             watch_dir=self.watch_dir, step_s=self.step_s(workers),
         )  # fmt: skip
         row["planned_steady_rounds"] = entry["steady_rounds"]
