@@ -178,3 +178,11 @@ class HangsInWorkers(HangsAtFive):
         if index == 5 and get_worker_info() is not None:
             time.sleep(3600)
         return _decoded(index), index % 10
+
+
+class Sluggish(HangsAtFive):
+    """Slow but alive: 0.4 s per sample (a cold object store). The run cannot finish in a short budget."""
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        time.sleep(0.4)
+        return _decoded(index), index % 10

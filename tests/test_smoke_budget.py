@@ -107,3 +107,18 @@ def test_bad_numbers_exit_2_with_one_line(prefix: Path, option: str, value: str)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and option in lines[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_slow_dataset_is_stopped_at_the_budget_with_the_results_so_far(prefix: Path) -> None:
+    tag = uuid.uuid4().hex
+    began = time.monotonic()
+    process = start(tag, str(prefix), "--budget", "5", "--workers", "0,2", "--dataset", f"{PLANTED}:Sluggish",
+                    "--json")  # fmt: skip
+    out, err = process.communicate(timeout=60)
+    assert time.monotonic() - began <= 5 + 3
+    assert process.returncode in (0, 1), err
+    import json
+
+    stopped = [f for f in json.loads(out)["findings"] if f["check"] == "finished within --budget"]
+    assert stopped and stopped[0]["status"] == "WARN" and "stopped at the budget" in stopped[0]["evidence"]
+    assert settle(tag) == []

@@ -130,6 +130,12 @@ def judge(
     ]
     if options.lock is not None and not any(e["phase"] == "golden" for e in raw.get("errors") or ()):
         found += verdicts.golden(raw.get("golden"), lock, options.lock.name)
+    if raw.get("stopped"):
+        stop = raw["stopped"]
+        found.append(Finding("budget", "finished within --budget", "WARN",
+                             f"stopped at the budget during {stop.get('phase') or 'start-up'} after "
+                             f"{stop.get('after_s')} s (a slow or busy machine); the verdicts below use what was "
+                             "measured by then", "give a larger --budget, fewer --workers, or rerun on an idle machine"))  # fmt: skip
     found += determinism.findings(raw.get("determinism"))
     for dataset in datasets:
         rec = recs.get(dataset.name)

@@ -53,7 +53,7 @@ def run_target(
             stdout, stderr = process.communicate(timeout=max(timeout, 0.1))
         except subprocess.TimeoutExpired:
             kill_group(process)
-            raise ProbeError(stopped_message(Path(watch_dir), timeout, time.time() - started)) from None
+            return stopped(Path(watch_dir), timeout, time.time() - started)
         finally:
             kill_group(process)
     return parse_output(stdout, stderr or "", process.returncode, python)
@@ -93,18 +93,25 @@ def read_watch(folder: Path) -> tuple[str, list[tuple[float, str]]]:
     return phase, sorted(pending)
 
 
-def stopped_message(folder: Path, budget: float, elapsed: float) -> str:
-    """Why the module was stopped at the budget: the sample that did not come back, or the phase it was in."""
+def stopped(folder: Path, budget: float, elapsed: float) -> dict[str, Any]:
+    """The module was stopped at the budget. A sample still being read for HUNG_S or more is a hang:
+    ProbeError naming it (exit 3). Otherwise the results so far, marked `stopped`, so the verdicts still come."""
     phase, pending = read_watch(folder)
     where = f" ({phase})" if phase else ""
     now = time.time()
     if pending and now - pending[0][0] >= HUNG_S:
         since, index = pending[0]
-        return (f"the dataset did not return sample {index} within {now - since:.1f} s{where}; the smoke test was "
-                f"stopped at the --budget ({budget:.1f} s) with every DataLoader worker: look for a read without a "
-                f"timeout, a lock or a dead mount in __getitem__({index})")  # fmt: skip
-    return (f"the smoke test did not finish within the --budget{where} and was stopped after {elapsed:.1f} s with "
-            "every DataLoader worker; give a larger --budget or fewer --workers")  # fmt: skip
+        raise ProbeError(f"the dataset did not return sample {index} within {now - since:.1f} s{where}; the smoke "
+                         f"test was stopped at the --budget ({budget:.1f} s) with every DataLoader worker: look for a "
+                         f"read without a timeout, a lock or a dead mount in __getitem__({index})")  # fmt: skip
+    try:
+        data: dict[str, Any] = json.loads((folder / "partial.json").read_text())
+    except (OSError, ValueError):
+        raise ProbeError(f"the smoke test did not finish within the --budget{where} and was stopped after "
+                         f"{elapsed:.1f} s with every DataLoader worker; give a larger --budget or fewer --workers") from None  # fmt: skip
+    data["stopped"] = {"phase": phase, "after_s": round(elapsed, 2),
+                       "pending_s": round(now - pending[0][0], 2) if pending else None}  # fmt: skip
+    return data
 
 
 def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> dict[str, Any]:

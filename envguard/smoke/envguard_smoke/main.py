@@ -106,6 +106,7 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
             entry["rows"] = sweep.run(workers, essential, refine=bool(settings.get("refine")))
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        watch.partial(settings.get("watch_dir"), result)
 
 
 def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
@@ -209,6 +210,10 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
     ]
     result["phase_seconds"] = {"start-up": round(time.perf_counter() - started, 3)}
+    if settings.get("watch_dir"):
+        from . import watch
+
+        watch.partial(settings["watch_dir"], result)
     for name, action, wanted in phases:
         if not wanted:
             continue
@@ -222,6 +227,10 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         except Exception as exc:
             _error(result, name, exc)
         result["phase_seconds"][name] = round(time.perf_counter() - began, 3)
+        if settings.get("watch_dir"):
+            from . import watch
+
+            watch.partial(settings["watch_dir"], result)
     result["elapsed_s"] = round(time.perf_counter() - started, 3)
     return result
 

@@ -94,3 +94,16 @@ def wrap(dataset: Any, folder: Optional[str]) -> Any:
     return (
         WatchedIterable(dataset, folder) if isinstance(dataset, IterableDataset) else Watched(dataset, folder)
     )
+
+
+def partial(folder: Optional[str], result: Dict[str, Any]) -> None:
+    """The results so far, for envguard to use if it has to stop the run at the budget (atomic replace)."""
+    if not folder:
+        return
+    import json
+
+    path = os.path.join(folder, "partial.json")
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        with open(path + ".tmp", "w") as handle:
+            json.dump(result, handle, sort_keys=True)
+        os.replace(path + ".tmp", path)
