@@ -78,15 +78,20 @@ def burning(on: bool) -> Iterator[None]:
         burner.wait()
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str], picks: list[str] | None = None) -> float:
+    """Wall seconds of a command; with `picks`, the recommended num_workers per dataset is appended to it."""
     started = time.perf_counter()
     done = subprocess.run(command, check=False, capture_output=True, cwd=REPO)
+    seconds = time.perf_counter() - started
     if done.returncode not in (0, 1):  # 0 pass, 1 a FAIL verdict: both are finished runs
         print(
             f"{command[2:]} exited {done.returncode}: {done.stderr.decode(errors='replace').strip()}",
             file=sys.stderr,
         )
-    return time.perf_counter() - started
+    elif picks is not None:
+        recs = json.loads(done.stdout)["recommendations"]
+        picks.append(" ".join(f"{r['dataset']}={r['workers']}" for r in recs) or "none")
+    return seconds
 
 
 def spread(values: list[float], fmt: str) -> tuple[str, str, str]:
@@ -100,9 +105,10 @@ def main() -> int:
         "--load", action="store_true", help="also measure with one core burnt by another process"
     )
     parser.add_argument("--skip-command", action="store_true", help="skip the full `envguard smoke` runs")
+    parser.add_argument("--skip-loader", action="store_true", help="only the import and the full command")
     args = parser.parse_args()
     rows: list[tuple[str, ...]] = []
-    for loaded in (False, True) if args.load else (False,):
+    for loaded in () if args.skip_loader else (False, True) if args.load else (False,):
         with burning(loaded):
             runs: dict[int, list[dict[str, float]]] = {w: [] for w in WORKERS}
             for _ in range(args.runs):  # interleaved: N=0, 1, 2, N=0, ...
@@ -121,9 +127,11 @@ def main() -> int:
     imports = [timed([python, "-c", "import torch"]) for _ in range(3)]
     rows.append(("`python -c 'import torch'` (s)", *spread(imports, ".2f"), "floor of every smoke run"))
     if not args.skip_command:
-        walls = [timed([python, "-m", "envguard", "smoke", sys.prefix, "--json"]) for _ in range(3)]
+        picks: list[str] = []
+        walls = [timed([python, "-m", "envguard", "smoke", sys.prefix, "--json"], picks) for _ in range(5)]
         rows.append(("`envguard smoke --json`, default budget 25 s (s)", *spread(walls, ".1f"),
-                     f"target < 30 s (budget + 3 s: 28 s); {os.cpu_count()} CPUs"))  # fmt: skip
+                     f"budget + 3 s = 28 s; {os.cpu_count()} CPUs; recommended num_workers per run: "
+                     + "; ".join(picks)))  # fmt: skip
     print(f"envguard smoke benchmark: L={LATENCY_MS:g} ms per sample, batch {BATCH} of {'x'.join(map(str, SHAPE))} "
           f"float32, {ROUNDS} rounds per run, {args.runs} interleaved runs, torch {_torch_version()}, "
           f"{os.cpu_count()} CPUs, load before: {os.getloadavg()[0]:.2f}\n")  # fmt: skip
