@@ -1,6 +1,7 @@
 """Datasets with planted DataLoader problems, for `envguard smoke --dataset tests/smoke_planted.py:NAME`.
 
-Module level and plain attributes so they pickle for any worker start method; every class is a real torch Dataset.
+Module level and plain attributes so they pickle for any worker start method; every class is a real torch
+Dataset.
 """
 
 from __future__ import annotations

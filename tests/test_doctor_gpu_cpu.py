@@ -1,5 +1,5 @@
-"""Doctor on the machines the issue names: a GPU box without nvidia-ml-py (crafted /proc/driver/nvidia and /dev
-trees), a CPU torch there, sm_90a arch lists, ranks per node, fractional quotas and a virtio disk."""
+"""Doctor on the machines the issue names: a GPU box without nvidia-ml-py (crafted /proc/driver/nvidia and
+/dev trees), a CPU torch there, sm_90a arch lists, ranks per node, fractional quotas and a virtio disk."""
 
 from __future__ import annotations
 
@@ -63,8 +63,15 @@ def test_cpu_torch_on_a_gpu_machine_without_nvml_fails(tmp_path: Path) -> None:
     assert gpu_rules.torch_findings(cpu_torch, "", NO_NVML, DriverPresence())[0].status == "PASS"
 
 
-@pytest.mark.parametrize(("arch", "kind"), [(("sm_80", "sm_90a"), "native"), (("sm_90a",), "native"),
-                                            (("sm_80", "compute_90a"), "ptx"), (("sm_80",), "none")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("arch", "kind"),
+    [
+        (("sm_80", "sm_90a"), "native"),
+        (("sm_90a",), "native"),
+        (("sm_80", "compute_90a"), "ptx"),
+        (("sm_80",), "none"),
+    ],
+)
 def test_arch_entries_with_suffixes(arch: tuple[str, ...], kind: str) -> None:
     assert gpu_rules._arch_ok("sm_90", arch) == kind
 
@@ -110,8 +117,16 @@ def test_virtio_disk_with_the_rotational_flag_is_judged_by_latency(tmp_path: Pat
         (tmp_path / f"{i}.bin").write_bytes(bytes([i]) * 131072)
     latency = disk_latency.measure(tmp_path)
     assert latency.samples == 8 and 0 < latency.median_ms < 1000
-    virtio = DiskInfo(path=str(tmp_path), mount_point="/", fstype="ext4", source="/dev/vda1", rotational=True,
-                      files=8, bytes=8 * 131072, truncated=False)  # fmt: skip
+    virtio = DiskInfo(
+        path=str(tmp_path),
+        mount_point="/",
+        fstype="ext4",
+        source="/dev/vda1",
+        rotational=True,
+        files=8,
+        bytes=8 * 131072,
+        truncated=False,
+    )
     shm = ShmInfo(path="/dev/shm", exists=True, total=2**20, free=2**20)
     fast = disk_latency.Latency(samples=8, median_ms=0.21, cold=True)
     found = host_rules.disk_findings(virtio, shm, fast)[0]

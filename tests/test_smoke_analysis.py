@@ -1,4 +1,5 @@
-"""Throughput analysis and verdicts: steady state, ideal rates, recommendations, /dev/shm, golden streams, GPU."""
+"""Throughput analysis and verdicts: steady state, ideal rates, recommendations, /dev/shm, golden streams,
+GPU."""
 
 from __future__ import annotations
 
@@ -59,15 +60,26 @@ def raw_row(
     lanes = max(workers, 1)
     period = batch * lanes / rate
     arrivals = staircase(lanes, 7, period)
-    return {"workers": workers, "pin_memory": False, "persistent_workers": persistent, "batch_size": batch,
-            "batches": len(arrivals), "batch_bytes": 4096, "arrivals_s": arrivals,
-            "waits_s": [0.01] * len(arrivals), "epoch2_first_batch_s": 0.2 if workers else None,
-            "others_cpu_fraction": others}  # fmt: skip
+    return {
+        "workers": workers,
+        "pin_memory": False,
+        "persistent_workers": persistent,
+        "batch_size": batch,
+        "batches": len(arrivals),
+        "batch_bytes": 4096,
+        "arrivals_s": arrivals,
+        "waits_s": [0.01] * len(arrivals),
+        "epoch2_first_batch_s": 0.2 if workers else None,
+        "others_cpu_fraction": others,
+    }
 
 
 def io_entry(rates: dict[int, float], *, nominal: bool = True, latency: float = 10.0) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": "io" if nominal else "user", "rows": [raw_row(w, r) for w, r in rates.items()],
-                             "profile": {"wall_ms": latency, "cpu_ms": 0.1, "samples": 16}}  # fmt: skip
+    entry: dict[str, Any] = {
+        "name": "io" if nominal else "user",
+        "rows": [raw_row(w, r) for w, r in rates.items()],
+        "profile": {"wall_ms": latency, "cpu_ms": 0.1, "samples": 16},
+    }
     if nominal:
         entry.update(nominal_latency_ms=latency, nominal_cpu_ms=0.0)
     return entry
@@ -153,8 +165,14 @@ def test_shm_measured_with_statvfs(tmp_path: Path) -> None:
 
 
 def test_golden_streams() -> None:
-    here = {"torch_randperm": "a" * 64, "dataloader_order": "b" * 64, "numpy_legacy": "c" * 64,
-            "numpy_generator": None, "torch_version": "2.13.0", "numpy_version": "2.4.6"}  # fmt: skip
+    here = {
+        "torch_randperm": "a" * 64,
+        "dataloader_order": "b" * 64,
+        "numpy_legacy": "c" * 64,
+        "numpy_generator": None,
+        "torch_version": "2.13.0",
+        "numpy_version": "2.4.6",
+    }
     same = Fingerprints(
         torch_randperm="a" * 64, dataloader_order="b" * 64, numpy_legacy="c" * 64, torch_version="2.13.0"
     )
@@ -220,8 +238,9 @@ def test_num_workers_zero_runs_with_one_intra_op_thread() -> None:
     import torch
 
     before = torch.get_num_threads()
-    row = timing.measure(IOBound(32, 1.0, (3, 8, 8)), workers=0, pin_memory=False, persistent=False,
-                         batch_size=8, batches=4)  # fmt: skip
+    row = timing.measure(
+        IOBound(32, 1.0, (3, 8, 8)), workers=0, pin_memory=False, persistent=False, batch_size=8, batches=4
+    )
     assert row["main_threads"] == 1 and torch.get_num_threads() == before
 
 

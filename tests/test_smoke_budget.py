@@ -42,8 +42,14 @@ def marked(tag: str) -> list[int]:
 
 def start(tag: str, *argv: str) -> subprocess.Popen[str]:
     env = dict(os.environ, **{MARKER: tag})
-    return subprocess.Popen([sys.executable, "-m", "envguard", "smoke", *argv], cwd=REPO, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "envguard", "smoke", *argv],
+        cwd=REPO,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def settle(tag: str, seconds: float = 2.0) -> list[int]:
@@ -87,8 +93,21 @@ def test_ctrl_c_kills_the_whole_group(prefix: Path) -> None:
 
 def test_many_workers_leave_no_orphans(prefix: Path) -> None:
     tag = uuid.uuid4().hex
-    process = start(tag, str(prefix), "--budget", "6", "--workers", "0,8", "--batch-size", "4", "--io-ms", "1",
-                    "--cpu-ms", "1", "--json")  # fmt: skip
+    process = start(
+        tag,
+        str(prefix),
+        "--budget",
+        "6",
+        "--workers",
+        "0,8",
+        "--batch-size",
+        "4",
+        "--io-ms",
+        "1",
+        "--cpu-ms",
+        "1",
+        "--json",
+    )
     began = time.monotonic()
     _out, err = process.communicate(timeout=60)
     assert process.returncode in (0, 1), err
@@ -98,12 +117,24 @@ def test_many_workers_leave_no_orphans(prefix: Path) -> None:
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("--budget", "inf"), ("--budget", "nan"), ("--io-ms", "nan"), ("--cpu-ms", "inf"), ("--seed", "1e23"),
-     ("--seed", str(2**70)), ("--seed", "-1")],
-)  # fmt: skip
+    [
+        ("--budget", "inf"),
+        ("--budget", "nan"),
+        ("--io-ms", "nan"),
+        ("--cpu-ms", "inf"),
+        ("--seed", "1e23"),
+        ("--seed", str(2**70)),
+        ("--seed", "-1"),
+    ],
+)
 def test_bad_numbers_exit_2_with_one_line(prefix: Path, option: str, value: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "envguard", "smoke", str(prefix), option, value], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "envguard", "smoke", str(prefix), option, value],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and option in lines[0], done.stderr
     assert "Traceback" not in done.stderr
@@ -112,8 +143,9 @@ def test_bad_numbers_exit_2_with_one_line(prefix: Path, option: str, value: str)
 def test_slow_dataset_is_stopped_at_the_budget_with_the_results_so_far(prefix: Path) -> None:
     tag = uuid.uuid4().hex
     began = time.monotonic()
-    process = start(tag, str(prefix), "--budget", "5", "--workers", "0,2", "--dataset", f"{PLANTED}:Sluggish",
-                    "--json")  # fmt: skip
+    process = start(
+        tag, str(prefix), "--budget", "5", "--workers", "0,2", "--dataset", f"{PLANTED}:Sluggish", "--json"
+    )
     out, err = process.communicate(timeout=60)
     assert time.monotonic() - began <= 5 + 3
     assert process.returncode in (0, 1), err

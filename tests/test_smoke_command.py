@@ -97,8 +97,20 @@ def test_planted_too_few_workers_fails(prefix: Path, capsys: pytest.CaptureFixtu
 def test_planted_shm_too_small_fails(
     prefix: Path, tiny_shm: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, data = smoke(capsys, str(prefix), "--budget", "8", "--workers", "0,2", "--batch-size", "8", "--io-ms", "2",
-                       "--cpu-ms", "1")  # fmt: skip
+    code, data = smoke(
+        capsys,
+        str(prefix),
+        "--budget",
+        "8",
+        "--workers",
+        "0,2",
+        "--batch-size",
+        "8",
+        "--io-ms",
+        "2",
+        "--cpu-ms",
+        "1",
+    )
     shm = by_check(data)["/dev/shm"]
     assert (
         code == 1

@@ -1,4 +1,5 @@
-"""Contention evidence from real files: crafted cgroup v2 trees and PSI files under tmp, and this machine's own."""
+"""Contention evidence from real files: crafted cgroup v2 trees and PSI files under tmp, and this machine's
+own."""
 
 from __future__ import annotations
 
@@ -58,8 +59,15 @@ def test_this_machines_pressure_file_parses() -> None:
 
 
 def row(**evidence: float) -> SweepRow:
-    return SweepRow(workers=1, pin_memory=False, persistent_workers=False, samples_per_s=50.0, ideal_per_s=100.0,
-                    efficiency=0.5, **evidence)  # type: ignore[arg-type]  # fmt: skip
+    return SweepRow(
+        workers=1,
+        pin_memory=False,
+        persistent_workers=False,
+        samples_per_s=50.0,
+        ideal_per_s=100.0,
+        efficiency=0.5,
+        **evidence,
+    )  # type: ignore[arg-type]
 
 
 def test_busy_only_with_evidence() -> None:

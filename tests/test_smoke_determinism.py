@@ -119,8 +119,8 @@ def test_deadline_skips_runs() -> None:
     ids=lambda f: f.__name__,
 )
 def test_augmented_samples_without_an_index_pass(factory: Any) -> None:
-    """Per-sample augmentation from torch's global RNG (seeded per worker) changes the content with num_workers,
-    never the order: samples are named by the index the sampler produced."""
+    """Per-sample augmentation from torch's global RNG (seeded per worker) changes the content with
+    num_workers, never the order: samples are named by the index the sampler produced."""
     found = judge.findings(record(factory))
     checks = by_check(found)
     assert not [f for f in found if f.status == "FAIL"], found
@@ -133,8 +133,9 @@ def test_augmented_samples_without_an_index_pass(factory: Any) -> None:
 
 def test_seed_example_passes() -> None:
     """The seed article's Dataset: (torch.randn image, label), 10 ms per sample."""
-    found = judge.findings(runs.run_all(smoke_planted.SeedExample, 2, seed=7, batch_size=32, limit=64,
-                                        deadline=float("inf")))  # fmt: skip
+    found = judge.findings(
+        runs.run_all(smoke_planted.SeedExample, 2, seed=7, batch_size=32, limit=64, deadline=float("inf"))
+    )
     assert not [f for f in found if f.status == "FAIL"], found
     assert by_check(found)["order vs num_workers"].status == "PASS"
 

@@ -86,8 +86,14 @@ def test_gpu_phase_runs_on_cpu_through_main() -> None:
 
 
 def test_gpu_phase_uses_the_users_dataset_batches(tmp_path: Any) -> None:
-    settings = {"io_ms": 2.0, "batch_size": 4, "workers": [0], "shape": [3, 16, 16], "copy_bytes": 1 << 20,
-                "dataset": f"{smoke_planted.__file__}:AugmentedPairs"}  # fmt: skip
+    settings = {
+        "io_ms": 2.0,
+        "batch_size": 4,
+        "workers": [0],
+        "shape": [3, 16, 16],
+        "copy_bytes": 1 << 20,
+        "dataset": f"{smoke_planted.__file__}:AugmentedPairs",
+    }
     result: dict[str, Any] = {"errors": []}
     smoke_main._gpu(settings, result, "cpu", time.perf_counter() + 20)
     trip = result["gpu"]["roundtrip"]

@@ -1,4 +1,5 @@
-"""The sweep planner as a pure function on simulated machines: what gets measured within the default budget."""
+"""The sweep planner as a pure function on simulated machines: what gets measured within the default
+budget."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from envguard.smoke.envguard_smoke import planner
 from envguard.smoke.report import SmokeOptions
 from envguard.smoke.run import worker_counts
 
-# What the default 25 s leaves the sweep of one dataset: minus settle (2.5 s), torch import and determinism (~2 s)
+# What the default 25 s leaves the sweep of one dataset: minus settle (2.5 s), torch import and determinism
+# (~2 s)
 ONE_DATASET_S = 20.0
 
 
@@ -21,8 +23,16 @@ def machine(cores: int) -> CpuInfo:
 def test_default_budget_measures_six_worker_counts_with_six_rounds(cores: int) -> None:
     """Before: 3 of 30 configurations per dataset on 16 cores (0, 32 and one persistent variant)."""
     counts = worker_counts(SmokeOptions(), machine(cores))
-    plan = planner.plan(counts, [0, cores], per_sample_s=0.010, batch_size=32, budget_s=ONE_DATASET_S,
-                        startup_s=0.1, cpu_bound=False, cpus=cores)  # fmt: skip
+    plan = planner.plan(
+        counts,
+        [0, cores],
+        per_sample_s=0.010,
+        batch_size=32,
+        budget_s=ONE_DATASET_S,
+        startup_s=0.1,
+        cpu_bound=False,
+        cpus=cores,
+    )
     measured = [p["workers"] for p in plan]
     assert len(measured) >= 6 and {0, cores} <= set(measured)
     assert all(p["steady_rounds"] >= planner.MIN_STEADY and not p["few_rounds"] for p in plan)
@@ -37,8 +47,16 @@ def test_coarse_to_fine_order() -> None:
 
 
 def test_short_budget_keeps_essentials_with_fewer_rounds_and_says_so() -> None:
-    plan = planner.plan([0, 1, 2, 4], [0, 4], per_sample_s=0.010, batch_size=32, budget_s=2.0, startup_s=0.1,
-                        cpu_bound=False, cpus=4)  # fmt: skip
+    plan = planner.plan(
+        [0, 1, 2, 4],
+        [0, 4],
+        per_sample_s=0.010,
+        batch_size=32,
+        budget_s=2.0,
+        startup_s=0.1,
+        cpu_bound=False,
+        cpus=4,
+    )
     assert [p["workers"] for p in plan] == [0, 4]
     assert all(
         p["few_rounds"] and planner.FLOOR_STEADY <= p["steady_rounds"] < planner.MIN_STEADY for p in plan

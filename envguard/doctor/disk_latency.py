@@ -63,5 +63,8 @@ def measure(folder: Path, limit: int = MAX_FILES) -> Latency:
     reads = [r for r in (_read_ms(p) for p in _files(folder, limit)) if r is not None]
     if not reads:
         return Latency(samples=0, median_ms=0.0, cold=False)
-    return Latency(samples=len(reads), median_ms=round(statistics.median(ms for ms, _ in reads), 3),
-                   cold=all(c for _, c in reads))  # fmt: skip
+    return Latency(
+        samples=len(reads),
+        median_ms=round(statistics.median(ms for ms, _ in reads), 3),
+        cold=all(c for _, c in reads),
+    )

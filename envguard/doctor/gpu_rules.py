@@ -11,30 +11,60 @@ from envguard.output import human_bytes
 def gpu_findings(nvml: NvmlReport, presence: DriverPresence | None = None) -> list[Finding]:
     if (not nvml.available or not nvml.gpus) and presence is not None and presence.count:
         driver = f", driver {presence.driver}" if presence.driver else ""
-        return [Finding("gpu", "NVIDIA GPU", "WARN",
-                        f"{presence.count} NVIDIA GPU(s) found by the kernel driver{driver}: {presence.where()}; "
-                        f"NVML could not be used ({nvml.reason or 'no device'})",
-                        "pip install nvidia-ml-py (in envguard's environment) for memory, utilisation and the PCIe "
-                        "link; until then doctor cannot check them")]  # fmt: skip
+        return [
+            Finding(
+                "gpu",
+                "NVIDIA GPU",
+                "WARN",
+                f"{presence.count} NVIDIA GPU(s) found by the kernel driver{driver}: {presence.where()}; "
+                f"NVML could not be used ({nvml.reason or 'no device'})",
+                "pip install nvidia-ml-py (in envguard's environment) for memory, utilisation and the PCIe "
+                "link; until then doctor cannot check them",
+            )
+        ]
     if not nvml.available or not nvml.gpus:
         reason = nvml.reason or "NVML sees no device"
-        return [Finding("gpu", "NVIDIA GPU", "INFO", f"no GPU: {reason}",
-                        "nothing to do for CPU training; if this machine should have a GPU, install the NVIDIA driver "
-                        "and check `nvidia-smi` (in a container: docker run --gpus all)")]  # fmt: skip
+        return [
+            Finding(
+                "gpu",
+                "NVIDIA GPU",
+                "INFO",
+                f"no GPU: {reason}",
+                "nothing to do for CPU training; if this machine should have a GPU, install the NVIDIA "
+                "driver "
+                "and check `nvidia-smi` (in a container: docker run --gpus all)",
+            )
+        ]
     out: list[Finding] = []
     for gpu in nvml.gpus:
         link = f"PCIe Gen{gpu.pcie_gen} x{gpu.pcie_width} (max Gen{gpu.pcie_max_gen} x{gpu.pcie_max_width})"
         memory = f"{human_bytes(gpu.memory_used)} of {human_bytes(gpu.memory_total)} used"
-        evidence = (f"{gpu.name} ({gpu.capability}), driver {nvml.driver} (CUDA {nvml.cuda_driver}), {memory}, "
-                    f"utilisation {gpu.utilization}%, {link}")  # fmt: skip
+        evidence = (
+            f"{gpu.name} ({gpu.capability}), driver {nvml.driver} (CUDA {nvml.cuda_driver}), {memory}, "
+            f"utilisation {gpu.utilization}%, {link}"
+        )
         check = f"GPU {gpu.index}"
         if gpu.pcie_max_width is not None and gpu.pcie_max_width < 16:
-            out.append(Finding("gpu", check, "WARN", evidence + f": the slot gives x{gpu.pcie_max_width} at most "
-                               f"({pcie_gbps(gpu.pcie_max_gen, gpu.pcie_max_width)} GB/s)",
-                               "move the GPU to an x16 slot, or keep host-to-device copies small (pin_memory, uint8)"))  # fmt: skip
+            out.append(
+                Finding(
+                    "gpu",
+                    check,
+                    "WARN",
+                    evidence + f": the slot gives x{gpu.pcie_max_width} at most "
+                    f"({pcie_gbps(gpu.pcie_max_gen, gpu.pcie_max_width)} GB/s)",
+                    "move the GPU to an x16 slot, or keep host-to-device copies small (pin_memory, uint8)",
+                )
+            )
         elif gpu.memory_total and gpu.memory_used and gpu.memory_used > 0.9 * gpu.memory_total:
-            out.append(Finding("gpu", check, "WARN", evidence + ": memory nearly full before training",
-                               "find the process holding it with `nvidia-smi` and stop it"))  # fmt: skip
+            out.append(
+                Finding(
+                    "gpu",
+                    check,
+                    "WARN",
+                    evidence + ": memory nearly full before training",
+                    "find the process holding it with `nvidia-smi` and stop it",
+                )
+            )
         else:
             out.append(
                 Finding(
@@ -55,7 +85,8 @@ def _version_tuple(text: str | None) -> tuple[int, ...]:
 
 
 def _arch_number(entry: str, prefix: str) -> int | None:
-    """`sm_90a` -> 90 (the digits after the prefix, any letter suffix dropped); None when it is not that kind."""
+    """`sm_90a` -> 90 (the digits after the prefix, any letter suffix dropped); None when it is not that
+    kind."""
     if not entry.startswith(prefix):
         return None
     digits = entry[len(prefix) :].rstrip("abcdefghijklmnopqrstuvwxyz")
@@ -94,15 +125,29 @@ def torch_findings(
     present = len(gpus) or (presence.count if presence is not None else 0)
     if torch.torch_cuda is None:
         if present:
-            return [Finding("torch", "torch build", "FAIL", f"torch {version} is a CPU build on a machine with {present} GPU(s)",
-                            f"install a CUDA build (driver supports CUDA {nvml.cuda_driver}): e.g. "
-                            "conda install pytorch pytorch-cuda=12.1 -c pytorch -c nvidia")]  # fmt: skip
+            return [
+                Finding(
+                    "torch",
+                    "torch build",
+                    "FAIL",
+                    f"torch {version} is a CPU build on a machine with {present} GPU(s)",
+                    f"install a CUDA build (driver supports CUDA {nvml.cuda_driver}): e.g. "
+                    "conda install pytorch pytorch-cuda=12.1 -c pytorch -c nvidia",
+                )
+            ]
         return [
             Finding("torch", "torch build", "PASS", f"torch {version}, CPU build, on a machine without GPU")
         ]
     if not gpus:
-        return [Finding("torch", "torch build", "INFO", f"torch {version} is built for CUDA {torch.torch_cuda}, but there is no GPU",
-                        "it runs on the CPU; a CPU build (cpuonly) is much smaller if this machine never gets a GPU")]  # fmt: skip
+        return [
+            Finding(
+                "torch",
+                "torch build",
+                "INFO",
+                f"torch {version} is built for CUDA {torch.torch_cuda}, but there is no GPU",
+                "it runs on the CPU; a CPU build (cpuonly) is much smaller if this machine never gets a GPU",
+            )
+        ]
     out = [_driver_finding(version, torch.torch_cuda, nvml.cuda_driver)]
     for gpu in gpus:
         if gpu.capability:
@@ -112,16 +157,26 @@ def torch_findings(
 
 def _driver_finding(version: str, runtime: str, driver: str | None) -> Finding:
     if driver is None:
-        return Finding("torch", "driver vs torch CUDA", "WARN", "the driver's CUDA version is unknown",
-                       "check `nvidia-smi` shows a CUDA version")  # fmt: skip
+        return Finding(
+            "torch",
+            "driver vs torch CUDA",
+            "WARN",
+            "the driver's CUDA version is unknown",
+            "check `nvidia-smi` shows a CUDA version",
+        )
     need, have = _version_tuple(runtime)[:2], _version_tuple(driver)[:2]
     evidence = f"torch {version} needs CUDA {runtime}; the driver supports CUDA {driver}"
     if have >= need:
         return Finding("torch", "driver vs torch CUDA", "PASS", evidence)
     fix = f"upgrade the NVIDIA driver to one for CUDA >= {runtime}, or install a torch build for CUDA <= {driver}"
     if have[:1] == need[:1]:
-        return Finding("torch", "driver vs torch CUDA", "WARN", evidence + " (minor-version compatibility only: "
-                       "kernels needing PTX JIT fail)", fix)  # fmt: skip
+        return Finding(
+            "torch",
+            "driver vs torch CUDA",
+            "WARN",
+            evidence + " (minor-version compatibility only: kernels needing PTX JIT fail)",
+            fix,
+        )
     return Finding(
         "torch", "driver vs torch CUDA", "FAIL", evidence + ": 'driver too old' at the first CUDA call", fix
     )
@@ -136,7 +191,17 @@ def _arch_finding(
     if kind in ("native", "compatible"):
         return Finding("torch", check, "PASS", evidence)
     if kind == "ptx":
-        return Finding("torch", check, "WARN", evidence + ": only PTX, compiled at first use (slow start)",
-                       "install a torch build that lists this architecture in torch.cuda.get_arch_list()")  # fmt: skip
-    return Finding("torch", check, "FAIL", evidence + ": 'no kernel image is available for execution on the device'",
-                   "install a torch build for this GPU (newer GPUs need newer CUDA builds; old GPUs need older ones)")  # fmt: skip
+        return Finding(
+            "torch",
+            check,
+            "WARN",
+            evidence + ": only PTX, compiled at first use (slow start)",
+            "install a torch build that lists this architecture in torch.cuda.get_arch_list()",
+        )
+    return Finding(
+        "torch",
+        check,
+        "FAIL",
+        evidence + ": 'no kernel image is available for execution on the device'",
+        "install a torch build for this GPU (newer GPUs need newer CUDA builds; old GPUs need older ones)",
+    )

@@ -1,4 +1,5 @@
-"""Doctor verdicts for the host (pure): CPUs and num_workers, memory, /dev/shm, open files, data folder, health."""
+"""Doctor verdicts for the host (pure): CPUs and num_workers, memory, /dev/shm, open files, data folder,
+health."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo, recommended_work
 from envguard.output import human_bytes
 from envguard.prefix.integrity import IntegrityReport
 
-# What doctor assumes a batch is when it has not seen one: 32 images of 3x224x224 float32 (run smoke for yours).
+# What doctor assumes a batch is when it has not seen one: 32 images of 3x224x224 float32 (run smoke for
+# yours).
 ASSUMED_BATCH_BYTES = 32 * 3 * 224 * 224 * 4
 MIN_OPEN_FILES = 4096
 SHOWN_PROBLEMS = 5
@@ -19,22 +21,39 @@ SHOWN_PROBLEMS = 5
 
 def cpu_findings(cpus: CpuInfo, ranks: int = 1, ranks_source: str = "one process") -> list[Finding]:
     quota = "none" if cpus.quota is None else f"{cpus.quota:g} CPUs"
-    evidence = (f"{cpus.logical} logical, {cpus.affinity} in this process's affinity, cgroup quota {quota}: "
-                f"{cpus.usable} usable (affinity and quota, floored), {cpus.physical} physical cores")  # fmt: skip
+    evidence = (
+        f"{cpus.logical} logical, {cpus.affinity} in this process's affinity, cgroup quota {quota}: "
+        f"{cpus.usable} usable (affinity and quota, floored), {cpus.physical} physical cores"
+    )
     out: list[Finding] = []
     if cpus.usable < cpus.logical:
-        out.append(Finding("cpu", "CPUs", "WARN", evidence + f"; os.cpu_count() says {cpus.logical}",
-                           f"size num_workers and thread pools by the {cpus.usable} usable CPUs, not os.cpu_count() "
-                           f"(torch.set_num_threads({cpus.usable}))"))  # fmt: skip
+        out.append(
+            Finding(
+                "cpu",
+                "CPUs",
+                "WARN",
+                evidence + f"; os.cpu_count() says {cpus.logical}",
+                f"size num_workers and thread pools by the {cpus.usable} usable CPUs, not os.cpu_count() "
+                f"(torch.set_num_threads({cpus.usable}))",
+            )
+        )
     else:
         out.append(Finding("cpu", "CPUs", "PASS", evidence))
     workers = recommended_workers(cpus, ranks)
     share = cpus.usable // max(ranks, 1)
-    out.append(Finding("cpu", "recommended num_workers", "INFO",
-        f"num_workers={workers} per rank = {cpus.usable} usable CPUs // {ranks} ranks ({ranks_source}) = {share}, "
-        "minus 1 for each rank's main process",
-        f"start with DataLoader(num_workers={workers}, persistent_workers=True, pin_memory=True on GPU); I/O-bound data "
-        "can use more workers than cores: measure with `envguard smoke`"))  # fmt: skip
+    out.append(
+        Finding(
+            "cpu",
+            "recommended num_workers",
+            "INFO",
+            f"num_workers={workers} per rank = {cpus.usable} usable CPUs // {ranks} ranks ({ranks_source}) = "
+            f"{share}, "
+            "minus 1 for each rank's main process",
+            f"start with DataLoader(num_workers={workers}, persistent_workers=True, pin_memory=True on GPU); "
+            "I/O-bound data "
+            "can use more workers than cores: measure with `envguard smoke`",
+        )
+    )
     return out
 
 
@@ -45,21 +64,40 @@ def memory_findings(memory: MemoryInfo) -> list[Finding]:
         min(x for x in (memory.available, memory.cgroup_limit) if x is not None) if memory.available else None
     )
     if ceiling is not None and ceiling < 4 * 1024**3:
-        return [Finding("memory", "RAM", "WARN", evidence,
-                        "each worker holds a copy of whatever the dataset object owns: keep it small (paths, not "
-                        "decoded data), lower num_workers, or give the job more memory")]  # fmt: skip
+        return [
+            Finding(
+                "memory",
+                "RAM",
+                "WARN",
+                evidence,
+                "each worker holds a copy of whatever the dataset object owns: keep it small (paths, not "
+                "decoded data), lower num_workers, or give the job more memory",
+            )
+        ]
     return [Finding("memory", "RAM", "PASS", evidence)]
 
 
 def shm_findings(shm: ShmInfo, workers: int) -> list[Finding]:
     if not shm.exists:
-        return [Finding("memory", "/dev/shm", "INFO", f"{shm.path} does not exist (not Linux?)",
-                        "nothing to do unless DataLoader workers crash with 'bus error'")]  # fmt: skip
+        return [
+            Finding(
+                "memory",
+                "/dev/shm",
+                "INFO",
+                f"{shm.path} does not exist (not Linux?)",
+                "nothing to do unless DataLoader workers crash with 'bus error'",
+            )
+        ]
     needed = shm_needed(ASSUMED_BATCH_BYTES, workers)
-    evidence = (f"{human_bytes(shm.free)} free of {human_bytes(shm.total)} at {shm.path}; num_workers={workers} x 2 "
-                f"prefetched batches of 32x3x224x224 float32 need {human_bytes(needed)}")  # fmt: skip
-    fix = ("give the container more shared memory: `docker run --shm-size=2g` (or --ipc=host); on Kubernetes mount an "
-           "emptyDir with medium: Memory at /dev/shm; `envguard smoke` checks your real batch size")  # fmt: skip
+    evidence = (
+        f"{human_bytes(shm.free)} free of {human_bytes(shm.total)} at {shm.path}; num_workers={workers} x 2 "
+        f"prefetched batches of 32x3x224x224 float32 need {human_bytes(needed)}"
+    )
+    fix = (
+        "give the container more shared memory: `docker run --shm-size=2g` (or --ipc=host); on Kubernetes "
+        "mount an "
+        "emptyDir with medium: Memory at /dev/shm; `envguard smoke` checks your real batch size"
+    )
     if needed > shm.free:
         return [Finding("memory", "/dev/shm", "FAIL", evidence + ": workers will die with 'bus error'", fix)]
     if needed * 4 > shm.free:
@@ -72,9 +110,17 @@ def open_files_findings(limits: tuple[int | None, int | None]) -> list[Finding]:
     evidence = f"ulimit -n: soft {soft or 'unlimited'}, hard {hard or 'unlimited'}"
     if soft is not None and soft < MIN_OPEN_FILES:
         target = MIN_OPEN_FILES * 16 if hard is None else min(hard, MIN_OPEN_FILES * 16)
-        return [Finding("cpu", "open files", "WARN", evidence + ": workers share tensors through file descriptors",
-                        f"raise it (`ulimit -n {target}`) or call torch.multiprocessing.set_sharing_strategy('file_system'); "
-                        "too few cause 'received 0 items of ancdata'")]  # fmt: skip
+        return [
+            Finding(
+                "cpu",
+                "open files",
+                "WARN",
+                evidence + ": workers share tensors through file descriptors",
+                f"raise it (`ulimit -n {target}`) or call "
+                "torch.multiprocessing.set_sharing_strategy('file_system'); "
+                "too few cause 'received 0 items of ancdata'",
+            )
+        ]
     return [Finding("cpu", "open files", "PASS", evidence)]
 
 
@@ -91,8 +137,10 @@ def disk_findings(disk: DiskInfo | None, shm: ShmInfo, latency: Latency | None =
     if measured and latency is not None:
         heat = "cold" if latency.cold else "possibly cached"
         flag = {True: "1", False: "0", None: "unknown"}[disk.rotational]
-        kind = (f"a {heat} 128 KiB read takes {latency.median_ms:g} ms (median of {latency.samples}; "
-                f"rotational flag {flag}): {'HDD-like' if slow else 'SSD-like'}")  # fmt: skip
+        kind = (
+            f"a {heat} 128 KiB read takes {latency.median_ms:g} ms (median of {latency.samples}; "
+            f"rotational flag {flag}): {'HDD-like' if slow else 'SSD-like'}"
+        )
     else:
         kind = {True: "rotational disk (HDD)", False: "SSD/NVMe", None: "disk type unknown"}[disk.rotational]
     evidence = f"{disk.path}: {size} on {disk.fstype} ({disk.source or 'no device'}, mounted at {disk.mount_point}), {kind}"
@@ -101,11 +149,27 @@ def disk_findings(disk: DiskInfo | None, shm: ShmInfo, latency: Latency | None =
     if disk.files == 0:
         return [Finding("data", "data folder", "WARN", evidence, "the folder is empty: check the path")]
     if disk.network:
-        return [Finding("data", "data folder", "WARN", evidence + ": a network filesystem",
-                        "copy the data to local disk first, or use more workers (I/O-bound) and sharded formats" + tip)]  # fmt: skip
+        return [
+            Finding(
+                "data",
+                "data folder",
+                "WARN",
+                evidence + ": a network filesystem",
+                "copy the data to local disk first, or use more workers (I/O-bound) and sharded formats"
+                + tip,
+            )
+        ]
     if slow:
-        return [Finding("data", "data folder", "WARN", evidence + ": random reads are slow on this disk",
-                        "move it to an SSD, or store it sequentially (tar shards, WebDataset) and read in order" + tip)]  # fmt: skip
+        return [
+            Finding(
+                "data",
+                "data folder",
+                "WARN",
+                evidence + ": random reads are slow on this disk",
+                "move it to an SSD, or store it sequentially (tar shards, WebDataset) and read in order"
+                + tip,
+            )
+        ]
     status: Status = "INFO" if fits else "PASS"
     return [
         Finding(
@@ -130,17 +194,31 @@ def health_findings(report: IntegrityReport | None, note: str) -> list[Finding]:
         extra = (
             f"; {report.unverified} rewritten at install could not be verified" if report.unverified else ""
         )
-        return [Finding("environment", "files", "PASS",
-                        f"all {report.files} files of {report.packages} packages match conda-meta{extra}")]  # fmt: skip
+        return [
+            Finding(
+                "environment",
+                "files",
+                "PASS",
+                f"all {report.files} files of {report.packages} packages match conda-meta{extra}",
+            )
+        ]
     missing = sum(1 for p in report.problems if p.problem == "missing")
     altered = len(report.problems) - missing
-    shown = "; ".join(f"{pkg}: {items[0].path} {items[0].problem}" + (f" (+{len(items) - 1})" if len(items) > 1 else "")
-                      for pkg, items in list(grouped.items())[:SHOWN_PROBLEMS])  # fmt: skip
+    shown = "; ".join(
+        f"{pkg}: {items[0].path} {items[0].problem}" + (f" (+{len(items) - 1})" if len(items) > 1 else "")
+        for pkg, items in list(grouped.items())[:SHOWN_PROBLEMS]
+    )
     names = " ".join(sorted({pkg.rsplit("-", 2)[0] for pkg in grouped}))
-    return [Finding("environment", "files", "FAIL",
-                    f"{len(grouped)} package(s) with {missing} missing and {altered} altered file(s): {shown}",
-                    f"reinstall them: `conda install --force-reinstall -p {report.prefix} {names}` "
-                    "(or recreate the environment from its lock)")]  # fmt: skip
+    return [
+        Finding(
+            "environment",
+            "files",
+            "FAIL",
+            f"{len(grouped)} package(s) with {missing} missing and {altered} altered file(s): {shown}",
+            f"reinstall them: `conda install --force-reinstall -p {report.prefix} {names}` "
+            "(or recreate the environment from its lock)",
+        )
+    ]
 
 
 def all_findings(facts: DoctorFacts) -> list[Finding]:

@@ -71,20 +71,33 @@ def gather(source: str | None, data_dir: Path | None, *, hashes: bool = True) ->
     visible = host.visible_gpu_count(os.environ, len(nvml.gpus) or presence.count)
     ranks, ranks_source = host.ranks_per_node(os.environ, visible)
     return DoctorFacts(
-        environment=str(prefix), cpus=host.cpu_info(), memory=host.memory_info(), shm=host.shm_info(),
-        open_files=host.open_files_limit(), nvml=nvml, torch=fingerprints, torch_error=torch_error,
-        disk=disk.disk_info(data_dir) if data_dir is not None else None, integrity=report, integrity_note=note,
-        presence=presence, ranks=ranks, ranks_source=ranks_source,
+        environment=str(prefix),
+        cpus=host.cpu_info(),
+        memory=host.memory_info(),
+        shm=host.shm_info(),
+        open_files=host.open_files_limit(),
+        nvml=nvml,
+        torch=fingerprints,
+        torch_error=torch_error,
+        disk=disk.disk_info(data_dir) if data_dir is not None else None,
+        integrity=report,
+        integrity_note=note,
+        presence=presence,
+        ranks=ranks,
+        ranks_source=ranks_source,
         latency=disk_latency.measure(data_dir) if data_dir is not None else None,
-    )  # fmt: skip
+    )
 
 
 def run_doctor(
     source: str | None = None, data_dir: Path | None = None, *, hashes: bool = True
 ) -> DoctorReport:
     facts = gather(source, data_dir, hashes=hashes)
-    return DoctorReport(facts=facts, recommended_workers=host.recommended_workers(facts.cpus, facts.ranks),
-                        findings=tuple(all_findings(facts)))  # fmt: skip
+    return DoctorReport(
+        facts=facts,
+        recommended_workers=host.recommended_workers(facts.cpus, facts.ranks),
+        findings=tuple(all_findings(facts)),
+    )
 
 
 def to_dict(report: DoctorReport) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""NVIDIA GPUs through NVML (nvidia-ml-py, imported lazily): driver, CUDA driver version, memory, load, PCIe link.
+"""NVIDIA GPUs through NVML (nvidia-ml-py, imported lazily): driver, CUDA driver version, memory, load, PCIe
+link.
 
 No GPU is a normal answer, not an error: `read_nvml()` then says why (package missing, no driver, no device).
 """
@@ -100,8 +101,9 @@ def read_nvml() -> NvmlReport:
         return NvmlReport(available=False, reason=f"NVML query failed ({_text(exc)})")
     finally:
         _try(pynvml.nvmlShutdown)
-    return NvmlReport(available=True, driver=driver, cuda_driver=cuda_version_text(int(cuda)) if cuda else None,
-                      gpus=gpus)  # fmt: skip
+    return NvmlReport(
+        available=True, driver=driver, cuda_driver=cuda_version_text(int(cuda)) if cuda else None, gpus=gpus
+    )
 
 
 PROC_NVIDIA = Path("/proc/driver/nvidia")
@@ -141,8 +143,9 @@ def driver_presence(proc: Path = PROC_NVIDIA, dev: Path = DEV) -> DriverPresence
         found = re.search(r"^Model:\s*(.+)$", text, re.MULTILINE)
         models.append(found.group(1).strip() if found else info.parent.name)
     try:
-        devices = sorted((p.name for p in dev.iterdir() if re.fullmatch(r"nvidia\d+", p.name)),
-                         key=lambda n: int(n[6:]))  # fmt: skip
+        devices = sorted(
+            (p.name for p in dev.iterdir() if re.fullmatch(r"nvidia\d+", p.name)), key=lambda n: int(n[6:])
+        )
     except OSError:
         devices = []
     driver = None

@@ -1,4 +1,5 @@
-"""Host facts for data loading: CPUs (affinity, cgroup quota, physical cores), memory, /dev/shm, open-file limit.
+"""Host facts for data loading: CPUs (affinity, cgroup quota, physical cores), memory, /dev/shm, open-file
+limit.
 
 Each reader takes the paths it reads as parameters (defaulting to the real /proc and /sys) so a test can point
 it at a crafted cgroup tree; nothing here is faked, it is the same parsing code either way.
@@ -128,8 +129,13 @@ def cpu_info(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP, sys_cpu:
     # a 1.5-CPU quota runs 1.5 CPUs' worth of work: one whole CPU per process, floor not ceil
     usable = len(cpus) if quota is None else max(1, min(len(cpus), math.floor(quota)))
     physical = physical_cores(cpus, sys_cpu)
-    return CpuInfo(logical=os.cpu_count() or len(cpus), affinity=len(cpus), physical=min(physical, usable),
-                   quota=quota, usable=usable)  # fmt: skip
+    return CpuInfo(
+        logical=os.cpu_count() or len(cpus),
+        affinity=len(cpus),
+        physical=min(physical, usable),
+        quota=quota,
+        usable=usable,
+    )
 
 
 def memory_info(
@@ -152,8 +158,11 @@ def memory_info(
         text = _read(folder / "memory.limit_in_bytes")
         if text and text.isdigit() and int(text) < 2**60:  # v1 writes ~2**63 for "no limit"
             limits.append(int(text))
-    return MemoryInfo(total=values.get("MemTotal"), available=values.get("MemAvailable"),
-                      cgroup_limit=min(limits) if limits else None)  # fmt: skip
+    return MemoryInfo(
+        total=values.get("MemTotal"),
+        available=values.get("MemAvailable"),
+        cgroup_limit=min(limits) if limits else None,
+    )
 
 
 def shm_path() -> Path:
@@ -169,8 +178,12 @@ def shm_info(path: Path | None = None) -> ShmInfo:
         stats = os.statvfs(target)
     except OSError:
         return ShmInfo(path=str(target), exists=False)
-    return ShmInfo(path=str(target), exists=True, total=stats.f_blocks * stats.f_frsize,
-                   free=stats.f_bavail * stats.f_frsize)  # fmt: skip
+    return ShmInfo(
+        path=str(target),
+        exists=True,
+        total=stats.f_blocks * stats.f_frsize,
+        free=stats.f_bavail * stats.f_frsize,
+    )
 
 
 def open_files_limit() -> tuple[int | None, int | None]:
@@ -196,8 +209,8 @@ def ranks_per_node(environ: Mapping[str, str], visible_gpus: int) -> tuple[int, 
 
 
 def visible_gpu_count(environ: Mapping[str, str], present: int) -> int:
-    """GPUs CUDA will show: CUDA_VISIBLE_DEVICES' entries (indices, UUIDs or MIG UUIDs) up to the first invalid
-    one ('-1' hides everything after it) when set, else all that are present."""
+    """GPUs CUDA will show: CUDA_VISIBLE_DEVICES' entries (indices, UUIDs or MIG UUIDs) up to the first
+    invalid one ('-1' hides everything after it) when set, else all that are present."""
     text = environ.get("CUDA_VISIBLE_DEVICES")
     if text is None:
         return present
@@ -210,8 +223,8 @@ def visible_gpu_count(environ: Mapping[str, str], present: int) -> int:
 
 
 def recommended_workers(cpus: CpuInfo, ranks: int = 1) -> int:
-    """num_workers per rank: each rank's share of the usable CPUs (affinity and quota, floored) minus one for its
-    main process; 0 where a rank has only the CPU its main process needs."""
+    """num_workers per rank: each rank's share of the usable CPUs (affinity and quota, floored) minus one for
+    its main process; 0 where a rank has only the CPU its main process needs."""
     return max(0, cpus.usable // max(ranks, 1) - 1)
 
 

@@ -3,8 +3,8 @@
 Each run is a list of epochs; each epoch a list of observed samples {"w": worker, "id": identity, "f": {field:
 digest}} in delivery order. The identity of a map-style sample is the index its sampler produced (`index:17`),
 never its content, so per-sample augmentation cannot look like a change of order; content digests (the fields)
-answer only "does the same index give the same sample". Run names: w0 / w0-repeat (num_workers=0), wN / wN-repeat / wN-persistent (the most
-workers), w1 (one worker).
+answer only "does the same index give the same sample". Run names: w0 / w0-repeat (num_workers=0), wN /
+wN-repeat / wN-persistent (the most workers), w1 (one worker).
 """
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ CATEGORY = "determinism"
 MIN_SHARED_POSITIONS = 4
 Epoch = Sequence[dict[str, Any]]
 
-PARENT_RNG_FIX = ("create random generators inside each worker, e.g. in worker_init_fn: "
-                  "`self.rng = np.random.default_rng(torch.initial_seed() % 2**32)`, or draw from torch / np.random / "
-                  "random, which the DataLoader seeds per worker")  # fmt: skip
+PARENT_RNG_FIX = (
+    "create random generators inside each worker, e.g. in worker_init_fn: "
+    "`self.rng = np.random.default_rng(torch.initial_seed() % 2**32)`, or draw from torch / np.random / "
+    "random, which the DataLoader seeds per worker"
+)
 
 
 def _order(epoch: Epoch) -> list[str]:
@@ -60,20 +62,41 @@ def check_repeats(runs: dict[str, Any]) -> list[Finding]:
         workers = runs[first]["workers"]
         if _order(a) != _order(b):
             at = _first_difference(_order(a), _order(b))
-            findings.append(Finding(CATEGORY, f"order repeats (num_workers={workers})", "FAIL",
-                f"two runs seeded alike deliver different orders from sample {at} on",
-                "drive shuffling from the DataLoader's generator (DataLoader(generator=torch.Generator().manual_seed(s)))"
-                " and do not shuffle inside the dataset or sampler with an unseeded RNG"))  # fmt: skip
+            findings.append(
+                Finding(
+                    CATEGORY,
+                    f"order repeats (num_workers={workers})",
+                    "FAIL",
+                    f"two runs seeded alike deliver different orders from sample {at} on",
+                    "drive shuffling from the DataLoader's generator "
+                    "(DataLoader(generator=torch.Generator().manual_seed(s)))"
+                    " and do not shuffle inside the dataset or sampler with an unseeded RNG",
+                )
+            )
             continue
         fields = _differing_fields(a, b)
         if fields:
-            findings.append(Finding(CATEGORY, f"draws repeat (num_workers={workers})", "FAIL",
-                f"same order, but fields {', '.join(fields)} differ between two runs seeded alike",
-                "seed every generator the dataset uses from torch.initial_seed() (in worker_init_fn); avoid "
-                "np.random.default_rng() without a seed, time- or os.urandom-based randomness"))  # fmt: skip
+            findings.append(
+                Finding(
+                    CATEGORY,
+                    f"draws repeat (num_workers={workers})",
+                    "FAIL",
+                    f"same order, but fields {', '.join(fields)} differ between two runs seeded alike",
+                    "seed every generator the dataset uses from torch.initial_seed() (in worker_init_fn); "
+                    "avoid "
+                    "np.random.default_rng() without a seed, time- or os.urandom-based randomness",
+                )
+            )
         else:
-            findings.append(Finding(CATEGORY, f"run repeats (num_workers={workers})", "PASS",
-                f"order and every field of {len(a)} samples repeat (stream {runs[first]['stream_digests'][0][:12]})"))  # fmt: skip
+            findings.append(
+                Finding(
+                    CATEGORY,
+                    f"run repeats (num_workers={workers})",
+                    "PASS",
+                    f"order and every field of {len(a)} samples repeat (stream "
+                    f"{runs[first]['stream_digests'][0][:12]})",
+                )
+            )
     return findings
 
 
@@ -81,8 +104,15 @@ def check_worker_counts(runs: dict[str, Any]) -> list[Finding]:
     """The sample order must not depend on num_workers; per-sample draws may (reported as information)."""
     epochs = {runs[n]["workers"]: _epoch(runs, n) for n in ("w0", "w1", "wN") if _epoch(runs, n) is not None}
     if len(epochs) < 2:
-        return [Finding(CATEGORY, "order vs num_workers", "INFO", "not checked: only one worker count ran",
-                        "give --workers with 0 and at least 1")]  # fmt: skip
+        return [
+            Finding(
+                CATEGORY,
+                "order vs num_workers",
+                "INFO",
+                "not checked: only one worker count ran",
+                "give --workers with 0 and at least 1",
+            )
+        ]
     base = epochs[min(epochs)]
     assert base is not None
     findings: list[Finding] = []
@@ -90,30 +120,52 @@ def check_worker_counts(runs: dict[str, Any]) -> list[Finding]:
         assert epoch is not None
         ids = _order(epoch)
         if len(set(ids)) < len(ids) and len(set(_order(base))) == len(base):
-            findings.append(Finding(CATEGORY, "samples unique across workers", "FAIL",
-                f"num_workers={workers} delivers {len(ids) - len(set(ids))} repeated samples of {len(ids)}",
-                "an IterableDataset must split its stream per worker: use torch.utils.data.get_worker_info() "
-                "(id, num_workers) to give each worker its own shard"))  # fmt: skip
+            findings.append(
+                Finding(
+                    CATEGORY,
+                    "samples unique across workers",
+                    "FAIL",
+                    f"num_workers={workers} delivers {len(ids) - len(set(ids))} repeated samples of "
+                    f"{len(ids)}",
+                    "an IterableDataset must split its stream per worker: use "
+                    "torch.utils.data.get_worker_info() "
+                    "(id, num_workers) to give each worker its own shard",
+                )
+            )
     orders = {w: _order(e) for w, e in epochs.items() if e is not None}
     differing = [w for w, o in orders.items() if o != orders[min(orders)]]
     names = [n for n in ("w0", "w1", "wN") if n in runs]
     digests = ", ".join(f"{runs[n]['workers']}: {runs[n]['order_digests'][0][:12]}" for n in names)
     if differing:
         at = _first_difference(orders[min(orders)], orders[differing[0]])
-        findings.append(Finding(CATEGORY, "order vs num_workers", "FAIL",
-            f"order digests by num_workers {digests}; num_workers={differing[0]} diverges at sample {at}",
-            "make the order come from the sampler alone: an IterableDataset interleaves its workers' shards, so "
-            "its order changes with num_workers; shard by a fixed number of shards, not by worker count"))  # fmt: skip
+        findings.append(
+            Finding(
+                CATEGORY,
+                "order vs num_workers",
+                "FAIL",
+                f"order digests by num_workers {digests}; num_workers={differing[0]} diverges at sample {at}",
+                "make the order come from the sampler alone: an IterableDataset interleaves its workers' "
+                "shards, so "
+                "its order changes with num_workers; shard by a fixed number of shards, not by worker count",
+            )
+        )
         return findings
     findings.append(
         Finding(CATEGORY, "order vs num_workers", "PASS", f"same order for num_workers {digests}")
     )
     draws = [w for w, e in epochs.items() if e is not None and _differing_fields(base, e)]
     if draws:
-        findings.append(Finding(CATEGORY, "draws vs num_workers", "INFO",
-            f"per-sample random draws differ between num_workers={min(epochs)} and {draws[0]} (worker i seeds from "
-            "base_seed + i, batch k goes to worker k % N)",
-            "a run reproduces exactly only at the same num_workers: record it with the run"))  # fmt: skip
+        findings.append(
+            Finding(
+                CATEGORY,
+                "draws vs num_workers",
+                "INFO",
+                f"per-sample random draws differ between num_workers={min(epochs)} and {draws[0]} (worker i "
+                "seeds from "
+                "base_seed + i, batch k goes to worker k % N)",
+                "a run reproduces exactly only at the same num_workers: record it with the run",
+            )
+        )
     return findings
 
 
@@ -141,15 +193,29 @@ def shared_streams(epoch: Epoch) -> list[tuple[int, int, str]]:
 
 
 def check_worker_draws(runs: dict[str, Any]) -> list[Finding]:
-    """No two workers may produce the same random draws (a generator copied from the parent into each worker)."""
+    """No two workers may produce the same random draws (a generator copied from the parent into each
+    worker)."""
     epoch = _epoch(runs, "wN")
     if epoch is None or runs["wN"]["workers"] < 2:
-        return [Finding(CATEGORY, "distinct worker draws", "INFO", "not checked: needs a run with 2 or more workers",
-                        "run where at least 2 CPUs are usable, or give --workers 0,2")]  # fmt: skip
+        return [
+            Finding(
+                CATEGORY,
+                "distinct worker draws",
+                "INFO",
+                "not checked: needs a run with 2 or more workers",
+                "run where at least 2 CPUs are usable, or give --workers 0,2",
+            )
+        ]
     shared = shared_streams(epoch)
     if not shared:
-        return [Finding(CATEGORY, "distinct worker draws", "PASS",
-                        f"{runs['wN']['workers']} workers draw different values for every varying field")]  # fmt: skip
+        return [
+            Finding(
+                CATEGORY,
+                "distinct worker draws",
+                "PASS",
+                f"{runs['wN']['workers']} workers draw different values for every varying field",
+            )
+        ]
     fields = sorted({name for _a, _b, name in shared})
     pairs = sorted({(a, b) for a, b, _n in shared})
     global_only = all(name.startswith("global:") for name in fields)
@@ -157,8 +223,11 @@ def check_worker_draws(runs: dict[str, Any]) -> list[Finding]:
         f"workers {pairs[0][0]} and {pairs[0][1]} produce identical {', '.join(fields)} at every position"
     )
     if global_only:
-        fix = ("the global generators are not re-seeded per worker (torch < 1.9 left NumPy alike in every worker): "
-               "seed numpy/random in worker_init_fn from torch.initial_seed() % 2**32, or upgrade torch")  # fmt: skip
+        fix = (
+            "the global generators are not re-seeded per worker (torch < 1.9 left NumPy alike in every "
+            "worker): "
+            "seed numpy/random in worker_init_fn from torch.initial_seed() % 2**32, or upgrade torch"
+        )
     else:
         fix = (
             "a random generator created in the parent process is copied into every worker: " + PARENT_RNG_FIX
@@ -167,15 +236,23 @@ def check_worker_draws(runs: dict[str, Any]) -> list[Finding]:
 
 
 def check_epochs(runs: dict[str, Any]) -> list[Finding]:
-    """Epoch 2 should differ from epoch 1; persistent_workers may change the order from epoch 2 (a finding)."""
+    """Epoch 2 should differ from epoch 1; persistent_workers may change the order from epoch 2 (a
+    finding)."""
     findings: list[Finding] = []
     first, second = _epoch(runs, "w0", 0), _epoch(runs, "w0", 1)
     if first is not None and second is not None:
         if _order(first) == _order(second):
-            findings.append(Finding(CATEGORY, "epoch 2 differs from epoch 1", "WARN",
-                "every epoch delivers the same order",
-                "shuffle each epoch: DataLoader(shuffle=True), call sampler.set_epoch(epoch) on a DistributedSampler, "
-                "or reshuffle an IterableDataset's shards with a seed that includes the epoch"))  # fmt: skip
+            findings.append(
+                Finding(
+                    CATEGORY,
+                    "epoch 2 differs from epoch 1",
+                    "WARN",
+                    "every epoch delivers the same order",
+                    "shuffle each epoch: DataLoader(shuffle=True), call sampler.set_epoch(epoch) on a "
+                    "DistributedSampler, "
+                    "or reshuffle an IterableDataset's shards with a seed that includes the epoch",
+                )
+            )
         else:
             findings.append(
                 Finding(CATEGORY, "epoch 2 differs from epoch 1", "PASS", "the order is reshuffled")
@@ -184,24 +261,52 @@ def check_epochs(runs: dict[str, Any]) -> list[Finding]:
     if plain is not None and persistent is not None:
         workers = runs["wN"]["workers"]
         if _order(plain) != _order(persistent):
-            findings.append(Finding(CATEGORY, "persistent_workers and order", "INFO",
-                f"with num_workers={workers}, persistent_workers=True changes the epoch-2 order (base_seed is drawn "
-                "once, so later epochs use the generator differently)",
-                "keep persistent_workers the same in runs you compare; it is part of the reproducibility recipe"))  # fmt: skip
+            findings.append(
+                Finding(
+                    CATEGORY,
+                    "persistent_workers and order",
+                    "INFO",
+                    f"with num_workers={workers}, persistent_workers=True changes the epoch-2 order "
+                    "(base_seed is drawn "
+                    "once, so later epochs use the generator differently)",
+                    "keep persistent_workers the same in runs you compare; it is part of the reproducibility "
+                    "recipe",
+                )
+            )
         else:
-            findings.append(Finding(CATEGORY, "persistent_workers and order", "PASS",
-                                    "persistent_workers=True leaves the epoch-2 order unchanged"))  # fmt: skip
+            findings.append(
+                Finding(
+                    CATEGORY,
+                    "persistent_workers and order",
+                    "PASS",
+                    "persistent_workers=True leaves the epoch-2 order unchanged",
+                )
+            )
     return findings
 
 
 def findings(record: dict[str, Any] | None) -> list[Finding]:
     """All determinism findings for the in-environment module's determinism record."""
     if not record:
-        return [Finding(CATEGORY, "determinism", "WARN", "the determinism runs did not run (see errors)",
-                        "rerun with a larger --budget")]  # fmt: skip
+        return [
+            Finding(
+                CATEGORY,
+                "determinism",
+                "WARN",
+                "the determinism runs did not run (see errors)",
+                "rerun with a larger --budget",
+            )
+        ]
     runs: dict[str, Any] = record.get("runs") or {}
     out = check_repeats(runs) + check_worker_counts(runs) + check_worker_draws(runs) + check_epochs(runs)
     if record.get("skipped"):
-        out.append(Finding(CATEGORY, "determinism runs", "WARN",
-                           f"skipped for lack of time: {', '.join(record['skipped'])}", "give a larger --budget"))  # fmt: skip
+        out.append(
+            Finding(
+                CATEGORY,
+                "determinism runs",
+                "WARN",
+                f"skipped for lack of time: {', '.join(record['skipped'])}",
+                "give a larger --budget",
+            )
+        )
     return out

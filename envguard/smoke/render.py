@@ -1,4 +1,5 @@
-"""Render `envguard smoke`: JSON, rich tables with a terminal bar chart of throughput against workers, a PNG plot."""
+"""Render `envguard smoke`: JSON, rich tables with a terminal bar chart of throughput against workers, a
+PNG plot."""
 
 from __future__ import annotations
 
@@ -32,19 +33,38 @@ def sweep_table(dataset: DatasetResult) -> Any:
     origin = "nominal" if dataset.nominal else "measured"
     title = f"Throughput: {dataset.name} dataset ({dataset.bound}-bound, {cost} per sample {origin}; batch {human_bytes(dataset.batch_bytes)})"
     out = Table(title=title, title_justify="left")
-    for name in ("workers", "pin", "persistent", "first batch s", "start-up s", "epoch-2 first s", "samples/s",
-                 "ideal", "efficiency", "wait p50 ms", "wait p95 ms", "others' CPU"):  # fmt: skip
+    for name in (
+        "workers",
+        "pin",
+        "persistent",
+        "first batch s",
+        "start-up s",
+        "epoch-2 first s",
+        "samples/s",
+        "ideal",
+        "efficiency",
+        "wait p50 ms",
+        "wait p95 ms",
+        "others' CPU",
+    ):
         out.add_column(name, justify="right")
     for r in dataset.rows:
         flags = [str(r.workers), "yes" if r.pin_memory else "no", "yes" if r.persistent_workers else "no"]
         if r.skipped:
             out.add_row(*flags, f"skipped: {r.skipped}", *([""] * 8))
             continue
-        out.add_row(*flags, _s(r.first_batch_s), _s(r.startup_s), _s(r.epoch2_first_batch_s),
-                    f"{r.samples_per_s:.0f}" if r.samples_per_s else "-", f"{r.ideal_per_s:.0f}" if r.ideal_per_s else "-",
-                    "unreliable" if r.unreliable else f"{r.efficiency:.2f}" if r.efficiency is not None else "-",
-                    _ms(r.wait_p50_s), _ms(r.wait_p95_s),
-                    f"{r.others_cpu:.0%}" if r.others_cpu is not None else "-")  # fmt: skip
+        out.add_row(
+            *flags,
+            _s(r.first_batch_s),
+            _s(r.startup_s),
+            _s(r.epoch2_first_batch_s),
+            f"{r.samples_per_s:.0f}" if r.samples_per_s else "-",
+            f"{r.ideal_per_s:.0f}" if r.ideal_per_s else "-",
+            "unreliable" if r.unreliable else f"{r.efficiency:.2f}" if r.efficiency is not None else "-",
+            _ms(r.wait_p50_s),
+            _ms(r.wait_p95_s),
+            f"{r.others_cpu:.0%}" if r.others_cpu is not None else "-",
+        )
     return out
 
 
@@ -69,19 +89,29 @@ def render(report: SmokeReport) -> str:
     """The human view: environment line, sweep tables and bars, recommendations, findings, verdict."""
     from rich.console import Console
 
-    console = Console(file=io.StringIO(), width=max(100, shutil.get_terminal_size((130, 24)).columns),
-                      highlight=False, soft_wrap=False)  # fmt: skip
+    console = Console(
+        file=io.StringIO(),
+        width=max(100, shutil.get_terminal_size((130, 24)).columns),
+        highlight=False,
+        soft_wrap=False,
+    )
     cpus = report.cpus
-    console.print(f"envguard smoke: {report.environment} (python {report.python}, torch {report.torch}, "
-                  f"numpy {report.numpy or 'absent'}; device {report.device}; start method {report.start_method}; "
-                  f"{cpus.usable} usable CPUs, {cpus.physical} physical cores) in {report.elapsed_s:.1f} s", markup=False)  # fmt: skip
+    console.print(
+        f"envguard smoke: {report.environment} (python {report.python}, torch {report.torch}, "
+        f"numpy {report.numpy or 'absent'}; device {report.device}; start method {report.start_method}; "
+        f"{cpus.usable} usable CPUs, {cpus.physical} physical cores) in {report.elapsed_s:.1f} s",
+        markup=False,
+    )
     for dataset in report.datasets:
         if dataset.rows:
             console.print(sweep_table(dataset))
             console.print(bar_chart(dataset), markup=False)
     for rec in report.recommendations:
-        console.print(f"Recommended for {rec.dataset}: DataLoader(num_workers={rec.workers}, "
-                      f"pin_memory={rec.pin_memory}, persistent_workers={rec.persistent_workers}): {rec.reason}", markup=False)  # fmt: skip
+        console.print(
+            f"Recommended for {rec.dataset}: DataLoader(num_workers={rec.workers}, "
+            f"pin_memory={rec.pin_memory}, persistent_workers={rec.persistent_workers}): {rec.reason}",
+            markup=False,
+        )
     console.print(findings_table(report.findings, "Verdicts"))
     console.print(verdict_line(report.findings, "smoke"), markup=False)
     output: str = console.file.getvalue()  # type: ignore[attr-defined]

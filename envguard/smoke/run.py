@@ -20,8 +20,8 @@ DETERMINISM = {"batch_size": 8, "limit": 64}
 
 
 def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
-    """--workers, or 0, the powers of two up to the usable CPUs, the usable CPUs and the doctor's recommendation;
-    plus the user's own num_workers."""
+    """--workers, or 0, the powers of two up to the usable CPUs, the usable CPUs and the doctor's
+    recommendation; plus the user's own num_workers."""
     if options.workers is not None:
         counts = set(options.workers)
     else:
@@ -38,15 +38,26 @@ def settings(
     """The JSON the in-environment module reads."""
     synthetic = options.data_dir is None and options.dataset is None
     return {
-        "budget_s": budget_s, "device": options.device, "workers": workers, "batch_size": options.batch_size,
-        "io_ms": options.io_ms, "cpu_ms": options.cpu_ms, "shape": list(SHAPE), "synthetic": synthetic,
+        "budget_s": budget_s,
+        "device": options.device,
+        "workers": workers,
+        "batch_size": options.batch_size,
+        "io_ms": options.io_ms,
+        "cpu_ms": options.cpu_ms,
+        "shape": list(SHAPE),
+        "synthetic": synthetic,
         "data_dir": str(options.data_dir) if options.data_dir else None,
-        "dataset": _dataset_spec(options.dataset), "probe_script": str(probe) if probe else None,
+        "dataset": _dataset_spec(options.dataset),
+        "probe_script": str(probe) if probe else None,
         "determinism": dict(DETERMINISM, seed=options.seed, max_workers=min(2, max(workers))),
-        "essential_workers": sorted({min(workers), max(workers), *([options.num_workers] if options.num_workers is not None else [])}),
-        "progress": runner.progress_wanted(), "cpus": cpus_usable, "step_ms": options.step_ms,
+        "essential_workers": sorted(
+            {min(workers), max(workers), *([options.num_workers] if options.num_workers is not None else [])}
+        ),
+        "progress": runner.progress_wanted(),
+        "cpus": cpus_usable,
+        "step_ms": options.step_ms,
         "refine": options.workers is None,
-    }  # fmt: skip
+    }
 
 
 def _dataset_spec(spec: str | None) -> str | None:
@@ -70,16 +81,20 @@ def _environment(source: str | None) -> tuple[str, Path]:
     from envguard.sources import resolve_prefix
 
     if source and not source.startswith("name:") and Path(source).expanduser().is_file():
-        raise UsageError(f"{source}: smoke needs a live environment (a prefix or name:ENV); "
-                         "to compare its streams with a lock use --lock FILE")  # fmt: skip
+        raise UsageError(
+            f"{source}: smoke needs a live environment (a prefix or name:ENV); "
+            "to compare its streams with a lock use --lock FILE"
+        )
     prefix = resolve_prefix(source)
     if not prefix.is_dir():
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
     try:
         return str(prefix), interpreter(prefix)
     except BadInputError as exc:
-        raise BadInputError(f"{prefix}: no Python interpreter in this environment; smoke runs the DataLoader there, "
-                            "so it needs python and torch installed") from exc  # fmt: skip
+        raise BadInputError(
+            f"{prefix}: no Python interpreter in this environment; smoke runs the DataLoader there, "
+            "so it needs python and torch installed"
+        ) from exc
 
 
 def _lock_fingerprints(lock: Path | None) -> tuple[Fingerprints | None, Path | None]:
@@ -100,9 +115,14 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     workers = worker_counts(options, cpus)
     left = options.budget_s - (time.perf_counter() - started)
     budget = max(1.0, left - SETTLE_S)
-    # the module plans for `budget`; at the --budget itself it is stopped, workers and all (a hang, a slow import)
-    raw = runner.run_target(python, settings(options, workers, budget, probe, cpus.usable), timeout=left + KILL_GRACE_S,
-                            progress=runner.progress_wanted())  # fmt: skip
+    # the module plans for `budget`; at the --budget itself it is stopped, workers and all (a hang, a slow
+    # import)
+    raw = runner.run_target(
+        python,
+        settings(options, workers, budget, probe, cpus.usable),
+        timeout=left + KILL_GRACE_S,
+        progress=runner.progress_wanted(),
+    )
     runner.check_started(raw, label, options.device)
     cuda = raw.get("device") == "cuda"
     datasets = tuple(throughput.summarize(entry, cpus.physical) for entry in raw.get("throughput") or ())
@@ -111,19 +131,34 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     }
     found = judge(raw, options, datasets, recs, fingerprints, cpus)
     return SmokeReport(
-        environment=label, python=str(raw.get("python")), torch=raw.get("torch"), numpy=raw.get("numpy"),
-        device=str(raw.get("device")), start_method=str(raw.get("start_method")), cpus=cpus, shm=host.shm_info(),
-        datasets=datasets, recommendations=tuple(r for r in recs.values() if r is not None),
-        determinism=_determinism_summary(raw.get("determinism")), gpu=raw.get("gpu"), findings=tuple(found),
-        budget_s=options.budget_s, elapsed_s=round(time.perf_counter() - started, 2), options=options_dict(options),
+        environment=label,
+        python=str(raw.get("python")),
+        torch=raw.get("torch"),
+        numpy=raw.get("numpy"),
+        device=str(raw.get("device")),
+        start_method=str(raw.get("start_method")),
+        cpus=cpus,
+        shm=host.shm_info(),
+        datasets=datasets,
+        recommendations=tuple(r for r in recs.values() if r is not None),
+        determinism=_determinism_summary(raw.get("determinism")),
+        gpu=raw.get("gpu"),
+        findings=tuple(found),
+        budget_s=options.budget_s,
+        elapsed_s=round(time.perf_counter() - started, 2),
+        options=options_dict(options),
         phase_seconds=dict(raw.get("phase_seconds") or {}),
-    )  # fmt: skip
+    )
 
 
 def judge(
-    raw: dict[str, Any], options: SmokeOptions, datasets: tuple[DatasetResult, ...],
-    recs: dict[str, Recommendation | None], lock: Fingerprints | None, cpus: host.CpuInfo,
-) -> list[Finding]:  # fmt: skip
+    raw: dict[str, Any],
+    options: SmokeOptions,
+    datasets: tuple[DatasetResult, ...],
+    recs: dict[str, Recommendation | None],
+    lock: Fingerprints | None,
+    cpus: host.CpuInfo,
+) -> list[Finding]:
     """Every verdict, grouped by category in a stable order."""
     found: list[Finding] = [
         verdicts.crash(f"{e['phase']} phase", e["error"]) for e in raw.get("errors") or ()
@@ -132,10 +167,17 @@ def judge(
         found += verdicts.golden(raw.get("golden"), lock, options.lock.name)
     if raw.get("stopped"):
         stop = raw["stopped"]
-        found.append(Finding("budget", "finished within --budget", "WARN",
-                             f"stopped at the budget during {stop.get('phase') or 'start-up'} after "
-                             f"{stop.get('after_s')} s (a slow or busy machine); the verdicts below use what was "
-                             "measured by then", "give a larger --budget, fewer --workers, or rerun on an idle machine"))  # fmt: skip
+        found.append(
+            Finding(
+                "budget",
+                "finished within --budget",
+                "WARN",
+                f"stopped at the budget during {stop.get('phase') or 'start-up'} after "
+                f"{stop.get('after_s')} s (a slow or busy machine); the verdicts below use what was "
+                "measured by then",
+                "give a larger --budget, fewer --workers, or rerun on an idle machine",
+            )
+        )
     found += determinism.findings(raw.get("determinism"))
     for dataset in datasets:
         rec = recs.get(dataset.name)
@@ -173,9 +215,20 @@ def _determinism_summary(record: dict[str, Any] | None) -> dict[str, Any]:
     if not record:
         return {}
     runs = {
-        name: {"workers": run["workers"], "persistent_workers": run["persistent"],
-               "order_sha256": run["order_digests"], "stream_sha256": run["stream_digests"], "seconds": run["seconds"]}
+        name: {
+            "workers": run["workers"],
+            "persistent_workers": run["persistent"],
+            "order_sha256": run["order_digests"],
+            "stream_sha256": run["stream_digests"],
+            "seconds": run["seconds"],
+        }
         for name, run in sorted((record.get("runs") or {}).items())
-    }  # fmt: skip
-    return {"dataset": record.get("dataset"), "seed": record.get("seed"), "samples": record.get("limit"),
-            "batch_size": record.get("batch_size"), "runs": runs, "skipped": record.get("skipped") or []}  # fmt: skip
+    }
+    return {
+        "dataset": record.get("dataset"),
+        "seed": record.get("seed"),
+        "samples": record.get("limit"),
+        "batch_size": record.get("batch_size"),
+        "runs": runs,
+        "skipped": record.get("skipped") or [],
+    }

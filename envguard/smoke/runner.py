@@ -1,4 +1,5 @@
-"""Start the in-environment smoke module under the target environment's interpreter and read its one JSON line."""
+"""Start the in-environment smoke module under the target environment's interpreter and read its one JSON
+line."""
 
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def run_target(
 ) -> dict[str, Any]:
     """Run the smoke module with `settings`; stderr passes through when `progress` is on (a terminal).
 
-    The module runs in its own session, so it and every DataLoader worker form one process group; that group is
-    killed when the module ends, at `timeout`, on Ctrl-C and on any error: no worker outlives the command."""
+    The module runs in its own session, so it and every DataLoader worker form one process group; that group
+    is killed when the module ends, at `timeout`, on Ctrl-C and on any error: no worker outlives the command.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     with tempfile.TemporaryDirectory(prefix="envguard-smoke-") as watch_dir:
@@ -44,9 +46,14 @@ def run_target(
         started = time.time()
         try:
             process = subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=None if progress else subprocess.PIPE, text=True,
-                env=env, stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
+                command,
+                stdout=subprocess.PIPE,
+                stderr=None if progress else subprocess.PIPE,
+                text=True,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise ProbeError(f"{python}: cannot run the environment's interpreter ({exc.strerror})") from exc
         try:
@@ -95,22 +102,30 @@ def read_watch(folder: Path) -> tuple[str, list[tuple[float, str]]]:
 
 def stopped(folder: Path, budget: float, elapsed: float) -> dict[str, Any]:
     """The module was stopped at the budget. A sample still being read for HUNG_S or more is a hang:
-    ProbeError naming it (exit 3). Otherwise the results so far, marked `stopped`, so the verdicts still come."""
+    ProbeError naming it (exit 3). Otherwise the results so far, marked `stopped`, so the verdicts still come.
+    """
     phase, pending = read_watch(folder)
     where = f" ({phase})" if phase else ""
     now = time.time()
     if pending and now - pending[0][0] >= HUNG_S:
         since, index = pending[0]
-        raise ProbeError(f"the dataset did not return sample {index} within {now - since:.1f} s{where}; the smoke "
-                         f"test was stopped at the --budget ({budget:.1f} s) with every DataLoader worker: look for a "
-                         f"read without a timeout, a lock or a dead mount in __getitem__({index})")  # fmt: skip
+        raise ProbeError(
+            f"the dataset did not return sample {index} within {now - since:.1f} s{where}; the smoke "
+            f"test was stopped at the --budget ({budget:.1f} s) with every DataLoader worker: look for a "
+            f"read without a timeout, a lock or a dead mount in __getitem__({index})"
+        )
     try:
         data: dict[str, Any] = json.loads((folder / "partial.json").read_text())
     except (OSError, ValueError):
-        raise ProbeError(f"the smoke test did not finish within the --budget{where} and was stopped after "
-                         f"{elapsed:.1f} s with every DataLoader worker; give a larger --budget or fewer --workers") from None  # fmt: skip
-    data["stopped"] = {"phase": phase, "after_s": round(elapsed, 2),
-                       "pending_s": round(now - pending[0][0], 2) if pending else None}  # fmt: skip
+        raise ProbeError(
+            f"the smoke test did not finish within the --budget{where} and was stopped after "
+            f"{elapsed:.1f} s with every DataLoader worker; give a larger --budget or fewer --workers"
+        ) from None
+    data["stopped"] = {
+        "phase": phase,
+        "after_s": round(elapsed, 2),
+        "pending_s": round(now - pending[0][0], 2) if pending else None,
+    }
     return data
 
 
@@ -120,8 +135,10 @@ def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> d
     if line is None:
         lines = stderr.strip().splitlines()
         last = lines[-1] if lines else f"exit code {returncode}"
-        raise ProbeError(f"{python}: the smoke test crashed in the environment ({last}); "
-                         "run the dataset once with num_workers=0 to see the full traceback")  # fmt: skip
+        raise ProbeError(
+            f"{python}: the smoke test crashed in the environment ({last}); "
+            "run the dataset once with num_workers=0 to see the full traceback"
+        )
     try:
         data: dict[str, Any] = json.loads(line[len(MARKER) :])
     except ValueError as exc:
@@ -135,13 +152,15 @@ def check_started(result: dict[str, Any], where: str, device: str) -> None:
     if error == "torch-missing":
         raise BadInputError(
             f"{where}: torch is not installed in this environment (python {result.get('python')} at "
-            f"{result.get('executable')}); envguard smoke runs the DataLoader in the environment's own interpreter: "
+            f"{result.get('executable')}); envguard smoke runs the DataLoader in the environment's own "
+            "interpreter: "
             "install pytorch there (conda install pytorch) or point SOURCE at an environment that has it"
         )
     if error == "cuda-unavailable":
         raise BadInputError(
             f"{where}: --device {device} but torch {result.get('torch')} there has no usable CUDA "
-            f"(torch.version.cuda={result.get('torch_cuda')}); use --device cpu or install a CUDA build of pytorch"
+            f"(torch.version.cuda={result.get('torch_cuda')}); use --device cpu or install a CUDA build of "
+            "pytorch"
         )
 
 

@@ -1,4 +1,5 @@
-"""Throughput analysis (pure): steady-state rate from batch arrivals, the ideal rate, efficiency, a recommendation.
+"""Throughput analysis (pure): steady-state rate from batch arrivals, the ideal rate, efficiency, a
+recommendation.
 
 Ideal with N workers (N=0 counts as one lane, the main process), per-sample wall time L and CPU time C:
     min(N / L, min(N, physical cores) / C)
@@ -84,22 +85,36 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
     efficiency = rate / ideal if rate and ideal else None
     unreliable = ""
     if efficiency is not None and efficiency > MAX_EFFICIENCY:
-        unreliable = (f"unreliable measurement: {efficiency:.2f} of the ideal is above the physical limit "
-                      f"(over {rounds - 1} rounds after start-up), so this rate is not used")  # fmt: skip
+        unreliable = (
+            f"unreliable measurement: {efficiency:.2f} of the ideal is above the physical limit "
+            f"(over {rounds - 1} rounds after start-up), so this rate is not used"
+        )
         rate = efficiency = None
     one_batch = batch_size * (latency_ms or 0.0) / 1000.0
     return SweepRow(
-        workers=workers, pin_memory=base.pin_memory, persistent_workers=base.persistent_workers,
-        batches=int(raw["batches"]), batch_size=batch_size, batch_bytes=int(raw.get("batch_bytes") or 0),
-        first_batch_s=arrivals[0], startup_s=round(max(0.0, arrivals[0] - one_batch), 4),
+        workers=workers,
+        pin_memory=base.pin_memory,
+        persistent_workers=base.persistent_workers,
+        batches=int(raw["batches"]),
+        batch_size=batch_size,
+        batch_bytes=int(raw.get("batch_bytes") or 0),
+        first_batch_s=arrivals[0],
+        startup_s=round(max(0.0, arrivals[0] - one_batch), 4),
         epoch2_first_batch_s=raw.get("epoch2_first_batch_s"),
-        samples_per_s=round(rate, 2) if rate else None, ideal_per_s=round(ideal, 2) if ideal else None,
+        samples_per_s=round(rate, 2) if rate else None,
+        ideal_per_s=round(ideal, 2) if ideal else None,
         efficiency=round(efficiency, 3) if efficiency is not None else None,
-        wait_p50_s=percentile(waits[lanes:], 0.5), wait_p95_s=percentile(waits[lanes:], 0.95),
-        others_cpu=raw.get("others_cpu_fraction"), throttled=raw.get("throttled_fraction"),
-        psi_some=raw.get("psi_some_fraction"), rounds=rounds, few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
-        unreliable=unreliable, arrivals_s=tuple(arrivals), waits_s=tuple(waits),
-    )  # fmt: skip
+        wait_p50_s=percentile(waits[lanes:], 0.5),
+        wait_p95_s=percentile(waits[lanes:], 0.95),
+        others_cpu=raw.get("others_cpu_fraction"),
+        throttled=raw.get("throttled_fraction"),
+        psi_some=raw.get("psi_some_fraction"),
+        rounds=rounds,
+        few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
+        unreliable=unreliable,
+        arrivals_s=tuple(arrivals),
+        waits_s=tuple(waits),
+    )
 
 
 def _replace(row: SweepRow, **changes: Any) -> SweepRow:
@@ -117,10 +132,17 @@ def summarize(entry: dict[str, Any], physical: int) -> DatasetResult:
     rows = tuple(_row(raw, latency, cpu, physical) for raw in entry.get("rows") or ())
     sizes = [r.batch_bytes for r in rows if r.batch_bytes]
     return DatasetResult(
-        name=str(entry["name"]), bound=bound_of(latency, cpu), latency_ms=latency, cpu_ms=cpu, nominal=nominal,
-        length=entry.get("length"), iterable=bool(entry.get("iterable")), batch_bytes=max(sizes) if sizes else 0,
-        rows=rows, error=str(entry.get("error") or ""),
-    )  # fmt: skip
+        name=str(entry["name"]),
+        bound=bound_of(latency, cpu),
+        latency_ms=latency,
+        cpu_ms=cpu,
+        nominal=nominal,
+        length=entry.get("length"),
+        iterable=bool(entry.get("iterable")),
+        batch_bytes=max(sizes) if sizes else 0,
+        rows=rows,
+        error=str(entry.get("error") or ""),
+    )
 
 
 PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
@@ -142,8 +164,13 @@ def persistent_saving(dataset: DatasetResult) -> float | None:
     """Seconds per epoch persistent workers save: epoch-2 first batch, plain minus persistent, at one N."""
     for row in dataset.rows:
         if row.persistent_workers and row.epoch2_first_batch_s is not None:
-            plain = [r.epoch2_first_batch_s for r in dataset.rows if r.workers == row.workers
-                     and not r.persistent_workers and r.epoch2_first_batch_s is not None]  # fmt: skip
+            plain = [
+                r.epoch2_first_batch_s
+                for r in dataset.rows
+                if r.workers == row.workers
+                and not r.persistent_workers
+                and r.epoch2_first_batch_s is not None
+            ]
             if plain:
                 return round(plain[0] - row.epoch2_first_batch_s, 4)
     return None
@@ -177,9 +204,14 @@ def recommend(
     if pin:
         parts.append("; pin_memory=True: pinned host-to-device copies measured faster than pageable ones")
     return Recommendation(
-        dataset=dataset.name, workers=best.workers, pin_memory=pin, persistent_workers=persistent,
-        samples_per_s=best.samples_per_s, efficiency=best.efficiency, reason=" ".join(parts).replace(" ;", ";"),
-    )  # fmt: skip
+        dataset=dataset.name,
+        workers=best.workers,
+        pin_memory=pin,
+        persistent_workers=persistent,
+        samples_per_s=best.samples_per_s,
+        efficiency=best.efficiency,
+        reason=" ".join(parts).replace(" ;", ";"),
+    )
 
 
 def rate_at(dataset: DatasetResult, workers: int) -> float | None:

@@ -1,5 +1,5 @@
-"""Smoke verdicts other than determinism (pure): loader efficiency, your num_workers, /dev/shm, GPU, golden streams
-against a lock, and crashes inside the environment. Each FAIL/WARN carries a concrete fix.
+"""Smoke verdicts other than determinism (pure): loader efficiency, your num_workers, /dev/shm, GPU, golden
+streams against a lock, and crashes inside the environment. Each FAIL/WARN carries a concrete fix.
 """
 
 from __future__ import annotations
@@ -20,24 +20,40 @@ SLOW_STARTUP_S = 1.0
 CONTENDED = 0.2  # other processes' share of the CPUs above which a slow measurement says "busy machine"
 THROTTLED = 0.1  # share of the time the cgroup quota throttled us
 PSI_BUSY = 0.2  # share of the time some task waited for a CPU
-GOLDEN_STREAMS = (("torch_randperm", "torch.randperm"), ("dataloader_order", "DataLoader shuffle order"),
-                  ("numpy_legacy", "NumPy RandomState"), ("numpy_generator", "NumPy Generator"))  # fmt: skip
-SHM_FIX = ("give the container more shared memory: `docker run --shm-size=2g` (or --ipc=host); on Kubernetes mount an "
-           "emptyDir with medium: Memory at /dev/shm; or lower batch_size, num_workers or prefetch_factor")  # fmt: skip
-STARVED_FIX = ("raise num_workers (I/O-bound data can use more workers than CPUs), use persistent_workers=True, and "
-               "check /dev/shm and `ulimit -n` with `envguard doctor`")  # fmt: skip
+GOLDEN_STREAMS = (
+    ("torch_randperm", "torch.randperm"),
+    ("dataloader_order", "DataLoader shuffle order"),
+    ("numpy_legacy", "NumPy RandomState"),
+    ("numpy_generator", "NumPy Generator"),
+)
+SHM_FIX = (
+    "give the container more shared memory: `docker run --shm-size=2g` (or --ipc=host); on Kubernetes mount "
+    "an "
+    "emptyDir with medium: Memory at /dev/shm; or lower batch_size, num_workers or prefetch_factor"
+)
+STARVED_FIX = (
+    "raise num_workers (I/O-bound data can use more workers than CPUs), use persistent_workers=True, and "
+    "check /dev/shm and `ulimit -n` with `envguard doctor`"
+)
 
 
 def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) -> list[Finding]:
-    """Efficiency (measured / ideal) at each worker count up to the usable CPUs, judged by the worst one, and how
-    slow worker start-up is."""
+    """Efficiency (measured / ideal) at each worker count up to the usable CPUs, judged by the worst one, and
+    how slow worker start-up is."""
     category = f"throughput: {dataset.name}"
     if dataset.error:
         return [crash(category, dataset.error)]
     best = _best_by_workers(dataset, usable)
     if rec is None or not best:
-        return [Finding(category, "loader efficiency", "WARN", "no configuration could be measured in the budget",
-                        "give a larger --budget or fewer --workers")]  # fmt: skip
+        return [
+            Finding(
+                category,
+                "loader efficiency",
+                "WARN",
+                "no configuration could be measured in the budget",
+                "give a larger --budget or fewer --workers",
+            )
+        ]
     cost = f"L={dataset.latency_ms:g} ms" + (f", C={dataset.cpu_ms:g} ms" if dataset.cpu_ms else "")
     model = "N/L" if dataset.bound == "io" else "min(N, physical cores)/C"
     listed = ", ".join(f"N={w}: {r.samples_per_s:.0f}/s = {r.efficiency:.2f}" for w, r in best.items())
@@ -57,10 +73,18 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     slow = [r for r in dataset.measured() if r.workers > 0 and (r.startup_s or 0.0) > SLOW_STARTUP_S]
     if slow:
         worst = max(slow, key=lambda r: r.startup_s or 0.0)
-        out.append(Finding(category, "worker start-up", "WARN",
-            f"num_workers={worst.workers} needs {worst.startup_s:.2f} s before its first batch",
-            "slow start-up is paid every epoch unless persistent_workers=True; keep the dataset cheap to pickle "
-            "(open files lazily in the worker) and avoid heavy imports at module level under spawn/forkserver"))  # fmt: skip
+        out.append(
+            Finding(
+                category,
+                "worker start-up",
+                "WARN",
+                f"num_workers={worst.workers} needs {worst.startup_s:.2f} s before its first batch",
+                "slow start-up is paid every epoch unless persistent_workers=True; keep the dataset cheap to "
+                "pickle "
+                "(open files lazily in the worker) and avoid heavy imports at module level under "
+                "spawn/forkserver",
+            )
+        )
     return out
 
 
@@ -70,16 +94,30 @@ def _measurement_notes(category: str, dataset: DatasetResult) -> list[Finding]:
     wrong = [r for r in dataset.rows if r.unreliable]
     if wrong:
         listed = "; ".join(f"num_workers={r.workers}: {r.unreliable}" for r in wrong)
-        out.append(Finding(category, "unreliable measurement", "WARN", listed,
-                           "rerun on an idle machine with a larger --budget (more rounds per configuration)"))  # fmt: skip
+        out.append(
+            Finding(
+                category,
+                "unreliable measurement",
+                "WARN",
+                listed,
+                "rerun on an idle machine with a larger --budget (more rounds per configuration)",
+            )
+        )
     few = [
         r for r in dataset.measured() if r.few_rounds and not r.persistent_workers
     ]  # that one is short on purpose
     if few:
         listed = ", ".join(f"num_workers={r.workers}: {max(r.rounds - 1, 0)}" for r in few)
-        out.append(Finding(category, "rounds measured", "INFO",
-                           f"rounds after start-up {listed} (6 wanted): the budget could not fit more, so these "
-                           "rates are less certain", "give a larger --budget or fewer --workers"))  # fmt: skip
+        out.append(
+            Finding(
+                category,
+                "rounds measured",
+                "INFO",
+                f"rounds after start-up {listed} (6 wanted): the budget could not fit more, so these "
+                "rates are less certain",
+                "give a larger --budget or fewer --workers",
+            )
+        )
     return out
 
 
@@ -95,7 +133,8 @@ def _best_by_workers(dataset: DatasetResult, usable: int) -> dict[int, SweepRow]
 
 
 def busy_evidence(row: SweepRow, usable: int) -> str:
-    """Why the machine counts as busy during this row, from cgroup throttling, PSI or others' CPU; '' if not."""
+    """Why the machine counts as busy during this row, from cgroup throttling, PSI or others' CPU; '' if
+    not."""
     if row.throttled is not None and row.throttled >= THROTTLED:
         return f"the cgroup's CPU quota throttled this run {row.throttled:.0%} of the time (cpu.stat throttled_usec)"
     if row.others_cpu is not None and row.others_cpu >= CONTENDED:
@@ -110,11 +149,21 @@ def _inefficient(category: str, row: SweepRow, evidence: str, usable: int = 1) -
     """Below the ideal: the loader's fault, unless the machine was busy meanwhile (and we can show it)."""
     busy = busy_evidence(row, usable)
     if busy:
-        return Finding(category, "loader efficiency", "WARN", f"{evidence}; {busy}",
-                       "the machine was busy, so this measures contention, not the loader: rerun on an idle machine")  # fmt: skip
+        return Finding(
+            category,
+            "loader efficiency",
+            "WARN",
+            f"{evidence}; {busy}",
+            "the machine was busy, so this measures contention, not the loader: rerun on an idle machine",
+        )
     status: Status = "WARN" if (row.efficiency or 0.0) >= WARN_EFFICIENCY else "FAIL"
-    return Finding(category, "loader efficiency", status, evidence,
-                   "workers lose time to inter-process transfer or start-up: " + STARVED_FIX)  # fmt: skip
+    return Finding(
+        category,
+        "loader efficiency",
+        status,
+        evidence,
+        "workers lose time to inter-process transfer or start-up: " + STARVED_FIX,
+    )
 
 
 def your_workers(
@@ -126,29 +175,60 @@ def your_workers(
     category = f"throughput: {dataset.name}"
     mine, best = rate_at(dataset, num_workers), rec.samples_per_s
     if mine is None:
-        return [Finding(category, f"num_workers={num_workers}", "INFO", "not measured within the budget",
-                        "give a larger --budget")]  # fmt: skip
+        return [
+            Finding(
+                category,
+                f"num_workers={num_workers}",
+                "INFO",
+                "not measured within the budget",
+                "give a larger --budget",
+            )
+        ]
     ratio = best / mine if mine else float("inf")
     evidence = f"num_workers={num_workers} reaches {mine:.0f} samples/s; num_workers={rec.workers} reaches {best:.0f} ({ratio:.1f}x)"
     if ratio >= 1.5:
         kind = "I/O-bound" if dataset.bound == "io" else "CPU-bound"
-        return [Finding(category, f"num_workers={num_workers}", "FAIL", f"too few workers for this {kind} dataset: {evidence}",
-                        f"set DataLoader(num_workers={rec.workers}, persistent_workers=True); the GPU waits for data otherwise")]  # fmt: skip
+        return [
+            Finding(
+                category,
+                f"num_workers={num_workers}",
+                "FAIL",
+                f"too few workers for this {kind} dataset: {evidence}",
+                f"set DataLoader(num_workers={rec.workers}, persistent_workers=True); the GPU waits for data "
+                "otherwise",
+            )
+        ]
     if ratio >= 1.15:
-        return [Finding(category, f"num_workers={num_workers}", "WARN", evidence,
-                        f"num_workers={rec.workers} is faster: {rec.reason}")]  # fmt: skip
+        return [
+            Finding(
+                category,
+                f"num_workers={num_workers}",
+                "WARN",
+                evidence,
+                f"num_workers={rec.workers} is faster: {rec.reason}",
+            )
+        ]
     return [Finding(category, f"num_workers={num_workers}", "PASS", evidence)]
 
 
 def still_scaling(dataset: DatasetResult, rec: Recommendation | None) -> list[Finding]:
-    """Your own I/O-bound data still speeding up at the most workers tried: more workers than CPUs may help."""
+    """Your own I/O-bound data still speeding up at the most workers tried: more workers than CPUs may
+    help."""
     if dataset.nominal or rec is None or dataset.bound != "io" or not dataset.measured():
         return []
     most = max(r.workers for r in dataset.measured())
     if rec.workers == most and most > 0 and (rec.efficiency or 0.0) >= 0.8:
-        return [Finding(f"throughput: {dataset.name}", "more workers", "WARN",
-            f"still scaling at num_workers={most} ({rec.samples_per_s:.0f} samples/s, {rec.efficiency or 0:.2f} of ideal)",
-            f"I/O-bound loading can use more workers than CPUs: try `envguard smoke --workers 0,{most},{most * 2},{most * 4}`")]  # fmt: skip
+        return [
+            Finding(
+                f"throughput: {dataset.name}",
+                "more workers",
+                "WARN",
+                f"still scaling at num_workers={most} ({rec.samples_per_s:.0f} samples/s, "
+                f"{rec.efficiency or 0:.2f} of ideal)",
+                "I/O-bound loading can use more workers than CPUs: try `envguard smoke --workers "
+                f"0,{most},{most * 2},{most * 4}`",
+            )
+        ]
     return []
 
 
@@ -156,16 +236,24 @@ def shm(info: ShmInfo, datasets: Sequence[DatasetResult], workers: int, prefetch
     """Whether /dev/shm holds the batches in flight (workers x prefetch_factor batches)."""
     sizes = [d.batch_bytes for d in datasets if d.batch_bytes]
     if not info.exists:
-        return Finding("host", "/dev/shm", "INFO", f"{info.path} does not exist (not Linux?)",
-                       "nothing to do unless workers crash with 'bus error'")  # fmt: skip
+        return Finding(
+            "host",
+            "/dev/shm",
+            "INFO",
+            f"{info.path} does not exist (not Linux?)",
+            "nothing to do unless workers crash with 'bus error'",
+        )
     if not sizes or workers == 0:
         return Finding(
             "host", "/dev/shm", "PASS", f"{human_bytes(info.free)} free; no batches cross it (num_workers=0)"
         )
     batch = max(sizes)
     needed = shm_needed(batch, workers, prefetch_factor)
-    evidence = (f"num_workers={workers} x prefetch_factor {prefetch_factor} x {human_bytes(batch)} batches = "
-                f"{human_bytes(needed)} in flight; {info.path} has {human_bytes(info.free)} free of {human_bytes(info.total)}")  # fmt: skip
+    evidence = (
+        f"num_workers={workers} x prefetch_factor {prefetch_factor} x {human_bytes(batch)} batches = "
+        f"{human_bytes(needed)} in flight; {info.path} has {human_bytes(info.free)} free of "
+        f"{human_bytes(info.total)}"
+    )
     if needed > info.free:
         return Finding("host", "/dev/shm", "FAIL", evidence + ": workers will die with 'bus error'", SHM_FIX)
     if needed * 2 > info.free:
@@ -179,8 +267,10 @@ def crash(category: str, error: str) -> Finding:
     if "bus error" in lowered or "shared memory" in lowered or "shm" in lowered:
         fix = SHM_FIX
     elif "ancdata" in lowered or "too many open files" in lowered:
-        fix = ("raise the open-file limit (`ulimit -n 65536`) or call "
-               "torch.multiprocessing.set_sharing_strategy('file_system') before creating the DataLoader")  # fmt: skip
+        fix = (
+            "raise the open-file limit (`ulimit -n 65536`) or call "
+            "torch.multiprocessing.set_sharing_strategy('file_system') before creating the DataLoader"
+        )
     elif "pickle" in lowered or "can't get attribute" in lowered:
         fix = "define the dataset, collate_fn and worker_init_fn at module level so spawn/forkserver workers can pickle them"
     else:
@@ -198,9 +288,17 @@ def gpu(
     trip = result.get("roundtrip") or {}
     if trip:
         status: Status = "PASS" if trip.get("equal") else "FAIL"
-        out.append(Finding("gpu", "host -> device -> host", status, f"batch digest {str(trip.get('host'))[:12]} -> "
-                           f"{str(trip.get('after_device'))[:12]}", "" if trip.get("equal") else
-                           "copies corrupt data: check the GPU with nvidia-smi -q (ECC errors) and the driver"))  # fmt: skip
+        out.append(
+            Finding(
+                "gpu",
+                "host -> device -> host",
+                status,
+                f"batch digest {str(trip.get('host'))[:12]} -> {str(trip.get('after_device'))[:12]}",
+                ""
+                if trip.get("equal")
+                else "copies corrupt data: check the GPU with nvidia-smi -q (ECC errors) and the driver",
+            )
+        )
     out.extend(_bandwidth(result.get("h2d") or {}, fallback_link))
     out.extend(_idle(result.get("idle") or []))
     return out
@@ -222,25 +320,56 @@ def _bandwidth(h2d: dict[str, Any], fallback: tuple[int | None, int | None]) -> 
         )
         verdict: Status = "PASS" if share >= 0.8 else "WARN"
         if share > 1.0:  # faster than the link allows: not a PCIe link (NVLink-C2C) or the link was read idle
-            out.append(Finding("gpu", "pinned host-to-device", "INFO", f"pinned {pinned:.1f} GB/s exceeds PCIe "
-                               f"Gen{gen} x{width} {theory:.1f} GB/s ({where}): the host link is not PCIe "
-                               "(NVLink-C2C) or NVML read it while idle, so no share is given",
-                               "nothing to do; compare with the platform's host-link bandwidth"))  # fmt: skip
+            out.append(
+                Finding(
+                    "gpu",
+                    "pinned host-to-device",
+                    "INFO",
+                    f"pinned {pinned:.1f} GB/s exceeds PCIe "
+                    f"Gen{gen} x{width} {theory:.1f} GB/s ({where}): the host link is not PCIe "
+                    "(NVLink-C2C) or NVML read it while idle, so no share is given",
+                    "nothing to do; compare with the platform's host-link bandwidth",
+                )
+            )
             return out + _pageable(pinned, pageable)
-        out.append(Finding("gpu", "pinned host-to-device", verdict, evidence, "" if verdict == "PASS" else
-            "check the slot (x16?), that the link is not downshifted (nvidia-smi -q -d PCIE), and NUMA placement "
-            "(run on the CPU socket attached to the GPU: numactl --cpunodebind)"))  # fmt: skip
+        out.append(
+            Finding(
+                "gpu",
+                "pinned host-to-device",
+                verdict,
+                evidence,
+                ""
+                if verdict == "PASS"
+                else "check the slot (x16?), that the link is not downshifted (nvidia-smi -q -d PCIE), and "
+                "NUMA placement "
+                "(run on the CPU socket attached to the GPU: numactl --cpunodebind)",
+            )
+        )
     else:
-        out.append(Finding("gpu", "pinned host-to-device", "INFO", f"pinned {pinned:.1f} GB/s (PCIe link unknown)",
-                           "install nvidia-ml-py in the environment to compare with the link's theoretical rate"))  # fmt: skip
+        out.append(
+            Finding(
+                "gpu",
+                "pinned host-to-device",
+                "INFO",
+                f"pinned {pinned:.1f} GB/s (PCIe link unknown)",
+                "install nvidia-ml-py in the environment to compare with the link's theoretical rate",
+            )
+        )
     return out + _pageable(pinned, pageable)
 
 
 def _pageable(pinned: float, pageable: float | None) -> list[Finding]:
     if not pageable:
         return []
-    return [Finding("gpu", "pageable vs pinned", "INFO", f"pageable {pageable:.1f} GB/s, pinned {pinned:.1f} GB/s "
-                    f"({pinned / pageable:.1f}x)", "use DataLoader(pin_memory=True) and .to(device, non_blocking=True)")]  # fmt: skip
+    return [
+        Finding(
+            "gpu",
+            "pageable vs pinned",
+            "INFO",
+            f"pageable {pageable:.1f} GB/s, pinned {pinned:.1f} GB/s ({pinned / pageable:.1f}x)",
+            "use DataLoader(pin_memory=True) and .to(device, non_blocking=True)",
+        )
+    ]
 
 
 def _idle(runs: Sequence[dict[str, Any]]) -> list[Finding]:
@@ -251,18 +380,39 @@ def _idle(runs: Sequence[dict[str, Any]]) -> list[Finding]:
     evidence = "; ".join(f"num_workers={r['workers']}: GPU idle {r['idle_fraction']:.0%}" for r in measured)
     if most["idle_fraction"] <= 0.2:
         return [Finding("gpu", "GPU idle while training", "PASS", evidence)]
-    return [Finding("gpu", "GPU idle while training", "WARN", evidence + f" (fake step {most['step_ms']:.0f} ms)",
-                    "the loader cannot keep the GPU busy: " + STARVED_FIX)]  # fmt: skip
+    return [
+        Finding(
+            "gpu",
+            "GPU idle while training",
+            "WARN",
+            evidence + f" (fake step {most['step_ms']:.0f} ms)",
+            "the loader cannot keep the GPU busy: " + STARVED_FIX,
+        )
+    ]
 
 
 def golden(here: dict[str, Any] | None, lock: Fingerprints | None, lock_name: str) -> list[Finding]:
     """The environment's seeded streams against the fingerprints recorded in the lock."""
     if lock is None:
-        return [Finding("golden streams", lock_name, "WARN", "the lock carries no fingerprints",
-                        "re-create it with `envguard lock` (or `envguard snapshot`) so the streams are recorded")]  # fmt: skip
+        return [
+            Finding(
+                "golden streams",
+                lock_name,
+                "WARN",
+                "the lock carries no fingerprints",
+                "re-create it with `envguard lock` (or `envguard snapshot`) so the streams are recorded",
+            )
+        ]
     if not here:
-        return [Finding("golden streams", lock_name, "WARN", "the streams could not be computed here (see errors)",
-                        "rerun envguard smoke; check that torch imports in the environment")]  # fmt: skip
+        return [
+            Finding(
+                "golden streams",
+                lock_name,
+                "WARN",
+                "the streams could not be computed here (see errors)",
+                "rerun envguard smoke; check that torch imports in the environment",
+            )
+        ]
     out: list[Finding] = []
     for key, label in GOLDEN_STREAMS:
         recorded, measured = getattr(lock, key), here.get(key)
@@ -272,8 +422,22 @@ def golden(here: dict[str, Any] | None, lock: Fingerprints | None, lock_name: st
             out.append(Finding("golden streams", label, "PASS", f"matches {lock_name} ({measured[:12]})"))
             continue
         versions = f"torch {lock.torch_version} -> {here.get('torch_version')}, numpy {lock.numpy_version} -> {here.get('numpy_version')}"
-        out.append(Finding("golden streams", label, "FAIL", f"{measured[:12]} here, {recorded[:12]} in {lock_name} ({versions})",
-                           "shuffles and augmentations will not reproduce: install the locked versions "
-                           f"(`envguard check {lock_name}` lists them) or re-lock if the change is intended"))  # fmt: skip
-    return out or [Finding("golden streams", lock_name, "INFO", "no stream recorded on both sides",
-                           "record fingerprints with `envguard lock` in an environment with torch and numpy")]  # fmt: skip
+        out.append(
+            Finding(
+                "golden streams",
+                label,
+                "FAIL",
+                f"{measured[:12]} here, {recorded[:12]} in {lock_name} ({versions})",
+                "shuffles and augmentations will not reproduce: install the locked versions "
+                f"(`envguard check {lock_name}` lists them) or re-lock if the change is intended",
+            )
+        )
+    return out or [
+        Finding(
+            "golden streams",
+            lock_name,
+            "INFO",
+            "no stream recorded on both sides",
+            "record fingerprints with `envguard lock` in an environment with torch and numpy",
+        )
+    ]

@@ -1,7 +1,9 @@
-"""Benchmark `envguard smoke`: loader efficiency on the I/O-bound dataset, and the default command's wall time.
+"""Benchmark `envguard smoke`: loader efficiency on the I/O-bound dataset, and the default command's wall
+time.
 
 Interleaved runs, median / min / max (a shared machine's figures move with its load: `uptime` is printed):
-- the I/O-bound synthetic dataset (each sample waits L=10 ms; 3x224x224 float32; batch 32) with num_workers 0, 1, 2
+- the I/O-bound synthetic dataset (each sample waits L=10 ms; 3x224x224 float32; batch 32) with num_workers 0,
+  1, 2
   (N <= usable CPUs on the 2-core box), round 0 + 6 rounds per run, the default simulated training step (half the
   ideal time between batches), N=0 with one intra-op thread: steady-state efficiency as envguard computes it
   (slope over rounds 1.., against N/L, or batch / (batch L + step) at N=0); how many runs land above 1.0 and
@@ -10,8 +12,8 @@ Interleaved runs, median / min / max (a shared machine's figures move with its l
 - `--load`: the same while another process burns one core;
 - `python -c "import torch"` (the floor of any smoke run) and `envguard smoke --json` with the default budget.
 
-Usage: python scripts/bench/bench_smoke.py [--runs 20] [--load] [--skip-command]
-Targets: efficiency 0.90-1.02 for every N <= usable CPUs; the default smoke < 30 s on 2 cores.
+Usage: python scripts/bench/bench_smoke.py [--runs 20] [--load] [--skip-command] Targets: efficiency 0.90-1.02
+for every N <= usable CPUs; the default smoke < 30 s on 2 cores.
 """
 
 from __future__ import annotations
@@ -44,8 +46,16 @@ def loader_run(workers: int) -> dict[str, float]:
     lanes = max(workers, 1)
     step = planner.STEP_FRACTION * BATCH * LATENCY_MS / 1000.0 / lanes
     count = lanes * ROUNDS
-    row = measure(IOBound(count * BATCH, LATENCY_MS, SHAPE), workers=workers, pin_memory=False, persistent=False,
-                  batch_size=BATCH, batches=count, epoch2=False, step_s=step)  # fmt: skip
+    row = measure(
+        IOBound(count * BATCH, LATENCY_MS, SHAPE),
+        workers=workers,
+        pin_memory=False,
+        persistent=False,
+        batch_size=BATCH,
+        batches=count,
+        epoch2=False,
+        step_s=step,
+    )
     arrivals = row["arrivals_s"]
     ideal = lanes * 1000.0 / LATENCY_MS
     if workers == 0:
@@ -119,22 +129,40 @@ def main() -> int:
             steady = [r["steady"] for r in runs[workers]]
             old = [r["old"] for r in runs[workers]]
             over = sum(v > 1.0 for v in steady), sum(v > 1.05 for v in steady)
-            rows.append((f"{label}: N={workers} efficiency (envguard)", *spread(steady, ".3f"),
-                         f">1.0: {over[0]}/{len(steady)}, >1.05: {over[1]}/{len(steady)}"))  # fmt: skip
-            rows.append((f"{label}: N={workers} efficiency, old fit (round 0 in)", *spread(old, ".3f"),
-                         f">1.0: {sum(v > 1.0 for v in old)}/{len(old)}"))  # fmt: skip
+            rows.append(
+                (
+                    f"{label}: N={workers} efficiency (envguard)",
+                    *spread(steady, ".3f"),
+                    f">1.0: {over[0]}/{len(steady)}, >1.05: {over[1]}/{len(steady)}",
+                )
+            )
+            rows.append(
+                (
+                    f"{label}: N={workers} efficiency, old fit (round 0 in)",
+                    *spread(old, ".3f"),
+                    f">1.0: {sum(v > 1.0 for v in old)}/{len(old)}",
+                )
+            )
     python = str(Path(sys.executable))
     imports = [timed([python, "-c", "import torch"]) for _ in range(3)]
     rows.append(("`python -c 'import torch'` (s)", *spread(imports, ".2f"), "floor of every smoke run"))
     if not args.skip_command:
         picks: list[str] = []
         walls = [timed([python, "-m", "envguard", "smoke", sys.prefix, "--json"], picks) for _ in range(5)]
-        rows.append(("`envguard smoke --json`, default budget 25 s (s)", *spread(walls, ".1f"),
-                     f"budget + 3 s = 28 s; {os.cpu_count()} CPUs; recommended num_workers per run: "
-                     + "; ".join(picks)))  # fmt: skip
-    print(f"envguard smoke benchmark: L={LATENCY_MS:g} ms per sample, batch {BATCH} of {'x'.join(map(str, SHAPE))} "
-          f"float32, {ROUNDS} rounds per run, {args.runs} interleaved runs, torch {_torch_version()}, "
-          f"{os.cpu_count()} CPUs, load before: {os.getloadavg()[0]:.2f}\n")  # fmt: skip
+        rows.append(
+            (
+                "`envguard smoke --json`, default budget 25 s (s)",
+                *spread(walls, ".1f"),
+                f"budget + 3 s = 28 s; {os.cpu_count()} CPUs; recommended num_workers per run: "
+                + "; ".join(picks),
+            )
+        )
+    print(
+        f"envguard smoke benchmark: L={LATENCY_MS:g} ms per sample, batch {BATCH} of "
+        f"{'x'.join(map(str, SHAPE))} "
+        f"float32, {ROUNDS} rounds per run, {args.runs} interleaved runs, torch {_torch_version()}, "
+        f"{os.cpu_count()} CPUs, load before: {os.getloadavg()[0]:.2f}\n"
+    )
     print("| Case | Median | Min | Max | Notes |")
     print("|---|---|---|---|---|")
     for row in rows:

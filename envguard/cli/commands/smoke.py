@@ -1,4 +1,5 @@
-"""`envguard smoke [SOURCE]`: DataLoader determinism and throughput, run in the environment's own interpreter."""
+"""`envguard smoke [SOURCE]`: DataLoader determinism and throughput, run in the environment's own
+interpreter."""
 
 from __future__ import annotations
 
@@ -59,10 +60,21 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
 
 @click.command("smoke")
 @click.argument("source", required=False)
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True,
-              help="Where the GPU checks run; auto uses CUDA when torch sees it.")  # fmt: skip
-@click.option("--budget", metavar="SECONDS", default="25", show_default=True, callback=_number("--budget", 3.0, "seconds"),
-              help="Seconds the whole command may take (the sweep shrinks to fit).")  # fmt: skip
+@click.option(
+    "--device",
+    type=click.Choice(["auto", "cpu", "cuda"]),
+    default="auto",
+    show_default=True,
+    help="Where the GPU checks run; auto uses CUDA when torch sees it.",
+)
+@click.option(
+    "--budget",
+    metavar="SECONDS",
+    default="25",
+    show_default=True,
+    callback=_number("--budget", 3.0, "seconds"),
+    help="Seconds the whole command may take (the sweep shrinks to fit).",
+)
 @click.option(
     "--workers",
     "workers_text",
@@ -77,12 +89,28 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
 @click.option(
     "--batch-size", type=click.IntRange(min=1), default=32, show_default=True, help="Batch size of the sweep."
 )
-@click.option("--io-ms", metavar="MS", default="10", show_default=True, callback=_number("--io-ms", 0.1, "milliseconds"),
-              help="Per-sample wait of the synthetic I/O-bound dataset.")  # fmt: skip
-@click.option("--cpu-ms", metavar="MS", default="5", show_default=True, callback=_number("--cpu-ms", 0.1, "milliseconds"),
-              help="Per-sample CPU time of the synthetic CPU-bound dataset.")  # fmt: skip
-@click.option("--step-ms", metavar="MS", callback=_number("--step-ms", 0.0, "milliseconds"),
-              help="Simulated training step after each batch (default: half the ideal time between batches).")  # fmt: skip
+@click.option(
+    "--io-ms",
+    metavar="MS",
+    default="10",
+    show_default=True,
+    callback=_number("--io-ms", 0.1, "milliseconds"),
+    help="Per-sample wait of the synthetic I/O-bound dataset.",
+)
+@click.option(
+    "--cpu-ms",
+    metavar="MS",
+    default="5",
+    show_default=True,
+    callback=_number("--cpu-ms", 0.1, "milliseconds"),
+    help="Per-sample CPU time of the synthetic CPU-bound dataset.",
+)
+@click.option(
+    "--step-ms",
+    metavar="MS",
+    callback=_number("--step-ms", 0.0, "milliseconds"),
+    help="Simulated training step after each batch (default: half the ideal time between batches).",
+)
 @click.option(
     "--data",
     "data_dir",
@@ -92,10 +120,14 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
 @click.option(
     "--dataset",
     metavar="FILE.py:NAME",
-    help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic ones.",
+    help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic "
+    "ones.",
 )
-@click.option("--lock", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.")  # fmt: skip
+@click.option(
+    "--lock",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.",
+)
 @click.option(
     "--seed",
     metavar="INT",
@@ -122,30 +154,62 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     type=click.Path(dir_okay=False),
     help="Write the report to FILE (atomically) instead of stdout.",
 )
-def command(source: str | None, device: str, budget: float, workers_text: str | None, num_workers: int | None,
-            batch_size: int, io_ms: float, cpu_ms: float, step_ms: float | None, data_dir: Path | None, dataset: str | None,
-            lock: Path | None, seed: int, distributed: bool, as_json: bool, as_markdown: bool, plot: Path | None,
-            output: str | None) -> int:  # fmt: skip
+def command(
+    source: str | None,
+    device: str,
+    budget: float,
+    workers_text: str | None,
+    num_workers: int | None,
+    batch_size: int,
+    io_ms: float,
+    cpu_ms: float,
+    step_ms: float | None,
+    data_dir: Path | None,
+    dataset: str | None,
+    lock: Path | None,
+    seed: int,
+    distributed: bool,
+    as_json: bool,
+    as_markdown: bool,
+    plot: Path | None,
+    output: str | None,
+) -> int:
     """Prove that SOURCE (a prefix or name:ENV; default: the active environment) loads data deterministically
-    and fast: determinism checks, a num_workers sweep, GPU copy speed, verdicts with fixes. Exit 1 on any FAIL."""
+    and fast: determinism checks, a num_workers sweep, GPU copy speed, verdicts with fixes. Exit 1 on any
+    FAIL."""
     if as_json and as_markdown:
         raise UsageError("--json and --markdown cannot be combined; pick one output format")
     if distributed:
         from envguard.distributed.run import report_distributed
 
         style = "json" if as_json else "markdown" if as_markdown else "human"
-        return report_distributed(source, data_dir=data_dir, seed=seed, style=style, output=output,
-                                  title="smoke --distributed")  # fmt: skip
+        return report_distributed(
+            source, data_dir=data_dir, seed=seed, style=style, output=output, title="smoke --distributed"
+        )
     from envguard.smoke import render
     from envguard.smoke.report import SmokeOptions, to_dict
     from envguard.smoke.run import run_smoke
 
     if plot is not None and not render.matplotlib_available():
-        raise UsageError(f"--plot {plot}: matplotlib is not installed in envguard's environment; "
-                         "pip install matplotlib, or drop --plot")  # fmt: skip
-    options = SmokeOptions(source=source, device=device, budget_s=budget, workers=_workers(workers_text),  # type: ignore[arg-type]
-                           num_workers=num_workers, batch_size=batch_size, io_ms=io_ms, cpu_ms=cpu_ms, step_ms=step_ms,
-                           data_dir=data_dir, dataset=dataset, lock=lock, seed=seed)  # fmt: skip
+        raise UsageError(
+            f"--plot {plot}: matplotlib is not installed in envguard's environment; "
+            "pip install matplotlib, or drop --plot"
+        )
+    options = SmokeOptions(
+        source=source,
+        device=device,
+        budget_s=budget,
+        workers=_workers(workers_text),  # type: ignore[arg-type]
+        num_workers=num_workers,
+        batch_size=batch_size,
+        io_ms=io_ms,
+        cpu_ms=cpu_ms,
+        step_ms=step_ms,
+        data_dir=data_dir,
+        dataset=dataset,
+        lock=lock,
+        seed=seed,
+    )
     report = run_smoke(options)
     if plot is not None:
         from envguard.atomic import write_bytes

@@ -1,7 +1,7 @@
 """Canonical bytes and SHA-256 digests of DataLoader samples: same value, same digest, on any platform.
 
-Every value is written with a type tag and its length, so `[1, 2]`, `(1, 2)` and `b"\\x01\\x02"` never collide,
-and a tensor's digest covers its dtype and shape as well as its bytes (contiguous, on the CPU).
+Every value is written with a type tag and its length, so `[1, 2]`, `(1, 2)` and `b"\\x01\\x02"` never
+collide, and a tensor's digest covers its dtype and shape as well as its bytes (contiguous, on the CPU).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import hashlib
 import struct
 from typing import Any, Dict, List
 
-# Keys of a sample dict that name the sample rather than carry data: an IterableDataset's identity for order checks.
+# Keys of a sample dict that name the sample rather than carry data: an IterableDataset's identity for order
+# checks.
 IDENTITY_KEYS = ("index", "idx", "id", "key", "path")
 
 
@@ -93,8 +94,8 @@ def fields(value: Any) -> Dict[str, Any]:
 
 
 def identity(value: Any) -> str:
-    """What names a sample of an IterableDataset (no sampler index exists): its `index`-like key when it has one,
-    else the digest of the whole sample. Map-style samples are named by their sampler index instead."""
+    """What names a sample of an IterableDataset (no sampler index exists): its `index`-like key when it has
+    one, else the digest of the whole sample. Map-style samples are named by their sampler index instead."""
     if isinstance(value, dict):
         for key in IDENTITY_KEYS:
             if key in value:

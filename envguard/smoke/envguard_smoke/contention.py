@@ -1,8 +1,11 @@
-"""Was the machine busy while a configuration was timed? Evidence from the right sources, read before and after:
+"""Was the machine busy while a configuration was timed? Evidence from the right sources, read before and
+after:
 
-- the process's cgroup `cpu.stat` (v2): `nr_throttled` / `throttled_usec`, the CPU quota (cpu.max) holding us back;
+- the process's cgroup `cpu.stat` (v2): `nr_throttled` / `throttled_usec`, the CPU quota (cpu.max) holding us
+  back;
 - PSI `/proc/pressure/cpu` (`some ... total=` microseconds during which some task waited for a CPU);
-- `/proc/stat` minus the CPU of this process and its DataLoader workers: what other processes took (10 ms ticks,
+- `/proc/stat` minus the CPU of this process and its DataLoader workers: what other processes took (10 ms
+  ticks,
   so only read over windows of a second or more).
 Each reader returns None where its file does not exist; nothing here raises.
 """
@@ -96,15 +99,26 @@ class Contention:
         self.start = self._read()
 
     def _read(self) -> Tuple[Any, ...]:
-        return (time.perf_counter(), machine_busy_s(), time.process_time(), workers_cpu_s(self.iterator),
-                read_keyed(self.cpu_stat_path), psi_some_total(self.psi_path))  # fmt: skip
+        return (
+            time.perf_counter(),
+            machine_busy_s(),
+            time.process_time(),
+            workers_cpu_s(self.iterator),
+            read_keyed(self.cpu_stat_path),
+            psi_some_total(self.psi_path),
+        )
 
     def result(self) -> Dict[str, Any]:
         wall0, busy0, main0, workers0, stat0, psi0 = self.start
         wall, busy, main, workers, stat, psi = self._read()
         window = wall - wall0
-        out: Dict[str, Any] = {"window_s": round(window, 4), "others_cpu_fraction": None,
-                               "throttled_fraction": None, "nr_throttled": None, "psi_some_fraction": None}  # fmt: skip
+        out: Dict[str, Any] = {
+            "window_s": round(window, 4),
+            "others_cpu_fraction": None,
+            "throttled_fraction": None,
+            "nr_throttled": None,
+            "psi_some_fraction": None,
+        }
         if window <= 0:
             return out
         if None not in (busy, busy0, workers, workers0) and window >= MIN_TICK_WINDOW_S:

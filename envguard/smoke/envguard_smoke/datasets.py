@@ -1,7 +1,8 @@
 """Datasets for the smoke test: synthetic I/O-bound and CPU-bound ones, a folder of files, and the user's own.
 
 All are module-level classes with plain attributes, so they pickle for spawn/forkserver workers. Payloads are
-deterministic functions of the index (float32, like a decoded, normalised image), so a digest names the sample.
+deterministic functions of the index (float32, like a decoded, normalised image), so a digest names the
+sample.
 """
 
 from __future__ import annotations
@@ -138,7 +139,8 @@ def worker_id() -> int:
 
 
 def _peek_global_rngs() -> Dict[str, Any]:
-    """The next draw of each global generator, without consuming it (the dataset's own draws stay the same)."""
+    """The next draw of each global generator, without consuming it (the dataset's own draws stay the
+    same)."""
     state = torch.get_rng_state()
     draws: Dict[str, Any] = {"torch": float(torch.rand(1).item())}
     torch.set_rng_state(state)
@@ -169,8 +171,8 @@ def index_name(index: Any) -> str:
 
 
 class Observed(Dataset):  # type: ignore[type-arg]
-    """A map-style dataset whose samples are replaced by their observations (computed in the worker); the index
-    travels with each observation, so augmentation never looks like a change of order."""
+    """A map-style dataset whose samples are replaced by their observations (computed in the worker); the
+    index travels with each observation, so augmentation never looks like a change of order."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner

@@ -27,9 +27,16 @@ Record = Dict[str, Any]
 
 
 def observe_run(
-    factory: Callable[[], Any], workers: int, *, epochs: int, seed: int, persistent: bool, batch_size: int,
-    limit: int, watch_dir: Optional[str] = None,
-) -> List[List[Record]]:  # fmt: skip
+    factory: Callable[[], Any],
+    workers: int,
+    *,
+    epochs: int,
+    seed: int,
+    persistent: bool,
+    batch_size: int,
+    limit: int,
+    watch_dir: Optional[str] = None,
+) -> List[List[Record]]:
     """Each epoch's first `limit` samples as observations, in delivery order."""
     dataset = factory()
     iterable = is_iterable(dataset)
@@ -39,9 +46,14 @@ def observe_run(
     generator = torch.Generator()
     generator.manual_seed(seed)
     loader = DataLoader(
-        wrapped, batch_size=batch_size, shuffle=not iterable, num_workers=workers, collate_fn=collate_list,
-        persistent_workers=persistent and workers > 0, generator=generator,
-    )  # fmt: skip
+        wrapped,
+        batch_size=batch_size,
+        shuffle=not iterable,
+        num_workers=workers,
+        collate_fn=collate_list,
+        persistent_workers=persistent and workers > 0,
+        generator=generator,
+    )
     # Small epochs are read to the end: stopping exactly at the end skips RandomSampler's trailing draw (at
     # num_workers=0 only, since workers prefetch past it), which would shift the next epoch's order.
     length = sized(dataset)
@@ -76,9 +88,15 @@ def plan(max_workers: int) -> List[Dict[str, Any]]:
 
 
 def run_all(
-    factory: Callable[[], Any], max_workers: int, *, seed: int, batch_size: int, limit: int, deadline: float,
+    factory: Callable[[], Any],
+    max_workers: int,
+    *,
+    seed: int,
+    batch_size: int,
+    limit: int,
+    deadline: float,
     watch_dir: Optional[str] = None,
-) -> Dict[str, Any]:  # fmt: skip
+) -> Dict[str, Any]:
     """All planned runs (skipping those the deadline no longer allows); records plus stream digests."""
     runs: Dict[str, Any] = {}
     skipped: List[str] = []
@@ -89,9 +107,15 @@ def run_all(
         started = time.perf_counter()
         watch.phase(watch_dir, "determinism run %s (num_workers=%d)" % (run["name"], run["workers"]))
         epochs = observe_run(
-            factory, run["workers"], epochs=run["epochs"], seed=seed, persistent=run["persistent"],
-            batch_size=batch_size, limit=limit, watch_dir=watch_dir,
-        )  # fmt: skip
+            factory,
+            run["workers"],
+            epochs=run["epochs"],
+            seed=seed,
+            persistent=run["persistent"],
+            batch_size=batch_size,
+            limit=limit,
+            watch_dir=watch_dir,
+        )
         runs[run["name"]] = {
             "workers": run["workers"],
             "persistent": run["persistent"],

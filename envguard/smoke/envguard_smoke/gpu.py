@@ -1,9 +1,9 @@
-"""GPU measurements: a round-trip hash of a real batch, host-to-device bandwidth with the PCIe link read under load,
-and how idle the device sits while a fake training step consumes DataLoader batches.
+"""GPU measurements: a round-trip hash of a real batch, host-to-device bandwidth with the PCIe link read under
+load, and how idle the device sits while a fake training step consumes DataLoader batches.
 
-Every function takes any torch device. On CUDA the timings come from CUDA events and the link from NVML; on the
-CPU the same code runs with perf_counter timings (the test suite runs it there), so only those two parts are
-GPU-only. Batches may be any nesting of tensors, dicts, lists, tuples and named tuples.
+Every function takes any torch device. On CUDA the timings come from CUDA events and the link from NVML; on
+the CPU the same code runs with perf_counter timings (the test suite runs it there), so only those two parts
+are GPU-only. Batches may be any nesting of tensors, dicts, lists, tuples and named tuples.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def tensors(batch: Any) -> List[Any]:
 
 
 def structure(batch: Any) -> str:
-    """A short description of a batch's shape: `dict[image: Tensor, label: Tensor]`, `list[Tensor, Tensor]`."""
+    """A short description of a batch's shape: `dict[image: Tensor, label: Tensor]`, `list[Tensor,
+    Tensor]`."""
     if isinstance(batch, torch.Tensor):
         return "Tensor"
     if isinstance(batch, dict):
@@ -63,8 +64,14 @@ def roundtrip(device: Any, batch: Any) -> Dict[str, Any]:
     before = digest(batch)
     after = digest(to_device(to_device(batch, device), torch.device("cpu")))
     found = tensors(batch)
-    return {"host": before, "after_device": after, "equal": before == after, "structure": structure(batch),
-            "tensors": len(found), "bytes": sum(int(t.numel() * t.element_size()) for t in found)}  # fmt: skip
+    return {
+        "host": before,
+        "after_device": after,
+        "equal": before == after,
+        "structure": structure(batch),
+        "tensors": len(found),
+        "bytes": sum(int(t.numel() * t.element_size()) for t in found),
+    }
 
 
 class Clock:
@@ -114,7 +121,8 @@ def _gbps(nbytes: int, millis: float) -> Optional[float]:
 
 
 def bandwidth(device: Any, nbytes: int = COPY_BYTES, reps: int = REPS) -> Dict[str, Any]:
-    """Pageable and pinned host-to-device GB/s, plus the PCIe link read by NVML while pinned copies still run."""
+    """Pageable and pinned host-to-device GB/s, plus the PCIe link read by NVML while pinned copies still
+    run."""
     device = torch.device(device)
     clock = Clock(device)
     cuda = device.type == "cuda"
@@ -124,8 +132,11 @@ def bandwidth(device: Any, nbytes: int = COPY_BYTES, reps: int = REPS) -> Dict[s
     result: Dict[str, Any] = {"bytes": nbytes, "reps": reps}
     result["pageable_gbps"] = _gbps(nbytes, _timed_copies(clock, dst, pageable, reps))
     if not cuda:
-        result.update(pinned_gbps=None, pinned_reason="pinned memory needs CUDA",
-                      link={"available": False, "reason": "not a CUDA device"})  # fmt: skip
+        result.update(
+            pinned_gbps=None,
+            pinned_reason="pinned memory needs CUDA",
+            link={"available": False, "reason": "not a CUDA device"},
+        )
         return result
     pinned = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True).fill_(1)
     result["pinned_gbps"] = _gbps(nbytes, _timed_copies(clock, dst, pinned, reps))
@@ -201,7 +212,8 @@ def _nvml_handle(pynvml: Any, device: Any) -> Any:
 
 
 def _fake_step(device: Any, clock: Clock, step_ms: float, size: int) -> Tuple[Any, int]:
-    """A matmul repeated to take about `step_ms` here, calibrated after warm-up steps; (matrix, repetitions)."""
+    """A matmul repeated to take about `step_ms` here, calibrated after warm-up steps; (matrix,
+    repetitions)."""
     matrix = torch.randn(size, size, device=device)
     for _ in range(WARMUP_STEPS):  # cuBLAS handles and lazy module loading land here, not in the timing
         matrix = (matrix @ matrix).tanh_()
@@ -214,9 +226,16 @@ def _fake_step(device: Any, clock: Clock, step_ms: float, size: int) -> Tuple[An
 
 
 def idle_fraction(
-    device: Any, dataset: Any, *, workers: int, pin_memory: bool, batch_size: int, batches: int, step_ms: float,
+    device: Any,
+    dataset: Any,
+    *,
+    workers: int,
+    pin_memory: bool,
+    batch_size: int,
+    batches: int,
+    step_ms: float,
     collate: Optional[Callable[..., Any]] = None,
-) -> Dict[str, Any]:  # fmt: skip
+) -> Dict[str, Any]:
     """Fraction of the device timeline spent waiting for data while a fake step consumes loader batches.
 
     The first max(2, workers) batches are warm-up (worker start-up, the first-batch lag) and are not timed."""
@@ -224,8 +243,9 @@ def idle_fraction(
     clock = Clock(device)
     matrix, reps = _fake_step(device, clock, step_ms, 1024 if device.type == "cuda" else 128)
     warmup = max(2, workers)
-    loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, pin_memory=pin_memory,
-                        collate_fn=collate)  # fmt: skip
+    loader = DataLoader(
+        dataset, batch_size=batch_size, num_workers=workers, pin_memory=pin_memory, collate_fn=collate
+    )
     marks: List[Tuple[Any, Any]] = []
     for position, batch in enumerate(loader):
         if position >= warmup + batches:
@@ -244,10 +264,15 @@ def idle_fraction(
     busy = sum(clock.ms(s, e) for s, e in marks)
     span = clock.ms(marks[0][0], marks[-1][1]) if marks else 0.0
     return {
-        "workers": workers, "pin_memory": pin_memory, "warmup_batches": warmup, "batches": len(marks),
-        "step_ms": step_ms, "busy_ms": round(busy, 3), "span_ms": round(span, 3),
+        "workers": workers,
+        "pin_memory": pin_memory,
+        "warmup_batches": warmup,
+        "batches": len(marks),
+        "step_ms": step_ms,
+        "busy_ms": round(busy, 3),
+        "span_ms": round(span, 3),
         "idle_fraction": round(min(1.0, max(0.0, 1.0 - busy / span)), 4) if span > 0 else None,
-    }  # fmt: skip
+    }
 
 
 def describe(device: Any) -> Dict[str, Any]:
@@ -258,15 +283,24 @@ def describe(device: Any) -> Dict[str, Any]:
 
         return {"device": "cpu", "name": platform.processor() or platform.machine()}
     props = torch.cuda.get_device_properties(device)
-    return {"device": "cuda", "name": props.name, "capability": "sm_%d%d" % (props.major, props.minor),
-            "memory_bytes": int(props.total_memory), "arch_list": list(torch.cuda.get_arch_list()),
-            "uuid": str(getattr(props, "uuid", "") or "")}  # fmt: skip
+    return {
+        "device": "cuda",
+        "name": props.name,
+        "capability": "sm_%d%d" % (props.major, props.minor),
+        "memory_bytes": int(props.total_memory),
+        "arch_list": list(torch.cuda.get_arch_list()),
+        "uuid": str(getattr(props, "uuid", "") or ""),
+    }
 
 
 def run(
-    device_name: str, sample_batch: Any, settings: Dict[str, Any], deadline: float,
-    make_dataset: Callable[[int], Any], collate: Optional[Callable[..., Any]] = None,
-) -> Dict[str, Any]:  # fmt: skip
+    device_name: str,
+    sample_batch: Any,
+    settings: Dict[str, Any],
+    deadline: float,
+    make_dataset: Callable[[int], Any],
+    collate: Optional[Callable[..., Any]] = None,
+) -> Dict[str, Any]:
     """All GPU measurements that fit before `deadline`; `make_dataset(n)` gives the loader's dataset."""
     device = torch.device(device_name)
     result = describe(device)
@@ -284,7 +318,15 @@ def run(
             result.setdefault("idle_skipped", []).append(workers)
             continue
         dataset = make_dataset((max(2, workers) + batches + 2 * lanes) * batch_size)
-        measured = idle_fraction(device, dataset, workers=workers, pin_memory=device.type == "cuda",
-                                 batch_size=batch_size, batches=batches, step_ms=step_ms, collate=collate)  # fmt: skip
+        measured = idle_fraction(
+            device,
+            dataset,
+            workers=workers,
+            pin_memory=device.type == "cuda",
+            batch_size=batch_size,
+            batches=batches,
+            step_ms=step_ms,
+            collate=collate,
+        )
         result["idle"].append(measured)
     return result

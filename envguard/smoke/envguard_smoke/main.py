@@ -85,8 +85,11 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
     for position, spec in enumerate(specs):
         # each dataset's share of the time left in proportion to its per-sample cost
         share = (deadline - time.perf_counter()) * costs[position] / max(sum(costs[position:]), 1e-9)
-        entry: Dict[str, Any] = {"name": spec["name"], "nominal_latency_ms": spec.get("latency_ms"),
-                                 "nominal_cpu_ms": spec.get("cpu_ms")}  # fmt: skip
+        entry: Dict[str, Any] = {
+            "name": spec["name"],
+            "nominal_latency_ms": spec.get("latency_ms"),
+            "nominal_cpu_ms": spec.get("cpu_ms"),
+        }
         result["throughput"].append(entry)
         _say(settings, "throughput sweep: %s dataset, num_workers %s" % (spec["name"], workers))
         try:
@@ -98,11 +101,16 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
             wall_ms = spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0
             cpu_ms = spec.get("cpu_ms") if spec.get("latency_ms") else entry["profile"]["cpu_ms"]
             sweep = throughput.Sweep(
-                spec["make"], batch_size=int(settings["batch_size"]), per_sample_s=wall_ms / 1000.0,
-                cpu_bound=bool(cpu_ms and cpu_ms >= 0.5 * wall_ms), cpus=int(settings.get("cpus") or 1),
-                deadline=time.perf_counter() + share, collate=spec.get("collate"),
-                watch_dir=settings.get("watch_dir"), step_ms=float(step_ms) if step_ms else None,
-            )  # fmt: skip
+                spec["make"],
+                batch_size=int(settings["batch_size"]),
+                per_sample_s=wall_ms / 1000.0,
+                cpu_bound=bool(cpu_ms and cpu_ms >= 0.5 * wall_ms),
+                cpus=int(settings.get("cpus") or 1),
+                deadline=time.perf_counter() + share,
+                collate=spec.get("collate"),
+                watch_dir=settings.get("watch_dir"),
+                step_ms=float(step_ms) if step_ms else None,
+            )
             entry["rows"] = sweep.run(workers, essential, refine=bool(settings.get("refine")))
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
@@ -122,16 +130,21 @@ def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: flo
         factory, name = (lambda: ds.Augmented(size)), "augmented"
     _say(settings, "determinism: %s dataset" % name)
     record = determinism.run_all(
-        factory, int(options["max_workers"]), seed=int(options["seed"]), batch_size=int(options["batch_size"]),
-        limit=int(options["limit"]), deadline=deadline, watch_dir=settings.get("watch_dir"),
-    )  # fmt: skip
+        factory,
+        int(options["max_workers"]),
+        seed=int(options["seed"]),
+        batch_size=int(options["batch_size"]),
+        limit=int(options["limit"]),
+        deadline=deadline,
+        watch_dir=settings.get("watch_dir"),
+    )
     record["dataset"] = name
     result["determinism"] = record
 
 
 def _gpu_source(settings: Dict[str, Any]) -> Tuple[Callable[[int], Any], Optional[Callable[..., Any]], float]:
-    """The dataset the GPU phase feeds: the user's (--dataset / --data) or the synthetic I/O-bound one; with its
-    collate function and per-sample milliseconds (measured for the user's, nominal otherwise)."""
+    """The dataset the GPU phase feeds: the user's (--dataset / --data) or the synthetic I/O-bound one; with
+    its collate function and per-sample milliseconds (measured for the user's, nominal otherwise)."""
     from . import datasets as ds
 
     if settings.get("dataset"):
@@ -158,8 +171,13 @@ def _gpu(settings: Dict[str, Any], result: Dict[str, Any], device: str, deadline
     make, collate, per_sample_ms = _gpu_source(settings)
     batch_size = int(settings["batch_size"])
     sample = next(iter(DataLoader(make(2 * batch_size), batch_size=batch_size, collate_fn=collate)))
-    gpu_settings = {"per_sample_ms": per_sample_ms, "batch_size": batch_size, "step_ms": settings.get("step_ms"),
-                    "max_workers": max(settings["workers"] or [0]), "copy_bytes": settings.get("copy_bytes")}  # fmt: skip
+    gpu_settings = {
+        "per_sample_ms": per_sample_ms,
+        "batch_size": batch_size,
+        "step_ms": settings.get("step_ms"),
+        "max_workers": max(settings["workers"] or [0]),
+        "copy_bytes": settings.get("copy_bytes"),
+    }
     result["gpu"] = gpu.run(device, sample, gpu_settings, deadline, make, collate)
 
 
@@ -185,8 +203,15 @@ def _environment(result: Dict[str, Any], settings: Dict[str, Any]) -> Optional[s
 
 
 def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
-    result: Dict[str, Any] = {"python": platform.python_version(), "executable": sys.executable, "errors": [],
-                              "throughput": [], "determinism": None, "gpu": None, "golden": None}  # fmt: skip
+    result: Dict[str, Any] = {
+        "python": platform.python_version(),
+        "executable": sys.executable,
+        "errors": [],
+        "throughput": [],
+        "determinism": None,
+        "gpu": None,
+        "golden": None,
+    }
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -236,7 +261,8 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
 
 
 def _share(deadline: float, fraction: float, floor: float = 0.0) -> float:
-    """A phase's own deadline: `fraction` of the time left, but at least `floor` seconds (correctness first)."""
+    """A phase's own deadline: `fraction` of the time left, but at least `floor` seconds (correctness
+    first)."""
     now = time.perf_counter()
     return now + max(floor, max(0.0, deadline - now) * fraction)
 

@@ -46,7 +46,8 @@ def cost_seconds(workers: int, steady: int, round_s: float, startup_s: float, ep
 
 def coarse_to_fine(counts: Sequence[int], essential: Sequence[int]) -> List[int]:
     """Measuring order: the essential counts, then each time the count farthest (in log2(N + 1), the scale on
-    which loaders scale) from every count already chosen; ties go to fewer workers. 16 cores: 0, 16, 4, 1, 8, 2, 12."""
+    which loaders scale) from every count already chosen; ties go to fewer workers. 16 cores: 0, 16, 4, 1, 8,
+    2, 12."""
     wanted = sorted(set(counts))
     order = [n for n in sorted(set(essential)) if n in wanted]
     rest = [n for n in wanted if n not in order]
@@ -61,9 +62,17 @@ def coarse_to_fine(counts: Sequence[int], essential: Sequence[int]) -> List[int]
 
 
 def plan(
-    counts: Sequence[int], essential: Sequence[int], *, per_sample_s: float, batch_size: int, budget_s: float,
-    startup_s: float, cpu_bound: bool, cpus: int, step_s: Optional[float] = None,
-) -> List[Plan]:  # fmt: skip
+    counts: Sequence[int],
+    essential: Sequence[int],
+    *,
+    per_sample_s: float,
+    batch_size: int,
+    budget_s: float,
+    startup_s: float,
+    cpu_bound: bool,
+    cpus: int,
+    step_s: Optional[float] = None,
+) -> List[Plan]:
     """The configurations to measure, in order, each with its batches; what does not fit is left out."""
     left = budget_s
     out: List[Plan] = []
@@ -77,13 +86,21 @@ def plan(
             steady = max(FLOOR_STEADY, min(steady, MIN_STEADY))
         cost = cost_seconds(workers, steady, round_s, startup_s)
         left -= cost
-        out.append({"workers": workers, "steady_rounds": steady, "batches": max(workers, 1) * (1 + steady),
-                    "few_rounds": steady < MIN_STEADY, "cost_s": round(cost, 4)})  # fmt: skip
+        out.append(
+            {
+                "workers": workers,
+                "steady_rounds": steady,
+                "batches": max(workers, 1) * (1 + steady),
+                "few_rounds": steady < MIN_STEADY,
+                "cost_s": round(cost, 4),
+            }
+        )
     return out
 
 
 def quick_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> Optional[float]:
-    """Samples/s from the last arrival of each round after round 0 (first to last), for choosing counts only."""
+    """Samples/s from the last arrival of each round after round 0 (first to last), for choosing counts
+    only."""
     ends = [arrivals[r * lanes + lanes - 1] for r in range(1, len(arrivals) // lanes)]
     if len(ends) < 2 or ends[-1] <= ends[0]:
         return None
@@ -91,8 +108,8 @@ def quick_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> Option
 
 
 def refine(rates: Dict[int, float]) -> List[int]:
-    """Unmeasured worker counts halving the gaps on each side of the knee (the fewest workers within NEAR_BEST of
-    the best rate), the lower side first: where the answer is decided."""
+    """Unmeasured worker counts halving the gaps on each side of the knee (the fewest workers within NEAR_BEST
+    of the best rate), the lower side first: where the answer is decided."""
     if not rates:
         return []
     best = max(rates.values())

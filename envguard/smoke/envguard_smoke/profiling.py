@@ -1,6 +1,6 @@
-"""A sample's cost as a DataLoader worker pays it: read inside one worker process (one intra-op thread, as torch
-sets for workers), wall time and that process's CPU time (`time.process_time`, every thread of the process, which
-`thread_time` misses), past a warm-up, over enough samples for a median.
+"""A sample's cost as a DataLoader worker pays it: read inside one worker process (one intra-op thread, as
+torch sets for workers), wall time and that process's CPU time (`time.process_time`, every thread of the
+process, which `thread_time` misses), past a warm-up, over enough samples for a median.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ def _timed(read: Any) -> Tuple[float, float]:
 
 
 class Timed(Dataset):  # type: ignore[type-arg]
-    """Returns (wall s, process CPU s) of reading sample `index` instead of the sample (nothing to ship back)."""
+    """Returns (wall s, process CPU s) of reading sample `index` instead of the sample (nothing to ship
+    back)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -69,7 +70,9 @@ def profile(dataset: Any, max_seconds: float = 1.5) -> Dict[str, Any]:
     walls, cpus = sorted(w for w, _ in kept), sorted(c for _, c in kept)
     middle = len(walls) // 2
     return {
-        "samples": len(kept), "warmup": len(timings) - len(kept), "where": "one DataLoader worker",
+        "samples": len(kept),
+        "warmup": len(timings) - len(kept),
+        "where": "one DataLoader worker",
         "wall_ms": round(walls[middle] * 1000, 4) if walls else None,
         "cpu_ms": round(cpus[middle] * 1000, 4) if cpus else None,
-    }  # fmt: skip
+    }

@@ -21,7 +21,8 @@ Row = Dict[str, Any]
 
 def measure(dataset: Any, **options: Any) -> Row:
     """`_measure` with num_workers=0 held to one intra-op thread, the count each worker runs with: the main
-    process's own torch threads otherwise fight the loop for the CPUs (0.23 vs 0.99 of ideal measured here)."""
+    process's own torch threads otherwise fight the loop for the CPUs (0.23 vs 0.99 of ideal measured here).
+    """
     threads = torch.get_num_threads()
     if options["workers"] == 0:
         torch.set_num_threads(1)
@@ -34,10 +35,19 @@ def measure(dataset: Any, **options: Any) -> Row:
 
 
 def _measure(
-    dataset: Any, *, workers: int, pin_memory: bool, persistent: bool, batch_size: int, batches: int,
-    collate: Optional[Callable[..., Any]] = None, epoch2: bool = True, stop_at: Optional[float] = None,
-    watch_dir: Optional[str] = None, step_s: float = 0.0,
-) -> Row:  # fmt: skip
+    dataset: Any,
+    *,
+    workers: int,
+    pin_memory: bool,
+    persistent: bool,
+    batch_size: int,
+    batches: int,
+    collate: Optional[Callable[..., Any]] = None,
+    epoch2: bool = True,
+    stop_at: Optional[float] = None,
+    watch_dir: Optional[str] = None,
+    step_s: float = 0.0,
+) -> Row:
     """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first.
 
     After each batch the loop sleeps `step_s` (a training step: the GPU works, the CPU waits), so a wait means
@@ -50,10 +60,16 @@ def _measure(
     generator = torch.Generator()
     generator.manual_seed(0)
     loader = DataLoader(
-        dataset, batch_size=batch_size, shuffle=not is_iterable(dataset), num_workers=workers, drop_last=True,
-        pin_memory=pin_memory, persistent_workers=persistent and workers > 0, generator=generator,
+        dataset,
+        batch_size=batch_size,
+        shuffle=not is_iterable(dataset),
+        num_workers=workers,
+        drop_last=True,
+        pin_memory=pin_memory,
+        persistent_workers=persistent and workers > 0,
+        generator=generator,
         collate_fn=collate,
-    )  # fmt: skip
+    )
     arrivals: List[float] = []
     waits: List[float] = []
     size = 0
@@ -82,12 +98,21 @@ def _measure(
     closing = time.perf_counter()
     del loader
     return {
-        "workers": workers, "pin_memory": pin_memory, "persistent_workers": persistent and workers > 0,
-        "batch_size": batch_size, "batches": len(arrivals), "batch_bytes": size,
-        "arrivals_s": [round(a, 6) for a in arrivals], "waits_s": [round(w, 6) for w in waits],
-        "epoch2_first_batch_s": second, "wall_s": round(wall, 6), "main_cpu_s": round(cpu, 6), "step_s": step_s,
-        "shutdown_s": round(time.perf_counter() - closing, 6), **evidence,
-    }  # fmt: skip
+        "workers": workers,
+        "pin_memory": pin_memory,
+        "persistent_workers": persistent and workers > 0,
+        "batch_size": batch_size,
+        "batches": len(arrivals),
+        "batch_bytes": size,
+        "arrivals_s": [round(a, 6) for a in arrivals],
+        "waits_s": [round(w, 6) for w in waits],
+        "epoch2_first_batch_s": second,
+        "wall_s": round(wall, 6),
+        "main_cpu_s": round(cpu, 6),
+        "step_s": step_s,
+        "shutdown_s": round(time.perf_counter() - closing, 6),
+        **evidence,
+    }
 
 
 def _next_epoch_first_batch(loader: Any) -> float:
@@ -104,12 +129,23 @@ def _skipped(workers: int, persistent: bool, why: str) -> Row:
 
 
 class Sweep:
-    """One dataset's sweep: the planner's configurations, measured while they fit before the deadline, then the
-    counts around the knee, then persistent workers at the most workers measured (their epoch-2 start-up)."""
+    """One dataset's sweep: the planner's configurations, measured while they fit before the deadline, then
+    the counts around the knee, then persistent workers at the most workers measured (their epoch-2 start-up).
+    """
 
-    def __init__(self, make: Callable[[int], Any], *, batch_size: int, per_sample_s: float, cpu_bound: bool,
-                 cpus: int, deadline: float, collate: Optional[Callable[..., Any]] = None,
-                 watch_dir: Optional[str] = None, step_ms: Optional[float] = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        make: Callable[[int], Any],
+        *,
+        batch_size: int,
+        per_sample_s: float,
+        cpu_bound: bool,
+        cpus: int,
+        deadline: float,
+        collate: Optional[Callable[..., Any]] = None,
+        watch_dir: Optional[str] = None,
+        step_ms: Optional[float] = None,
+    ) -> None:
         self.make, self.batch_size, self.per_sample_s = make, batch_size, per_sample_s
         self.cpu_bound, self.cpus, self.deadline = cpu_bound, cpus, deadline
         self.collate, self.watch_dir, self.step_ms = collate, watch_dir, step_ms
@@ -118,8 +154,14 @@ class Sweep:
         self.rates: Dict[int, float] = {}
 
     def round_s(self, workers: int) -> float:
-        return planner.round_seconds(workers, self.per_sample_s, self.batch_size, self.cpu_bound, self.cpus,
-                                     self.step_ms / 1000.0 if self.step_ms is not None else None)  # fmt: skip
+        return planner.round_seconds(
+            workers,
+            self.per_sample_s,
+            self.batch_size,
+            self.cpu_bound,
+            self.cpus,
+            self.step_ms / 1000.0 if self.step_ms is not None else None,
+        )
 
     def step_s(self, workers: int) -> float:
         """The simulated training step: --step-ms, else half the ideal time between two batches at this N."""
@@ -128,9 +170,17 @@ class Sweep:
         return planner.STEP_FRACTION * self.batch_size * self.per_sample_s / max(workers, 1)
 
     def _plan(self, counts: List[int], essential: List[int], budget_s: float) -> List[Dict[str, Any]]:
-        return planner.plan(counts, essential, per_sample_s=self.per_sample_s, batch_size=self.batch_size,
-                            budget_s=budget_s, startup_s=self.startup, cpu_bound=self.cpu_bound, cpus=self.cpus,
-                            step_s=self.step_ms / 1000.0 if self.step_ms is not None else None)  # fmt: skip
+        return planner.plan(
+            counts,
+            essential,
+            per_sample_s=self.per_sample_s,
+            batch_size=self.batch_size,
+            budget_s=budget_s,
+            startup_s=self.startup,
+            cpu_bound=self.cpu_bound,
+            cpus=self.cpus,
+            step_s=self.step_ms / 1000.0 if self.step_ms is not None else None,
+        )
 
     def left(self) -> float:
         return self.deadline - time.perf_counter()
@@ -144,8 +194,11 @@ class Sweep:
             if extra:
                 self._one(extra[0], epoch2=False)
         measured = {r["workers"] for r in self.rows if not r.get("skipped")}
-        self.rows += [_skipped(n, False, "budget") for n in counts if n not in measured and
-                      not any(r["workers"] == n for r in self.rows)]  # fmt: skip
+        self.rows += [
+            _skipped(n, False, "budget")
+            for n in counts
+            if n not in measured and not any(r["workers"] == n for r in self.rows)
+        ]
         self._persistent(max([n for n in measured if n > 0], default=0))
         return sorted(self.rows, key=lambda r: (r["workers"], r["persistent_workers"]))
 
@@ -165,12 +218,21 @@ class Sweep:
             self.watch_dir, "throughput: num_workers=%d, persistent_workers=%s" % (workers, persistent)
         )
         row = measure(
-            self.make(entry["batches"] * self.batch_size), workers=workers, pin_memory=False, persistent=persistent,
-            batch_size=self.batch_size, batches=entry["batches"], collate=self.collate, epoch2=epoch2,
+            self.make(entry["batches"] * self.batch_size),
+            workers=workers,
+            pin_memory=False,
+            persistent=persistent,
+            batch_size=self.batch_size,
+            batches=entry["batches"],
+            collate=self.collate,
+            epoch2=epoch2,
             # never past the deadline, nor twice the planned cost: one slow row cannot eat the others' time
-            stop_at=min(self.deadline - (round_s + self.startup if epoch2 else 0.0), time.perf_counter() + 2 * cost),
-            watch_dir=self.watch_dir, step_s=self.step_s(workers),
-        )  # fmt: skip
+            stop_at=min(
+                self.deadline - (round_s + self.startup if epoch2 else 0.0), time.perf_counter() + 2 * cost
+            ),
+            watch_dir=self.watch_dir,
+            step_s=self.step_s(workers),
+        )
         row["planned_steady_rounds"] = entry["steady_rounds"]
         self.rows.append(row)
         if row["arrivals_s"]:
@@ -180,9 +242,13 @@ class Sweep:
             self.rates[workers] = rate
 
     def _persistent(self, workers: int) -> None:
-        """persistent_workers=True at `workers`: only its epoch-2 first batch is news (the rate is the plain one)."""
+        """persistent_workers=True at `workers`: only its epoch-2 first batch is news (the rate is the
+        plain one)."""
         if workers <= 0:
             return
         steady = planner.FLOOR_STEADY
-        self._one({"workers": workers, "steady_rounds": steady, "batches": workers * (1 + steady)}, epoch2=True,
-                  persistent=True)  # fmt: skip
+        self._one(
+            {"workers": workers, "steady_rounds": steady, "batches": workers * (1 + steady)},
+            epoch2=True,
+            persistent=True,
+        )

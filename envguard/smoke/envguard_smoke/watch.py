@@ -1,9 +1,9 @@
 """Where the smoke test is, for the envguard side to read if it has to stop it at the budget.
 
 Every process that reads the dataset (the main process and each DataLoader worker) keeps one small file in the
-watch folder, named by its pid, saying which sample it is reading and since when (`1 <time> <index>`) or that it
-returned it (`0 ...`). A hung `__getitem__` thus names itself: "the dataset did not return sample K within S s".
-The main process also writes `phase` (what it is doing). Writes are one pwrite each (microseconds).
+watch folder, named by its pid, saying which sample it is reading and since when (`1 <time> <index>`) or that
+it returned it (`0 ...`). A hung `__getitem__` thus names itself: "the dataset did not return sample K within
+S s". The main process also writes `phase` (what it is doing). Writes are one pwrite each (microseconds).
 """
 
 from __future__ import annotations
