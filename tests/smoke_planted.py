@@ -7,7 +7,7 @@ Dataset.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -81,3 +81,109 @@ class SlowReads(Dataset):  # type: ignore[type-arg]
 def make_slow_reads() -> SlowReads:
     """A factory function works as well as a class."""
     return SlowReads()
+
+
+def _decoded(index: int, size: int = 16) -> torch.Tensor:
+    """What decoding image file `index` gives: a fixed float32 image per index."""
+    g = torch.Generator().manual_seed(index)
+    return torch.rand(3, size, size, generator=g)
+
+
+def _augment(image: torch.Tensor) -> torch.Tensor:
+    """torchvision-style per-sample augmentation drawn from torch's global RNG (seeded per worker by PyTorch):
+    random crop offset, horizontal flip, brightness jitter."""
+    top, left = (int(v) for v in torch.randint(0, 5, (2,)))
+    crop = torch.nn.functional.pad(image, (2, 2, 2, 2))[
+        :, top : top + image.shape[1], left : left + image.shape[2]
+    ]
+    if float(torch.rand(1)) < 0.5:
+        crop = crop.flip(-1)
+    return crop * (0.8 + 0.4 * torch.rand(1))
+
+
+class AugmentedPairs(Dataset):  # type: ignore[type-arg]
+    """torchvision's shape: `(augmented float32 tensor, int label)`, augmentation from torch's global RNG."""
+
+    def __len__(self) -> int:
+        return SIZE
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        return _augment(_decoded(index)), index % 10
+
+
+class Sample(NamedTuple):
+    image: torch.Tensor
+    label: int
+
+
+class AugmentedNamedTuples(AugmentedPairs):
+    def __getitem__(self, index: int) -> Sample:  # type: ignore[override]
+        return Sample(_augment(_decoded(index)), index % 10)
+
+
+class AugmentedTensors(AugmentedPairs):
+    """A bare tensor per sample (self-supervised pretraining): no label, no index anywhere in the sample."""
+
+    def __getitem__(self, index: int) -> torch.Tensor:  # type: ignore[override]
+        return _augment(_decoded(index))
+
+
+class AugmentedDicts(AugmentedPairs):
+    """A dict without any index-like key (HF-style `pixel_values` / `labels`)."""
+
+    def __getitem__(self, index: int) -> dict[str, Any]:  # type: ignore[override]
+        return {"pixel_values": _augment(_decoded(index)), "labels": index % 10}
+
+
+class SeedExample(Dataset):  # type: ignore[type-arg]
+    """The seed article's example: 500 samples, 10 ms each, a float32 3x224x224 image from torch.randn."""
+
+    def __len__(self) -> int:
+        return 500
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        time.sleep(0.01)
+        return torch.randn(3, 224, 224), index % 10
+
+
+class ShuffledInside(Dataset):  # type: ignore[type-arg]
+    """Returns a different file for the same index in each run: the dataset reshuffles with fresh entropy."""
+
+    def __init__(self) -> None:
+        self.order = np.random.default_rng().permutation(SIZE)
+
+    def __len__(self) -> int:
+        return SIZE
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        real = int(self.order[index])
+        return _decoded(real), real % 10
+
+
+class HangsAtFive(Dataset):  # type: ignore[type-arg]
+    """A read that never returns (a network file system gone away): sample 5 blocks forever."""
+
+    def __len__(self) -> int:
+        return SIZE
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        if index == 5:
+            time.sleep(3600)
+        return _decoded(index), index % 10
+
+
+class HangsInWorkers(HangsAtFive):
+    """Sample 5 blocks only inside a DataLoader worker (a connection pool that breaks after fork)."""
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        if index == 5 and get_worker_info() is not None:
+            time.sleep(3600)
+        return _decoded(index), index % 10
+
+
+class Sluggish(HangsAtFive):
+    """Slow but alive: 0.4 s per sample (a cold object store). The run cannot finish in a short budget."""
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        time.sleep(0.4)
+        return _decoded(index), index % 10

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from envguard.doctor.disk_latency import Latency
 from envguard.machine.disk import DiskInfo
-from envguard.machine.gpu import NvmlReport
+from envguard.machine.gpu import DriverPresence, NvmlReport
 from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo
 from envguard.model import Fingerprints
 from envguard.prefix.integrity import IntegrityReport
@@ -26,3 +27,9 @@ class DoctorFacts:
     disk: DiskInfo | None = None
     integrity: IntegrityReport | None = None
     integrity_note: str = ""
+    presence: DriverPresence = field(
+        default_factory=DriverPresence
+    )  # GPUs the kernel driver shows, NVML or not
+    ranks: int = 1  # training processes per node: LOCAL_WORLD_SIZE, else visible GPUs
+    ranks_source: str = "one process"
+    latency: Latency | None = None  # measured read latency of the data folder

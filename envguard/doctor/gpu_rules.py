@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 from envguard.findings import Finding
-from envguard.machine.gpu import NvmlReport, pcie_gbps
+from envguard.machine.gpu import DriverPresence, NvmlReport, pcie_gbps
 from envguard.model import Fingerprints
 from envguard.output import human_bytes
 
 
-def gpu_findings(nvml: NvmlReport) -> list[Finding]:
+def gpu_findings(nvml: NvmlReport, presence: DriverPresence | None = None) -> list[Finding]:
+    if (not nvml.available or not nvml.gpus) and presence is not None and presence.count:
+        driver = f", driver {presence.driver}" if presence.driver else ""
+        return [
+            Finding(
+                "gpu",
+                "NVIDIA GPU",
+                "WARN",
+                f"{presence.count} NVIDIA GPU(s) found by the kernel driver{driver}: {presence.where()}; "
+                f"NVML could not be used ({nvml.reason or 'no device'})",
+                "pip install nvidia-ml-py (in envguard's environment) for memory, utilisation and the PCIe "
+                "link; until then doctor cannot check them",
+            )
+        ]
     if not nvml.available or not nvml.gpus:
         reason = nvml.reason or "NVML sees no device"
         return [
@@ -71,11 +84,23 @@ def _version_tuple(text: str | None) -> tuple[int, ...]:
     return tuple(parts)
 
 
+def _arch_number(entry: str, prefix: str) -> int | None:
+    """`sm_90a` -> 90 (the digits after the prefix, any letter suffix dropped); None when it is not that
+    kind."""
+    if not entry.startswith(prefix):
+        return None
+    digits = entry[len(prefix) :].rstrip("abcdefghijklmnopqrstuvwxyz")
+    return int(digits) if digits.isdigit() else None
+
+
 def _arch_ok(capability: str, arch_list: tuple[str, ...]) -> str:
     """'native', 'compatible' (same major, lower minor cubin), 'ptx' (JIT from compute_XY) or 'none'."""
-    want = int(capability.removeprefix("sm_"))
-    native = [int(a.removeprefix("sm_")) for a in arch_list if a.startswith("sm_") and a[3:].isdigit()]
-    ptx = [int(a.removeprefix("compute_")) for a in arch_list if a.startswith("compute_") and a[8:].isdigit()]
+    want = _arch_number(capability, "sm_")
+    # sm_90a / sm_100f: architecture-specific builds of the same compute capability
+    native = [n for n in (_arch_number(a, "sm_") for a in arch_list) if n is not None]
+    ptx = [n for n in (_arch_number(a, "compute_") for a in arch_list) if n is not None]
+    if want is None:
+        return "none"
     if want in native:
         return "native"
     if any(a // 10 == want // 10 and a <= want for a in native):
@@ -85,7 +110,9 @@ def _arch_ok(capability: str, arch_list: tuple[str, ...]) -> str:
     return "none"
 
 
-def torch_findings(torch: Fingerprints | None, error: str, nvml: NvmlReport) -> list[Finding]:
+def torch_findings(
+    torch: Fingerprints | None, error: str, nvml: NvmlReport, presence: DriverPresence | None = None
+) -> list[Finding]:
     """torch/CUDA compatibility: CPU build on a GPU machine, driver too old, no kernels for the device."""
     if torch is None or torch.torch_version is None:
         detail = error or "torch is not installed in this environment"
@@ -95,14 +122,15 @@ def torch_findings(torch: Fingerprints | None, error: str, nvml: NvmlReport) -> 
             )
         ]
     gpus, version = nvml.gpus, torch.torch_version
+    present = len(gpus) or (presence.count if presence is not None else 0)
     if torch.torch_cuda is None:
-        if gpus:
+        if present:
             return [
                 Finding(
                     "torch",
                     "torch build",
                     "FAIL",
-                    f"torch {version} is a CPU build on a machine with {len(gpus)} GPU(s)",
+                    f"torch {version} is a CPU build on a machine with {present} GPU(s)",
                     f"install a CUDA build (driver supports CUDA {nvml.cuda_driver}): e.g. "
                     "conda install pytorch pytorch-cuda=12.1 -c pytorch -c nvidia",
                 )

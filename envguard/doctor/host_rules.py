@@ -3,6 +3,7 @@ health."""
 
 from __future__ import annotations
 
+from envguard.doctor.disk_latency import HDD_MS, Latency
 from envguard.doctor.facts import DoctorFacts
 from envguard.doctor.gpu_rules import gpu_findings, torch_findings
 from envguard.findings import Finding, Status
@@ -18,11 +19,11 @@ MIN_OPEN_FILES = 4096
 SHOWN_PROBLEMS = 5
 
 
-def cpu_findings(cpus: CpuInfo) -> list[Finding]:
+def cpu_findings(cpus: CpuInfo, ranks: int = 1, ranks_source: str = "one process") -> list[Finding]:
     quota = "none" if cpus.quota is None else f"{cpus.quota:g} CPUs"
     evidence = (
         f"{cpus.logical} logical, {cpus.affinity} in this process's affinity, cgroup quota {quota}: "
-        f"{cpus.usable} usable, {cpus.physical} physical cores"
+        f"{cpus.usable} usable (affinity and quota, floored), {cpus.physical} physical cores"
     )
     out: list[Finding] = []
     if cpus.usable < cpus.logical:
@@ -38,16 +39,16 @@ def cpu_findings(cpus: CpuInfo) -> list[Finding]:
         )
     else:
         out.append(Finding("cpu", "CPUs", "PASS", evidence))
-    workers = recommended_workers(cpus)
-    shared = " (with this few cores the main process shares them)" if workers >= cpus.physical else ""
+    workers = recommended_workers(cpus, ranks)
+    share = cpus.usable // max(ranks, 1)
     out.append(
         Finding(
             "cpu",
             "recommended num_workers",
             "INFO",
-            f"num_workers={workers} = 75% of {cpus.physical} physical cores, rounded: the other ~25% serve "
-            "the main "
-            f"process and the pin-memory thread{shared}",
+            f"num_workers={workers} per rank = {cpus.usable} usable CPUs // {ranks} ranks ({ranks_source}) = "
+            f"{share}, "
+            "minus 1 for each rank's main process",
             f"start with DataLoader(num_workers={workers}, persistent_workers=True, pin_memory=True on GPU); "
             "I/O-bound data "
             "can use more workers than cores: measure with `envguard smoke`",
@@ -123,13 +124,25 @@ def open_files_findings(limits: tuple[int | None, int | None]) -> list[Finding]:
     return [Finding("cpu", "open files", "PASS", evidence)]
 
 
-def disk_findings(disk: DiskInfo | None, shm: ShmInfo) -> list[Finding]:
+def disk_findings(disk: DiskInfo | None, shm: ShmInfo, latency: Latency | None = None) -> list[Finding]:
+    """The data folder's storage, judged by measured read latency where there is one (the rotational flag lies
+    on VMs: virtio disks often say 1)."""
     if disk is None:
         return [
             Finding("data", "data folder", "INFO", "not checked", "pass --data DIR to check your data's disk")
         ]
     size = f"{disk.files}{'+' if disk.truncated else ''} files, {human_bytes(disk.bytes)}"
-    kind = {True: "rotational disk (HDD)", False: "SSD/NVMe", None: "disk type unknown"}[disk.rotational]
+    measured = latency is not None and latency.samples > 0
+    slow = latency.median_ms >= HDD_MS if latency is not None and measured else disk.rotational
+    if measured and latency is not None:
+        heat = "cold" if latency.cold else "possibly cached"
+        flag = {True: "1", False: "0", None: "unknown"}[disk.rotational]
+        kind = (
+            f"a {heat} 128 KiB read takes {latency.median_ms:g} ms (median of {latency.samples}; "
+            f"rotational flag {flag}): {'HDD-like' if slow else 'SSD-like'}"
+        )
+    else:
+        kind = {True: "rotational disk (HDD)", False: "SSD/NVMe", None: "disk type unknown"}[disk.rotational]
     evidence = (
         f"{disk.path}: {size} on {disk.fstype} ({disk.source or 'no device'}, mounted at "
         f"{disk.mount_point}), {kind}"
@@ -149,13 +162,13 @@ def disk_findings(disk: DiskInfo | None, shm: ShmInfo) -> list[Finding]:
                 + tip,
             )
         ]
-    if disk.rotational:
+    if slow:
         return [
             Finding(
                 "data",
                 "data folder",
                 "WARN",
-                evidence + ": random reads are slow on a spinning disk",
+                evidence + ": random reads are slow on this disk",
                 "move it to an SSD, or store it sequentially (tar shards, WebDataset) and read in order"
                 + tip,
             )
@@ -213,14 +226,14 @@ def health_findings(report: IntegrityReport | None, note: str) -> list[Finding]:
 
 def all_findings(facts: DoctorFacts) -> list[Finding]:
     """Every doctor finding in display order."""
-    workers = recommended_workers(facts.cpus)
+    workers = recommended_workers(facts.cpus, facts.ranks)
     return [
-        *gpu_findings(facts.nvml),
-        *torch_findings(facts.torch, facts.torch_error, facts.nvml),
-        *cpu_findings(facts.cpus),
+        *gpu_findings(facts.nvml, facts.presence),
+        *torch_findings(facts.torch, facts.torch_error, facts.nvml, facts.presence),
+        *cpu_findings(facts.cpus, facts.ranks, facts.ranks_source),
         *open_files_findings(facts.open_files),
         *memory_findings(facts.memory),
         *shm_findings(facts.shm, workers),
-        *disk_findings(facts.disk, facts.shm),
+        *disk_findings(facts.disk, facts.shm, facts.latency),
         *health_findings(facts.integrity, facts.integrity_note),
     ]

@@ -57,21 +57,32 @@ def _integrity(prefix: Path, hashes: bool) -> tuple[IntegrityReport | None, str]
 
 def gather(source: str | None, data_dir: Path | None, *, hashes: bool = True) -> DoctorFacts:
     """Measure the host, the GPUs (NVML), the environment's torch (its own interpreter) and its files."""
+    import os
+
+    from envguard.doctor import disk_latency
+
     prefix = _prefix(source)
     fingerprints, torch_error = _torch(prefix)
     report, note = _integrity(prefix, hashes)
+    nvml, presence = gpu.read_nvml(), gpu.driver_presence()
+    visible = host.visible_gpu_count(os.environ, len(nvml.gpus) or presence.count)
+    ranks, ranks_source = host.ranks_per_node(os.environ, visible)
     return DoctorFacts(
         environment=str(prefix),
         cpus=host.cpu_info(),
         memory=host.memory_info(),
         shm=host.shm_info(),
         open_files=host.open_files_limit(),
-        nvml=gpu.read_nvml(),
+        nvml=nvml,
         torch=fingerprints,
         torch_error=torch_error,
         disk=disk.disk_info(data_dir) if data_dir is not None else None,
         integrity=report,
         integrity_note=note,
+        presence=presence,
+        ranks=ranks,
+        ranks_source=ranks_source,
+        latency=disk_latency.measure(data_dir) if data_dir is not None else None,
     )
 
 
@@ -81,7 +92,7 @@ def run_doctor(
     facts = gather(source, data_dir, hashes=hashes)
     return DoctorReport(
         facts=facts,
-        recommended_workers=host.recommended_workers(facts.cpus),
+        recommended_workers=host.recommended_workers(facts.cpus, facts.ranks),
         findings=tuple(all_findings(facts)),
     )
 

@@ -6,7 +6,9 @@ No GPU is a normal answer, not an error: `read_nvml()` then says why (package mi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # Theoretical PCIe bandwidth per lane and direction in GB/s (after line encoding), by generation.
@@ -102,3 +104,55 @@ def read_nvml() -> NvmlReport:
     return NvmlReport(
         available=True, driver=driver, cuda_driver=cuda_version_text(int(cuda)) if cuda else None, gpus=gpus
     )
+
+
+PROC_NVIDIA = Path("/proc/driver/nvidia")
+DEV = Path("/dev")
+
+
+@dataclass(frozen=True, slots=True)
+class DriverPresence:
+    """NVIDIA GPUs seen without NVML: the kernel driver's /proc/driver/nvidia and the /dev/nvidiaN nodes."""
+
+    devices: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    driver: str | None = None
+
+    @property
+    def count(self) -> int:
+        return max(len(self.devices), len(self.models))
+
+    def where(self) -> str:
+        parts = []
+        if self.models:
+            parts.append(f"/proc/driver/nvidia/gpus ({', '.join(sorted(set(self.models)))})")
+        if self.devices:
+            parts.append(" ".join(f"/dev/{d}" for d in self.devices))
+        return "; ".join(parts)
+
+
+def driver_presence(proc: Path = PROC_NVIDIA, dev: Path = DEV) -> DriverPresence:
+    """What the NVIDIA kernel driver exposes, read directly (no nvidia-ml-py needed)."""
+    models: list[str] = []
+    gpus = proc / "gpus"
+    for info in sorted(gpus.glob("*/information")) if gpus.is_dir() else ():
+        try:
+            text = info.read_text(errors="replace")
+        except OSError:
+            continue
+        found = re.search(r"^Model:\s*(.+)$", text, re.MULTILINE)
+        models.append(found.group(1).strip() if found else info.parent.name)
+    try:
+        devices = sorted(
+            (p.name for p in dev.iterdir() if re.fullmatch(r"nvidia\d+", p.name)), key=lambda n: int(n[6:])
+        )
+    except OSError:
+        devices = []
+    driver = None
+    try:
+        first = (proc / "version").read_text(errors="replace").splitlines()[0]
+        version = re.search(r"\b(\d+\.\d+(?:\.\d+)?)\b", first)
+        driver = version.group(1) if version else None
+    except (OSError, IndexError):
+        pass
+    return DriverPresence(devices=tuple(devices), models=tuple(models), driver=driver)

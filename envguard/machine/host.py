@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,7 +126,8 @@ def cpu_info(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP, sys_cpu:
     """Logical, affinity, physical and usable CPUs; usable = affinity capped by the cgroup quota."""
     cpus = affinity()
     quota = cgroup_cpu_quota(root, proc_cgroup)
-    usable = len(cpus) if quota is None else max(1, min(len(cpus), math.ceil(quota)))
+    # a 1.5-CPU quota runs 1.5 CPUs' worth of work: one whole CPU per process, floor not ceil
+    usable = len(cpus) if quota is None else max(1, min(len(cpus), math.floor(quota)))
     physical = physical_cores(cpus, sys_cpu)
     return CpuInfo(
         logical=os.cpu_count() or len(cpus),
@@ -195,9 +197,35 @@ def open_files_limit() -> tuple[int | None, int | None]:
     return (None if soft == infinity else soft), (None if hard == infinity else hard)
 
 
-def recommended_workers(cpus: CpuInfo) -> int:
-    """About 75% of the usable physical cores, at least 1: the rest serves the main process and pin thread."""
-    return max(1, min(cpus.usable, int(0.75 * cpus.physical + 0.5)))
+def ranks_per_node(environ: Mapping[str, str], visible_gpus: int) -> tuple[int, str]:
+    """(training processes sharing this machine, where that number comes from): LOCAL_WORLD_SIZE as torchrun
+    and Lightning set it, else one rank per visible GPU, else 1."""
+    text = environ.get("LOCAL_WORLD_SIZE", "").strip()
+    if text.isdigit() and int(text) > 0:
+        return int(text), "LOCAL_WORLD_SIZE"
+    if visible_gpus > 1:
+        return visible_gpus, "one rank per visible GPU"
+    return 1, "one process"
+
+
+def visible_gpu_count(environ: Mapping[str, str], present: int) -> int:
+    """GPUs CUDA will show: CUDA_VISIBLE_DEVICES' entries (indices, UUIDs or MIG UUIDs) up to the first
+    invalid one ('-1' hides everything after it) when set, else all that are present."""
+    text = environ.get("CUDA_VISIBLE_DEVICES")
+    if text is None:
+        return present
+    entries: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part or part == "-1":
+            break
+        entries.append(part)
+    return min(len(entries), present) if present else len(entries)
+
+
+def recommended_workers(cpus: CpuInfo, ranks: int = 1) -> int:
+    """num_workers per rank: each rank's share of the usable CPUs (affinity and quota, floored) minus one for
+    its main process; 0 where a rank has only the CPU its main process needs."""
+    return max(0, cpus.usable // max(ranks, 1) - 1)
 
 
 def shm_needed(batch_bytes: int, workers: int, prefetch_factor: int = 2) -> int:

@@ -1,8 +1,10 @@
 """Determinism verdicts (pure): compare what the seeded DataLoader runs delivered.
 
 Each run is a list of epochs; each epoch a list of observed samples {"w": worker, "id": identity, "f": {field:
-digest}} in delivery order. Run names: w0 / w0-repeat (num_workers=0), wN / wN-repeat / wN-persistent (the
-most workers), w1 (one worker).
+digest}} in delivery order. The identity of a map-style sample is the index its sampler produced (`index:17`),
+never its content, so per-sample augmentation cannot look like a change of order; content digests (the fields)
+answer only "does the same index give the same sample". Run names: w0 / w0-repeat (num_workers=0), wN /
+wN-repeat / wN-persistent (the most workers), w1 (one worker).
 """
 
 from __future__ import annotations

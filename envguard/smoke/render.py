@@ -1,5 +1,5 @@
-"""Render `envguard smoke`: JSON, rich tables with a terminal bar chart of throughput against workers, a PNG
-plot."""
+"""Render `envguard smoke`: JSON, rich tables with a terminal bar chart of throughput against workers, a
+PNG plot."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def sweep_table(dataset: DatasetResult) -> Any:
             _s(r.epoch2_first_batch_s),
             f"{r.samples_per_s:.0f}" if r.samples_per_s else "-",
             f"{r.ideal_per_s:.0f}" if r.ideal_per_s else "-",
-            f"{r.efficiency:.2f}" if r.efficiency is not None else "-",
+            "unreliable" if r.unreliable else f"{r.efficiency:.2f}" if r.efficiency is not None else "-",
             _ms(r.wait_p50_s),
             _ms(r.wait_p95_s),
             f"{r.others_cpu:.0%}" if r.others_cpu is not None else "-",

@@ -31,6 +31,7 @@ class SmokeOptions:
     dataset: str | None = None
     lock: Path | None = None
     seed: int = 1234
+    step_ms: float | None = None  # simulated training step; None: half the ideal time between batches
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +52,15 @@ class SweepRow:
     efficiency: float | None = None
     wait_p50_s: float | None = None
     wait_p95_s: float | None = None
-    others_cpu: float | None = None
+    others_cpu: float | None = None  # other processes' share of the CPUs (/proc/stat, windows >= 1 s)
+    throttled: float | None = None  # share of the window the cgroup quota throttled us (cpu.stat)
+    psi_some: float | None = None  # share of the window some task waited for a CPU (/proc/pressure/cpu)
     skipped: str = ""
+    rounds: int = 0  # complete rounds of `workers` batches (round 0, start-up, is not in the rate)
+    few_rounds: bool = False  # fewer than MIN_STEADY_ROUNDS after round 0: the budget could not fit them
+    unreliable: str = ""  # why the rate is not reported (an efficiency above the physical limit)
+    arrivals_s: tuple[float, ...] = ()  # raw: each batch's arrival, seconds after iter(loader)
+    waits_s: tuple[float, ...] = ()  # raw: how long the loop blocked in next() for each batch
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,11 +10,12 @@ from envguard.errors import BadInputError, UsageError
 from envguard.findings import Finding
 from envguard.machine import host
 from envguard.model import Fingerprints
-from envguard.smoke import determinism, runner, throughput, verdicts
+from envguard.smoke import determinism, gpu_verdicts, runner, throughput, verdicts
 from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, SmokeReport, options_dict
 
 SHAPE = (3, 224, 224)
-SETTLE_S = 2.5  # kept back from the budget: envguard start-up, worker shutdown, interpreter exit, rendering
+SETTLE_S = 1.5  # kept back from the budget: a late last row, the module's exit (os._exit), parsing, rendering
+KILL_GRACE_S = 1.0  # past the --budget before the module is killed: the whole command ends by budget + ~1.5 s
 DETERMINISM = {"batch_size": 8, "limit": 64}
 
 
@@ -32,7 +33,7 @@ def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
 
 
 def settings(
-    options: SmokeOptions, workers: list[int], budget_s: float, probe: Path | None
+    options: SmokeOptions, workers: list[int], budget_s: float, probe: Path | None, cpus_usable: int = 1
 ) -> dict[str, Any]:
     """The JSON the in-environment module reads."""
     synthetic = options.data_dir is None and options.dataset is None
@@ -53,6 +54,9 @@ def settings(
             {min(workers), max(workers), *([options.num_workers] if options.num_workers is not None else [])}
         ),
         "progress": runner.progress_wanted(),
+        "cpus": cpus_usable,
+        "step_ms": options.step_ms,
+        "refine": options.workers is None,
     }
 
 
@@ -109,17 +113,22 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     fingerprints, probe = _lock_fingerprints(options.lock)
     cpus = host.cpu_info()
     workers = worker_counts(options, cpus)
-    budget = max(2.0, options.budget_s - (time.perf_counter() - started) - SETTLE_S)
+    left = options.budget_s - (time.perf_counter() - started)
+    budget = max(1.0, left - SETTLE_S)
+    # the module plans for `budget`; at the --budget itself it is stopped, workers and all (a hang, a slow
+    # import)
     raw = runner.run_target(
         python,
-        settings(options, workers, budget, probe),
-        timeout=budget + runner.GRACE_S,
+        settings(options, workers, budget, probe, cpus.usable),
+        timeout=left + KILL_GRACE_S,
         progress=runner.progress_wanted(),
     )
     runner.check_started(raw, label, options.device)
     cuda = raw.get("device") == "cuda"
     datasets = tuple(throughput.summarize(entry, cpus.physical) for entry in raw.get("throughput") or ())
-    recs = {d.name: throughput.recommend(d, cuda=cuda) for d in datasets}
+    recs = {
+        d.name: throughput.recommend(d, cuda=cuda, pin_measured=_pin_helps(raw.get("gpu"))) for d in datasets
+    }
     found = judge(raw, options, datasets, recs, fingerprints, cpus)
     return SmokeReport(
         environment=label,
@@ -156,6 +165,19 @@ def judge(
     ]
     if options.lock is not None and not any(e["phase"] == "golden" for e in raw.get("errors") or ()):
         found += verdicts.golden(raw.get("golden"), lock, options.lock.name)
+    if raw.get("stopped"):
+        stop = raw["stopped"]
+        found.append(
+            Finding(
+                "budget",
+                "finished within --budget",
+                "WARN",
+                f"stopped at the budget during {stop.get('phase') or 'start-up'} after "
+                f"{stop.get('after_s')} s (a slow or busy machine); the verdicts below use what was "
+                "measured by then",
+                "give a larger --budget, fewer --workers, or rerun on an idle machine",
+            )
+        )
     found += determinism.findings(raw.get("determinism"))
     for dataset in datasets:
         rec = recs.get(dataset.name)
@@ -165,8 +187,17 @@ def judge(
     in_flight = max([r.workers for r in recs.values() if r] + [options.num_workers or 0])
     found.append(verdicts.shm(host.shm_info(), datasets, in_flight))
     if raw.get("gpu"):
-        found += verdicts.gpu(raw.get("gpu"), _nvml_max_link())
+        found += gpu_verdicts.gpu(raw.get("gpu"), _nvml_max_link())
     return found
+
+
+def _pin_helps(gpu: dict[str, Any] | None) -> bool | None:
+    """Whether pinned copies beat pageable ones by 20% in the GPU phase (None when not measured on CUDA)."""
+    h2d = (gpu or {}).get("h2d") or {}
+    pinned, pageable = h2d.get("pinned_gbps"), h2d.get("pageable_gbps")
+    if not pinned or not pageable:
+        return None
+    return bool(pinned >= 1.2 * pageable)
 
 
 def _nvml_max_link() -> tuple[int | None, int | None]:

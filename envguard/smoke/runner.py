@@ -3,10 +3,14 @@ line."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,42 +18,115 @@ from envguard.errors import BadInputError, ProbeError
 
 PACKAGE_PARENT = Path(__file__).resolve().parent  # holds the standalone `envguard_smoke` package
 MARKER = "ENVGUARD-SMOKE-JSON: "
-GRACE_S = 60.0  # on top of the budget: a hung import or a stuck worker becomes an error, not a hang
+HUNG_S = 1.0  # a sample still being read this long when the budget runs out is named as the culprit
 # -E/-s: ignore PYTHON* variables and user site-packages. The package folder replaces the script folder ('')
 # on sys.path so workers (fork, spawn or forkserver) import `envguard_smoke` the same way.
 LAUNCH = (
     "import time; started = time.perf_counter(); import sys; "
     "sys.path[:] = [sys.argv[1]] + [p for p in sys.path if p not in ('', '.')]; "
-    "from envguard_smoke.main import main; sys.exit(main(sys.argv[2:], started))"
+    "from envguard_smoke.main import main; code = main(sys.argv[2:], started); "
+    # the result is printed and every loader shut down: skip torch's slow interpreter teardown
+    "sys.stdout.flush(); sys.stderr.flush(); import os; os._exit(code)"
 )
 
 
 def run_target(
     python: Path, settings: dict[str, Any], *, timeout: float, progress: bool = False
 ) -> dict[str, Any]:
-    """Run the smoke module with `settings`; stderr passes through when `progress` is on (a terminal)."""
+    """Run the smoke module with `settings`; stderr passes through when `progress` is on (a terminal).
+
+    The module runs in its own session, so it and every DataLoader worker form one process group; that group
+    is killed when the module ends, at `timeout`, on Ctrl-C and on any error: no worker outlives the command.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    command = [str(python), "-E", "-s", "-B", "-c", LAUNCH, str(PACKAGE_PARENT), json.dumps(settings)]
-    try:
-        done = subprocess.run(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=None if progress else subprocess.PIPE,
-            text=True,
-            timeout=timeout,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
+    with tempfile.TemporaryDirectory(prefix="envguard-smoke-") as watch_dir:
+        settings = dict(settings, watch_dir=watch_dir)
+        command = [str(python), "-E", "-s", "-B", "-c", LAUNCH, str(PACKAGE_PARENT), json.dumps(settings)]
+        started = time.time()
+        try:
+            process = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=None if progress else subprocess.PIPE,
+                text=True,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ProbeError(f"{python}: cannot run the environment's interpreter ({exc.strerror})") from exc
+        try:
+            stdout, stderr = process.communicate(timeout=max(timeout, 0.1))
+        except subprocess.TimeoutExpired:
+            kill_group(process)
+            return stopped(Path(watch_dir), timeout, time.time() - started)
+        finally:
+            kill_group(process)
+    return parse_output(stdout, stderr or "", process.returncode, python)
+
+
+def kill_group(process: subprocess.Popen[str]) -> None:
+    """SIGKILL the module's whole process group (its DataLoader workers included) and reap the module."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone already
+        os.killpg(process.pid, signal.SIGKILL)
+    for stream in (process.stdout, process.stderr):
+        if stream is not None and not stream.closed:
+            stream.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):  # a process stuck in the kernel (D state)
+        process.wait(timeout=5)
+
+
+def read_watch(folder: Path) -> tuple[str, list[tuple[float, str]]]:
+    """(phase, [(since, index)...]) from the watch folder: what the module was doing, which samples were being
+    read and since when (oldest first)."""
+    phase = ""
+    pending: list[tuple[float, str]] = []
+    for path in sorted(folder.iterdir()) if folder.is_dir() else ():
+        try:
+            text = path.read_text(errors="replace").strip()
+        except OSError:
+            continue
+        if path.name == "phase":
+            phase = text
+        elif path.name.startswith("p"):
+            state, _, rest = text.partition(" ")
+            since, _, index = rest.partition(" ")
+            if state == "1":
+                try:
+                    pending.append((float(since), index))
+                except ValueError:
+                    continue
+    return phase, sorted(pending)
+
+
+def stopped(folder: Path, budget: float, elapsed: float) -> dict[str, Any]:
+    """The module was stopped at the budget. A sample still being read for HUNG_S or more is a hang:
+    ProbeError naming it (exit 3). Otherwise the results so far, marked `stopped`, so the verdicts still come.
+    """
+    phase, pending = read_watch(folder)
+    where = f" ({phase})" if phase else ""
+    now = time.time()
+    if pending and now - pending[0][0] >= HUNG_S:
+        since, index = pending[0]
         raise ProbeError(
-            f"{python}: the smoke test did not finish within {timeout:.0f} s (a hung import or "
-            "DataLoader worker); rerun with a smaller --budget or check the dataset"
-        ) from exc
-    except OSError as exc:
-        raise ProbeError(f"{python}: cannot run the environment's interpreter ({exc.strerror})") from exc
-    return parse_output(done.stdout, done.stderr or "", done.returncode, python)
+            f"the dataset did not return sample {index} within {now - since:.1f} s{where}; the smoke "
+            f"test was stopped at the --budget ({budget:.1f} s) with every DataLoader worker: look for a "
+            f"read without a timeout, a lock or a dead mount in __getitem__({index})"
+        )
+    try:
+        data: dict[str, Any] = json.loads((folder / "partial.json").read_text())
+    except (OSError, ValueError):
+        raise ProbeError(
+            f"the smoke test did not finish within the --budget{where} and was stopped after "
+            f"{elapsed:.1f} s with every DataLoader worker; give a larger --budget or fewer --workers"
+        ) from None
+    data["stopped"] = {
+        "phase": phase,
+        "after_s": round(elapsed, 2),
+        "pending_s": round(now - pending[0][0], 2) if pending else None,
+    }
+    return data
 
 
 def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from envguard.findings import Finding, Status
-from envguard.machine.gpu import pcie_gbps
 from envguard.machine.host import ShmInfo, shm_needed
 from envguard.model import Fingerprints
 from envguard.output import human_bytes
@@ -18,6 +17,8 @@ from envguard.smoke.throughput import rate_at
 PASS_EFFICIENCY, WARN_EFFICIENCY = 0.85, 0.6
 SLOW_STARTUP_S = 1.0
 CONTENDED = 0.2  # other processes' share of the CPUs above which a slow measurement says "busy machine"
+THROTTLED = 0.1  # share of the time the cgroup quota throttled us
+PSI_BUSY = 0.2  # share of the time some task waited for a CPU
 GOLDEN_STREAMS = (
     ("torch_randperm", "torch.randperm"),
     ("dataloader_order", "DataLoader shuffle order"),
@@ -57,6 +58,8 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     listed = ", ".join(f"N={w}: {r.samples_per_s:.0f}/s = {r.efficiency:.2f}" for w, r in best.items())
     worst = min(best.values(), key=lambda r: r.efficiency or 0.0)
     evidence = f"samples/s and efficiency vs ideal {model} ({cost}): {listed}"
+    if 0 in best:
+        evidence += " (N=0 with one intra-op thread, as each worker runs)"
     if worst.efficiency is None:
         out = [
             Finding(category, "loader efficiency", "INFO", evidence + " (no ideal: unknown per-sample cost)")
@@ -64,7 +67,8 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     elif worst.efficiency >= PASS_EFFICIENCY:
         out = [Finding(category, "loader efficiency", "PASS", evidence)]
     else:
-        out = [_inefficient(category, worst, f"{evidence}; num_workers={worst.workers} falls short")]
+        out = [_inefficient(category, worst, f"{evidence}; num_workers={worst.workers} falls short", usable)]
+    out += _measurement_notes(category, dataset)
     slow = [r for r in dataset.measured() if r.workers > 0 and (r.startup_s or 0.0) > SLOW_STARTUP_S]
     if slow:
         worst = max(slow, key=lambda r: r.startup_s or 0.0)
@@ -83,26 +87,75 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     return out
 
 
+def _measurement_notes(category: str, dataset: DatasetResult) -> list[Finding]:
+    """Rows whose rate is not reported (above the physical limit) and rows measured over too few rounds."""
+    out: list[Finding] = []
+    wrong = [r for r in dataset.rows if r.unreliable]
+    if wrong:
+        listed = "; ".join(f"num_workers={r.workers}: {r.unreliable}" for r in wrong)
+        out.append(
+            Finding(
+                category,
+                "unreliable measurement",
+                "WARN",
+                listed,
+                "rerun on an idle machine with a larger --budget (more rounds per configuration)",
+            )
+        )
+    few = [
+        r for r in dataset.measured() if r.few_rounds and not r.persistent_workers
+    ]  # that one is short on purpose
+    if few:
+        listed = ", ".join(f"num_workers={r.workers}: {max(r.rounds - 1, 0)}" for r in few)
+        out.append(
+            Finding(
+                category,
+                "rounds measured",
+                "INFO",
+                f"rounds after start-up {listed} (6 wanted): the budget could not fit more, so these "
+                "rates are less certain",
+                "give a larger --budget or fewer --workers",
+            )
+        )
+    return out
+
+
 def _best_by_workers(dataset: DatasetResult, usable: int) -> dict[int, SweepRow]:
     """The fastest measured row for each worker count up to the usable CPUs, with an efficiency."""
     best: dict[int, SweepRow] = {}
     for row in dataset.measured():
-        if row.workers > usable or row.efficiency is None:
+        if row.workers > usable or row.efficiency is None or row.persistent_workers:
             continue
         if row.workers not in best or (row.samples_per_s or 0.0) > (best[row.workers].samples_per_s or 0.0):
             best[row.workers] = row
     return dict(sorted(best.items()))
 
 
-def _inefficient(category: str, row: SweepRow, evidence: str) -> Finding:
-    """Below the ideal: the loader's fault, unless other processes were taking the CPUs meanwhile."""
-    others = row.others_cpu
-    if others is not None and others >= CONTENDED:
+def busy_evidence(row: SweepRow, usable: int) -> str:
+    """Why the machine counts as busy during this row, from cgroup throttling, PSI or others' CPU; '' if
+    not."""
+    if row.throttled is not None and row.throttled >= THROTTLED:
+        return (
+            f"the cgroup's CPU quota throttled this run {row.throttled:.0%} of the time (cpu.stat "
+            "throttled_usec)"
+        )
+    if row.others_cpu is not None and row.others_cpu >= CONTENDED:
+        return f"other processes used {row.others_cpu:.0%} of the CPUs meanwhile"
+    # PSI counts our own tasks too: evidence only when the loader left a CPU free
+    if row.psi_some is not None and row.psi_some >= PSI_BUSY and row.workers + 1 < usable:
+        return f"some task waited for a CPU {row.psi_some:.0%} of the time (/proc/pressure/cpu)"
+    return ""
+
+
+def _inefficient(category: str, row: SweepRow, evidence: str, usable: int = 1) -> Finding:
+    """Below the ideal: the loader's fault, unless the machine was busy meanwhile (and we can show it)."""
+    busy = busy_evidence(row, usable)
+    if busy:
         return Finding(
             category,
             "loader efficiency",
             "WARN",
-            f"{evidence}; other processes used {others:.0%} of the CPUs meanwhile",
+            f"{evidence}; {busy}",
             "the machine was busy, so this measures contention, not the loader: rerun on an idle machine",
         )
     status: Status = "WARN" if (row.efficiency or 0.0) >= WARN_EFFICIENCY else "FAIL"
@@ -135,8 +188,8 @@ def your_workers(
         ]
     ratio = best / mine if mine else float("inf")
     evidence = (
-        f"num_workers={num_workers} reaches {mine:.0f} samples/s; num_workers={rec.workers} reaches "
-        f"{best:.0f} ({ratio:.1f}x)"
+        f"num_workers={num_workers} reaches {mine:.0f} samples/s; "
+        f"num_workers={rec.workers} reaches {best:.0f} ({ratio:.1f}x)"
     )
     if ratio >= 1.5:
         kind = "I/O-bound" if dataset.bound == "io" else "CPU-bound"
@@ -234,102 +287,6 @@ def crash(category: str, error: str) -> Finding:
             "envguard smoke"
         )
     return Finding(category, "crash", "FAIL", error, fix)
-
-
-def gpu(
-    result: dict[str, Any] | None, fallback_link: tuple[int | None, int | None] = (None, None)
-) -> list[Finding]:
-    """Round-trip hash, pinned copy speed against the PCIe link, pageable vs pinned, and GPU idle time."""
-    if not result:
-        return []
-    out: list[Finding] = []
-    trip = result.get("roundtrip") or {}
-    if trip:
-        status: Status = "PASS" if trip.get("equal") else "FAIL"
-        out.append(
-            Finding(
-                "gpu",
-                "host -> device -> host",
-                status,
-                f"batch digest {str(trip.get('host'))[:12]} -> {str(trip.get('after_device'))[:12]}",
-                ""
-                if trip.get("equal")
-                else "copies corrupt data: check the GPU with nvidia-smi -q (ECC errors) and the driver",
-            )
-        )
-    out.extend(_bandwidth(result.get("h2d") or {}, fallback_link))
-    out.extend(_idle(result.get("idle") or []))
-    return out
-
-
-def _bandwidth(h2d: dict[str, Any], fallback: tuple[int | None, int | None]) -> list[Finding]:
-    pinned, pageable = h2d.get("pinned_gbps"), h2d.get("pageable_gbps")
-    if not pinned:
-        return []
-    link = h2d.get("link") or {}
-    gen, width = (link.get("gen"), link.get("width")) if link.get("available") else fallback
-    where = "under load" if link.get("available") else "NVML max (not read under load)"
-    theory = pcie_gbps(gen, width)
-    out: list[Finding] = []
-    if theory:
-        share = pinned / theory
-        evidence = (
-            f"pinned {pinned:.1f} GB/s = {share:.0%} of PCIe Gen{gen} x{width} {theory:.1f} GB/s ({where})"
-        )
-        verdict: Status = "PASS" if share >= 0.8 else "WARN"
-        out.append(
-            Finding(
-                "gpu",
-                "pinned host-to-device",
-                verdict,
-                evidence,
-                ""
-                if verdict == "PASS"
-                else "check the slot (x16?), that the link is not downshifted (nvidia-smi -q -d PCIE), and "
-                "NUMA placement "
-                "(run on the CPU socket attached to the GPU: numactl --cpunodebind)",
-            )
-        )
-    else:
-        out.append(
-            Finding(
-                "gpu",
-                "pinned host-to-device",
-                "INFO",
-                f"pinned {pinned:.1f} GB/s (PCIe link unknown)",
-                "install nvidia-ml-py in the environment to compare with the link's theoretical rate",
-            )
-        )
-    if pageable:
-        out.append(
-            Finding(
-                "gpu",
-                "pageable vs pinned",
-                "INFO",
-                f"pageable {pageable:.1f} GB/s, pinned {pinned:.1f} GB/s ({pinned / pageable:.1f}x)",
-                "use DataLoader(pin_memory=True) and .to(device, non_blocking=True)",
-            )
-        )
-    return out
-
-
-def _idle(runs: Sequence[dict[str, Any]]) -> list[Finding]:
-    measured = [r for r in runs if r.get("idle_fraction") is not None]
-    if not measured:
-        return []
-    most = max(measured, key=lambda r: r["workers"])
-    evidence = "; ".join(f"num_workers={r['workers']}: GPU idle {r['idle_fraction']:.0%}" for r in measured)
-    if most["idle_fraction"] <= 0.2:
-        return [Finding("gpu", "GPU idle while training", "PASS", evidence)]
-    return [
-        Finding(
-            "gpu",
-            "GPU idle while training",
-            "WARN",
-            evidence + f" (fake step {most['step_ms']:.0f} ms)",
-            "the loader cannot keep the GPU busy: " + STARVED_FIX,
-        )
-    ]
 
 
 def golden(here: dict[str, Any] | None, lock: Fingerprints | None, lock_name: str) -> list[Finding]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from envguard.machine.host import ShmInfo, shm_info
 from envguard.model import Fingerprints
-from envguard.smoke import throughput, verdicts
+from envguard.smoke import gpu_verdicts, throughput, verdicts
 from envguard.smoke.envguard_smoke import throughput as timing
 from envguard.smoke.envguard_smoke.datasets import IOBound
 from envguard.smoke.report import DatasetResult, SweepRow
@@ -59,7 +59,7 @@ def raw_row(
 ) -> dict[str, Any]:
     lanes = max(workers, 1)
     period = batch * lanes / rate
-    arrivals = staircase(lanes, 4, period)
+    arrivals = staircase(lanes, 7, period)
     return {
         "workers": workers,
         "pin_memory": False,
@@ -86,11 +86,11 @@ def io_entry(rates: dict[int, float], *, nominal: bool = True, latency: float = 
 
 
 def test_recommendation_prefers_fewest_workers_within_five_percent() -> None:
-    summary = throughput.summarize(io_entry({0: 100.0, 1: 190.0, 2: 195.0}), physical=2)
+    summary = throughput.summarize(io_entry({0: 60.0, 1: 96.0, 2: 99.0}), physical=2)
     rec = throughput.recommend(summary, cuda=False)
     assert rec is not None and rec.workers == 1
     assert "more workers (up to 2) add less than 5%" in rec.reason
-    assert summary.rows[1].efficiency == pytest.approx(1.9, rel=1e-3)
+    assert summary.rows[1].efficiency == pytest.approx(0.96, rel=1e-3)
 
 
 def test_recommendation_and_efficiency_verdict() -> None:
@@ -200,7 +200,7 @@ def test_gpu_verdicts_from_measurements() -> None:
             {"workers": 4, "idle_fraction": 0.05, "step_ms": 80.0},
         ],
     }
-    found = {f.check: f for f in verdicts.gpu(result)}
+    found = {f.check: f for f in gpu_verdicts.gpu(result)}
     assert found["host -> device -> host"].status == "PASS"
     assert (
         found["pinned host-to-device"].status == "PASS"
@@ -210,7 +210,7 @@ def test_gpu_verdicts_from_measurements() -> None:
     result["h2d"] = {"pinned_gbps": 6.0, "pageable_gbps": 3.0, "link": {"available": False}}
     result["idle"] = [{"workers": 4, "idle_fraction": 0.6, "step_ms": 80.0}]
     result["roundtrip"]["equal"] = False
-    slow = {f.check: f for f in verdicts.gpu(result, fallback_link=(3, 16))}
+    slow = {f.check: f for f in gpu_verdicts.gpu(result, fallback_link=(3, 16))}
     assert (
         slow["pinned host-to-device"].status == "WARN"
         and "NVML max" in slow["pinned host-to-device"].evidence
@@ -219,23 +219,29 @@ def test_gpu_verdicts_from_measurements() -> None:
     assert slow["host -> device -> host"].status == "FAIL"
 
 
-def test_budget_planning() -> None:
-    assert timing.plan_batches(2, 0.01, 32, share_s=5.0, startup_s=0.1) == 2 * (timing.MAX_ROUNDS + 1)
-    assert timing.plan_batches(0, 0.01, 32, share_s=0.5, startup_s=0.1) == 0
-    fits = timing.plan_batches(1, 0.01, 32, share_s=2.0, startup_s=0.1)
-    assert fits and (fits + 2) * 0.32 + 0.2 <= 2.0 + 1e-9
-
-
 def test_measure_times_a_real_loader() -> None:
     row = timing.measure(
-        IOBound(64, 2.0, (3, 8, 8)), workers=2, pin_memory=False, persistent=True, batch_size=8, batches=8
+        IOBound(128, 2.0, (3, 8, 8)), workers=2, pin_memory=False, persistent=True, batch_size=8, batches=16
     )
-    assert row["batches"] == 8 and len(row["arrivals_s"]) == 8 and row["epoch2_first_batch_s"] > 0
-    assert row["batch_bytes"] == 8 * 3 * 8 * 8 + 8 * 8 * 2  # uint8 images plus int64 index and label
+    assert row["batches"] == 16 and len(row["arrivals_s"]) == 16 and row["epoch2_first_batch_s"] > 0
+    assert row["batch_bytes"] == 8 * 3 * 8 * 8 * 4 + 8 * 8 * 2  # float32 images plus int64 index and label
     summary = throughput.summarize(
         {"name": "io", "nominal_latency_ms": 2.0, "nominal_cpu_ms": 0.0, "rows": [row]}, 2
     )
-    assert summary.rows[0].samples_per_s and summary.rows[0].ideal_per_s == pytest.approx(1000)
+    measured = summary.rows[0]
+    assert measured.ideal_per_s == pytest.approx(1000) and measured.rounds == 8
+    # a real rate is below the physical limit, or it is flagged and not reported
+    assert (measured.efficiency is not None and 0 < measured.efficiency <= 1.05) or measured.unreliable
+
+
+def test_num_workers_zero_runs_with_one_intra_op_thread() -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    row = timing.measure(
+        IOBound(32, 1.0, (3, 8, 8)), workers=0, pin_memory=False, persistent=False, batch_size=8, batches=4
+    )
+    assert row["main_threads"] == 1 and torch.get_num_threads() == before
 
 
 def test_default_worker_counts() -> None:
@@ -247,5 +253,65 @@ def test_default_worker_counts() -> None:
         return CpuInfo(logical=usable, affinity=usable, physical=physical, quota=None, usable=usable)
 
     assert worker_counts(SmokeOptions(), cpus(2, 2)) == [0, 1, 2]
-    assert worker_counts(SmokeOptions(), cpus(16, 8)) == [0, 1, 2, 4, 6, 8, 16]
+    assert worker_counts(SmokeOptions(), cpus(16, 8)) == [0, 1, 2, 4, 8, 15, 16]
     assert worker_counts(SmokeOptions(workers=(0, 4), num_workers=3), cpus(16, 8)) == [0, 3, 4]
+
+
+def late_first_round(lanes: int, rounds: int, period: float, lag: float = 0.06) -> list[float]:
+    """A fresh iterator hands over its first round `lag` late (the one-time lag measured on torch 2.13)."""
+    arrivals = staircase(lanes, rounds, period)
+    return [a + lag if k < lanes else a for k, a in enumerate(arrivals)]
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 4])
+def test_steady_rate_drops_round_zero(lanes: int) -> None:
+    """With round 0 in the fit, a late first round shortens the slope: 3 rounds gave up to 1.61x the ideal."""
+    arrivals = late_first_round(lanes, rounds=3, period=0.32)
+    assert throughput.steady_rate(arrivals, lanes, 32) == pytest.approx(lanes * 100, rel=1e-6)
+
+
+def test_efficiency_above_physics_is_an_unreliable_measurement() -> None:
+    entry = io_entry({0: 95.0, 1: 112.0, 2: 190.0})
+    summary = throughput.summarize(entry, physical=2)
+    row = summary.rows[1]
+    assert row.efficiency is None and row.samples_per_s is None
+    assert "unreliable measurement" in row.unreliable and "1.12" in row.unreliable
+    assert row not in summary.measured()
+    rec = throughput.recommend(summary, cuda=False)
+    assert rec is not None and rec.workers == 2 and "112%" not in rec.reason
+    found = verdicts.efficiency(summary, rec, 2)
+    assert not any("1.12" in f.evidence for f in found if f.check == "loader efficiency")
+    unreliable = [f for f in found if f.check == "unreliable measurement"]
+    assert unreliable and unreliable[0].status == "WARN" and "num_workers=1" in unreliable[0].evidence
+    # up to 1.05 is timing noise around a perfect loader, reported as measured
+    near = throughput.summarize(io_entry({0: 104.0}), physical=2)
+    assert near.rows[0].efficiency == pytest.approx(1.04, abs=1e-3) and not near.rows[0].unreliable
+
+
+def test_rows_keep_raw_arrivals_and_waits_and_say_when_rounds_were_few() -> None:
+    entry = io_entry({0: 95.0, 2: 190.0})
+    short = dict(entry["rows"][1], arrivals_s=staircase(2, 3, 0.08), waits_s=[0.01] * 6, batches=6)
+    entry["rows"].append(short)
+    summary = throughput.summarize(entry, physical=2)
+    full, few = summary.rows[1], summary.rows[2]
+    assert full.arrivals_s == tuple(entry["rows"][1]["arrivals_s"]) and len(full.waits_s) == full.batches
+    assert full.rounds == 7 and not full.few_rounds
+    assert few.rounds == 3 and few.few_rounds
+    found = verdicts.efficiency(summary, throughput.recommend(summary, cuda=False), 2)
+    note = [f for f in found if f.check == "rounds measured"]
+    assert (
+        note and "num_workers=2" in note[0].evidence and "6" in note[0].evidence and "--budget" in note[0].fix
+    )
+
+
+def test_profile_in_a_worker_counts_every_thread_of_the_process() -> None:
+    """A torch-op augmentation: CPU time on intra-op threads is seen (thread_time missed it); past warm-up."""
+    from envguard.smoke.envguard_smoke import profiling
+    from tests import smoke_planted
+
+    found = profiling.profile(smoke_planted.AugmentedPairs())
+    assert found["where"] == "one DataLoader worker" and found["warmup"] == profiling.WARMUP
+    assert found["samples"] >= 16
+    assert 0 < found["cpu_ms"] <= found["wall_ms"] + 0.05  # one thread in a worker: CPU cannot exceed wall
+    slow = profiling.profile(smoke_planted.SlowReads())
+    assert slow["wall_ms"] >= 4.0 and slow["cpu_ms"] < slow["wall_ms"] / 2  # I/O-bound: waits, little CPU

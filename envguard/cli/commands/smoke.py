@@ -3,7 +3,10 @@ interpreter."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -28,6 +31,34 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
     return counts
 
 
+def _number(option: str, low: float, what: str) -> Callable[[Any, Any, str | None], float | None]:
+    """A callback that accepts a finite number >= `low` and refuses anything else in one line (exit 2)."""
+
+    def check(_ctx: Any, _param: Any, text: str | None) -> float | None:
+        if text is None:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < low:
+            raise UsageError(f"{option} {text}: expected {what}, a finite number of at least {low:g}")
+        return value
+
+    return check
+
+
+def _seed(_ctx: Any, _param: Any, text: str) -> int:
+    """An integer seed torch, NumPy and random all accept: 0 <= seed < 2**63."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**63:
+        raise UsageError(f"--seed {text}: expected a whole number from 0 to 2**63-1 (e.g. 1234)")
+    return value
+
+
 @click.command("smoke")
 @click.argument("source", required=False)
 @click.option(
@@ -39,9 +70,10 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
 )
 @click.option(
     "--budget",
-    type=click.FloatRange(min=3),
-    default=25.0,
+    metavar="SECONDS",
+    default="25",
     show_default=True,
+    callback=_number("--budget", 3.0, "seconds"),
     help="Seconds the whole command may take (the sweep shrinks to fit).",
 )
 @click.option(
@@ -60,17 +92,25 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
 )
 @click.option(
     "--io-ms",
-    type=click.FloatRange(min=0.1),
-    default=10.0,
+    metavar="MS",
+    default="10",
     show_default=True,
+    callback=_number("--io-ms", 0.1, "milliseconds"),
     help="Per-sample wait of the synthetic I/O-bound dataset.",
 )
 @click.option(
     "--cpu-ms",
-    type=click.FloatRange(min=0.1),
-    default=5.0,
+    metavar="MS",
+    default="5",
     show_default=True,
+    callback=_number("--cpu-ms", 0.1, "milliseconds"),
     help="Per-sample CPU time of the synthetic CPU-bound dataset.",
+)
+@click.option(
+    "--step-ms",
+    metavar="MS",
+    callback=_number("--step-ms", 0.0, "milliseconds"),
+    help="Simulated training step after each batch (default: half the ideal time between batches).",
 )
 @click.option(
     "--data",
@@ -91,8 +131,9 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
 )
 @click.option(
     "--seed",
-    type=int,
-    default=1234,
+    metavar="INT",
+    default="1234",
+    callback=_seed,
     show_default=True,
     help="Seed of the determinism runs (and of the sampler with --distributed).",
 )
@@ -116,6 +157,7 @@ def command(
     batch_size: int,
     io_ms: float,
     cpu_ms: float,
+    step_ms: float | None,
     data_dir: Path | None,
     dataset: str | None,
     lock: Path | None,
@@ -152,6 +194,7 @@ def command(
         batch_size=batch_size,
         io_ms=io_ms,
         cpu_ms=cpu_ms,
+        step_ms=step_ms,
         data_dir=data_dir,
         dataset=dataset,
         lock=lock,

@@ -11,7 +11,8 @@ import hashlib
 import struct
 from typing import Any, Dict, List
 
-# Keys of a sample dict that name the sample rather than carry data: used as its identity for order checks.
+# Keys of a sample dict that name the sample rather than carry data: an IterableDataset's identity for order
+# checks.
 IDENTITY_KEYS = ("index", "idx", "id", "key", "path")
 
 
@@ -93,7 +94,8 @@ def fields(value: Any) -> Dict[str, Any]:
 
 
 def identity(value: Any) -> str:
-    """What names a sample: its `index`-like key when it has one, else the digest of the whole sample."""
+    """What names a sample of an IterableDataset (no sampler index exists): its `index`-like key when it has
+    one, else the digest of the whole sample. Map-style samples are named by their sampler index instead."""
     if isinstance(value, dict):
         for key in IDENTITY_KEYS:
             if key in value:

@@ -7,11 +7,12 @@ comparisons and verdicts live on the envguard side, where they are pure function
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, List, Optional
 
 import torch
 from torch.utils.data import DataLoader
 
+from . import watch
 from .canonical import digest, stream_digest
 from .datasets import (
     Observed,
@@ -34,11 +35,13 @@ def observe_run(
     persistent: bool,
     batch_size: int,
     limit: int,
+    watch_dir: Optional[str] = None,
 ) -> List[List[Record]]:
     """Each epoch's first `limit` samples as observations, in delivery order."""
     dataset = factory()
     iterable = is_iterable(dataset)
-    wrapped = ObservedIterable(dataset) if iterable else Observed(dataset)
+    inner = watch.wrap(dataset, watch_dir)
+    wrapped = ObservedIterable(inner) if iterable else Observed(inner)
     seed_everything(seed)
     generator = torch.Generator()
     generator.manual_seed(seed)
@@ -85,7 +88,14 @@ def plan(max_workers: int) -> List[Dict[str, Any]]:
 
 
 def run_all(
-    factory: Callable[[], Any], max_workers: int, *, seed: int, batch_size: int, limit: int, deadline: float
+    factory: Callable[[], Any],
+    max_workers: int,
+    *,
+    seed: int,
+    batch_size: int,
+    limit: int,
+    deadline: float,
+    watch_dir: Optional[str] = None,
 ) -> Dict[str, Any]:
     """All planned runs (skipping those the deadline no longer allows); records plus stream digests."""
     runs: Dict[str, Any] = {}
@@ -95,6 +105,7 @@ def run_all(
             skipped.append(run["name"])
             continue
         started = time.perf_counter()
+        watch.phase(watch_dir, "determinism run %s (num_workers=%d)" % (run["name"], run["workers"]))
         epochs = observe_run(
             factory,
             run["workers"],
@@ -103,6 +114,7 @@ def run_all(
             persistent=run["persistent"],
             batch_size=batch_size,
             limit=limit,
+            watch_dir=watch_dir,
         )
         runs[run["name"]] = {
             "workers": run["workers"],

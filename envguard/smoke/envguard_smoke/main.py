@@ -73,61 +73,48 @@ def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
     return out
 
 
-def _configs(workers: List[int], essential: List[int], cuda: bool) -> List[Dict[str, Any]]:
-    """workers x pin_memory (CUDA only) x persistent_workers, most telling first: the plain variant (pinned on
-    CUDA) of every worker count, then persistent workers, then the other pin_memory. A short budget drops the
-    tail; the plain variant of an essential worker count is measured (briefly) even when the budget is spent.
-    """
-    configs = [
-        {"workers": n, "pin_memory": cuda, "persistent_workers": False, "essential": n in essential}
-        for n in workers
-    ]
-    configs += [
-        {"workers": n, "pin_memory": cuda, "persistent_workers": True, "essential": False}
-        for n in workers
-        if n > 0
-    ]
-    if cuda:
-        configs += [
-            {"workers": n, "pin_memory": False, "persistent_workers": p, "essential": False}
-            for n in workers
-            for p in ((False, True) if n > 0 else (False,))
-        ]
-    return configs
-
-
 def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: float, cuda: bool) -> None:
     from . import datasets as ds
-    from . import throughput
+    from . import profiling, throughput, watch
 
     specs = _datasets(settings)
-    workers = list(settings["workers"])
-    configs = _configs(workers, list(settings.get("essential_workers") or [min(workers), max(workers)]), cuda)
+    workers = sorted(set(settings["workers"]))
+    essential = list(settings.get("essential_workers") or [min(workers), max(workers)])
+    step_ms = settings.get("step_ms")
+    costs = [float(spec.get("latency_ms") or settings["io_ms"]) for spec in specs]
     for position, spec in enumerate(specs):
-        own_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(specs) - position)
+        # each dataset's share of the time left in proportion to its per-sample cost
+        share = (deadline - time.perf_counter()) * costs[position] / max(sum(costs[position:]), 1e-9)
         entry: Dict[str, Any] = {
             "name": spec["name"],
             "nominal_latency_ms": spec.get("latency_ms"),
             "nominal_cpu_ms": spec.get("cpu_ms"),
         }
         result["throughput"].append(entry)
-        _say(settings, "throughput sweep: %s dataset, %d configurations" % (spec["name"], len(configs)))
+        _say(settings, "throughput sweep: %s dataset, num_workers %s" % (spec["name"], workers))
         try:
             probe = spec["make"](16)
             entry["length"] = ds.sized(probe)
             entry["iterable"] = ds.is_iterable(probe)
-            entry["profile"] = throughput.profile(probe)
-            per_sample = (spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0) / 1000.0
-            entry["rows"] = throughput.sweep(
+            watch.phase(settings.get("watch_dir"), "profiling the %s dataset" % spec["name"])
+            entry["profile"] = profiling.profile(watch.wrap(probe, settings.get("watch_dir")))
+            wall_ms = spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0
+            cpu_ms = spec.get("cpu_ms") if spec.get("latency_ms") else entry["profile"]["cpu_ms"]
+            sweep = throughput.Sweep(
                 spec["make"],
-                configs,
                 batch_size=int(settings["batch_size"]),
-                per_sample_s=per_sample,
-                deadline=own_deadline,
+                per_sample_s=wall_ms / 1000.0,
+                cpu_bound=bool(cpu_ms and cpu_ms >= 0.5 * wall_ms),
+                cpus=int(settings.get("cpus") or 1),
+                deadline=time.perf_counter() + share,
                 collate=spec.get("collate"),
+                watch_dir=settings.get("watch_dir"),
+                step_ms=float(step_ms) if step_ms else None,
             )
+            entry["rows"] = sweep.run(workers, essential, refine=bool(settings.get("refine")))
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        watch.partial(settings.get("watch_dir"), result)
 
 
 def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
@@ -149,27 +136,49 @@ def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: flo
         batch_size=int(options["batch_size"]),
         limit=int(options["limit"]),
         deadline=deadline,
+        watch_dir=settings.get("watch_dir"),
     )
     record["dataset"] = name
     result["determinism"] = record
 
 
+def _gpu_source(settings: Dict[str, Any]) -> Tuple[Callable[[int], Any], Optional[Callable[..., Any]], float]:
+    """The dataset the GPU phase feeds: the user's (--dataset / --data) or the synthetic I/O-bound one; with
+    its collate function and per-sample milliseconds (measured for the user's, nominal otherwise)."""
+    from . import datasets as ds
+
+    if settings.get("dataset"):
+        factory = ds.load_user(settings["dataset"])
+        return (lambda n: factory()), None, float(settings.get("user_sample_ms") or settings["io_ms"])
+    if settings.get("data_dir"):
+        folder = ds.Folder(settings["data_dir"])
+        return (
+            (lambda n: folder),
+            ds.collate_ragged,
+            float(settings.get("user_sample_ms") or settings["io_ms"]),
+        )
+    shape, io_ms = tuple(settings["shape"]), float(settings["io_ms"])
+    return (lambda n: ds.IOBound(n, io_ms, shape)), None, io_ms
+
+
 def _gpu(settings: Dict[str, Any], result: Dict[str, Any], device: str, deadline: float) -> None:
-    import torch
+    """Round trip of a real batch of the dataset under test, bandwidth, and idle fraction (any device)."""
     from torch.utils.data import DataLoader
 
-    from . import datasets as ds
     from . import gpu
 
     _say(settings, "GPU: host-to-device bandwidth and idle fraction")
-    sample = next(iter(DataLoader(ds.Augmented(16), batch_size=8)))
-    tensors = {k: v for k, v in sample.items() if isinstance(v, torch.Tensor)}
+    make, collate, per_sample_ms = _gpu_source(settings)
+    batch_size = int(settings["batch_size"])
+    sample = next(iter(DataLoader(make(2 * batch_size), batch_size=batch_size, collate_fn=collate)))
     gpu_settings = {
-        "latency_ms": float(settings["io_ms"]),
-        "batch_size": int(settings["batch_size"]),
+        "per_sample_ms": per_sample_ms,
+        "batch_size": batch_size,
+        "step_ms": settings.get("step_ms"),
         "max_workers": max(settings["workers"] or [0]),
+        "copy_bytes": settings.get("copy_bytes"),
     }
-    result["gpu"] = gpu.run(device, tensors, gpu_settings, deadline)
+    result["gpu"] = gpu.run(device, sample, gpu_settings, deadline, make, collate)
 
 
 def _environment(result: Dict[str, Any], settings: Dict[str, Any]) -> Optional[str]:
@@ -226,15 +235,27 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
     ]
     result["phase_seconds"] = {"start-up": round(time.perf_counter() - started, 3)}
+    if settings.get("watch_dir"):
+        from . import watch
+
+        watch.partial(settings["watch_dir"], result)
     for name, action, wanted in phases:
         if not wanted:
             continue
         began = time.perf_counter()
+        if settings.get("watch_dir"):
+            from . import watch
+
+            watch.phase(settings["watch_dir"], "%s phase" % name)
         try:
             action()
         except Exception as exc:
             _error(result, name, exc)
         result["phase_seconds"][name] = round(time.perf_counter() - began, 3)
+        if settings.get("watch_dir"):
+            from . import watch
+
+            watch.partial(settings["watch_dir"], result)
     result["elapsed_s"] = round(time.perf_counter() - started, 3)
     return result
 

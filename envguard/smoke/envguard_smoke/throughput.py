@@ -7,90 +7,34 @@ state, efficiency and the recommendation are computed by envguard from them.
 from __future__ import annotations
 
 import math
-import os
 import time
 from typing import Any, Callable, Dict, List, Optional
 
 import torch
 from torch.utils.data import DataLoader
 
+from . import contention, planner, watch
 from .datasets import batch_bytes, is_iterable, sized
 
 Row = Dict[str, Any]
-MIN_ROUNDS, MAX_ROUNDS = 2, 6
 
 
-def profile(dataset: Any, max_samples: int = 16, max_seconds: float = 0.5) -> Dict[str, Any]:
-    """Per-sample wall and CPU time read in the main process (what one worker pays per sample)."""
-    walls: List[float] = []
-    cpus: List[float] = []
-    started = time.perf_counter()
-    source = iter(dataset) if is_iterable(dataset) else None
-    for index in range(min(max_samples, sized(dataset) or max_samples)):
-        wall0, cpu0 = time.perf_counter(), time.thread_time()
-        try:
-            _item = next(source) if source is not None else dataset[index]
-        except StopIteration:
-            break
-        cpus.append(time.thread_time() - cpu0)
-        walls.append(time.perf_counter() - wall0)
-        if time.perf_counter() - started > max_seconds and len(walls) >= 2:
-            break
-    walls.sort()
-    cpus.sort()
-    middle = len(walls) // 2
-    return {
-        "samples": len(walls),
-        "wall_ms": round(walls[middle] * 1000, 4) if walls else None,
-        "cpu_ms": round(cpus[middle] * 1000, 4) if cpus else None,
-    }
-
-
-def _machine_busy_s() -> Optional[float]:
-    """CPU seconds all processes have used on this machine (Linux /proc/stat), or None elsewhere."""
+def measure(dataset: Any, **options: Any) -> Row:
+    """`_measure` with num_workers=0 held to one intra-op thread, the count each worker runs with: the main
+    process's own torch threads otherwise fight the loop for the CPUs (0.23 vs 0.99 of ideal measured here).
+    """
+    threads = torch.get_num_threads()
+    if options["workers"] == 0:
+        torch.set_num_threads(1)
     try:
-        with open("/proc/stat") as handle:
-            fields = handle.readline().split()[1:]
-        ticks = os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, AttributeError):
-        return None
-    values = [int(v) for v in fields[:8]]
-    busy = sum(values) - values[3] - values[4]  # minus idle and iowait
-    return busy / float(ticks)
+        row = _measure(dataset, **options)
+    finally:
+        torch.set_num_threads(threads)
+    row["main_threads"] = 1 if options["workers"] == 0 else threads
+    return row
 
 
-def _workers_cpu_s(iterator: Any) -> Optional[float]:
-    """CPU seconds the iterator's worker processes have used (from /proc/<pid>/stat), or None."""
-    total = 0.0
-    try:
-        ticks = float(os.sysconf("SC_CLK_TCK"))
-        for process in getattr(iterator, "_workers", []):
-            with open("/proc/%d/stat" % process.pid) as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks
-    except (OSError, ValueError, AttributeError, IndexError):
-        return None
-    return total
-
-
-class _Contention:
-    """How much CPU other processes took while a configuration was timed (shared machines, CI runners)."""
-
-    def __init__(self, iterator: Any) -> None:
-        self.iterator = iterator
-        self.start = (time.perf_counter(), _machine_busy_s(), time.process_time(), _workers_cpu_s(iterator))
-
-    def others_fraction(self) -> Optional[float]:
-        wall0, busy0, main0, workers0 = self.start
-        busy, workers = _machine_busy_s(), _workers_cpu_s(self.iterator)
-        if busy is None or busy0 is None or workers is None or workers0 is None:
-            return None
-        ours = (time.process_time() - main0) + (workers - workers0)
-        capacity = (time.perf_counter() - wall0) * (os.cpu_count() or 1)
-        return round(min(1.0, max(0.0, (busy - busy0 - ours) / capacity)), 4) if capacity > 0 else None
-
-
-def measure(
+def _measure(
     dataset: Any,
     *,
     workers: int,
@@ -101,14 +45,18 @@ def measure(
     collate: Optional[Callable[..., Any]] = None,
     epoch2: bool = True,
     stop_at: Optional[float] = None,
+    watch_dir: Optional[str] = None,
+    step_s: float = 0.0,
 ) -> Row:
     """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first.
 
-    Past `stop_at` (a busy machine runs slower than planned) it stops once two rounds after the first are in.
-    """
+    After each batch the loop sleeps `step_s` (a training step: the GPU works, the CPU waits), so a wait means
+    "the loop waited for data". Past `stop_at` (a busy machine runs slower than planned) it stops: the budget
+    comes first, and a row with too few rounds says so."""
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
+    dataset = watch.wrap(dataset, watch_dir)
     generator = torch.Generator()
     generator.manual_seed(0)
     loader = DataLoader(
@@ -127,10 +75,9 @@ def measure(
     size = 0
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
-    contention = _Contention(iterator)
-    enough = 3 * max(workers, 1)
+    busy = contention.Contention(iterator, contention.own_cpu_stat())
     for _ in range(batches):
-        if stop_at is not None and len(arrivals) >= enough and time.perf_counter() > stop_at:
+        if stop_at is not None and time.perf_counter() > stop_at:
             break
         asked = time.perf_counter()
         try:
@@ -142,9 +89,11 @@ def measure(
         arrivals.append(now - started)
         size = size or batch_bytes(batch)
         del batch
+        if step_s > 0:
+            time.sleep(step_s)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
-    others = contention.others_fraction()
-    del iterator, contention
+    evidence = busy.result()
+    del iterator, busy
     second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 else None
     closing = time.perf_counter()
     del loader
@@ -160,8 +109,9 @@ def measure(
         "epoch2_first_batch_s": second,
         "wall_s": round(wall, 6),
         "main_cpu_s": round(cpu, 6),
+        "step_s": step_s,
         "shutdown_s": round(time.perf_counter() - closing, 6),
-        "others_cpu_fraction": others,
+        **evidence,
     }
 
 
@@ -174,59 +124,131 @@ def _next_epoch_first_batch(loader: Any) -> float:
     return round(seconds, 6)
 
 
-def plan_batches(workers: int, per_sample_s: float, batch_size: int, share_s: float, startup_s: float) -> int:
-    """Batches for one configuration: whole rounds of `workers` batches that fit its share of the budget.
+def _skipped(workers: int, persistent: bool, why: str) -> Row:
+    return {"workers": workers, "pin_memory": False, "persistent_workers": persistent, "skipped": why}
 
-    Returns 0 when not even MIN_ROUNDS rounds plus start-up (and the next epoch's first batch) fit.
+
+class Sweep:
+    """One dataset's sweep: the planner's configurations, measured while they fit before the deadline, then
+    the counts around the knee, then persistent workers at the most workers measured (their epoch-2 start-up).
     """
-    lanes = max(workers, 1)
-    round_s = max(batch_size * per_sample_s, 1e-4)
-    # with workers: the next epoch's first batch, then waiting for workers to finish the batch they are on
-    overhead = startup_s + (2 * round_s + startup_s if workers > 0 else 0.0)
-    rounds = math.floor((share_s - overhead) / round_s) - 1
-    if rounds < MIN_ROUNDS:
-        return 0
-    return lanes * (min(rounds, MAX_ROUNDS) + 1)
 
+    def __init__(
+        self,
+        make: Callable[[int], Any],
+        *,
+        batch_size: int,
+        per_sample_s: float,
+        cpu_bound: bool,
+        cpus: int,
+        deadline: float,
+        collate: Optional[Callable[..., Any]] = None,
+        watch_dir: Optional[str] = None,
+        step_ms: Optional[float] = None,
+    ) -> None:
+        self.make, self.batch_size, self.per_sample_s = make, batch_size, per_sample_s
+        self.cpu_bound, self.cpus, self.deadline = cpu_bound, cpus, deadline
+        self.collate, self.watch_dir, self.step_ms = collate, watch_dir, step_ms
+        self.startup = 0.1
+        self.rows: List[Row] = []
+        self.rates: Dict[int, float] = {}
 
-def _plain(config: Dict[str, Any], **extra: Any) -> Row:
-    row = {k: v for k, v in config.items() if k != "essential"}
-    row.update(extra)
-    return row
-
-
-def sweep(
-    make: Callable[[int], Any],
-    configs: List[Dict[str, Any]],
-    *,
-    batch_size: int,
-    per_sample_s: float,
-    deadline: float,
-    collate: Optional[Callable[..., Any]] = None,
-) -> List[Row]:
-    """Measure each configuration inside its share of the time left; configurations that do not fit are
-    skipped."""
-    rows: List[Row] = []
-    startup = 0.1
-    for position, config in enumerate(configs):
-        share = (deadline - time.perf_counter()) / (len(configs) - position)
-        batches = plan_batches(config["workers"], per_sample_s, batch_size, share, startup)
-        if batches == 0 and config.get("essential"):
-            batches = max(config["workers"], 1) * (MIN_ROUNDS + 1)  # over budget, but never measure nothing
-        if batches == 0:
-            rows.append(_plain(config, skipped="budget"))
-            continue
-        row = measure(
-            make(batches * batch_size),
-            workers=config["workers"],
-            pin_memory=config["pin_memory"],
-            persistent=config["persistent_workers"],
-            batch_size=batch_size,
-            batches=batches,
-            collate=collate,
-            stop_at=time.perf_counter() + share,
+    def round_s(self, workers: int) -> float:
+        return planner.round_seconds(
+            workers,
+            self.per_sample_s,
+            self.batch_size,
+            self.cpu_bound,
+            self.cpus,
+            self.step_ms / 1000.0 if self.step_ms is not None else None,
         )
+
+    def step_s(self, workers: int) -> float:
+        """The simulated training step: --step-ms, else half the ideal time between two batches at this N."""
+        if self.step_ms is not None:
+            return self.step_ms / 1000.0
+        return planner.STEP_FRACTION * self.batch_size * self.per_sample_s / max(workers, 1)
+
+    def _plan(self, counts: List[int], essential: List[int], budget_s: float) -> List[Dict[str, Any]]:
+        return planner.plan(
+            counts,
+            essential,
+            per_sample_s=self.per_sample_s,
+            batch_size=self.batch_size,
+            budget_s=budget_s,
+            startup_s=self.startup,
+            cpu_bound=self.cpu_bound,
+            cpus=self.cpus,
+            step_s=self.step_ms / 1000.0 if self.step_ms is not None else None,
+        )
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def run(self, counts: List[int], essential: List[int], refine: bool = True) -> List[Row]:
+        most = max(counts)
+        for entry in self._plan(counts, essential, self.left()):
+            self._one(entry, epoch2=entry["workers"] == most)
+        for workers in planner.refine(self.rates) if refine else []:
+            extra = self._plan([workers], [], self.left())
+            if extra:
+                self._one(extra[0], epoch2=False)
+        measured = {r["workers"] for r in self.rows if not r.get("skipped")}
+        self.rows += [
+            _skipped(n, False, "budget")
+            for n in counts
+            if n not in measured and not any(r["workers"] == n for r in self.rows)
+        ]
+        self._persistent(max([n for n in measured if n > 0], default=0))
+        return sorted(self.rows, key=lambda r: (r["workers"], r["persistent_workers"]))
+
+    def _one(self, entry: Dict[str, Any], *, epoch2: bool, persistent: bool = False) -> None:
+        workers = entry["workers"]
+        round_s = self.round_s(workers)
+        cost = planner.cost_seconds(workers, entry["steady_rounds"], round_s, self.startup, epoch2)
+        if epoch2 and not persistent and cost > self.left():  # keep the rate, drop the epoch-2 batch
+            epoch2, cost = False, planner.cost_seconds(workers, entry["steady_rounds"], round_s, self.startup)
+        if cost > self.left():  # fewer rounds, down to the floor, rather than nothing (the row says so)
+            fits = math.floor((self.left() - self.startup - planner.SHUTDOWN_S) / round_s) - 1
+            if fits < planner.FLOOR_STEADY or epoch2:
+                self.rows.append(_skipped(workers, persistent, "budget"))
+                return
+            entry = dict(entry, steady_rounds=fits, batches=max(workers, 1) * (1 + fits))
+        watch.phase(
+            self.watch_dir, "throughput: num_workers=%d, persistent_workers=%s" % (workers, persistent)
+        )
+        row = measure(
+            self.make(entry["batches"] * self.batch_size),
+            workers=workers,
+            pin_memory=False,
+            persistent=persistent,
+            batch_size=self.batch_size,
+            batches=entry["batches"],
+            collate=self.collate,
+            epoch2=epoch2,
+            # never past the deadline, nor twice the planned cost: one slow row cannot eat the others' time
+            stop_at=min(
+                self.deadline - (round_s + self.startup if epoch2 else 0.0), time.perf_counter() + 2 * cost
+            ),
+            watch_dir=self.watch_dir,
+            step_s=self.step_s(workers),
+        )
+        row["planned_steady_rounds"] = entry["steady_rounds"]
+        self.rows.append(row)
         if row["arrivals_s"]:
-            startup = max(0.02, row["arrivals_s"][0] - batch_size * per_sample_s)
-        rows.append(row)
-    return rows
+            self.startup = min(2.0, max(0.02, row["arrivals_s"][0] - round_s))
+        rate = planner.quick_rate(row["arrivals_s"], max(workers, 1), self.batch_size)
+        if rate and not persistent:
+            self.rates[workers] = rate
+
+    def _persistent(self, workers: int) -> None:
+        """persistent_workers=True at `workers`: only its epoch-2 first batch is news (the rate is the
+        plain one)."""
+        if workers <= 0:
+            return
+        steady = planner.FLOOR_STEADY
+        self._one(
+            {"workers": workers, "steady_rounds": steady, "batches": workers * (1 + steady)},
+            epoch2=True,
+            persistent=True,
+        )

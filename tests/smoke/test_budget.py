@@ -1,0 +1,156 @@
+"""The budget is a promise and nothing outlives the command: real `envguard smoke` processes, real DataLoader
+workers, counted in /proc by an environment marker every process of the run inherits."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MakePrefix
+from tests.helpers import REPO
+
+PLANTED = REPO / "tests" / "smoke_planted.py"
+MARKER = "ENVGUARD_TEST_RUN"
+
+
+@pytest.fixture
+def prefix(make_prefix: MakePrefix) -> Path:
+    return make_prefix(["python=3.11", "numpy=1.26"])
+
+
+def marked(tag: str) -> list[int]:
+    """Live (non-zombie) processes whose environment carries MARKER=tag."""
+    needle = f"{MARKER}={tag}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def start(tag: str, *argv: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, **{MARKER: tag})
+    return subprocess.Popen(
+        [sys.executable, "-m", "envguard", "smoke", *argv],
+        cwd=REPO,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def settle(tag: str, seconds: float = 2.0) -> list[int]:
+    """The marked processes left once `seconds` have passed (killed ones need a moment to leave /proc)."""
+    until = time.monotonic() + seconds
+    while marked(tag) and time.monotonic() < until:
+        time.sleep(0.05)
+    return marked(tag)
+
+
+def test_hanging_dataset_is_stopped_at_the_budget_with_every_worker(prefix: Path) -> None:
+    tag = uuid.uuid4().hex
+    began = time.monotonic()
+    process = start(
+        tag, str(prefix), "--budget", "6", "--workers", "0,2", "--dataset", f"{PLANTED}:HangsAtFive"
+    )
+    _out, err = process.communicate(timeout=60)
+    elapsed = time.monotonic() - began
+    assert process.returncode == 3, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "the dataset did not return sample 5 within" in lines[0], err
+    assert "Traceback" not in err
+    assert elapsed <= 6 + 3, elapsed
+    assert settle(tag) == []
+
+
+def test_ctrl_c_kills_the_whole_group(prefix: Path) -> None:
+    tag = uuid.uuid4().hex
+    process = start(
+        tag, str(prefix), "--budget", "60", "--workers", "0,2", "--dataset", f"{PLANTED}:HangsInWorkers"
+    )
+    until = time.monotonic() + 40
+    while len(marked(tag)) < 4 and time.monotonic() < until:  # envguard, the module and its two workers
+        time.sleep(0.1)
+    assert len(marked(tag)) >= 4, "the workers never started"
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=20)
+    assert process.returncode == 130, err
+    assert settle(tag) == []
+
+
+def test_many_workers_leave_no_orphans(prefix: Path) -> None:
+    tag = uuid.uuid4().hex
+    process = start(
+        tag,
+        str(prefix),
+        "--budget",
+        "6",
+        "--workers",
+        "0,8",
+        "--batch-size",
+        "4",
+        "--io-ms",
+        "1",
+        "--cpu-ms",
+        "1",
+        "--json",
+    )
+    began = time.monotonic()
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode in (0, 1), err
+    assert time.monotonic() - began <= 6 + 3  # the budget is a promise, also when nothing hangs
+    assert settle(tag, 1.0) == []
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--budget", "inf"),
+        ("--budget", "nan"),
+        ("--io-ms", "nan"),
+        ("--cpu-ms", "inf"),
+        ("--seed", "1e23"),
+        ("--seed", str(2**70)),
+        ("--seed", "-1"),
+    ],
+)
+def test_bad_numbers_exit_2_with_one_line(prefix: Path, option: str, value: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "envguard", "smoke", str(prefix), option, value],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and option in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_slow_dataset_is_stopped_at_the_budget_with_the_results_so_far(prefix: Path) -> None:
+    tag = uuid.uuid4().hex
+    began = time.monotonic()
+    process = start(
+        tag, str(prefix), "--budget", "5", "--workers", "0,2", "--dataset", f"{PLANTED}:Sluggish", "--json"
+    )
+    out, err = process.communicate(timeout=60)
+    assert time.monotonic() - began <= 5 + 3
+    assert process.returncode in (0, 1), err
+    import json
+
+    stopped = [f for f in json.loads(out)["findings"] if f["check"] == "finished within --budget"]
+    assert stopped and stopped[0]["status"] == "WARN" and "stopped at the budget" in stopped[0]["evidence"]
+    assert settle(tag) == []
