@@ -77,8 +77,8 @@ def test_compute_heavy_step_with_fast_loader_is_not_input_bound(watch: Watch) ->
 
 
 def test_leaking_workers_memory_growth_is_reported(watch: Watch) -> None:
-    """Each sample leaves 1 MiB behind in its worker (well above the threshold, even when a loaded machine samples late): the report names the growth and the copy-on-read
-    fix."""
+    """Each sample leaves 1 MiB behind in its worker (well above the threshold, even when a loaded machine
+    samples late): the report names the growth and the copy-on-read fix."""
     watched = watch(
         "--workers", "1", "--batches", "60", "--leak-kb", "1024", "--sleep-ms", "2", interval=0.25
     )
