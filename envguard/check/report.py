@@ -42,6 +42,25 @@ class Difference:
     category: str
     severity: Severity
     message: str
+    # the structured form (JSON `findings`): which item, which field, the target's value and the live one
+    name: str | None = None
+    field: str | None = None
+    expected: str | None = None
+    actual: str | None = None
+    kind: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{category, name, field, expected, actual, kind, message, severity}`."""
+        return {
+            "category": self.category,
+            "name": self.name,
+            "field": self.field,
+            "expected": self.expected,
+            "actual": self.actual,
+            "kind": self.kind,
+            "message": self.message,
+            "severity": self.severity,
+        }
 
 
 @dataclass(frozen=True)
@@ -83,8 +102,7 @@ class CheckReport:
             "clean": self.clean,
             "verdict": self.verdict(),
             "findings": {
-                category: [{"severity": f.severity, "message": f.message} for f in items]
-                for category, items in self.grouped().items()
+                category: [f.to_dict() for f in items] for category, items in self.grouped().items()
             },
             "notes": list(self.notes),
         }
@@ -134,6 +152,11 @@ def virtual_findings(live: Environment, target: Environment, word: str) -> tuple
                     "virtual",
                     "note",
                     f"{word} was made for {wanted.name} {wanted.version}; this machine has {here}",
+                    wanted.name,
+                    "version",
+                    wanted.version,
+                    mine,
+                    "changed" if mine else "only-a",
                 )
             )
     return tuple(notes)
@@ -151,7 +174,17 @@ def finding(change: Change, word: str) -> Difference:
     severity: Severity = "note" if change.informational or change.category in _NOTE_CATEGORIES else "drift"
     if change.category == "cuda" and change.name == "driver":
         severity = "note"
-    return Difference(change.category, severity, _message(change, word))
+    data = change.structured()
+    return Difference(
+        change.category,
+        severity,
+        _message(change, word),
+        change.name,
+        data["field"],
+        data["expected"],
+        data["actual"],
+        change.kind,
+    )
 
 
 _SCALAR = frozenset({"platform", "python", "cuda", "fingerprints"})

@@ -190,7 +190,13 @@ def file_findings(prefix: Path) -> tuple[list[Difference], list[str]]:
 
     result = verify_files(prefix)
     findings = [
-        Difference("files", "drift", f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
+        Difference(
+            "files",
+            "drift",
+            f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}",
+            p.path,
+            kind=p.problem,
+        )
         for p in result.problems
     ]
     notes = (

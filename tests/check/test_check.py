@@ -140,6 +140,24 @@ def test_drift_is_caught(
     assert code == 1 and data["schema_version"] == 1 and data["clean"] is False
 
 
+def test_json_findings_are_structured(
+    locked: tuple[Path, Path], make_prefix: MakePrefix, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI bot reads name, field, the lock's value and the installed one without parsing a sentence."""
+    prefix, lock = locked
+    make_prefix([*BASE[:1], "numpy=2.0", *BASE[2:]], cuda="12.4")
+    _pip_uninstall(prefix, "tinyproj")
+    code, text = check_out(prefix, lock, capsys, "--json")
+    findings = json.loads(text)["findings"]
+    [numpy] = [f for f in findings["conda"] if f["name"] == "numpy"]
+    assert code == 1 and (numpy["category"], numpy["kind"], numpy["field"]) == ("conda", "changed", "version")
+    assert (numpy["expected"], numpy["actual"]) == ("1.26.4", "2.0.1")
+    assert numpy["severity"] == "drift" and numpy["message"].startswith("numpy: 1.26.4 ")  # kept a release
+    [tiny] = findings["pip"]
+    assert (tiny["name"], tiny["kind"], tiny["field"]) == ("tinyproj", "only-a", None)
+    assert (tiny["expected"], tiny["actual"]) == ("1.0.0", None)
+
+
 def test_no_false_alarm_on_identical_rebuild_at_another_path(
     locked: tuple[Path, Path],
     make_prefix: MakePrefix,
