@@ -19,6 +19,9 @@ def human(report: CheckReport, *, cached: bool = False) -> str:
         lines.append("Notes")
         lines.extend(f"  {note}" for note in report.notes)
     lines.append(report.verdict() + (" (unchanged since the last full check)" if cached else ""))
+    if report.fixes and not report.clean:
+        lines.append("How to fix:")
+        lines.extend(f"  {command}" for command in report.fixes)
     return "\n".join(lines) + "\n"
 
 
@@ -34,6 +37,8 @@ def markdown(report: CheckReport) -> str:
         lines.append("#### Notes")
         lines.extend(f"- {_md(note)}" for note in report.notes)
         lines.append("")
+    if report.fixes and not report.clean:
+        lines += ["#### How to fix", "", "```bash", *report.fixes, "```", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -71,6 +71,7 @@ class CheckReport:
     live: str
     findings: tuple[Difference, ...] = ()
     notes: tuple[str, ...] = ()
+    fixes: tuple[str, ...] = ()  # the commands that get back to the target (envguard.check.fixes)
 
     @property
     def clean(self) -> bool:
@@ -105,11 +106,19 @@ class CheckReport:
                 category: [f.to_dict() for f in items] for category, items in self.grouped().items()
             },
             "notes": list(self.notes),
+            "fix": [] if self.clean else list(self.fixes),
         }
 
-    def merged(self, findings: Iterable[Difference], notes: Iterable[str] = ()) -> CheckReport:
-        """This report plus more findings (files, lock freshness)."""
-        return dataclasses.replace(self, findings=(*self.findings, *findings), notes=(*self.notes, *notes))
+    def merged(
+        self, findings: Iterable[Difference], notes: Iterable[str] = (), fixes: Iterable[str] = ()
+    ) -> CheckReport:
+        """This report plus more findings (files, lock freshness) and the commands that fix them."""
+        return dataclasses.replace(
+            self,
+            findings=(*self.findings, *findings),
+            notes=(*self.notes, *notes),
+            fixes=tuple(dict.fromkeys((*self.fixes, *fixes))),
+        )
 
 
 def check_environment(live: Environment, target: Environment, *, rng: bool = False) -> CheckReport:
@@ -120,8 +129,11 @@ def check_environment(live: Environment, target: Environment, *, rng: bool = Fal
             f"{target.source or target.kind}: --rng needs recorded fingerprints, but it has none for "
             f"{target.platform or 'this platform'}; re-create it with `envguard lock` (without --no-probe)"
         )
+    from envguard.check.fixes import fix_commands
+
     word = _TARGET_WORD.get(target.kind, "the target")
     virtual = virtual_findings(live, target, word)
+    original_live, original_target = live, target
     # virtual packages describe the machine, not the environment: judged above, not compared item by item
     live = dataclasses.replace(live, virtual_packages=(), fingerprints=live.fingerprints if rng else None)
     target = dataclasses.replace(
@@ -129,8 +141,9 @@ def check_environment(live: Environment, target: Environment, *, rng: bool = Fal
     )
     diff = diff_environments(target, live, engine="fast")
     findings = (*(finding(change, word) for change in diff.changes), *virtual)
+    fixes = fix_commands(original_live, original_target, diff.changes)
     return CheckReport(
-        target.source or target.kind, live.source or live.prefix or live.kind, findings, diff.notes
+        target.source or target.kind, live.source or live.prefix or live.kind, findings, diff.notes, fixes
     )
 
 

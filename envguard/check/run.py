@@ -155,10 +155,13 @@ def read_target(path: Path, platform: str | None) -> Environment:
     return env
 
 
-def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str]]:
-    """Staleness findings of a conda-lock.yml against its environment.yml, without solving."""
-    findings, notes, _path = _freshness(lock, envfile)
-    return findings, notes
+def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], list[str]]:
+    """Staleness findings of a conda-lock.yml against its environment.yml (without solving), notes, and the
+    command that re-locks."""
+    from envguard.check.fixes import relock_command
+
+    findings, notes, path = _freshness(lock, envfile)
+    return findings, notes, [relock_command(str(path), str(lock))] if findings else []
 
 
 def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path]:
@@ -180,11 +183,14 @@ def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
     from envguard.check.discovery import find_lock
 
     path = lock or find_lock()
+    from envguard.check.fixes import relock_command
+
     findings, notes, shown = _freshness(path, envfile)
-    return CheckReport(str(path), str(shown), tuple(findings), tuple(notes))
+    fixes = (relock_command(str(shown), str(path)),) if findings else ()
+    return CheckReport(str(path), str(shown), tuple(findings), tuple(notes), fixes)
 
 
-def file_findings(prefix: Path) -> tuple[list[Difference], list[str]]:
+def file_findings(prefix: Path) -> tuple[list[Difference], list[str], list[str]]:
     """Altered and missing files (envguard.prefix.integrity) as findings."""
     from envguard.prefix.integrity import verify_files
 
@@ -204,7 +210,10 @@ def file_findings(prefix: Path) -> tuple[list[Difference], list[str]]:
         if result.unverified
         else []
     )
-    return findings, notes
+    from envguard.check.fixes import reinstall_command
+
+    packages = [p.package for p in result.problems]
+    return findings, notes, [reinstall_command(str(prefix), packages)] if packages else []
 
 
 def _detail(detail: str) -> str:

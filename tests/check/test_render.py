@@ -23,6 +23,9 @@ def test_human_groups_by_category_and_ends_with_the_verdict() -> None:
     lines = human(REPORT).splitlines()
     assert lines[0] == "Conda packages" and lines[1].startswith("  [drift] numpy")
     assert "Notes" in lines and lines[-1] == "DRIFT: 1 difference(s) between /envs/x and conda-lock.yml"
+    fixed = CheckReport(REPORT.target, REPORT.live, REPORT.findings, fixes=("conda install -p /envs/x x",))
+    assert human(fixed).splitlines()[-2:] == ["How to fix:", "  conda install -p /envs/x x"]
+    assert "```bash\nconda install -p /envs/x x\n```" in markdown(fixed)
     clean = CheckReport("conda-lock.yml", "/envs/x")
     assert (
         human(clean, cached=True)
