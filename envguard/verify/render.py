@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 from envguard.output import md_escape
@@ -23,7 +24,26 @@ def to_dict(result: VerifyResult) -> dict[str, Any]:
         "check": result.check.to_dict() if result.check is not None else None,
         "smoke": result.smoke,
         "warnings": list(result.warnings),
+        "fix": fix_lines(result),
     }
+
+
+def fix_lines(result: VerifyResult) -> list[str]:
+    """What to run when verify failed, built from the failed stage: re-lock when the archives or the rebuilt
+    environment no longer match the lock, then verify again."""
+    import shlex
+
+    failed = next((s.name for s in result.stages if s.status == "failed"), None)
+    if failed not in ("hashes", "check"):
+        return []  # fetch/install failures are operational (exit 3, their own message); smoke has its fixes
+    lock = Path(result.lock)
+    envyml = lock.parent / "environment.yml"
+    source = f"-f {shlex.quote(str(envyml))}" if envyml.is_file() else "-f environment.yml"
+    why = "if the new archives are intended" if failed == "hashes" else "the lock does not rebuild as written"
+    return [
+        f"envguard lock {source} -o {shlex.quote(result.lock)}   # {why}",
+        f"envguard verify --lock {shlex.quote(result.lock)}",
+    ]
 
 
 def _stage(stage: Stage) -> dict[str, Any]:
@@ -78,6 +98,11 @@ def render(result: VerifyResult) -> str:
     if result.prefix:
         console.print(f"Rebuilt environment kept at {result.prefix}")
     console.print(f"[bold]{result.verdict()}[/bold]")
+    fixes = fix_lines(result)
+    if fixes:
+        console.print("How to fix:")
+        for line in fixes:
+            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
     return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
 
 
@@ -122,4 +147,7 @@ def markdown(result: VerifyResult) -> str:
     if findings:
         lines += ["", "**Drift**", "", "```", *findings, "```"]
     lines += ["", f"**{result.verdict()}**"]
+    fixes = fix_lines(result)
+    if fixes:
+        lines += ["", "**How to fix**", "", "```bash", *fixes, "```"]
     return "\n".join(lines) + "\n"

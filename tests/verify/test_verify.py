@@ -81,6 +81,10 @@ def test_tampered_lock_hash_fails_naming_the_package(
     assert data["mismatches"][0]["expected"] == "ab" * 32
     assert [s["status"] for s in data["stages"]] == ["failed", "skipped", "skipped"]
     assert "numpy 1.26.4 py311h64a7726_0" in str(data["verdict"])
+    assert data["fix"] == [
+        f"envguard lock -f {tmp_path / 'environment.yml'} -o {lock}   # if the new archives are intended",
+        f"envguard verify --lock {lock}",
+    ]
     assert envguard("verify", "--lock", str(lock), "--markdown") == 1
     markdown = capsys.readouterr().out
     assert "| `numpy 1.26.4 py311h64a7726_0` |" in markdown and markdown.startswith("### ❌ envguard verify")
@@ -101,6 +105,12 @@ def test_tampered_channel_archive_fails_naming_the_package(
     out = capsys.readouterr().out
     assert code == 1
     assert "FAIL (hashes): archive hash does not match the lock: six 1.16.0 pyh6c4a22f_0" in out
+    relock = f"  envguard lock -f {lock.parent / 'environment.yml'} -o {lock}"
+    assert out.splitlines()[-3:] == [
+        "How to fix:",
+        f"{relock}   # if the new archives are intended",
+        f"  envguard verify --lock {lock}",
+    ], out
 
 
 def test_version_edited_in_lock_is_drift(
@@ -114,6 +124,7 @@ def test_version_edited_in_lock_is_drift(
     assert code == 1
     assert [(s["name"], s["status"]) for s in data["stages"]][-1] == ("check", "failed")
     assert "six" in str(data["verdict"])
+    assert str(data["fix"][0]).endswith("# the lock does not rebuild as written")  # type: ignore[index]
 
 
 def test_offline_from_pkgs_dir_with_private_urls(
