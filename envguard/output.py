@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -57,6 +58,45 @@ def human_bytes(value: float | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} TiB"
+
+
+# --- the terminal
+# ---------------------------------------------------------------------------------------------
+
+NARROW = 100  # below this many columns tables drop or merge their secondary columns
+PIPE_WIDTH = 120  # a pipe or a file: wide enough for one package per line, narrow enough to read in a CI log
+
+
+def terminal_width() -> int:
+    """The columns human views are rendered for: COLUMNS when set (as rich and click honour it), else the
+    terminal's (stdout, then stderr), else PIPE_WIDTH for a pipe or a file."""
+    value = os.environ.get("COLUMNS", "").strip()
+    if value.isdigit() and int(value) >= 20:
+        return int(value)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream.isatty():
+                return max(20, os.get_terminal_size(stream.fileno()).columns)
+        except (AttributeError, OSError, ValueError):
+            continue
+    return PIPE_WIDTH
+
+
+def text_console(width: int | None = None) -> Any:
+    """A rich Console that renders into a string (`console.file.getvalue()`) at the terminal's width, without
+    colour codes (the text may go to -o FILE or a CI log; NO_COLOR is honoured by never colouring)."""
+    import io
+
+    from rich.console import Console
+
+    return Console(
+        file=io.StringIO(),
+        width=width or terminal_width(),
+        highlight=False,
+        soft_wrap=False,
+        color_system=None,
+        emoji=False,
+    )
 
 
 # --- the one presenter

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +68,11 @@ def _mismatch(m: Mismatch) -> dict[str, Any]:
 
 def render(result: VerifyResult) -> str:
     """Human view: the stages, any hash mismatches, the check's drift by category, the verdict."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=io.StringIO(), width=120, highlight=False, soft_wrap=False)
+    from envguard.output import text_console
+
+    console = text_console()
     console.print(f"[bold]envguard verify[/bold] {result.lock} ({result.platform})")
     stages = Table(show_edge=False, pad_edge=False)
     for column in ("Stage", "Result", "Time", "Detail"):
@@ -103,7 +103,7 @@ def render(result: VerifyResult) -> str:
         console.print("How to fix:")
         for line in fixes:
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
-    return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+    return console.file.getvalue()  # type: ignore[no-any-return]
 
 
 def _findings(result: VerifyResult) -> list[str]:
