@@ -32,6 +32,7 @@ class CheckOptions:
     style: str = "human"
     no_cache: bool = False
     cache_checked: bool = False  # the launcher already found no cached answer
+    show_all: bool = False  # list every finding of a long category
 
 
 def main(options: CheckOptions) -> int:
@@ -41,7 +42,7 @@ def main(options: CheckOptions) -> int:
         if o.source or o.rng or o.files:
             raise UsageError("--lock-fresh checks files only; drop SOURCE, --rng and --files")
         report = lock_fresh_report(Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None)
-        sys.stdout.write(render_all(report)[o.style])
+        sys.stdout.write(render_all(report, show_all=o.show_all)[o.style])
         return EXIT_OK if report.clean else EXIT_DRIFT
     lock = Path(o.lock) if o.lock else None
     if lock is None and o.envfile is None:
@@ -59,7 +60,7 @@ def main(options: CheckOptions) -> int:
         return EXIT_OK
     envfile = Path(o.envfile) if o.envfile else None
     outcome = run_check(source, lock, envfile, platform=o.platform, rng=o.rng, files=o.files)
-    sys.stdout.write(render_all(outcome.report)[o.style])
+    sys.stdout.write(render_all(outcome.report, show_all=o.show_all)[o.style])
     if cacheable and outcome.fingerprint is not None:
         from envguard.check.fast import remember
 
@@ -220,12 +221,12 @@ def _detail(detail: str) -> str:
     return f" ({detail})" if detail else ""
 
 
-def render_all(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
+def render_all(report: CheckReport, *, cached: bool = False, show_all: bool = False) -> dict[str, str]:
     """Every output style at once (the fast-path cache stores them all)."""
     from envguard.check import render
 
     return {
-        "human": render.human(report, cached=cached),
+        "human": render.human(report, cached=cached, show_all=show_all),
         "json": render.as_json(report),
         "markdown": render.markdown(report),
     }

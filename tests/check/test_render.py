@@ -45,3 +45,27 @@ def test_json_has_the_shared_layout_and_schema_version() -> None:
     virtual = data["findings"]["virtual"][0]
     assert (virtual["severity"], virtual["message"]) == ("note", REPORT.findings[1].message)  # kept a release
     assert set(virtual) >= {"category", "name", "field", "expected", "actual", "kind", "message"}
+
+
+def test_a_long_category_is_summarised_in_one_line_unless_all() -> None:
+    """A venv checked against a conda lock: 112 pip packages the lock lacks read as one line, not 112."""
+    extra = tuple(
+        Difference(
+            "pip",
+            "drift",
+            f"pkg{i:03d} (pip) 1.0: installed, not in the lock",
+            f"pkg{i:03d}",
+            None,
+            None,
+            "1.0",
+            "only-b",
+        )
+        for i in range(112)
+    )
+    report = CheckReport("conda-lock.yml", "/envs/venv", extra)
+    lines = human(report).splitlines()
+    assert len(lines) == 1 + 10 + 1 + 1  # title, first 10, the summary, the verdict
+    assert lines[11] == (
+        "  ... 112 pip packages (112 installed, not in the target); first 10 shown, --all for the rest"
+    )
+    assert len(human(report, show_all=True).splitlines()) == 1 + 112 + 1
