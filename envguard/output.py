@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -145,3 +146,36 @@ def md_escape(text: str | None, empty: str = "") -> str:
         .replace("_", "\\_")
         .replace("\n", " ")
     )
+
+
+@contextlib.contextmanager
+def report_on_error(command: str, style: Style, output: str | None) -> Iterator[None]:
+    """Write the -o FILE report on every exit path: when the command fails, the file holds the error (so a CI
+    step that publishes it with `if: always()` shows why instead of failing on a missing file); the error
+    itself still reaches the boundary."""
+    from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EnvguardError
+
+    try:
+        yield
+    except EnvguardError as exc:
+        _error_report(command, str(exc), exc.exit_code, style, output)
+        raise
+    except KeyboardInterrupt:
+        _error_report(command, "interrupted", EXIT_INTERRUPTED, style, output)
+        raise
+    except Exception as exc:
+        _error_report(command, f"internal error ({type(exc).__name__})", EXIT_BUG, style, output)
+        raise
+
+
+def _error_report(command: str, message: str, code: int, style: Style, output: str | None) -> None:
+    if not output or output == "-":
+        return
+    if style == "json":
+        text = dumps(document({"command": command, "passed": False, "exit_code": code, "error": message}))
+    elif style == "markdown":
+        text = f"### ❌ envguard {command}: error (exit {code})\n\n```\nenvguard: error: {message}\n```\n"
+    else:
+        text = f"envguard {command}: error (exit {code}): {message}\n"
+    with contextlib.suppress(OSError):  # the file cannot be written either: the original error stands
+        write_text(Path(output), text)

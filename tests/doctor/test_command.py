@@ -115,3 +115,10 @@ def test_doctor_fits_the_terminal(
     assert max(len(line) for line in lines) <= columns and not any("…" in line for line in lines)
     header = next(line for line in lines if "Status" in line)
     assert ("Check: evidence" in header) is (columns < 100)  # narrow: the check heads its evidence
+
+
+def test_doctor_writes_its_report_file_on_bad_input(tmp_path: Path) -> None:
+    report = tmp_path / "doctor.md"
+    assert envguard("doctor", str(tmp_path / "no-such-env"), "--markdown", "-o", str(report)) == 2
+    assert report.read_text().startswith("### ❌ envguard doctor: error (exit 2)")
+    assert "no-such-env" in report.read_text()

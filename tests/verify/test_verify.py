@@ -276,3 +276,27 @@ def test_other_platform_of_a_multi_platform_lock(
         "seconds": 0.0,
         "detail": "osx-arm64 environments cannot run on this machine",
     }
+
+
+@pytest.mark.parametrize(
+    ("style", "start"), [("--markdown", "### ❌ envguard verify: error (exit 2)"), ("--json", "{")]
+)
+def test_the_report_file_is_written_on_failure_too(tmp_path: Path, style: str, start: str) -> None:
+    """CI publishes the report with `if: always()`: a bad lock still leaves a file that says why."""
+    report = tmp_path / "report.out"
+    assert envguard("verify", "--lock", str(tmp_path / "nope.yml"), style, "-o", str(report)) == 2
+    text = report.read_text()
+    assert text.startswith(start) and "nope.yml" in text
+    if style == "--json":
+        data = json.loads(text)
+        assert (data["passed"], data["exit_code"], data["schema_version"]) == (False, 2, 1)
+
+
+def test_pkgs_dir_is_never_made_up_from_a_typo(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = make_lock(tmp_path, channels["forge"])
+    typo = tmp_path / "no-such-folder" / "pkgs"
+    capsys.readouterr()
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(typo)) == 2
+    assert "neither it nor its parent" in capsys.readouterr().err and not typo.parent.exists()
