@@ -22,6 +22,8 @@ SCRIPT = str(Path(sys.executable).parent / "envguard")
         (["export", "--format", "nope"], "nope", "envguard export --help"),
         (["lock", "--platform"], "--platform", "envguard lock --help"),
         (["smoke", "--num-workers", "-1"], "-1", "envguard smoke --help"),
+        (["export", "--pinned", "--full"], "--pinned and --full are alternatives", "envguard export --help"),
+        (["export", "--full", "--from-history"], "--full and --from-history", "envguard export --help"),
     ],
 )
 def test_usage_error_is_one_line(args: list[str], names: str, hint: str, tmp_path: Path) -> None:
