@@ -100,6 +100,37 @@ def text_console(width: int | None = None) -> Any:
     )
 
 
+def progress_wanted(style: str = "human") -> bool:
+    """Progress bars only for a person: stderr is a terminal and the output is not JSON."""
+    try:
+        return style != "json" and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, total: int, shown: bool) -> Iterator[Callable[..., None]]:
+    """A rich progress bar on stderr while the block runs; yields `advance(*_)` (thread-safe). When not
+    `shown`, advancing does nothing and nothing is printed."""
+    if not shown or total <= 0:
+        yield lambda *_: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task(label, total=total)
+    with bar:
+        yield lambda *_: bar.advance(task)
+
+
 # --- the one presenter
 # ----------------------------------------------------------------------------------------
 

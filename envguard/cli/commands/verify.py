@@ -52,13 +52,19 @@ def command(
 
     Exit 0 pass, 1 verification failed (hash mismatch, drift, smoke), 2 bad input, 3 operational failure.
     """
-    from envguard.output import report_on_error
+    from envguard.output import progress_wanted, report_on_error
     from envguard.verify import render
     from envguard.verify import run as verify
 
     with report_on_error("verify", style, output):
         options = verify.VerifyOptions(
-            Path(lockfile), platform, smoke, keep, _pkgs_dir(pkgs_dir), smoke_budget=smoke_budget
+            Path(lockfile),
+            platform,
+            smoke,
+            keep,
+            _pkgs_dir(pkgs_dir),
+            smoke_budget=smoke_budget,
+            progress=progress_wanted(style),
         )
         result = verify.verify(options)
     for message in result.warnings:
