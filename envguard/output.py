@@ -131,6 +131,18 @@ def progress_bar(label: str, total: int, shown: bool) -> Iterator[Callable[..., 
         yield lambda *_: bar.advance(task)
 
 
+@contextlib.contextmanager
+def waiting(label: str, shown: bool) -> Iterator[None]:
+    """A spinner with `label` on stderr while the block runs (a solve, the probe), when `shown`."""
+    if not shown:
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(label):
+        yield
+
+
 # --- the one presenter
 # ----------------------------------------------------------------------------------------
 

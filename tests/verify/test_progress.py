@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import os
-import pty
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import envguard
+from tests.helpers import envguard, stderr_on_a_terminal
 
 SCRIPT = str(Path(sys.executable).parent / "envguard")
 
@@ -24,39 +21,12 @@ def _lock(folder: Path, channel: Path) -> Path:
     return folder / "conda-lock.yml"
 
 
-def _stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
-    leader, follower = pty.openpty()
-    chunks: list[bytes] = []
-
-    def read() -> None:
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "TERM")}
-    env["TERM"] = "xterm"
-    done = subprocess.run(
-        [SCRIPT, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=follower, env=env, timeout=300, check=False
-    )
-    os.close(follower)
-    reader.join(timeout=10)
-    os.close(leader)
-    return done.returncode, b"".join(chunks).decode("utf-8", "replace")
-
-
 @pytest.mark.parametrize("extra", [[], ["--json"]])
 def test_progress_on_a_terminal_only(
     extra: list[str], channels: dict[str, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     lock = _lock(tmp_path, channels["forge"])
-    code, err = _stderr_on_a_terminal(
+    code, err = stderr_on_a_terminal(
         ["verify", "--lock", str(lock), "--pkgs-dir", str(tmp_path / "pkgs"), *extra], tmp_path
     )
     assert code == 0, err
