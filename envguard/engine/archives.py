@@ -114,7 +114,33 @@ def _one(package: Package, pkgs_dir: Path | None) -> Archive:
         raise OperationalError(
             f"{package.describe()}: cannot read {path} ({exc.strerror}); check permissions"
         ) from exc
+    if actual == expected and pkgs_dir is not None and path.parent != pkgs_dir:
+        keep(path, pkgs_dir)  # a file:// channel: the cache alone serves an offline rerun
     return Archive(package, path, algorithm, expected, actual)
+
+
+def keep(path: Path, pkgs_dir: Path) -> None:
+    """Put a verified archive from a local channel into the package cache (a hard link where the file system
+    allows, else a copy; temp file then rename). Best effort: a cache that cannot take it changes nothing."""
+    import shutil
+
+    target = pkgs_dir / path.name
+    if target.exists():
+        return
+    with contextlib.suppress(OSError):
+        pkgs_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=pkgs_dir)
+        os.close(fd)
+        try:
+            os.unlink(tmp)
+            try:
+                os.link(path, tmp)
+            except OSError:
+                shutil.copyfile(path, tmp)
+            os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 def locate(package: Package, pkgs_dir: Path | None) -> Path | None:

@@ -300,3 +300,17 @@ def test_pkgs_dir_is_never_made_up_from_a_typo(
     capsys.readouterr()
     assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(typo)) == 2
     assert "neither it nor its parent" in capsys.readouterr().err and not typo.parent.exists()
+
+
+def test_a_file_channel_verify_can_rerun_offline_from_its_cache(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The archives verify proved stay in --pkgs-dir: a rerun needs neither the channel nor a network."""
+    forge = tmp_path / "channel" / "forge"
+    shutil.copytree(channels["forge"], forge)
+    lock = make_lock(tmp_path / "project", forge)
+    pkgs = tmp_path / "pkgs"
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(pkgs)) == 0
+    shutil.rmtree(forge)  # the local channel is gone
+    capsys.readouterr()
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(pkgs)) == 0, capsys.readouterr()
