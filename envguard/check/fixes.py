@@ -20,6 +20,7 @@ _LOCKS = frozenset({"conda-lock", "explicit", "pixi-lock"})
 def fix_commands(live: Environment, target: Environment, changes: Iterable[Change]) -> tuple[str, ...]:
     """The commands that make LIVE match TARGET again, or () when nothing a command can fix drifted."""
     drift = [c for c in changes if not c.informational and c.category not in ("virtual", "both-managers")]
+    drift = [c for c in drift if (c.category, c.name) != ("cuda", "driver")]  # the machine's, not the env's
     if not drift or not live.prefix:
         return ()
     prefix = shlex.quote(live.prefix)
