@@ -52,21 +52,32 @@ def categories(findings: Sequence[Finding]) -> list[str]:
     return seen
 
 
-def table(findings: Sequence[Finding], title: str) -> Any:
-    """One rich table: status, check, evidence, what to do; grouped by category with section rows."""
+def table(findings: Sequence[Finding], title: str, width: int | None = None) -> Any:
+    """One rich table: status, check, evidence, what to do; grouped by category with section rows. Below
+    NARROW columns (`width`, default the terminal's) the check heads its evidence instead of taking a column
+    of its own, so no header or word is cut short."""
+    from rich.markup import escape
     from rich.table import Table
 
+    from envguard.output import NARROW, terminal_width
+
+    narrow = (width or terminal_width()) < NARROW
     out = Table(title=title, title_justify="left", show_lines=False)
     out.add_column("Status", no_wrap=True)
-    out.add_column("Check", overflow="fold", ratio=2)
-    out.add_column("Evidence", overflow="fold", ratio=4)
+    if not narrow:
+        out.add_column("Check", overflow="fold", ratio=2)
+    out.add_column("Check: evidence" if narrow else "Evidence", overflow="fold", ratio=4)
     out.add_column("What to do", overflow="fold", ratio=4)
     for category in categories(findings):
         out.add_section()
-        out.add_row("", f"[bold]{category}[/bold]", "", "")
+        out.add_row("", f"[bold]{escape(category)}[/bold]", *([""] * (1 if narrow else 2)))
         for finding in (f for f in findings if f.category == category):
             status = f"[{STYLE[finding.status]}]{finding.status}[/{STYLE[finding.status]}]"
-            out.add_row(status, finding.check, finding.evidence, finding.fix or "nothing to do")
+            fix = escape(finding.fix or "nothing to do")
+            if narrow:
+                out.add_row(status, f"{escape(finding.check)}: {escape(finding.evidence)}", fix)
+            else:
+                out.add_row(status, escape(finding.check), escape(finding.evidence), fix)
     return out
 
 

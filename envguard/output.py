@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,6 +58,88 @@ def human_bytes(value: float | None) -> str:
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1024
     return f"{size:.1f} TiB"
+
+
+# --- the terminal
+# ---------------------------------------------------------------------------------------------
+
+NARROW = 100  # below this many columns tables drop or merge their secondary columns
+PIPE_WIDTH = 120  # a pipe or a file: wide enough for one package per line, narrow enough to read in a CI log
+
+
+def terminal_width() -> int:
+    """The columns human views are rendered for: COLUMNS when set (as rich and click honour it), else the
+    terminal's (stdout, then stderr), else PIPE_WIDTH for a pipe or a file."""
+    value = os.environ.get("COLUMNS", "").strip()
+    if value.isdigit() and int(value) >= 20:
+        return int(value)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream.isatty():
+                return max(20, os.get_terminal_size(stream.fileno()).columns)
+        except (AttributeError, OSError, ValueError):
+            continue
+    return PIPE_WIDTH
+
+
+def text_console(width: int | None = None) -> Any:
+    """A rich Console that renders into a string (`console.file.getvalue()`) at the terminal's width, without
+    colour codes (the text may go to -o FILE or a CI log; NO_COLOR is honoured by never colouring)."""
+    import io
+
+    from rich.console import Console
+
+    return Console(
+        file=io.StringIO(),
+        width=width or terminal_width(),
+        highlight=False,
+        soft_wrap=False,
+        color_system=None,
+        emoji=False,
+    )
+
+
+def progress_wanted(style: str = "human") -> bool:
+    """Progress bars only for a person: stderr is a terminal and the output is not JSON."""
+    try:
+        return style != "json" and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, total: int, shown: bool) -> Iterator[Callable[..., None]]:
+    """A rich progress bar on stderr while the block runs; yields `advance(*_)` (thread-safe). When not
+    `shown`, advancing does nothing and nothing is printed."""
+    if not shown or total <= 0:
+        yield lambda *_: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task(label, total=total)
+    with bar:
+        yield lambda *_: bar.advance(task)
+
+
+@contextlib.contextmanager
+def waiting(label: str, shown: bool) -> Iterator[None]:
+    """A spinner with `label` on stderr while the block runs (a solve, the probe), when `shown`."""
+    if not shown:
+        yield
+        return
+    from rich.console import Console
+
+    with Console(stderr=True).status(label):
+        yield
 
 
 # --- the one presenter
@@ -110,3 +194,36 @@ def md_escape(text: str | None, empty: str = "") -> str:
         .replace("_", "\\_")
         .replace("\n", " ")
     )
+
+
+@contextlib.contextmanager
+def report_on_error(command: str, style: Style, output: str | None) -> Iterator[None]:
+    """Write the -o FILE report on every exit path: when the command fails, the file holds the error (so a CI
+    step that publishes it with `if: always()` shows why instead of failing on a missing file); the error
+    itself still reaches the boundary."""
+    from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EnvguardError
+
+    try:
+        yield
+    except EnvguardError as exc:
+        _error_report(command, str(exc), exc.exit_code, style, output)
+        raise
+    except KeyboardInterrupt:
+        _error_report(command, "interrupted", EXIT_INTERRUPTED, style, output)
+        raise
+    except Exception as exc:
+        _error_report(command, f"internal error ({type(exc).__name__})", EXIT_BUG, style, output)
+        raise
+
+
+def _error_report(command: str, message: str, code: int, style: Style, output: str | None) -> None:
+    if not output or output == "-":
+        return
+    if style == "json":
+        text = dumps(document({"command": command, "passed": False, "exit_code": code, "error": message}))
+    elif style == "markdown":
+        text = f"### ❌ envguard {command}: error (exit {code})\n\n```\nenvguard: error: {message}\n```\n"
+    else:
+        text = f"envguard {command}: error (exit {code}): {message}\n"
+    with contextlib.suppress(OSError):  # the file cannot be written either: the original error stands
+        write_text(Path(output), text)

@@ -102,3 +102,35 @@ def check_out(prefix: Path, lock: Path, capsys: Any, *extra: str) -> tuple[int, 
     capsys.readouterr()
     code = envguard("check", str(prefix), "--lock", str(lock), *extra)
     return code, capsys.readouterr().out
+
+
+def stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
+    """The `envguard` console script with stderr on a real pseudo-terminal: (exit code, what it showed)."""
+    import pty
+    import threading
+
+    script = str(Path(sys.executable).parent / "envguard")
+    leader, follower = pty.openpty()
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "TERM")}
+    env["TERM"] = "xterm"
+    done = subprocess.run(
+        [script, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=follower, env=env, timeout=300, check=False
+    )
+    os.close(follower)
+    reader.join(timeout=10)
+    os.close(leader)
+    return done.returncode, b"".join(chunks).decode("utf-8", "replace")

@@ -38,13 +38,21 @@ def staleness(
             if change.kind == "unjudged":
                 notes.append(f"{platform}: pip line {change.name!r} cannot be checked against a lock")
             elif change.b == "not installed":
-                findings.append(Difference("lock", "drift", f"{platform}: {change.a} is not in the lock"))
+                message = f"{platform}: {change.a} is not in the lock"
+                findings.append(
+                    Difference("lock", "drift", message, change.name, None, change.a, None, "only-a")
+                )
             else:
                 findings.append(
                     Difference(
                         "lock",
                         "drift",
                         f"{platform}: {change.a} is not satisfied by the lock (locked: {change.b})",
+                        change.name,
+                        "spec",
+                        change.a,
+                        change.b,
+                        "unsatisfied",
                     )
                 )
         findings += [Difference("lock", "drift", f"{platform}: {text}") for text in unneeded(specs, env)]

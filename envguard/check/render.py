@@ -6,20 +6,42 @@ not pay for rich's import.
 
 from __future__ import annotations
 
-from envguard.check.report import CHECK_TITLES, CheckReport
+from envguard.check.report import CHECK_TITLES, CheckReport, Difference
+
+LONG = 20  # a category with more findings is summarised: the first SHOWN, then one line for the rest
+SHOWN = 10
+_KIND_WORDS = {"only-a": "not installed", "only-b": "installed, not in the target", "changed": "changed"}
 
 
-def human(report: CheckReport, *, cached: bool = False) -> str:
-    """One line per finding under its category title, then notes, then the verdict."""
+def human(report: CheckReport, *, cached: bool = False, show_all: bool = False) -> str:
+    """One line per finding under its category title (a long category: the first SHOWN and a one-line
+    summary, unless `show_all`), then notes, then the verdict and how to fix."""
     lines: list[str] = []
     for category, findings in report.grouped().items():
-        lines.append(CHECK_TITLES.get(category, category))
-        lines.extend(f"  [{f.severity}] {f.message}" for f in findings)
+        title = CHECK_TITLES.get(category, category)
+        lines.append(title)
+        shown = findings if show_all or len(findings) <= LONG else findings[:SHOWN]
+        lines.extend(f"  [{f.severity}] {f.message}" for f in shown)
+        if len(shown) < len(findings):
+            lines.append(f"  ... {_summary(title, findings)}; first {SHOWN} shown, --all for the rest")
     if report.notes:
         lines.append("Notes")
         lines.extend(f"  {note}" for note in report.notes)
     lines.append(report.verdict() + (" (unchanged since the last full check)" if cached else ""))
+    if report.fixes and not report.clean:
+        lines.append("How to fix:")
+        lines.extend(f"  {command}" for command in report.fixes)
     return "\n".join(lines) + "\n"
+
+
+def _summary(title: str, findings: tuple[Difference, ...]) -> str:
+    """`112 pip packages (112 installed, not in the target)`."""
+    counts: dict[str, int] = {}
+    for finding in findings:
+        word = _KIND_WORDS.get(finding.kind or "", finding.kind or finding.severity)
+        counts[word] = counts.get(word, 0) + 1
+    parts = ", ".join(f"{n} {word}" for word, n in counts.items())
+    return f"{len(findings)} {title[:1].lower() + title[1:]} ({parts})"
 
 
 def markdown(report: CheckReport) -> str:
@@ -34,6 +56,8 @@ def markdown(report: CheckReport) -> str:
         lines.append("#### Notes")
         lines.extend(f"- {_md(note)}" for note in report.notes)
         lines.append("")
+    if report.fixes and not report.clean:
+        lines += ["#### How to fix", "", "```bash", *report.fixes, "```", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -42,6 +42,25 @@ class Difference:
     category: str
     severity: Severity
     message: str
+    # the structured form (JSON `findings`): which item, which field, the target's value and the live one
+    name: str | None = None
+    field: str | None = None
+    expected: str | None = None
+    actual: str | None = None
+    kind: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{category, name, field, expected, actual, kind, message, severity}`."""
+        return {
+            "category": self.category,
+            "name": self.name,
+            "field": self.field,
+            "expected": self.expected,
+            "actual": self.actual,
+            "kind": self.kind,
+            "message": self.message,
+            "severity": self.severity,
+        }
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,7 @@ class CheckReport:
     live: str
     findings: tuple[Difference, ...] = ()
     notes: tuple[str, ...] = ()
+    fixes: tuple[str, ...] = ()  # the commands that get back to the target (envguard.check.fixes)
 
     @property
     def clean(self) -> bool:
@@ -83,15 +103,22 @@ class CheckReport:
             "clean": self.clean,
             "verdict": self.verdict(),
             "findings": {
-                category: [{"severity": f.severity, "message": f.message} for f in items]
-                for category, items in self.grouped().items()
+                category: [f.to_dict() for f in items] for category, items in self.grouped().items()
             },
             "notes": list(self.notes),
+            "fix": [] if self.clean else list(self.fixes),
         }
 
-    def merged(self, findings: Iterable[Difference], notes: Iterable[str] = ()) -> CheckReport:
-        """This report plus more findings (files, lock freshness)."""
-        return dataclasses.replace(self, findings=(*self.findings, *findings), notes=(*self.notes, *notes))
+    def merged(
+        self, findings: Iterable[Difference], notes: Iterable[str] = (), fixes: Iterable[str] = ()
+    ) -> CheckReport:
+        """This report plus more findings (files, lock freshness) and the commands that fix them."""
+        return dataclasses.replace(
+            self,
+            findings=(*self.findings, *findings),
+            notes=(*self.notes, *notes),
+            fixes=tuple(dict.fromkeys((*self.fixes, *fixes))),
+        )
 
 
 def check_environment(live: Environment, target: Environment, *, rng: bool = False) -> CheckReport:
@@ -102,8 +129,11 @@ def check_environment(live: Environment, target: Environment, *, rng: bool = Fal
             f"{target.source or target.kind}: --rng needs recorded fingerprints, but it has none for "
             f"{target.platform or 'this platform'}; re-create it with `envguard lock` (without --no-probe)"
         )
+    from envguard.check.fixes import fix_commands
+
     word = _TARGET_WORD.get(target.kind, "the target")
     virtual = virtual_findings(live, target, word)
+    original_live, original_target = live, target
     # virtual packages describe the machine, not the environment: judged above, not compared item by item
     live = dataclasses.replace(live, virtual_packages=(), fingerprints=live.fingerprints if rng else None)
     target = dataclasses.replace(
@@ -111,8 +141,9 @@ def check_environment(live: Environment, target: Environment, *, rng: bool = Fal
     )
     diff = diff_environments(target, live, engine="fast")
     findings = (*(finding(change, word) for change in diff.changes), *virtual)
+    fixes = fix_commands(original_live, original_target, diff.changes)
     return CheckReport(
-        target.source or target.kind, live.source or live.prefix or live.kind, findings, diff.notes
+        target.source or target.kind, live.source or live.prefix or live.kind, findings, diff.notes, fixes
     )
 
 
@@ -134,6 +165,11 @@ def virtual_findings(live: Environment, target: Environment, word: str) -> tuple
                     "virtual",
                     "note",
                     f"{word} was made for {wanted.name} {wanted.version}; this machine has {here}",
+                    wanted.name,
+                    "version",
+                    wanted.version,
+                    mine,
+                    "changed" if mine else "only-a",
                 )
             )
     return tuple(notes)
@@ -151,7 +187,17 @@ def finding(change: Change, word: str) -> Difference:
     severity: Severity = "note" if change.informational or change.category in _NOTE_CATEGORIES else "drift"
     if change.category == "cuda" and change.name == "driver":
         severity = "note"
-    return Difference(change.category, severity, _message(change, word))
+    data = change.structured()
+    return Difference(
+        change.category,
+        severity,
+        _message(change, word),
+        change.name,
+        data["field"],
+        data["expected"],
+        data["actual"],
+        change.kind,
+    )
 
 
 _SCALAR = frozenset({"platform", "python", "cuda", "fingerprints"})

@@ -32,6 +32,7 @@ class CheckOptions:
     style: str = "human"
     no_cache: bool = False
     cache_checked: bool = False  # the launcher already found no cached answer
+    show_all: bool = False  # list every finding of a long category
 
 
 def main(options: CheckOptions) -> int:
@@ -41,7 +42,7 @@ def main(options: CheckOptions) -> int:
         if o.source or o.rng or o.files:
             raise UsageError("--lock-fresh checks files only; drop SOURCE, --rng and --files")
         report = lock_fresh_report(Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None)
-        sys.stdout.write(render_all(report)[o.style])
+        sys.stdout.write(render_all(report, show_all=o.show_all)[o.style])
         return EXIT_OK if report.clean else EXIT_DRIFT
     lock = Path(o.lock) if o.lock else None
     if lock is None and o.envfile is None:
@@ -59,7 +60,7 @@ def main(options: CheckOptions) -> int:
         return EXIT_OK
     envfile = Path(o.envfile) if o.envfile else None
     outcome = run_check(source, lock, envfile, platform=o.platform, rng=o.rng, files=o.files)
-    sys.stdout.write(render_all(outcome.report)[o.style])
+    sys.stdout.write(render_all(outcome.report, show_all=o.show_all)[o.style])
     if cacheable and outcome.fingerprint is not None:
         from envguard.check.fast import remember
 
@@ -155,10 +156,13 @@ def read_target(path: Path, platform: str | None) -> Environment:
     return env
 
 
-def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str]]:
-    """Staleness findings of a conda-lock.yml against its environment.yml, without solving."""
-    findings, notes, _path = _freshness(lock, envfile)
-    return findings, notes
+def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], list[str]]:
+    """Staleness findings of a conda-lock.yml against its environment.yml (without solving), notes, and the
+    command that re-locks."""
+    from envguard.check.fixes import relock_command
+
+    findings, notes, path = _freshness(lock, envfile)
+    return findings, notes, [relock_command(str(path), str(lock))] if findings else []
 
 
 def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path]:
@@ -180,17 +184,26 @@ def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
     from envguard.check.discovery import find_lock
 
     path = lock or find_lock()
+    from envguard.check.fixes import relock_command
+
     findings, notes, shown = _freshness(path, envfile)
-    return CheckReport(str(path), str(shown), tuple(findings), tuple(notes))
+    fixes = (relock_command(str(shown), str(path)),) if findings else ()
+    return CheckReport(str(path), str(shown), tuple(findings), tuple(notes), fixes)
 
 
-def file_findings(prefix: Path) -> tuple[list[Difference], list[str]]:
+def file_findings(prefix: Path) -> tuple[list[Difference], list[str], list[str]]:
     """Altered and missing files (envguard.prefix.integrity) as findings."""
     from envguard.prefix.integrity import verify_files
 
     result = verify_files(prefix)
     findings = [
-        Difference("files", "drift", f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
+        Difference(
+            "files",
+            "drift",
+            f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}",
+            p.path,
+            kind=p.problem,
+        )
         for p in result.problems
     ]
     notes = (
@@ -198,19 +211,22 @@ def file_findings(prefix: Path) -> tuple[list[Difference], list[str]]:
         if result.unverified
         else []
     )
-    return findings, notes
+    from envguard.check.fixes import reinstall_command
+
+    packages = [p.package for p in result.problems]
+    return findings, notes, [reinstall_command(str(prefix), packages)] if packages else []
 
 
 def _detail(detail: str) -> str:
     return f" ({detail})" if detail else ""
 
 
-def render_all(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
+def render_all(report: CheckReport, *, cached: bool = False, show_all: bool = False) -> dict[str, str]:
     """Every output style at once (the fast-path cache stores them all)."""
     from envguard.check import render
 
     return {
-        "human": render.human(report, cached=cached),
+        "human": render.human(report, cached=cached, show_all=show_all),
         "json": render.as_json(report),
         "markdown": render.markdown(report),
     }

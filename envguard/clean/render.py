@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -83,9 +82,9 @@ def result_to_dict(result: RunResult) -> dict[str, Any]:
 
 def render_plan(plan: Plan, mode: Mode, *, result: RunResult | None = None, verbose: bool = False) -> str:
     """Human view: caches, a per-category summary, the items by category, what was kept, problems."""
-    from rich.console import Console
+    from envguard.output import text_console
 
-    console = Console(file=io.StringIO(), width=120, highlight=False, soft_wrap=False)
+    console = text_console()
     console.print(_headline(plan, mode, result))
     numbers = {state.cache.root: n for n, state in enumerate(plan.caches, start=1)}
     console.print(_caches_table(plan))

@@ -7,12 +7,13 @@ fast (no rattler, rich, deepdiff or torch on that path).
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any, NoReturn
 
 import click
 
 from envguard import __version__
-from envguard.cli.boundary import exit_process, guarded
+from envguard.cli.boundary import error_line, exit_process, guarded
 from envguard.cli.commandlist import COMMANDS, DESCRIPTION
 
 
@@ -59,9 +60,23 @@ def run(argv: list[str] | None = None) -> int:
         except click.exceptions.Abort:
             raise KeyboardInterrupt from None
         except click.ClickException as exc:
-            exc.show()
+            error_line(usage_line(exc, argv))
             return exc.exit_code
         except click.exceptions.Exit as exc:
             return exc.exit_code
 
     return guarded(call)
+
+
+def usage_line(exc: click.ClickException, argv: list[str] | None = None) -> str:
+    """Click's three-line usage error (Usage / Try / Error) as the one line the README promises: the message,
+    then the `--help` of the command that refused it."""
+    message = " ".join(exc.format_message().split())
+    if not isinstance(exc, click.UsageError):
+        return message
+    ctx = getattr(exc, "ctx", None)
+    path = ctx.command_path if ctx is not None else "envguard"
+    words = list(sys.argv[1:] if argv is None else argv)
+    if path == "envguard" and words[:1] and words[0] in COMMANDS:
+        path = f"envguard {words[0]}"  # an option error raised before the subcommand's context existed
+    return f"{message} (see '{path} --help')"

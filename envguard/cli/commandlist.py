@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from envguard import __version__
 
-DESCRIPTION = (
-    "envguard: keep conda environments for machine learning reproducible, and say precisely when they "
-    "drift.\n\n"
-    "Exit codes: 0 ok, 1 drift or check failed, 2 bad input or usage, 3 operational failure, 4 bug, 130 "
-    "Ctrl-C."
+DESCRIPTION = (  # lines under 78 columns: `envguard --help` fits an 80-column terminal
+    "envguard: keep conda environments for machine learning reproducible, and say\n"
+    "precisely when they drift.\n\n"
+    "Exit codes: 0 ok, 1 drift or check failed, 2 bad input or usage, 3 operational\n"
+    "failure, 4 bug, 130 Ctrl-C."
 )
 
 # name -> (module, one-line help shown by `envguard --help` without importing the module)

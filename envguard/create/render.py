@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from envguard.channels import strip_credentials
@@ -43,10 +42,11 @@ def _package(package: Package) -> dict[str, Any]:
 
 def render(result: CreateResult) -> str:
     """Human view: what was (or would be) created, the packages by channel, and what to do next."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=io.StringIO(), width=120, highlight=False, soft_wrap=False)
+    from envguard.output import text_console
+
+    console = text_console()
     verb = "Would create" if result.dry_run else ("Replaced" if result.replaced else "Created")
     console.print(f"[bold]{verb} {result.name}[/bold] at {result.prefix}")
     console.print(f"backend {result.backend}, platform {result.platform}, {len(result.packages)} package(s)")
@@ -66,7 +66,7 @@ def render(result: CreateResult) -> str:
         console.print(f"... and {len(result.packages) - len(shown)} more package(s); --json lists them all")
     for line in _next_steps(result):
         console.print(line)
-    return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+    return console.file.getvalue()  # type: ignore[no-any-return]
 
 
 def _shown(result: CreateResult) -> list[Package]:

@@ -96,6 +96,11 @@ def read_source(
 
     for spec in specs:
         parse_conda(spec, "command line")
+    if not channels:
+        raise UsageError(
+            f"no channel to take {', '.join(specs)} from: pass -c CHANNEL (e.g. -c conda-forge), or use "
+            "-f environment.yml with its `channels:`"
+        )
     requested = tuple(RequestedSpec("conda", s) for s in specs)
     env = make_environment(kind="environment.yml", source="command line", requested=requested)
     return Source("specs", "command line", env, tuple(specs), tuple(channels))

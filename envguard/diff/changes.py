@@ -43,11 +43,53 @@ class Change:
     a: str | None = None
     b: str | None = None
     fields: tuple[str, ...] = ()
+    # the raw values behind `a`/`b`: (field, value in A, value in B), the field that tells most first; for an
+    # item on one side only, its version (or value) on that side
+    values: tuple[tuple[str, str | None, str | None], ...] = ()
 
     @property
     def informational(self) -> bool:
         """Hazards and unjudgeable specs are reported but do not make two environments different."""
         return self.kind in ("hazard", "unjudged")
+
+    def structured(self) -> dict[str, Any]:
+        """`{category, name, field, expected, actual, kind}` (A is expected, B actual) with raw values, so a
+        bot can tell the name, the field and the two values apart; `values` has every changed field."""
+        field_name: str | None = self.fields[0] if self.kind == "changed" and self.fields else None
+        if self.kind in ("unsatisfied", "unjudged"):
+            field_name = "spec"
+        expected, actual = self.a, self.b
+        if self.values:
+            first = self.values[0]
+            expected, actual = first[1], first[2]
+            if self.kind == "changed":
+                field_name = first[0]
+        result: dict[str, Any] = {
+            "category": self.category,
+            "name": self.name,
+            "field": field_name,
+            "expected": expected,
+            "actual": actual,
+            "kind": self.kind,
+        }
+        if self.kind == "changed" and len(self.values) > 1:
+            result["values"] = {f: {"expected": x, "actual": y} for f, x, y in self.values}
+        return result
+
+    def message(self, a_word: str = "A", b_word: str = "B") -> str:
+        """One line: `numpy: 1.26.4 (conda-forge) in A, 2.0.0 (conda-forge) in B (version changed)`."""
+        if self.kind == "only-a":
+            return f"{self.name} {self.a or ''}: only in {a_word}".replace(" :", ":")
+        if self.kind == "only-b":
+            return f"{self.name} {self.b or ''}: only in {b_word}".replace(" :", ":")
+        if self.kind == "unsatisfied":
+            return f"{self.a}: not satisfied by {b_word} (has: {self.b or 'none'})"
+        if self.kind == "unjudged":
+            return f"{self.a}: cannot be checked without installing ({b_word} has: {self.b or 'none'})"
+        if self.kind == "hazard":
+            return f"{self.name}: installed by both conda and pip ({self.b or self.a})"
+        what = f" ({', '.join(self.fields)} changed)" if self.fields and self.fields != ("value",) else ""
+        return f"{self.name}: {self.a or 'none'} in {a_word}, {self.b or 'none'} in {b_word}{what}"
 
 
 @dataclass(frozen=True)
@@ -81,7 +123,8 @@ class Diff:
             "equal": self.equal,
             "changes": {
                 category: [
-                    {"kind": c.kind, "name": c.name, "a": c.a, "b": c.b, "fields": list(c.fields)}
+                    # a, b and fields: the layout before the structured keys, kept for one release
+                    {**c.structured(), "message": c.message(), "a": c.a, "b": c.b, "fields": list(c.fields)}
                     for c in items
                 ]
                 for category, items in self.grouped().items()

@@ -179,18 +179,24 @@ def _leaf_key(leaf: Leaf) -> tuple[str, str, str, str]:
 def _changes(leaves: Iterable[Leaf], a: View, b: View) -> list[Change]:
     changed: dict[tuple[str, str], list[str]] = {}
     result: list[Change] = []
+    values: tuple[tuple[str, str | None, str | None], ...]
     for category, name, fieldname, kind in leaves:
         if kind == "changed" and fieldname is not None:
             changed.setdefault((category, name), []).append(fieldname)
         elif kind == "only-a":
-            result.append(Change(category, "only-a", name, a=describe(category, a[category][name])))
+            ra = a[category][name]
+            values = ((_key(ra), _primary(ra), None),)
+            result.append(Change(category, "only-a", name, a=describe(category, ra), values=values))
         else:
-            result.append(Change(category, "only-b", name, b=describe(category, b[category][name])))
+            rb = b[category][name]
+            values = ((_key(rb), None, _primary(rb)),)
+            result.append(Change(category, "only-b", name, b=describe(category, rb), values=values))
     for (category, name), fields in changed.items():
         ra, rb = a[category][name], b[category][name]
         shown = _fields(fields)
+        values = tuple((f, ra.get(f), rb.get(f)) for f in _raw_order(fields))
         result.append(
-            Change(category, "changed", name, describe(category, ra), describe(category, rb), shown)
+            Change(category, "changed", name, describe(category, ra), describe(category, rb), shown, values)
         )
     order = {c: i for i, c in enumerate(CATEGORIES)}
     return sorted(result, key=lambda c: (order.get(c.category, 99), c.name, c.kind))
@@ -205,6 +211,21 @@ def _fields(fields: list[str]) -> tuple[str, ...]:
     if names & {"version", "build"}:
         names.discard("hash")
     return tuple(sorted(names, key=lambda n: (_FIELD_ORDER.index(n) if n in _FIELD_ORDER else 99, n)))
+
+
+def _raw_order(fields: list[str]) -> list[str]:
+    """Raw field names, the one that tells most first (version before build before channel; sha256 before
+    md5)."""
+    order = (*_FIELD_ORDER, "sha256", "md5")
+    return sorted(set(fields), key=lambda n: (order.index(n) if n in order else 99, n))
+
+
+def _key(record: Mapping[str, str]) -> str:
+    return "version" if "version" in record else "value"
+
+
+def _primary(record: Mapping[str, str]) -> str | None:
+    return record.get("version", record.get("value"))
 
 
 def describe(category: str, record: Mapping[str, str]) -> str:

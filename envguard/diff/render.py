@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
-
 from envguard.diff.changes import TITLES, Change, Diff
-from envguard.output import document, dumps, md_escape
+from envguard.output import NARROW, document, dumps, md_escape, text_console
 
 _KIND = {
     "only-a": "only in A",
@@ -32,34 +30,67 @@ def _what(change: Change) -> str:
     return _KIND[change.kind]
 
 
-def table(diff: Diff, *, width: int = 140) -> str:
-    """Human view: one rich table, a section per category."""
-    from rich.console import Console
+def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> str:
+    """Human view: one rich table, a section per category, at the terminal's width (below NARROW columns
+    the category becomes a section row instead of a column). A category with more than LONG items shows
+    the first SHOWN and a one-line count, unless `show_all`."""
+    from rich.markup import escape
     from rich.table import Table
 
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=width, highlight=False, soft_wrap=False, color_system=None)
-    console.print(f"A: {diff.a_label}\nB: {diff.b_label}")
+    console = text_console(width)
+    narrow = console.width < NARROW
+    console.print(f"A: {diff.a_label}\nB: {diff.b_label}", markup=False)
     if diff.changes:
         grid = Table(show_lines=False, expand=False)
-        for column in ("Category", "Item", "A", "B", "Difference"):
+        for column in (
+            ("Item", "A", "B", "Difference") if narrow else ("Category", "Item", "A", "B", "Difference")
+        ):
             grid.add_column(column, overflow="fold")
         for category, changes in diff.grouped().items():
-            for index, change in enumerate(changes):
-                title = TITLES.get(category, category) if index == 0 else ""
-                grid.add_row(
-                    title,
-                    change.name,
-                    change.a or "-",
-                    change.b or "-",
-                    _what(change),
-                    end_section=index == len(changes) - 1,
-                )
+            title = TITLES.get(category, category)
+            shown = changes if show_all or len(changes) <= LONG else changes[:SHOWN]
+            if narrow:
+                grid.add_row(f"[bold]{escape(title)}[/bold]", "", "", "")
+            for index, change in enumerate(shown):
+                cells = [escape(change.name), escape(change.a or "-"), escape(change.b or "-"), _what(change)]
+                if not narrow:
+                    cells.insert(0, escape(title) if index == 0 else "")
+                grid.add_row(*cells, end_section=index == len(shown) - 1)
         console.print(grid)
+    for line in summaries(diff, show_all):
+        console.print(line, markup=False)
     for note in diff.notes:
-        console.print(f"note: {note}")
-    console.print(summary(diff))
-    return buffer.getvalue()
+        console.print(f"note: {note}", markup=False)
+    console.print(summary(diff), markup=False)
+    return console.file.getvalue()  # type: ignore[no-any-return]
+
+
+LONG = 20  # a category with more items than this is summarised on a long report
+SHOWN = 10
+
+
+def summaries(diff: Diff, show_all: bool = False) -> list[str]:
+    """One line per long category: `112 pip packages only in B — first 10 shown: a, b, …; --all for the
+    rest`."""
+    if show_all:
+        return []
+    lines = []
+    for category, changes in diff.grouped().items():
+        if len(changes) > LONG:
+            kinds = ", ".join(f"{n} {_KIND[k]}" for k, n in _counts(changes).items())
+            first = ", ".join(c.name for c in changes[:SHOWN])
+            lines.append(
+                f"{TITLES.get(category, category)}: {len(changes)} items ({kinds}) — first {SHOWN} shown: "
+                f"{first}; --all for the rest"
+            )
+    return lines
+
+
+def _counts(changes: tuple[Change, ...]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for change in changes:
+        counts[change.kind] = counts.get(change.kind, 0) + 1
+    return counts
 
 
 def markdown(diff: Diff) -> str:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import io
-import shutil
-
 from envguard.doctor.run import DoctorReport
 from envguard.findings import table, verdict_line
 
 
 def render(report: DoctorReport) -> str:
-    from rich.console import Console
+    from envguard.output import text_console
 
-    width = max(100, shutil.get_terminal_size((130, 24)).columns)
-    console = Console(file=io.StringIO(), width=width, highlight=False, soft_wrap=False)
+    console = text_console()
     facts = report.facts
     gpus = len(facts.nvml.gpus)
     console.print(
@@ -21,7 +17,7 @@ def render(report: DoctorReport) -> str:
         f"recommended num_workers={report.recommended_workers}",
         markup=False,
     )
-    console.print(table(report.findings, "Checklist"))
+    console.print(table(report.findings, "Checklist", console.width))
     console.print(verdict_line(report.findings, "doctor"), markup=False)
-    output: str = console.file.getvalue()  # type: ignore[attr-defined]
+    output: str = console.file.getvalue()
     return output

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,22 +56,36 @@ def local_path(url: str) -> Path | None:
     return Path(unquote(urlsplit(url).path))
 
 
-def fetch(packages: Sequence[Package], pkgs_dir: Path | None, *, workers: int = 8) -> list[Archive]:
+def fetch(
+    packages: Sequence[Package],
+    pkgs_dir: Path | None,
+    *,
+    workers: int = 8,
+    done: Callable[[Package], None] | None = None,
+) -> list[Archive]:
     """Every package's archive (conda packages, and pip packages locked with a file URL and hash), located
     (pkgs_dir/<file name>, a file:// URL) or downloaded into pkgs_dir, and hashed. Unreachable archives are an
     OperationalError naming the package; mismatches are returned. Without a pkgs_dir only file:// archives can
     be found."""
     wanted = [p for p in packages if p.manager == "conda" or has_archive(p)]
+    one = _one if done is None else lambda p, d: _reported(_one(p, d), done)
     if len(wanted) <= 1:
-        return [_one(p, pkgs_dir) for p in wanted]
+        return [one(p, pkgs_dir) for p in wanted]
     # a few long-lived batches instead of one task per package: hundreds of small archives hash in
     # milliseconds
     batches = [list(range(i, len(wanted), workers)) for i in range(min(workers, len(wanted)))]
     with ThreadPoolExecutor(max_workers=len(batches)) as pool:
-        done = pool.map(lambda batch: [(i, _one(wanted[i], pkgs_dir)) for i in batch], batches)
+        results = pool.map(lambda batch: [(i, one(wanted[i], pkgs_dir)) for i in batch], batches)
         return [
-            archive for _i, archive in sorted((pair for batch in done for pair in batch), key=lambda x: x[0])
+            archive
+            for _i, archive in sorted((pair for batch in results for pair in batch), key=lambda x: x[0])
         ]
+
+
+def _reported(archive: Archive, done: Callable[[Package], None]) -> Archive:
+    """Tell a progress bar one more archive is located and hashed."""
+    done(archive.package)
+    return archive
 
 
 def has_archive(package: Package) -> bool:
@@ -100,7 +114,33 @@ def _one(package: Package, pkgs_dir: Path | None) -> Archive:
         raise OperationalError(
             f"{package.describe()}: cannot read {path} ({exc.strerror}); check permissions"
         ) from exc
+    if actual == expected and pkgs_dir is not None and path.parent != pkgs_dir:
+        keep(path, pkgs_dir)  # a file:// channel: the cache alone serves an offline rerun
     return Archive(package, path, algorithm, expected, actual)
+
+
+def keep(path: Path, pkgs_dir: Path) -> None:
+    """Put a verified archive from a local channel into the package cache (a hard link where the file system
+    allows, else a copy; temp file then rename). Best effort: a cache that cannot take it changes nothing."""
+    import shutil
+
+    target = pkgs_dir / path.name
+    if target.exists():
+        return
+    with contextlib.suppress(OSError):
+        pkgs_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=pkgs_dir)
+        os.close(fd)
+        try:
+            os.unlink(tmp)
+            try:
+                os.link(path, tmp)
+            except OSError:
+                shutil.copyfile(path, tmp)
+            os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
 
 
 def locate(package: Package, pkgs_dir: Path | None) -> Path | None:

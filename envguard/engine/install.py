@@ -45,10 +45,15 @@ class Fetched:
         return tuple(a for a in self.archives if a.verified and a.algorithm != "sha256")
 
 
-def fetch(packages: Sequence[Package], pkgs_dir: Path) -> Fetched:
+def fetch(packages: Sequence[Package], pkgs_dir: Path, *, progress: bool = False) -> Fetched:
     """Locate or download every archive (conda packages; pip packages locked with a file URL and hash),
-    hashed."""
-    return Fetched(tuple(packages), tuple(archives.fetch(packages, pkgs_dir)))
+    hashed; with `progress`, a bar on stderr counts them."""
+    from envguard.output import progress_bar
+
+    total = sum(1 for p in packages if p.manager == "conda" or archives.has_archive(p))
+    with progress_bar("fetching and hashing archives", total, progress) as advance:
+        found = archives.fetch(packages, pkgs_dir, done=advance if progress else None)
+    return Fetched(tuple(packages), tuple(found))
 
 
 def install(

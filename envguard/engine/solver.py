@@ -67,18 +67,37 @@ def solve(
     try:
         records = asyncio.run(run())
     except Exception as exc:
-        raise _solve_error(exc, platform, sources) from exc
+        raise _solve_error(exc, platform, sources, virtual_packages) from exc
     packages = tuple(rattler_to_package(r) for r in records)
     return SolveResult(platform=platform, packages=packages, records=tuple(records))
 
 
-def _solve_error(exc: Exception, platform: str, sources: list[str]) -> Exception:
+_DETAIL_LIMIT = 1500
+
+
+def _solve_error(
+    exc: Exception, platform: str, sources: list[str], virtual_packages: Sequence[VirtualPackage] = ()
+) -> Exception:
+    """rattler's whole explanation on one line (the root cause is often its last line), naming the virtual
+    packages the solve needs that this platform was not given, and what to pass."""
+    import re
+
     kind = exc.__class__.__name__
-    lines = [ln.strip(" │├└─") for ln in str(exc).splitlines() if ln.strip(" │├└─")]
-    detail = "; ".join(lines[:3]) if lines else kind
+    text = str(exc)
+    lines = list(dict.fromkeys(ln.strip(" │├└─") for ln in text.splitlines() if ln.strip(" │├└─")))
+    detail = "; ".join(lines) if lines else kind
+    if len(detail) > _DETAIL_LIMIT:
+        detail = detail[: _DETAIL_LIMIT - 3] + "..."
     shown = ", ".join(strip_credentials(s) for s in sources)
     if kind == "SolverError":
-        return BadInputError(f"cannot solve for {platform}: {detail}; relax the specs or add a channel")
+        given = {v.name for v in virtual_packages}
+        needed = sorted(set(re.findall(r"(?<![\w-])(__[a-z][a-z0-9_]*)", text)) - given)
+        hint = ""
+        if needed:
+            hint = f"; it needs the virtual package(s) {', '.join(needed)}, which {platform} was not given"
+            if "__cuda" in needed:
+                hint += " (for GPU machines: --cuda VERSION or CONDA_OVERRIDE_CUDA=VERSION; else a CPU build)"
+        return BadInputError(f"cannot solve for {platform}: {detail}{hint}; relax the specs or add a channel")
     return OperationalError(
         f"cannot read channels ({shown}) for {platform}: {detail}; check the URLs or the network"
     )

@@ -112,8 +112,11 @@ def _solve(
     conda = [r.spec for r in specs.requested if r.manager == "conda"]
     if not conda:
         return ()
+    from envguard.output import progress_wanted, waiting
+
     try:
-        result = solve(conda, specs.channels, platform, virtual)
+        with waiting(f"solving {len(conda)} spec(s) for {platform}", progress_wanted()):
+            result = solve(conda, specs.channels, platform, virtual)
     except BadInputError as exc:
         if cuda is None and "__cuda" in str(exc):
             raise UsageError(
@@ -163,10 +166,13 @@ def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple
 def probe_into(env: Environment, prefix: Path) -> tuple[Environment, str | None]:
     """The environment with fingerprints from its own interpreter, or unchanged plus a warning when the probe
     cannot run (no python in the environment, a broken numpy...)."""
+    from envguard.output import progress_wanted, waiting
     from envguard.prefix.probe import run_probe
 
     try:
-        return dataclasses.replace(env, fingerprints=run_probe(prefix)), None
+        with waiting(f"probing RNG fingerprints with {prefix}'s python", progress_wanted()):
+            fingerprints = run_probe(prefix)
+        return dataclasses.replace(env, fingerprints=fingerprints), None
     except EnvguardError as exc:
         return (
             env,

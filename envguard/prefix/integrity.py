@@ -104,7 +104,9 @@ def _check(prefix: str, item: _Expected, hashes: bool) -> FileProblem | None:
     except OSError:
         return FileProblem(item.package, item.path, "missing", "not in the prefix")
     if item.size is not None and size != item.size:
-        return FileProblem(item.package, item.path, "altered", f"size {size} bytes, installed {item.size}")
+        return FileProblem(
+            item.package, item.path, "altered", f"size now {size} bytes, {item.size} as installed"
+        )
     if hashes and item.sha256:
         try:
             actual = file_digest(full)
@@ -112,7 +114,10 @@ def _check(prefix: str, item: _Expected, hashes: bool) -> FileProblem | None:
             return FileProblem(item.package, item.path, "altered", f"unreadable ({exc.strerror})")
         if actual != item.sha256:
             return FileProblem(
-                item.package, item.path, "altered", f"sha256 {actual[:12]}…, installed {item.sha256[:12]}…"
+                item.package,
+                item.path,
+                "altered",
+                f"sha256 now {actual[:12]}…, {item.sha256[:12]}… as installed",
             )
     return None
 

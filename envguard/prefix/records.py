@@ -49,7 +49,10 @@ def load_record(path: Path) -> dict[str, Any]:
 
 
 def _short(exc: ValueError) -> str:
-    return str(exc).split(":", 1)[0]
+    """The parser's whole message on one line, position included (`Invalid control character at: line 1
+    column 15 (char 14)`), bounded."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def record_to_package(record: dict[str, Any]) -> Package:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import io
+from pathlib import Path
 from typing import Any
 
 from envguard.output import md_escape
@@ -23,7 +23,26 @@ def to_dict(result: VerifyResult) -> dict[str, Any]:
         "check": result.check.to_dict() if result.check is not None else None,
         "smoke": result.smoke,
         "warnings": list(result.warnings),
+        "fix": fix_lines(result),
     }
+
+
+def fix_lines(result: VerifyResult) -> list[str]:
+    """What to run when verify failed, built from the failed stage: re-lock when the archives or the rebuilt
+    environment no longer match the lock, then verify again."""
+    import shlex
+
+    failed = next((s.name for s in result.stages if s.status == "failed"), None)
+    if failed not in ("hashes", "check"):
+        return []  # fetch/install failures are operational (exit 3, their own message); smoke has its fixes
+    lock = Path(result.lock)
+    envyml = lock.parent / "environment.yml"
+    source = f"-f {shlex.quote(str(envyml))}" if envyml.is_file() else "-f environment.yml"
+    why = "if the new archives are intended" if failed == "hashes" else "the lock does not rebuild as written"
+    return [
+        f"envguard lock {source} -o {shlex.quote(result.lock)}   # {why}",
+        f"envguard verify --lock {shlex.quote(result.lock)}",
+    ]
 
 
 def _stage(stage: Stage) -> dict[str, Any]:
@@ -49,10 +68,11 @@ def _mismatch(m: Mismatch) -> dict[str, Any]:
 
 def render(result: VerifyResult) -> str:
     """Human view: the stages, any hash mismatches, the check's drift by category, the verdict."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=io.StringIO(), width=120, highlight=False, soft_wrap=False)
+    from envguard.output import text_console
+
+    console = text_console()
     console.print(f"[bold]envguard verify[/bold] {result.lock} ({result.platform})")
     stages = Table(show_edge=False, pad_edge=False)
     for column in ("Stage", "Result", "Time", "Detail"):
@@ -78,7 +98,12 @@ def render(result: VerifyResult) -> str:
     if result.prefix:
         console.print(f"Rebuilt environment kept at {result.prefix}")
     console.print(f"[bold]{result.verdict()}[/bold]")
-    return console.file.getvalue()  # type: ignore[attr-defined,no-any-return]
+    fixes = fix_lines(result)
+    if fixes:
+        console.print("How to fix:")
+        for line in fixes:
+            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    return console.file.getvalue()  # type: ignore[no-any-return]
 
 
 def _findings(result: VerifyResult) -> list[str]:
@@ -122,4 +147,7 @@ def markdown(result: VerifyResult) -> str:
     if findings:
         lines += ["", "**Drift**", "", "```", *findings, "```"]
     lines += ["", f"**{result.verdict()}**"]
+    fixes = fix_lines(result)
+    if fixes:
+        lines += ["", "**How to fix**", "", "```bash", *fixes, "```"]
     return "\n".join(lines) + "\n"

@@ -77,6 +77,7 @@ class VerifyOptions:
     keep: bool = False
     pkgs_dir: Path | None = None
     smoke_budget: float = 25.0
+    progress: bool = False  # progress bars on stderr (a terminal, not --json)
 
 
 def read_lock(path: Path, platform: str | None) -> Environment:
@@ -107,6 +108,7 @@ def verify(options: VerifyOptions) -> VerifyResult:
     with _prefix(options.keep) as prefix:
         state = _Run(env, platform, prefix, pkgs_dir)
         state.lock_path, state.smoke_budget = options.lock, options.smoke_budget
+        state.progress = options.progress
         state.stage("hashes", state.hashes)
         state.stage("install", state.install)
         state.stage("check", state.check)
@@ -148,6 +150,7 @@ class _Run:
         self.smoke_result: dict[str, Any] | None = None
         self.lock_path: Path | None = None
         self.smoke_budget = 25.0
+        self.progress = False
 
     def stage(self, name: str, action: Callable[[], Stage]) -> None:
         if any(s.status == "failed" for s in self.stages):
@@ -160,7 +163,7 @@ class _Run:
     def hashes(self) -> Stage:
         from envguard.engine import install
 
-        self.fetched = install.fetch(self.env.packages, self.pkgs_dir)
+        self.fetched = install.fetch(self.env.packages, self.pkgs_dir, progress=self.progress)
         for archive in self.fetched.mismatches:
             self.mismatches.append(
                 Mismatch(
@@ -187,7 +190,7 @@ class _Run:
             specs=specs,
             platform=self.platform,
             pkgs_dir=self.pkgs_dir,
-            progress=False,
+            progress=self.progress,
         )
         conda, pip = self.env.conda_packages(), self.env.pip_packages()
         return Stage(

@@ -7,6 +7,7 @@ import csv
 import json
 import os
 import re
+import shlex
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -132,12 +133,64 @@ def test_drift_is_caught(
     assert code == 1, out
     for pattern in expected:
         assert re.search(pattern, out), f"{pattern!r} not in:\n{out}"
-    assert out.splitlines()[-1].startswith("DRIFT: ") and out.splitlines()[-1].endswith(
-        f"between {prefix} and {lock}"
-    )
+    [verdict] = [line for line in out.splitlines() if line.startswith("DRIFT: ")]
+    assert verdict.endswith(f"between {prefix} and {lock}")
+    fix = out.split("\nHow to fix:\n", 1)[1].splitlines()  # the report ends with the commands that fix it
+    assert fix[0] == f"  envguard create --lock {lock} -p {prefix} --force", out
     code, text = check_out(prefix, lock, capsys, "--json")
     data = json.loads(text)
     assert code == 1 and data["schema_version"] == 1 and data["clean"] is False
+    assert data["fix"][0] == fix[0].strip()
+
+
+def test_json_findings_are_structured(
+    locked: tuple[Path, Path], make_prefix: MakePrefix, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI bot reads name, field, the lock's value and the installed one without parsing a sentence."""
+    prefix, lock = locked
+    make_prefix([*BASE[:1], "numpy=2.0", *BASE[2:]], cuda="12.4")
+    _pip_uninstall(prefix, "tinyproj")
+    code, text = check_out(prefix, lock, capsys, "--json")
+    findings = json.loads(text)["findings"]
+    [numpy] = [f for f in findings["conda"] if f["name"] == "numpy"]
+    assert code == 1 and (numpy["category"], numpy["kind"], numpy["field"]) == ("conda", "changed", "version")
+    assert (numpy["expected"], numpy["actual"]) == ("1.26.4", "2.0.1")
+    assert numpy["severity"] == "drift" and numpy["message"].startswith("numpy: 1.26.4 ")  # kept a release
+    [tiny] = findings["pip"]
+    assert (tiny["name"], tiny["kind"], tiny["field"]) == ("tinyproj", "only-a", None)
+    assert (tiny["expected"], tiny["actual"]) == ("1.0.0", None)
+
+
+def test_the_fix_lines_fix_it(
+    locked: tuple[Path, Path],
+    make_prefix: MakePrefix,
+    channels: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The printed commands are the ones that work: the rebuild makes the check clean again, and the
+    package-level lines name the exact locked build, the extra package and the pip pin."""
+    prefix, lock = locked
+    make_prefix([*BASE[:1], "numpy=2.0", *BASE[2:], "six"], cuda="12.4")
+    pip_install(prefix, "--upgrade", str(channels["wheels"] / "tinyproj-1.1.0-py3-none-any.whl"))
+    code, out = check_out(prefix, lock, capsys)
+    fix = out.split("\nHow to fix:\n", 1)[1].splitlines()
+    assert code == 1 and len(fix) == 4, out
+    assert re.fullmatch(
+        rf"  conda install -p {prefix} --override-channels -c \S+ numpy==1\.26\.4=py311h64a7726_0", fix[1]
+    )
+    wheel = (channels["wheels"] / TINY).as_uri()  # the lock recorded pip's direct URL: the fix reinstalls it
+    assert fix[2] == f"  conda remove -p {prefix} six"
+    assert fix[3] == f"  {prefix}/bin/python -m pip install 'tinyproj @ {wheel}'"
+    capsys.readouterr()
+    monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")  # the lock was made for a GPU machine
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # offline: pip finds the locked wheel in the fixture folder
+    monkeypatch.setenv("PIP_FIND_LINKS", str(channels["wheels"]))
+    assert envguard(*shlex.split(fix[0])[1:]) == 0, capsys.readouterr()  # envguard create --lock ... --force
+    # create installs the pip part by name and version (not the recorded direct URL): the pip line, run
+    # offline into the prefix's site-packages (its python is a test wrapper), restores the origin too
+    pip_install(prefix, "--upgrade", "--force-reinstall", shlex.split(fix[3])[-1])
+    assert check_out(prefix, lock, capsys) == (0, f"OK: {prefix} matches {lock}\n")
 
 
 def test_no_false_alarm_on_identical_rebuild_at_another_path(
@@ -248,4 +301,4 @@ def test_explicit_files_and_snapshots_are_accepted_as_locks(
     for lock in (explicit, snapshot):
         code, out = check_out(prefix, lock, capsys)
         assert code == 1 and "numpy: 1.26.4" in out, out
-    assert "in the reference, 2.0.1 " in out and out.rstrip().endswith(f"and {snapshot}")
+    assert "in the reference, 2.0.1 " in out and f"and {snapshot}\nHow to fix:\n  conda install -p " in out

@@ -79,7 +79,11 @@ def test_stale_lock_is_drift(
     code, out = _fresh(project, capsys)
     assert code == 1, out
     assert expected in out, out
-    assert "Lock freshness" in out and out.splitlines()[-1].startswith("DRIFT: ")
+    assert "Lock freshness" in out and any(line.startswith("DRIFT: ") for line in out.splitlines())
+    assert out.splitlines()[-2:] == [  # the pre-commit hook's failure says how to re-lock
+        "How to fix:",
+        f"  envguard lock -f {project / 'environment.yml'} -o {project / 'conda-lock.yml'}",
+    ], out
 
 
 def test_conda_locks_own_output_is_judged_by_its_specs(

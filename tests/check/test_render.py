@@ -23,6 +23,9 @@ def test_human_groups_by_category_and_ends_with_the_verdict() -> None:
     lines = human(REPORT).splitlines()
     assert lines[0] == "Conda packages" and lines[1].startswith("  [drift] numpy")
     assert "Notes" in lines and lines[-1] == "DRIFT: 1 difference(s) between /envs/x and conda-lock.yml"
+    fixed = CheckReport(REPORT.target, REPORT.live, REPORT.findings, fixes=("conda install -p /envs/x x",))
+    assert human(fixed).splitlines()[-2:] == ["How to fix:", "  conda install -p /envs/x x"]
+    assert "```bash\nconda install -p /envs/x x\n```" in markdown(fixed)
     clean = CheckReport("conda-lock.yml", "/envs/x")
     assert (
         human(clean, cached=True)
@@ -39,4 +42,30 @@ def test_json_has_the_shared_layout_and_schema_version() -> None:
     text = as_json(REPORT)
     data = json.loads(text)
     assert text == dumps(data) and next(iter(data)) == "schema_version" and data["clean"] is False
-    assert data["findings"]["virtual"] == [{"severity": "note", "message": REPORT.findings[1].message}]
+    virtual = data["findings"]["virtual"][0]
+    assert (virtual["severity"], virtual["message"]) == ("note", REPORT.findings[1].message)  # kept a release
+    assert set(virtual) >= {"category", "name", "field", "expected", "actual", "kind", "message"}
+
+
+def test_a_long_category_is_summarised_in_one_line_unless_all() -> None:
+    """A venv checked against a conda lock: 112 pip packages the lock lacks read as one line, not 112."""
+    extra = tuple(
+        Difference(
+            "pip",
+            "drift",
+            f"pkg{i:03d} (pip) 1.0: installed, not in the lock",
+            f"pkg{i:03d}",
+            None,
+            None,
+            "1.0",
+            "only-b",
+        )
+        for i in range(112)
+    )
+    report = CheckReport("conda-lock.yml", "/envs/venv", extra)
+    lines = human(report).splitlines()
+    assert len(lines) == 1 + 10 + 1 + 1  # title, first 10, the summary, the verdict
+    assert lines[11] == (
+        "  ... 112 pip packages (112 installed, not in the target); first 10 shown, --all for the rest"
+    )
+    assert len(human(report, show_all=True).splitlines()) == 1 + 112 + 1

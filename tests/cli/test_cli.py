@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -19,6 +20,15 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     for name in cli.COMMANDS:
         assert re.search(rf"^\s+{name}\s", out, re.MULTILINE), name
+
+
+def test_top_level_help_fits_80_columns() -> None:
+    """The launcher's click-free --help and every command's click help, through the console script."""
+    script = str(Path(sys.executable).parent / "envguard")
+    env = {**os.environ, "COLUMNS": "80"}
+    for argv in (["--help"], ["-h"], *([name, "--help"] for name in cli.COMMANDS)):
+        done = subprocess.run([script, *argv], capture_output=True, text=True, env=env, check=True)
+        assert max(len(line) for line in done.stdout.splitlines()) <= 80, done.stdout
 
 
 @pytest.mark.parametrize("name", sorted(cli.COMMANDS))

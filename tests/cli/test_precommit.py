@@ -8,6 +8,7 @@ repo's venv. `envguard-check` (language: system) runs the envguard on PATH again
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,11 +87,20 @@ def _pre_commit(root: Path, home: Path, hook: str, **extra_env: str) -> subproce
     )
 
 
+def readme_configs() -> list[str]:
+    """The .pre-commit-config.yaml snippets of README's pre-commit section: `repo: local`, then git."""
+    section = (REPO / "README.md").read_text().split("## pre-commit\n", 1)[1].split("\n## ", 1)[0]
+    return [block + "\n" for block in re.findall(r"```yaml\n(.*?)\n```", section, re.DOTALL)]
+
+
 def test_lock_fresh_hook_in_its_own_environment(
     envguard_repo: tuple[Path, str], pre_commit_home: Path, channels: dict[str, Path], tmp_path: Path
 ) -> None:
+    """README's git snippet, pointed at a git copy of this tree (URL and COMMIT are the user's to fill)."""
     source, rev = envguard_repo
-    config = f"repos:\n  - repo: {source}\n    rev: {rev}\n    hooks:\n      - id: envguard-lock-fresh\n"
+    config = readme_configs()[1]
+    assert "repo: https://github.com/OWNER/envguard" in config and "rev: COMMIT" in config
+    config = config.replace("https://github.com/OWNER/envguard", str(source)).replace("COMMIT", rev)
     root = _project(tmp_path, channels, config)
     done = _pre_commit(root, pre_commit_home, "envguard-lock-fresh")
     assert done.returncode == 0, done.stdout + done.stderr
@@ -103,6 +113,24 @@ def test_lock_fresh_hook_in_its_own_environment(
     # the hook ran envguard from pre-commit's virtualenv, not from this test's interpreter
     envs = [p for p in pre_commit_home.iterdir() if p.is_dir() and p.name.startswith("repo")]
     assert any(list(e.glob("py_env-*/bin/envguard")) for e in envs)
+
+
+def test_readme_local_hooks_run_the_installed_envguard(
+    pre_commit_home: Path, make_prefix: MakePrefix, channels: dict[str, Path], tmp_path: Path
+) -> None:
+    """README's `repo: local` snippet works today with the envguard installed from the clone (on PATH)."""
+    root = _project(tmp_path, channels, readme_configs()[0])
+    done = _pre_commit(root, pre_commit_home, "envguard-lock-fresh")
+    assert done.returncode == 0 and "envguard lock is fresh" in done.stdout, done.stdout + done.stderr
+    envyml = root / "environment.yml"
+    envyml.write_text(envyml.read_text().replace("  - zlib\n", "  - zlib\n  - six\n"))
+    done = _pre_commit(root, pre_commit_home, "envguard-lock-fresh")
+    assert done.returncode == 1 and "How to fix:" in done.stdout, done.stdout + done.stderr
+    assert f"envguard lock -f {root / 'environment.yml'} -o {root / 'conda-lock.yml'}" in done.stdout
+    prefix = make_prefix(["python=3.11", "zlib"])
+    assert envguard("lock", str(prefix), "--no-probe", "-o", str(root / "conda-lock.yml")) == 0
+    done = _pre_commit(root, pre_commit_home, "envguard-check", CONDA_PREFIX=str(prefix))
+    assert done.returncode == 0 and "envguard check" in done.stdout, done.stdout + done.stderr
 
 
 def test_check_hook_against_the_active_environment(

@@ -273,7 +273,9 @@ def test_usage_errors(channels: dict[str, Path], tmp_path: Path, capsys: pytest.
     assert "exactly one" in capsys.readouterr().err
     assert envguard("create", "-f", str(tmp_path / "missing.yml")) == 2
     assert envguard("create", "not a spec ][") == 2
-    assert envguard("create", "zlib") == 2  # no channels
+    capsys.readouterr()
+    assert envguard("create", "zlib") == 2  # no channels: say -c, not "the environment.yml" there is none of
+    assert "pass -c CHANNEL" in capsys.readouterr().err
 
 
 def test_unreachable_private_channel_is_exit_3_without_the_token(capsys: pytest.CaptureFixture[str]) -> None:

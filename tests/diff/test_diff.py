@@ -38,6 +38,16 @@ def test_two_live_environments_two_way(make_prefix: MakePrefix, capsys: pytest.C
     assert conda["six"]["kind"] == "only-b" and conda["cudatoolkit"]["kind"] == "only-a"
     assert conda["numpy"]["fields"] == ["version", "build"] and conda["requests"]["fields"] == ["version"]
     assert conda["pytorch"]["fields"] == ["build"]  # same version, CUDA -> CPU build
+    numpy = conda["numpy"]  # structured: raw values, no preformatted text to parse
+    assert (numpy["category"], numpy["field"], numpy["expected"], numpy["actual"]) == (
+        "conda",
+        "version",
+        "1.26.4",
+        "2.0.1",
+    )
+    assert numpy["values"]["build"]["actual"] == "py311hed25524_0" and numpy["message"].startswith("numpy: ")
+    assert (conda["six"]["field"], conda["six"]["expected"], conda["six"]["actual"]) == (None, None, "1.16.0")
+    assert conda["pytorch"]["field"] == "build" and "cpu" in conda["pytorch"]["actual"]
     cuda = {c["name"]: c for c in changes["cuda"]}
     assert (cuda["torch build"]["a"], cuda["torch build"]["b"]) == ("cuda 11.8", "cpu")
     assert cuda["toolkit"]["kind"] == "only-a"

@@ -102,3 +102,23 @@ def test_doctor_fails_a_tiny_shm(prefix: Path, tiny_shm: Path, capsys: pytest.Ca
         and str(tiny_shm) in shm["evidence"]
         and "1.0 MiB" in shm["evidence"]
     )
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_doctor_fits_the_terminal(
+    columns: int, prefix: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    capsys.readouterr()
+    envguard("doctor", str(prefix))
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= columns and not any("…" in line for line in lines)
+    header = next(line for line in lines if "Status" in line)
+    assert ("Check: evidence" in header) is (columns < 100)  # narrow: the check heads its evidence
+
+
+def test_doctor_writes_its_report_file_on_bad_input(tmp_path: Path) -> None:
+    report = tmp_path / "doctor.md"
+    assert envguard("doctor", str(tmp_path / "no-such-env"), "--markdown", "-o", str(report)) == 2
+    assert report.read_text().startswith("### ❌ envguard doctor: error (exit 2)")
+    assert "no-such-env" in report.read_text()

@@ -48,6 +48,17 @@ def test_corrupt_record_is_one_line_bad_input(make_prefix, capsys) -> None:
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
+def test_corrupt_record_message_is_whole(make_prefix, capsys) -> None:
+    """The JSON error is quoted in full, with its position (was cut to 'Invalid control character at')."""
+    prefix = make_prefix(["python=3.11", "zlib"])
+    record = next((prefix / "conda-meta").glob("zlib-*.json"))
+    record.write_text('{"name": "zlib\x01", "version": "1"}')
+    assert envguard("snapshot", str(prefix), "--no-probe") == 2
+    [line] = capsys.readouterr().err.splitlines()
+    whole = "corrupt conda-meta record (Invalid control character at: line 1 column 15 (char 14))"
+    assert whole in line, line
+
+
 def test_missing_prefix(tmp_path: Path, capsys) -> None:
     assert envguard("snapshot", str(tmp_path / "nope"), "--no-probe") == 2
     assert "no such file or environment" in capsys.readouterr().err

@@ -81,6 +81,10 @@ def test_tampered_lock_hash_fails_naming_the_package(
     assert data["mismatches"][0]["expected"] == "ab" * 32
     assert [s["status"] for s in data["stages"]] == ["failed", "skipped", "skipped"]
     assert "numpy 1.26.4 py311h64a7726_0" in str(data["verdict"])
+    assert data["fix"] == [
+        f"envguard lock -f {tmp_path / 'environment.yml'} -o {lock}   # if the new archives are intended",
+        f"envguard verify --lock {lock}",
+    ]
     assert envguard("verify", "--lock", str(lock), "--markdown") == 1
     markdown = capsys.readouterr().out
     assert "| `numpy 1.26.4 py311h64a7726_0` |" in markdown and markdown.startswith("### ❌ envguard verify")
@@ -101,6 +105,12 @@ def test_tampered_channel_archive_fails_naming_the_package(
     out = capsys.readouterr().out
     assert code == 1
     assert "FAIL (hashes): archive hash does not match the lock: six 1.16.0 pyh6c4a22f_0" in out
+    relock = f"  envguard lock -f {lock.parent / 'environment.yml'} -o {lock}"
+    assert out.splitlines()[-3:] == [
+        "How to fix:",
+        f"{relock}   # if the new archives are intended",
+        f"  envguard verify --lock {lock}",
+    ], out
 
 
 def test_version_edited_in_lock_is_drift(
@@ -114,6 +124,7 @@ def test_version_edited_in_lock_is_drift(
     assert code == 1
     assert [(s["name"], s["status"]) for s in data["stages"]][-1] == ("check", "failed")
     assert "six" in str(data["verdict"])
+    assert str(data["fix"][0]).endswith("# the lock does not rebuild as written")  # type: ignore[index]
 
 
 def test_offline_from_pkgs_dir_with_private_urls(
@@ -265,3 +276,41 @@ def test_other_platform_of_a_multi_platform_lock(
         "seconds": 0.0,
         "detail": "osx-arm64 environments cannot run on this machine",
     }
+
+
+@pytest.mark.parametrize(
+    ("style", "start"), [("--markdown", "### ❌ envguard verify: error (exit 2)"), ("--json", "{")]
+)
+def test_the_report_file_is_written_on_failure_too(tmp_path: Path, style: str, start: str) -> None:
+    """CI publishes the report with `if: always()`: a bad lock still leaves a file that says why."""
+    report = tmp_path / "report.out"
+    assert envguard("verify", "--lock", str(tmp_path / "nope.yml"), style, "-o", str(report)) == 2
+    text = report.read_text()
+    assert text.startswith(start) and "nope.yml" in text
+    if style == "--json":
+        data = json.loads(text)
+        assert (data["passed"], data["exit_code"], data["schema_version"]) == (False, 2, 1)
+
+
+def test_pkgs_dir_is_never_made_up_from_a_typo(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = make_lock(tmp_path, channels["forge"])
+    typo = tmp_path / "no-such-folder" / "pkgs"
+    capsys.readouterr()
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(typo)) == 2
+    assert "neither it nor its parent" in capsys.readouterr().err and not typo.parent.exists()
+
+
+def test_a_file_channel_verify_can_rerun_offline_from_its_cache(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The archives verify proved stay in --pkgs-dir: a rerun needs neither the channel nor a network."""
+    forge = tmp_path / "channel" / "forge"
+    shutil.copytree(channels["forge"], forge)
+    lock = make_lock(tmp_path / "project", forge)
+    pkgs = tmp_path / "pkgs"
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(pkgs)) == 0
+    shutil.rmtree(forge)  # the local channel is gone
+    capsys.readouterr()
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(pkgs)) == 0, capsys.readouterr()

@@ -42,6 +42,9 @@ from envguard.output import Style
 @output_style(output=False)
 @click.option("--no-cache", is_flag=True, help="Always run the full comparison.")
 @click.option(
+    "--all", "show_all", is_flag=True, help="List every finding of a long category (default: the first 10)."
+)
+@click.option(
     "--distributed",
     is_flag=True,
     help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).",
@@ -55,6 +58,7 @@ def command(
     files: bool,
     lock_fresh: bool,
     no_cache: bool,
+    show_all: bool,
     distributed: bool,
     style: Style,
 ) -> int:
@@ -78,6 +82,7 @@ def command(
             files=files,
             lock_fresh=lock_fresh,
             style=style,
+            show_all=show_all,
             no_cache=no_cache,
         )
     )

@@ -19,8 +19,13 @@ from envguard.output import Style
 @click.option(
     "--probe", is_flag=True, help="Run the fingerprint probe in live environments (compares RNG streams)."
 )
+@click.option(
+    "--all", "show_all", is_flag=True, help="List every item of a long category (default: the first 10)."
+)
 @output_style()
-def command(a: str, b: str, platform: str | None, probe: bool, style: Style, output: str | None) -> int:
+def command(
+    a: str, b: str, platform: str | None, probe: bool, show_all: bool, style: Style, output: str | None
+) -> int:
     """Compare A with B: each a prefix, name:ENV, environment.yml, conda-lock.yml, explicit, pixi.lock or
     snapshot."""
     from envguard.diff import render
@@ -31,6 +36,10 @@ def command(a: str, b: str, platform: str | None, probe: bool, style: Style, out
     for message in warnings:
         warn(message)
     present(
-        Views(result.to_dict, lambda: render.table(result), lambda: render.markdown(result)), style, output
+        Views(
+            result.to_dict, lambda: render.table(result, show_all=show_all), lambda: render.markdown(result)
+        ),
+        style,
+        output,
     )
     return EXIT_OK if result.equal else EXIT_DRIFT

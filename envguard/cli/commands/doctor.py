@@ -30,8 +30,10 @@ def command(
     from envguard.doctor.render import render
     from envguard.doctor.run import run_doctor, to_dict
     from envguard.findings import exit_code, markdown
+    from envguard.output import report_on_error
 
-    report = run_doctor(source, data_dir, hashes=not no_hashes)
+    with report_on_error("doctor", style, output):
+        report = run_doctor(source, data_dir, hashes=not no_hashes)
     present(
         Views(lambda: to_dict(report), lambda: render(report), lambda: markdown(report.findings)),
         style,

@@ -7,8 +7,22 @@ import click
 from envguard.errors import EXIT_OK, UsageError
 from envguard.output import emit, warn
 
+_MODES = ("--pinned", "--full", "--from-history")
 
-@click.command("export")
+
+class _ExportCommand(click.Command):
+    """--pinned, --full and --from-history share one destination, so click would silently take the last of
+    them: two of them are refused before parsing."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        words = args[: args.index("--")] if "--" in args else args
+        given = list(dict.fromkeys(a for a in words if a in _MODES))
+        if len(given) > 1:
+            raise click.UsageError(f"{given[0]} and {given[1]} are alternatives; give one", ctx=ctx)
+        return super().parse_args(ctx, args)
+
+
+@click.command("export", cls=_ExportCommand)
 @click.argument("source", required=False)
 @click.option(
     "--pinned",
@@ -17,9 +31,17 @@ from envguard.output import emit, warn
     help="What you asked for, pinned to the installed versions (default).",
 )
 @click.option(
-    "--full", "mode", flag_value="full", help="Every package with its build string, like `conda env export`."
+    "--full",
+    "mode",
+    flag_value="full",
+    help="Every package with its build string, like `conda env export`.",
 )
-@click.option("--from-history", "mode", flag_value="from-history", help="Exactly the requested specs.")
+@click.option(
+    "--from-history",
+    "mode",
+    flag_value="from-history",
+    help="Exactly the requested specs.",
+)
 @click.option(
     "--format",
     "fmt",

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from envguard.cli.options import output_style
-from envguard.errors import EXIT_DRIFT, EXIT_OK
+from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError
 from envguard.output import Style, Views, present, warn
 
 
@@ -52,13 +52,21 @@ def command(
 
     Exit 0 pass, 1 verification failed (hash mismatch, drift, smoke), 2 bad input, 3 operational failure.
     """
+    from envguard.output import progress_wanted, report_on_error
     from envguard.verify import render
     from envguard.verify import run as verify
 
-    options = verify.VerifyOptions(
-        Path(lockfile), platform, smoke, keep, Path(pkgs_dir) if pkgs_dir else None, smoke_budget=smoke_budget
-    )
-    result = verify.verify(options)
+    with report_on_error("verify", style, output):
+        options = verify.VerifyOptions(
+            Path(lockfile),
+            platform,
+            smoke,
+            keep,
+            _pkgs_dir(pkgs_dir),
+            smoke_budget=smoke_budget,
+            progress=progress_wanted(style),
+        )
+        result = verify.verify(options)
     for message in result.warnings:
         warn(message)
     views = Views(
@@ -66,3 +74,19 @@ def command(
     )
     present(views, style, output)
     return EXIT_OK if result.passed else EXIT_DRIFT
+
+
+def _pkgs_dir(value: str | None) -> Path | None:
+    """--pkgs-dir: an existing folder, or a new one inside an existing folder (never a chain of folders made
+    up from a typo)."""
+    if not value:
+        return None
+    path = Path(value).expanduser()
+    if path.exists() and not path.is_dir():
+        raise BadInputError(f"--pkgs-dir {value}: not a folder")
+    if not path.exists() and not path.absolute().parent.is_dir():
+        raise BadInputError(
+            f"--pkgs-dir {value}: neither it nor its parent {path.absolute().parent} exists; create it first "
+            "(mkdir -p) or pass an existing folder"
+        )
+    return path

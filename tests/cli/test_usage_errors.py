@@ -1,0 +1,36 @@
+"""Every usage error is one line, `envguard: error: ...` with the `--help` hint, exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envguard.errors import EXIT_BAD_INPUT
+
+SCRIPT = str(Path(sys.executable).parent / "envguard")
+
+
+@pytest.mark.parametrize(
+    ("args", "names", "hint"),
+    [
+        (["frobnicate"], "frobnicate", "envguard --help"),
+        (["check", "--bogus"], "--bogus", "envguard check --help"),
+        (["diff", "only-one"], "B", "envguard diff --help"),
+        (["export", "--format", "nope"], "nope", "envguard export --help"),
+        (["lock", "--platform"], "--platform", "envguard lock --help"),
+        (["smoke", "--num-workers", "-1"], "-1", "envguard smoke --help"),
+        (["export", "--pinned", "--full"], "--pinned and --full are alternatives", "envguard export --help"),
+        (["export", "--full", "--from-history"], "--full and --from-history", "envguard export --help"),
+    ],
+)
+def test_usage_error_is_one_line(args: list[str], names: str, hint: str, tmp_path: Path) -> None:
+    done = subprocess.run([SCRIPT, *args], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == EXIT_BAD_INPUT, done
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("envguard: error: "), done.stderr
+    assert names in lines[0] and hint in lines[0], lines[0]
+    assert done.stdout == ""

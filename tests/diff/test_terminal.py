@@ -1,0 +1,61 @@
+"""diff's human view fits the terminal (COLUMNS honoured; 80 and 120 columns); long categories summarised."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envguard.diff.changes import Change, Diff
+from envguard.diff.render import table
+from tests.helpers import MakePrefix, envguard
+
+
+def _fits(text: str, columns: int) -> None:
+    longest = max(text.splitlines(), key=len)
+    assert len(longest) <= columns, f"{len(longest)} > {columns}: {longest!r}"
+    assert "…" not in text  # nothing cut short
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_diff_fits_the_terminal(
+    columns: int, make_prefix: MakePrefix, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = make_prefix(
+        ["python=3.11", "numpy=1.26", "pytorch=2.1.0=*cuda11.8*", "requests=2.32.3"], name="a", cuda="12.4"
+    )
+    b = make_prefix(["python=3.11", "numpy=2.0", "pytorch=2.1.0=*cpu*", "requests=2.31.0", "six"], name="b")
+    monkeypatch.setenv("COLUMNS", str(columns))
+    capsys.readouterr()
+    assert envguard("diff", str(a), str(b)) == 1
+    out = capsys.readouterr().out
+    _fits(out, columns)
+    assert ("Category" in out) is (columns >= 100)  # narrow: the category is a section row, not a column
+    for word in ("Conda packages", "cudatoolkit", "py311hed25524_0", "CUDA"):
+        assert word in out, word
+
+
+def test_long_categories_are_summarised_unless_all() -> None:
+    changes = tuple(Change("pip", "only-b", f"pkg{i:03d}", b="1.0") for i in range(112))
+    diff = Diff(
+        "conda-lock.yml", "/envs/venv", "exact", (Change("conda", "only-a", "zlib", a="1.3"), *changes)
+    )
+    short = table(diff, width=120)
+    assert (
+        "pip packages: 112 items (112 only in B) — first 10 shown: pkg000, pkg001, pkg002, pkg003, pkg004, "
+        "pkg005, pkg006, pkg007, pkg008, pkg009; --all for the rest"
+    ) in " ".join(short.split())
+    assert "pkg009" in short and "pkg010" not in short and "zlib" in short
+    full = table(diff, width=120, show_all=True)
+    assert "pkg111" in full and "--all" not in full
+
+
+def test_diff_all_option_lists_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.yml", tmp_path / "b.yml"
+    a.write_text("channels: [conda-forge]\ndependencies:\n  - python=3.11\n")
+    b.write_text("channels: [conda-forge]\ndependencies:\n" + "".join(f"  - pkg{i:02d}\n" for i in range(25)))
+    assert envguard("diff", str(a), str(b)) == 1
+    assert "--all for the rest" in capsys.readouterr().out
+    assert envguard("diff", str(a), str(b), "--all") == 1
+    out = capsys.readouterr().out
+    assert "pkg24" in out and "--all for the rest" not in out
