@@ -42,7 +42,7 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environmen
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
     subdirs: set[str] = set()
-    for _path, record in read_slim(prefix):  # the fields the model uses, parsed once per record change
+    for _name, record in read_slim(prefix):  # the fields the model uses, parsed once per record change
         package = record_to_package(record)
         packages.append(package)
         if package.subdir and package.subdir != "noarch":

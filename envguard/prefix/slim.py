@@ -63,11 +63,13 @@ def signature(st: os.stat_result) -> Signature:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
-def read_slim(prefix: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """(path, slim record) for each `conda-meta/*.json` in name order, parsing only new or changed records."""
+def read_slim(prefix: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(file name, slim record) for each `conda-meta/*.json` in name order, parsing only new or changed
+    records."""
     if not enabled():
-        return [(path, slim(record)) for path, record in iter_records(prefix)]
+        return [(path.name, slim(record)) for path, record in iter_records(prefix)]
     meta = prefix / "conda-meta"
+    folder = str(meta)
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
     except OSError as exc:
@@ -77,28 +79,28 @@ def read_slim(prefix: Path) -> list[tuple[Path, dict[str, Any]]]:
     where = _entry_path(prefix)
     stored = _load(where, prefix)
     kept: dict[str, list[Any]] = {}
-    result: list[tuple[Path, dict[str, Any]]] = []
+    result: list[tuple[str, dict[str, Any]]] = []
     changed = len(stored) != len(names)
     now = time.time_ns()
     for name in names:
-        path = meta / name
+        path = os.path.join(folder, name)  # plain strings: a Path per record costs more than its stat
         try:
             st = os.stat(path)
         except OSError:
-            load_record(path)  # raises the reader's one-line error for this record
+            load_record(Path(path))  # raises the reader's one-line error for this record
             raise
         sign = signature(st)
         entry = stored.get(name)
         if entry is not None and entry[0] == sign:
             data = entry[1]
         else:
-            data = slim(load_record(path))
+            data = slim(load_record(Path(path)))
             changed = True
         if now - max(st.st_mtime_ns, st.st_ctime_ns) > FRESH_NS:
             kept[name] = [sign, data]
         else:
             changed = True  # parsed again next time, until it has aged
-        result.append((path, data))
+        result.append((name, data))
     if changed:
         _store(where, prefix, kept)
     return result
