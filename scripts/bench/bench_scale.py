@@ -76,12 +76,32 @@ def measure(cases: dict[str, Case], runs: int, cwd: Path) -> dict[str, list[Samp
     return samples
 
 
+AFTER: list[Path] = []  # a frozen copy of the "after" code (--after), else the working tree
+
+
+def archive(commit: str, where: Path) -> Path:
+    """envguard/ as of COMMIT, unpacked at WHERE (imported with PYTHONPATH; the timed runs use cwd=work)."""
+    if not where.is_dir():
+        where.mkdir(parents=True)
+        data = subprocess.run(["git", "-C", str(REPO), "archive", commit, "envguard"], capture_output=True)
+        subprocess.run(["tar", "-x", "-C", str(where)], input=data.stdout, check=True)
+    return where
+
+
 def environments(work: Path, base: Path) -> tuple[dict[str, str], dict[str, str]]:
     """(after, before): the same variables, each with its own envguard cache; before imports --base."""
     common = {**os.environ}
-    for var in ("PYTHONDONTWRITEBYTECODE", "CONDA_PREFIX", "VIRTUAL_ENV", "ENVGUARD_RECORD_CACHE"):
+    for var in (
+        "PYTHONDONTWRITEBYTECODE",
+        "CONDA_PREFIX",
+        "VIRTUAL_ENV",
+        "ENVGUARD_RECORD_CACHE",
+        "PYTHONPATH",
+    ):
         common.pop(var, None)
     after = {**common, "ENVGUARD_CACHE_DIR": str(work / "cache-after")}
+    if AFTER:
+        after["PYTHONPATH"] = str(AFTER[0])
     before = {**common, "ENVGUARD_CACHE_DIR": str(work / "cache-before"), "PYTHONPATH": str(base)}
     return after, before
 
@@ -207,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files-runs", type=int, default=0, help="rounds of the check --files section")
     parser.add_argument("--files-sizes", default="300", help="sizes for the check --files section")
     parser.add_argument("--base", default=BASE_COMMIT, help="the 'before' envguard (a commit)")
+    parser.add_argument("--after", help="the 'after' envguard (a commit; default: the working tree)")
     parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
     args = parser.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="envguard-bench-scale-"))
