@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -58,11 +59,12 @@ def command(
     options = verify.VerifyOptions(
         Path(lockfile), platform, smoke, keep, Path(pkgs_dir) if pkgs_dir else None, smoke_budget=smoke_budget
     )
-    result = verify.verify(options)
-    for message in result.warnings:
-        warn(message)
-    views = Views(
-        lambda: render.to_dict(result), lambda: render.render(result), lambda: render.markdown(result)
-    )
-    present(views, style, output)
+    with contextlib.ExitStack() as later:  # the temporary prefix is deleted once the report is out
+        result = verify.verify(options, later)
+        for message in result.warnings:
+            warn(message)
+        views = Views(
+            lambda: render.to_dict(result), lambda: render.render(result), lambda: render.markdown(result)
+        )
+        present(views, style, output)
     return EXIT_OK if result.passed else EXIT_DRIFT
