@@ -101,7 +101,7 @@ def read_slim(prefix: Path) -> list[tuple[str, dict[str, Any]]]:
         else:
             changed = True  # parsed again next time, until it has aged
         result.append((name, data))
-    if changed:
+    if changed and (kept or stored):  # a just-built prefix (verify's, a test's) leaves no empty entry behind
         _store(where, prefix, kept)
     return result
 

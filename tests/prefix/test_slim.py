@@ -112,8 +112,7 @@ def test_just_written_records_are_not_stored(make_prefix: MakePrefix) -> None:
         time.time() - max(p.stat().st_ctime for p in (prefix / "conda-meta").iterdir())
     )
     read_prefix(prefix)
-    stored = json.loads(next((cache_dir() / "records").glob("*.json")).read_text())["records"]
-    assert wait > 0.5 and stored == {}  # written under 2 s ago: a coarse clock could hide a second edit
+    assert wait > 0.5 and not (cache_dir() / "records").exists()  # under 2 s old: nothing stored yet
     time.sleep(wait + 0.1)
     read_prefix(prefix)
     stored = json.loads(next((cache_dir() / "records").glob("*.json")).read_text())["records"]
