@@ -18,7 +18,7 @@ class FastArgs:
     """The subset of `envguard check` arguments the launcher understands without click (a plain class: the
     dataclasses module costs more to import than this whole fast path takes)."""
 
-    __slots__ = ("envfile", "lock", "platform", "source", "style")
+    __slots__ = ("envfile", "lock", "platform", "source", "style", "taken")
 
     def __init__(
         self, source: str | None, lock: str | None, envfile: str | None, platform: str | None, style: str
@@ -30,6 +30,7 @@ class FastArgs:
             platform,
             style,
         )
+        self.taken: tuple[str, str] | None = None  # (prefix, stat fingerprint) looked up, for the full check
 
 
 _VALUED = {"--lock": "lock", "-f": "envfile", "--file": "envfile", "--platform": "platform"}
@@ -74,10 +75,18 @@ def inputs_of(lock: str | None, envfile: str | None) -> list[str]:
 
 def cached_output(prefix: str, inputs: list[str], platform: str | None, style: str) -> str | None:
     """The stored output in `style` when the last full check of exactly this was clean and nothing changed."""
+    return lookup(prefix, inputs, platform, style)[0]
+
+
+def lookup(prefix: str, inputs: list[str], platform: str | None, style: str) -> tuple[str | None, str]:
+    """(the stored output or None, the stat fingerprint it was looked up with): a full check that follows a
+    miss stores its verdict under that fingerprint instead of taking it again (taken before anything was
+    read either way)."""
     text = statcache.material(prefix, inputs, {"platform": platform or ""})
-    outputs = statcache.lookup(text, statcache.inputs_signature(inputs), statcache.stat_fingerprint(prefix))
+    fingerprint = statcache.stat_fingerprint(prefix)
+    outputs = statcache.lookup(text, statcache.inputs_signature(inputs), fingerprint)
     stored = outputs.get(style) if outputs else None
-    return stored if isinstance(stored, str) else None
+    return (stored if isinstance(stored, str) else None), fingerprint
 
 
 def remember(
@@ -106,8 +115,9 @@ def try_cached(parsed: FastArgs) -> int | None:
             lock = str(find_lock())
         except Exception:  # the full command reports a missing or broken configuration properly
             return None
-    output = cached_output(prefix, inputs_of(lock, parsed.envfile), parsed.platform, parsed.style)
+    output, fingerprint = lookup(prefix, inputs_of(lock, parsed.envfile), parsed.platform, parsed.style)
     if output is None:
+        parsed.taken = (prefix, fingerprint)
         return None
     sys.stdout.write(output)
     return EXIT_OK

@@ -33,6 +33,7 @@ class CheckOptions:
     no_cache: bool = False
     cache_checked: bool = False  # the launcher already found no cached answer
     show_all: bool = False  # list every finding of a long category
+    taken: tuple[str, str] | None = None  # (prefix, stat fingerprint) the cache lookup already computed
 
 
 def main(options: CheckOptions) -> int:
@@ -54,12 +55,17 @@ def main(options: CheckOptions) -> int:
     from envguard.sources import resolve
 
     source = resolve(o.source)  # once: `name:ENV` reads every condarc, a file is sniffed for its kind
-    cached = _cached(source, inputs, o.platform, o.style) if cacheable and not o.cache_checked else None
-    if cached is not None:
-        sys.stdout.write(cached)
-        return EXIT_OK
+    taken = o.taken
+    if cacheable and not o.cache_checked and source.live:
+        from envguard.check.fast import lookup
+
+        cached, fingerprint = lookup(str(source.path), inputs, o.platform, o.style)
+        if cached is not None:
+            sys.stdout.write(cached)
+            return EXIT_OK
+        taken = (str(source.path), fingerprint)
     envfile = Path(o.envfile) if o.envfile else None
-    outcome = run_check(source, lock, envfile, platform=o.platform, rng=o.rng, files=o.files)
+    outcome = run_check(source, lock, envfile, platform=o.platform, rng=o.rng, files=o.files, taken=taken)
     sys.stdout.write(render_all(outcome.report, show_all=o.show_all)[o.style])
     if cacheable and outcome.fingerprint is not None:
         from envguard.check.fast import remember
@@ -67,12 +73,6 @@ def main(options: CheckOptions) -> int:
         stored = render_all(outcome.report, cached=True)
         remember(str(outcome.prefix), inputs, o.platform, outcome.fingerprint, outcome.report.clean, stored)
     return EXIT_OK if outcome.report.clean else EXIT_DRIFT
-
-
-def _cached(source: Source, inputs: list[str], platform: str | None, style: str) -> str | None:
-    from envguard.check.fast import cached_output
-
-    return cached_output(str(source.path), inputs, platform, style) if source.live else None
 
 
 @dataclass(frozen=True)
@@ -93,8 +93,10 @@ def run_check(
     platform: str | None,
     rng: bool,
     files: bool,
+    taken: tuple[str, str] | None = None,
 ) -> CheckOutcome:
-    """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness)."""
+    """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness).
+    `taken`: (prefix, stat fingerprint) the cache lookup computed just before, reused for that prefix."""
     from envguard import sources
     from envguard.check import statcache
 
@@ -103,7 +105,10 @@ def run_check(
     if rng and lock is None:
         raise UsageError("--rng compares with the fingerprints a lock recorded; pass --lock (or drop -f)")
     prefix = source.path
-    fingerprint = statcache.stat_fingerprint(prefix) if source.live else None
+    fingerprint = None
+    if source.live:
+        reuse = taken is not None and taken[0] == str(prefix)
+        fingerprint = taken[1] if taken is not None and reuse else statcache.stat_fingerprint(prefix)
     live = sources.load(source)
     _warn(live.warnings)
     wanted = platform or live.platform

@@ -92,6 +92,12 @@ def _full_check(parsed: FastArgs) -> int:
     from envguard.cli.boundary import guarded
 
     options = CheckOptions(
-        parsed.source, parsed.lock, parsed.envfile, parsed.platform, style=parsed.style, cache_checked=True
+        parsed.source,
+        parsed.lock,
+        parsed.envfile,
+        parsed.platform,
+        style=parsed.style,
+        cache_checked=True,
+        taken=parsed.taken,
     )
     return guarded(lambda: main(options))

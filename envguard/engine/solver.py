@@ -35,9 +35,11 @@ def solve(
     virtual_packages: Sequence[VirtualPackage],
     *,
     cache_dir: str | None = None,
+    gateway: Any = None,
 ) -> SolveResult:
     """Solve `specs` for `platform`; unsatisfiable specs are bad input quoting rattler, unreachable
-    channels an operational failure."""
+    channels an operational failure. `gateway` (from `new_gateway`) shares fetched repodata between the
+    solves of one lock (each platform's noarch subdir and the channel index are read once)."""
     import rattler
 
     sources = expand_channels(channels, specs)
@@ -52,7 +54,8 @@ def solve(
         )
         for v in virtual_packages
     ]
-    gateway = rattler.Gateway(cache_dir=Path(cache_dir)) if cache_dir else None
+    if gateway is None:
+        gateway = new_gateway(cache_dir)
 
     async def run() -> list[Any]:
         result: list[Any] = await rattler.solve(
@@ -70,6 +73,13 @@ def solve(
         raise _solve_error(exc, platform, sources, virtual_packages) from exc
     packages = tuple(rattler_to_package(r) for r in records)
     return SolveResult(platform=platform, packages=packages, records=tuple(records))
+
+
+def new_gateway(cache_dir: str | None = None) -> Any:
+    """A rattler Gateway: one per lock or create, shared by its per-platform solves."""
+    import rattler
+
+    return rattler.Gateway(cache_dir=Path(cache_dir)) if cache_dir else rattler.Gateway()
 
 
 _DETAIL_LIMIT = 1500

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from envguard.errors import BadInputError, EnvguardError, UsageError
 from envguard.formats.condalock.write import input_hash
@@ -44,16 +44,24 @@ def from_live(env: Environment) -> LockPlan:
 def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice) -> LockPlan:
     """Solve an environment.yml for every platform (selectors applied per platform)."""
     from envguard.formats import envyml
+    from envguard.textio import read_text
 
     envs: dict[str, Environment] = {}
     hashes: dict[str, str] = {}
     warnings: list[str] = []
     channels: tuple[str, ...] = ()
+    text = read_text(path)  # read once; parsed once unless `# [selector]` lines make platforms differ
+    uniform = envyml.apply_selectors(text, platforms[0])[1] == 0 if platforms else True
+    parsed = envyml.parse(text, str(path), platform=platforms[0]) if uniform and platforms else None
+    gateway: list[Any] = []  # one rattler Gateway for every platform's solve, made by the first one
     for platform in platforms:
-        specs = envyml.read(path, platform=platform)
+        if parsed is not None:
+            specs = dataclasses.replace(parsed, platform=platform)
+        else:
+            specs = envyml.parse(text, str(path), platform=platform)
         warnings.extend(w for w in specs.warnings if w not in warnings)
         virtual = _virtual_for(specs, platform, cuda, path)
-        solved = _solve(specs, platform, virtual, cuda, path)
+        solved = _solve(specs, platform, virtual, cuda, path, gateway)
         pip = pinned_pip_packages(specs.requested, path)
         envs[platform] = make_environment(
             kind="conda-lock",
@@ -105,18 +113,25 @@ def _cuda_message(path: Path, platform: str, why: str) -> str:
 
 
 def _solve(
-    specs: Environment, platform: str, virtual: Sequence[VirtualPackage], cuda: CudaChoice, path: Path
+    specs: Environment,
+    platform: str,
+    virtual: Sequence[VirtualPackage],
+    cuda: CudaChoice,
+    path: Path,
+    gateway: list[Any],
 ) -> tuple[Package, ...]:
-    from envguard.engine.solver import solve
+    from envguard.engine.solver import new_gateway, solve
 
     conda = [r.spec for r in specs.requested if r.manager == "conda"]
     if not conda:
         return ()
     from envguard.output import progress_wanted, waiting
 
+    if not gateway:
+        gateway.append(new_gateway())
     try:
         with waiting(f"solving {len(conda)} spec(s) for {platform}", progress_wanted()):
-            result = solve(conda, specs.channels, platform, virtual)
+            result = solve(conda, specs.channels, platform, virtual, gateway=gateway[0])
     except BadInputError as exc:
         if cuda is None and "__cuda" in str(exc):
             raise UsageError(

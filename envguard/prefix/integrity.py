@@ -5,18 +5,23 @@ environments), this compares `sha256_in_prefix` when the installer wrote it and 
 `size_in_bytes` otherwise. Files whose content cannot be verified (rewritten at install time for a prefix
 placeholder without `sha256_in_prefix`, or listed by an old record without `paths_data`) are checked for
 existence and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates them.
+
+Speed: files are checked in batches of `BATCH` on a few threads (hashlib and file reads release the GIL), a
+file up to `SMALL` bytes is read in one call, and batches are made while records are read and their results
+collected as they finish, so memory stays bounded by the few batches in flight (not by the number of files).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from envguard.hashing import file_digest
 from envguard.prefix.records import iter_records
 
 Problem = Literal["missing", "altered"]
@@ -57,13 +62,11 @@ class IntegrityReport:
         return grouped
 
 
-@dataclass(frozen=True, slots=True)
-class _Expected:
-    package: str
-    path: str
-    kind: str
-    sha256: str | None
-    size: int | None
+BATCH = 512  # files per task: one Future per file made the pool's bookkeeping the bottleneck
+SMALL = 1 << 16  # files up to this size are hashed from one read
+CHUNK = 1 << 20
+# (package label, path, path_type, expected sha256 or None, expected size or None)
+_Expected = tuple[str, str, str, str | None, int | None]
 
 
 def _entries(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -84,55 +87,121 @@ def _expected(package: str, entry: dict[str, Any]) -> _Expected | None:
         sha = entry.get("sha256")
     if entry.get("prefix_placeholder") and entry.get("file_mode") != "binary":
         size = None  # text-mode placeholder replacement changes the length
-    return _Expected(
-        package, entry["_path"], kind, str(sha) if sha else None, int(size) if size is not None else None
-    )
+    return (package, entry["_path"], kind, str(sha) if sha else None, int(size) if size is not None else None)
 
 
 def _check(prefix: str, item: _Expected, hashes: bool) -> FileProblem | None:
-    full = os.path.join(prefix, item.path)
-    if item.kind in EXISTENCE_ONLY:
-        present = os.path.isdir(full) if item.kind == "directory" else os.path.lexists(full)
+    package, path, kind, sha256, _size = item
+    full = os.path.join(prefix, path)
+    if kind in EXISTENCE_ONLY:
+        present = os.path.isdir(full) if kind == "directory" else os.path.lexists(full)
         if not present:
-            return FileProblem(item.package, item.path, "missing", "not in the prefix")
+            return FileProblem(package, path, "missing", "not in the prefix")
         if os.path.islink(full) and not os.path.exists(full):
             # a softlinked environment whose package cache was cleaned (conda#16614): the link dangles
-            return FileProblem(item.package, item.path, "missing", f"dangling symlink to {os.readlink(full)}")
+            return FileProblem(package, path, "missing", f"dangling symlink to {os.readlink(full)}")
         return None
-    try:
-        size = os.stat(full).st_size
-    except OSError:
-        return FileProblem(item.package, item.path, "missing", "not in the prefix")
-    if item.size is not None and size != item.size:
-        return FileProblem(
-            item.package, item.path, "altered", f"size now {size} bytes, {item.size} as installed"
-        )
-    if hashes and item.sha256:
+    if not (hashes and sha256):
         try:
-            actual = file_digest(full)
-        except OSError as exc:
-            return FileProblem(item.package, item.path, "altered", f"unreadable ({exc.strerror})")
-        if actual != item.sha256:
-            return FileProblem(
-                item.package,
-                item.path,
-                "altered",
-                f"sha256 now {actual[:12]}…, {item.sha256[:12]}… as installed",
-            )
+            size = os.stat(full).st_size
+        except OSError:
+            return FileProblem(package, path, "missing", "not in the prefix")
+        return _size_problem(item, size)
+    return _content_problem(full, item, sha256)
+
+
+def _size_problem(item: _Expected, size: int) -> FileProblem | None:
+    package, path, _kind, _sha, expected = item
+    if expected is not None and size != expected:
+        return FileProblem(package, path, "altered", f"size now {size} bytes, {expected} as installed")
     return None
 
 
-def _expectations(prefix: Path, packages: Iterable[str] | None) -> Iterator[tuple[str, list[_Expected], int]]:
+def _content_problem(full: str, item: _Expected, sha256: str) -> FileProblem | None:
+    """Size, then content, from one open file (one open + fstat instead of stat + open)."""
+    package, path = item[0], item[1]
+    try:
+        handle = open(full, "rb", buffering=0)  # noqa: SIM115 - closed below, on every path
+    except OSError as exc:
+        try:
+            size = os.stat(full).st_size
+        except OSError:
+            return FileProblem(package, path, "missing", "not in the prefix")
+        return _size_problem(item, size) or FileProblem(
+            package, path, "altered", f"unreadable ({exc.strerror})"
+        )
+    try:
+        size = os.fstat(handle.fileno()).st_size
+        problem = _size_problem(item, size)
+        if problem is not None:
+            return problem
+        actual = _digest(handle, size)
+    except OSError as exc:
+        return FileProblem(package, path, "altered", f"unreadable ({exc.strerror})")
+    finally:
+        handle.close()
+    if actual != sha256:
+        return FileProblem(
+            package, path, "altered", f"sha256 now {actual[:12]}…, {sha256[:12]}… as installed"
+        )
+    return None
+
+
+def _digest(handle: Any, size: int) -> str:
+    """SHA-256 of an open file: one read when it is small (a short read of a regular file is its end)."""
+    if size < SMALL:
+        data = handle.read(size + 1)
+        if len(data) <= size:
+            return hashlib.sha256(data).hexdigest()
+        digest = hashlib.sha256(data)  # it grew since fstat: read on
+    else:
+        digest = hashlib.sha256()
+    buffer = bytearray(CHUNK)
+    view = memoryview(buffer)
+    while count := handle.readinto(buffer):
+        digest.update(view[:count])
+    return digest.hexdigest()
+
+
+def _check_batch(prefix: str, batch: list[_Expected], hashes: bool) -> list[FileProblem]:
+    return [p for p in (_check(prefix, item, hashes) for item in batch) if p is not None]
+
+
+@dataclass
+class _Tally:
+    packages: int = 0
+    files: int = 0
+    unverified: int = 0
+
+
+def _batches(prefix: Path, packages: Iterable[str] | None, tally: _Tally) -> Iterator[list[_Expected]]:
+    """The expected files of every (or every named) package, BATCH at a time, each record parsed once."""
     wanted = set(packages) if packages is not None else None
+    batch: list[_Expected] = []
     for _path, record in iter_records(prefix):
         if wanted is not None and record["name"] not in wanted:
             continue
+        tally.packages += 1
         label = f"{record['name']}-{record['version']}-{record.get('build', '')}"
-        expected = [e for e in (_expected(label, entry) for entry in _entries(record)) if e is not None]
-        unverified = sum(
-            1 for e in expected if e.kind not in EXISTENCE_ONLY and e.sha256 is None and e.size is None
-        )
-        yield label, expected, unverified
+        for entry in _entries(record):
+            item = _expected(label, entry)
+            if item is None:
+                continue
+            tally.files += 1
+            if item[2] not in EXISTENCE_ONLY and item[3] is None and item[4] is None:
+                tally.unverified += 1
+            batch.append(item)
+            if len(batch) >= BATCH:
+                yield batch
+                batch = []
+    if batch:
+        yield batch
+
+
+def workers() -> int:
+    """Threads that check files: one per CPU (hashing is CPU work once the files are cached), at least 2 so
+    one thread's disk wait overlaps another's hashing, at most 8."""
+    return max(2, min(8, os.cpu_count() or 2))
 
 
 def verify_files(
@@ -140,18 +209,20 @@ def verify_files(
 ) -> IntegrityReport:
     """Check every file each package (or only `packages`, by name) installed into `prefix`.
 
-    With `hashes=False` only existence and sizes are checked (fast); SHA-256 is computed in a thread pool.
+    With `hashes=False` only existence and sizes are checked (fast); SHA-256 is computed on a few threads, in
+    batches, with at most a few batches in flight.
     """
-    items: list[_Expected] = []
-    count = unverified = 0
-    for _label, expected, not_checkable in _expectations(prefix, packages):
-        count += 1
-        unverified += not_checkable
-        items.extend(expected)
     root = str(prefix)
-    with ThreadPoolExecutor(max_workers=min(8, (os.cpu_count() or 2) * 2)) as pool:
-        found = list(pool.map(lambda item: _check(root, item, hashes), items))
-    problems = tuple(sorted((p for p in found if p is not None), key=lambda p: (p.package, p.path)))
-    return IntegrityReport(
-        prefix=root, packages=count, files=len(items), unverified=unverified, problems=problems
-    )
+    tally = _Tally()
+    found: list[FileProblem] = []
+    count = workers()
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        pending: deque[Future[list[FileProblem]]] = deque()
+        for batch in _batches(prefix, packages, tally):
+            pending.append(pool.submit(_check_batch, root, batch, hashes))
+            while len(pending) > 2 * count:
+                found.extend(pending.popleft().result())
+        while pending:
+            found.extend(pending.popleft().result())
+    problems = tuple(sorted(found, key=lambda p: (p.package, p.path)))
+    return IntegrityReport(root, tally.packages, tally.files, tally.unverified, problems)

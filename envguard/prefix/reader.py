@@ -14,7 +14,8 @@ from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, 
 from envguard.names import spec_name
 from envguard.prefix import history as history_mod
 from envguard.prefix.pip_dist import read_pip_packages
-from envguard.prefix.records import iter_records, record_to_package
+from envguard.prefix.records import record_to_package
+from envguard.prefix.slim import read_slim
 
 
 def is_conda_prefix(path: Path) -> bool:
@@ -41,7 +42,7 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environmen
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
     subdirs: set[str] = set()
-    for _path, record in iter_records(prefix):
+    for _name, record in read_slim(prefix):  # the fields the model uses, parsed once per record change
         package = record_to_package(record)
         packages.append(package)
         if package.subdir and package.subdir != "noarch":

@@ -96,16 +96,17 @@ def read_lock(path: Path, platform: str | None) -> Environment:
     return env
 
 
-def verify(options: VerifyOptions) -> VerifyResult:
+def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) -> VerifyResult:
     """Run every stage; a failed stage makes the verdict FAIL (exit 1), operational problems raise (exit
-    3)."""
+    3). With `later`, the temporary prefix is deleted when that stack closes (the CLI closes it after
+    printing the report) instead of before returning."""
     from envguard.engine.install import default_pkgs_dir
     from envguard.machine.platform import current_platform
 
     env = read_lock(options.lock, options.platform)
     platform = env.platform or options.platform or current_platform()
     pkgs_dir = options.pkgs_dir or default_pkgs_dir()
-    with _prefix(options.keep) as prefix:
+    with _prefix(options.keep, later) as prefix:
         state = _Run(env, platform, prefix, pkgs_dir)
         state.lock_path, state.smoke_budget = options.lock, options.smoke_budget
         state.progress = options.progress
@@ -128,12 +129,16 @@ def verify(options: VerifyOptions) -> VerifyResult:
 
 
 @contextlib.contextmanager
-def _prefix(keep: bool) -> Iterator[Path]:
+def _prefix(keep: bool, later: contextlib.ExitStack | None) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
     try:
         yield folder / "env"
     finally:
-        if not keep:
+        if keep:
+            pass
+        elif later is not None:
+            later.callback(shutil.rmtree, folder, ignore_errors=True)
+        else:
             shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -144,3 +144,36 @@ def test_statcache_agrees_with_the_modules_it_mirrors() -> None:
 
     assert statcache.cache_root() == str(virtual.cache_dir() / "check")
     assert statcache.OVERRIDE_VARS == virtual.OVERRIDE_VARS
+
+
+_SCANNED: list[str] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "os.scandir" and args and str(args[0]).endswith("conda-meta"):
+        _SCANNED.append(str(args[0]))
+
+
+sys.addaudithook(_audit)  # the interpreter's own record of every os.scandir (the stat fingerprint's walk)
+
+
+def test_a_full_check_takes_the_stat_fingerprint_once(
+    locked: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from envguard.cli.launcher import fast_path
+
+    prefix, lock = locked
+    history = prefix / "conda-meta" / "history"
+    for run in (
+        lambda: envguard("check", str(prefix), "--lock", str(lock)),
+        lambda: fast_path(["check", str(prefix), "--lock", str(lock)]),
+    ):
+        with open(history, "a", encoding="utf-8") as handle:
+            handle.write("# a change the fingerprint sees\n")
+        _SCANNED.clear()
+        assert run() == 0  # click's command, then the console script's own path
+        assert len(_SCANNED) == 1, _SCANNED  # the lookup's fingerprint is the one stored
+        assert CACHED not in capsys.readouterr().out
+        _SCANNED.clear()
+        assert run() == 0 and len(_SCANNED) == 1  # and it is the one the next lookup matches
+        assert capsys.readouterr().out.rstrip().endswith(CACHED)

@@ -4,13 +4,15 @@ comparison engines agree."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envguard.diff.compare import deepdiff_leaves, fast_leaves
+from envguard.diff.compare import aligned_views, deepdiff_leaves, fast_leaves, narrowed
 from envguard.diff.run import diff_environments
 from envguard.sources import read_live
 from tests.helpers import MakePrefix, envguard, fixture_channel, pip_install
@@ -166,3 +168,48 @@ def test_engines_agree_on_any_views(
     a: dict[str, dict[str, dict[str, str]]], b: dict[str, dict[str, dict[str, str]]]
 ) -> None:
     assert fast_leaves(a, b) == deepdiff_leaves(a, b)
+
+
+def _diff_process(a: Path, b: Path) -> tuple[int, str, bool]:
+    """`envguard diff A B --json` as a fresh process: exit code, output, and whether it imported deepdiff
+    (`-X importtime` lists every module as it is imported; the process ends without finalising)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "envguard", "diff", str(a), str(b), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    modules = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "envguard.diff.compare" in modules, done.stderr[-2000:]
+    return done.returncode, done.stdout, "deepdiff" in modules
+
+
+def test_identical_environments_never_import_deepdiff(make_prefix: MakePrefix) -> None:
+    a, b = make_prefix(BASE, name="a", cuda="12.4"), make_prefix(BASE, name="b", cuda="12.4")
+    code, out, imported = _diff_process(a, b)
+    assert (code, imported) == (0, False) and json.loads(out)["equal"] is True
+    other = make_prefix(["python=3.11", "numpy=2.0", "requests=2.32.3"], name="c", cuda="12.4")
+    code, out, imported = _diff_process(a, other)  # something to explain: deepdiff explains it
+    assert (code, imported) == (1, True) and json.loads(out)["equal"] is False
+
+
+def test_deepdiff_sees_only_the_differing_items(make_prefix: MakePrefix) -> None:
+    a = read_live(make_prefix(BASE, name="a", cuda="12.4"))
+    b = read_live(make_prefix(["python=3.11", "numpy=2.0", "pytorch=2.1.0=*cpu*", "six"], name="b"))
+    view_a, view_b, _notes = aligned_views(a, b)
+    leaves = fast_leaves(view_a, view_b)
+    small_a, small_b = narrowed(view_a, view_b, leaves)
+    names = {(c, n) for c, n, _f, _k in leaves}
+    kept = {(c, n) for view in (small_a, small_b) for c in view for n in view[c]}
+    assert kept == names
+    assert ("conda", "python") not in names and ("conda", "six") in names  # the same python is left out
+    assert deepdiff_leaves(small_a, small_b) == deepdiff_leaves(view_a, view_b) == leaves
+
+
+@settings(max_examples=200, deadline=None)
+@given(_view, _view)
+def test_narrowed_views_give_deepdiff_the_same_leaves(
+    a: dict[str, dict[str, dict[str, str]]], b: dict[str, dict[str, dict[str, str]]]
+) -> None:
+    leaves = fast_leaves(a, b)
+    assert deepdiff_leaves(*narrowed(a, b, leaves)) == deepdiff_leaves(a, b) == leaves

@@ -3,6 +3,7 @@ platform), read back by conda-lock's own parser, deterministic, explicit output,
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -213,3 +214,40 @@ def test_lock_to_stdout(make_prefix: MakePrefix, capsys: pytest.CaptureFixture[s
     prefix = make_prefix(["zlib"])
     assert envguard("lock", str(prefix), "--no-probe", "-o", "-") == 0
     assert condalock.parse(capsys.readouterr().out, "stdout")["linux-64"].get("zlib") is not None
+
+
+_OPENS: list[str] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and args and str(args[0]).endswith("environment.yml"):
+        _OPENS.append(str(args[0]))
+
+
+sys.addaudithook(_audit)  # the interpreter's own record of every file opened
+
+
+def test_environment_yml_is_read_once_for_all_platforms_and_selectors_still_apply(
+    channels: dict[str, Path], tmp_path: Path
+) -> None:
+    platforms = "[linux-64, osx-arm64, linux-aarch64, osx-64]"
+    text = f"channels:\n  - {{forge}}\nplatforms: {platforms}\ndependencies:\n  - cuda-version=12.1\n"
+    envyml = _envyml(tmp_path, channels, text)
+    lock = tmp_path / "conda-lock.yml"
+    _OPENS.clear()
+    assert envguard("lock", "-f", str(envyml), "--no-cuda", "-o", str(lock)) == 0
+    # once for the `platforms:` it declares, once for all four solves (was once more per platform)
+    assert len(_OPENS) == 2, _OPENS
+    envs = condalock.read_all(lock)
+    assert sorted(envs) == ["linux-64", "linux-aarch64", "osx-64", "osx-arm64"]
+    assert all(e.get("cuda-version") is not None and e.platform == p for p, e in envs.items())
+    selected = "  - cuda-version=12.1  # [linux]\n  - cuda-version=11.8  # [osx]\n"
+    envyml.write_text(envyml.read_text().replace("  - cuda-version=12.1\n", selected))
+    assert envguard("lock", "-f", str(envyml), "--no-cuda", "-o", str(lock)) == 0
+    versions = {p: e.get("cuda-version") for p, e in condalock.read_all(lock).items()}
+    assert {p: v.version for p, v in versions.items() if v is not None} == {
+        "linux-64": "12.1",
+        "linux-aarch64": "12.1",
+        "osx-64": "11.8",
+        "osx-arm64": "11.8",
+    }

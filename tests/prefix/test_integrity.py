@@ -139,3 +139,58 @@ def test_dangling_softlink_is_missing(make_prefix, tmp_path) -> None:
     problems = verify_files(prefix).problems
     assert [(p.package, p.problem) for p in problems] == [("zlib-1.3.1-h4ab18f5_1", "missing")]
     assert "dangling symlink" in problems[0].detail
+
+
+def _many_files_prefix(root: Path, packages: int, files: int) -> Path:
+    """`packages` records of `files` small real files each, with their sha256 and size in paths_data."""
+    for index in range(packages):
+        folder = root / "share" / f"pkg{index}"
+        folder.mkdir(parents=True)
+        paths: list[dict[str, object]] = []
+        for number in range(files):
+            data = f"{index} {number}\n".encode()
+            (folder / f"f{number}").write_bytes(data)
+            entry = {"_path": f"share/pkg{index}/f{number}", "path_type": "hardlink", "sha256": sha(data)}
+            paths.append({**entry, "size_in_bytes": len(data)})
+        write_record(root, f"pkg{index}", paths)
+    return root
+
+
+def test_memory_stays_bounded_by_the_batches_in_flight(tmp_path: Path) -> None:
+    """20,000 files: what verify_files holds at its peak is a few batches, not one object per file."""
+    import tracemalloc
+
+    prefix = _many_files_prefix(tmp_path / "env", 40, 500)
+    victim = prefix / "share" / "pkg37" / "f499"
+    replace_file(victim, b"x" * len(victim.read_bytes()))
+    tracemalloc.start()
+    try:
+        report = verify_files(prefix)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.files == 20_000 and report.packages == 40
+    assert [(p.path, p.problem) for p in report.problems] == [("share/pkg37/f499", "altered")]
+    assert 0 < peak < 6 * 1024 * 1024, peak  # one Future and one object per file took ~25 MB
+
+
+def test_small_large_and_boundary_sizes_are_hashed_exactly(tmp_path: Path) -> None:
+    from envguard.prefix.integrity import CHUNK, SMALL
+
+    prefix = tmp_path / "env"
+    (prefix / "data").mkdir(parents=True)
+    paths: list[dict[str, object]] = []
+    sizes = (0, 1, SMALL - 1, SMALL, SMALL + 1, CHUNK, CHUNK + 1, 3 * CHUNK + 7)
+    for size in sizes:
+        data = bytes(i * 7 % 251 for i in range(size))
+        (prefix / "data" / f"ok{size}").write_bytes(data)
+        (prefix / "data" / f"bad{size}").write_bytes(data[:-1] + b"!" if size else b"")
+        for name in (f"ok{size}", f"bad{size}"):
+            paths.append(
+                {"_path": f"data/{name}", "path_type": "hardlink", "sha256": sha(data), "size_in_bytes": size}
+            )
+    write_record(prefix, "sizes", paths)
+    report = verify_files(prefix)
+    assert report.files == 2 * len(sizes)
+    assert sorted(p.path for p in report.problems) == sorted(f"data/bad{s}" for s in sizes if s)
+    assert all("sha256" in p.detail for p in report.problems)

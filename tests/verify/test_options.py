@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,10 @@ from tests.helpers import envguard
 def test_every_verify_option_reaches_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[verify_run.VerifyOptions] = []
 
-    def record(options: verify_run.VerifyOptions) -> verify_run.VerifyResult:
+    def record(
+        options: verify_run.VerifyOptions, later: contextlib.ExitStack | None = None
+    ) -> verify_run.VerifyResult:
+        assert later is not None  # the CLI deletes the temporary prefix after printing
         seen.append(options)
         return verify_run.VerifyResult(
             lock=str(options.lock), platform="linux-64", prefix=None, kept=False, stages=()

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -314,3 +315,34 @@ def test_a_file_channel_verify_can_rerun_offline_from_its_cache(
     shutil.rmtree(forge)  # the local channel is gone
     capsys.readouterr()
     assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(pkgs)) == 0, capsys.readouterr()
+
+
+_EVENTS: list[tuple[str, str]] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event in ("open", "shutil.rmtree") and args:
+        _EVENTS.append((event, str(args[0])))
+
+
+sys.addaudithook(_audit)  # the interpreter's own record of files opened and trees removed
+
+
+def test_the_report_is_out_before_the_temporary_prefix_is_deleted(
+    channels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    lock = make_lock(tmp_path, channels["forge"])
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    report = tmp_path / "report.json"
+    _EVENTS.clear()
+    assert envguard("verify", "--lock", str(lock), "--json", "-o", str(report)) == 0
+    written = next(i for i, (e, p) in enumerate(_EVENTS) if e == "open" and ".report.json." in p)
+    removed = next(
+        i for i, (e, p) in enumerate(_EVENTS) if e == "shutil.rmtree" and p.startswith(str(scratch))
+    )
+    assert written < removed, _EVENTS[min(written, removed) : max(written, removed) + 1]
+    assert json.loads(report.read_text())["passed"] is True and list(scratch.iterdir()) == []

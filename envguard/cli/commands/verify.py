@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import click
@@ -56,7 +57,8 @@ def command(
     from envguard.verify import render
     from envguard.verify import run as verify
 
-    with report_on_error("verify", style, output):
+    with report_on_error("verify", style, output), contextlib.ExitStack() as later:
+        # the temporary prefix is deleted once the report is out
         options = verify.VerifyOptions(
             Path(lockfile),
             platform,
@@ -66,13 +68,13 @@ def command(
             smoke_budget=smoke_budget,
             progress=progress_wanted(style),
         )
-        result = verify.verify(options)
-    for message in result.warnings:
-        warn(message)
-    views = Views(
-        lambda: render.to_dict(result), lambda: render.render(result), lambda: render.markdown(result)
-    )
-    present(views, style, output)
+        result = verify.verify(options, later)
+        for message in result.warnings:
+            warn(message)
+        views = Views(
+            lambda: render.to_dict(result), lambda: render.render(result), lambda: render.markdown(result)
+        )
+        present(views, style, output)
     return EXIT_OK if result.passed else EXIT_DRIFT
 
 

@@ -1,0 +1,144 @@
+"""The slim-record cache: the few fields of each conda-meta record that envguard's model uses, kept per prefix
+and keyed by each record's stat signature, so an unchanged record is never parsed again.
+
+A real record is mostly `files` and `paths_data` (over 90% of its bytes; a pytorch record lists 15,000
+files), and envguard reads about a dozen other fields. Snapshot, check, lock, export and diff read a prefix
+through `read_slim`; file integrity and clean read whole records (`records.iter_records`) when they need the
+file lists.
+
+Safety: the signature is the record's size, mtime, ctime, inode and device, taken with `os.stat` (a
+symlinked record is signed by its target: re-pointing the link or editing the target changes it) BEFORE the
+record is read, so a write racing the read only causes a re-parse next time. ctime cannot be set back, so an
+in-place edit that restores the size and mtime still misses. A record changed within `FRESH_NS` of being read
+is not stored (a coarse file-system clock could give a second edit in the same tick the same signature). The
+cache entry names its prefix and envguard's version; anything unreadable or unexpected in it is ignored.
+`ENVGUARD_RECORD_CACHE=0` turns the cache off (every record parsed whole, as before it existed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from envguard import __version__
+from envguard.cache import cache_dir
+from envguard.errors import BadInputError
+from envguard.prefix.records import iter_records, load_record
+
+FORMAT = 1
+# Every field record_to_package and the prefix reader use; nothing else is kept.
+FIELDS = (
+    "name",
+    "version",
+    "build",
+    "build_string",
+    "build_number",
+    "channel",
+    "subdir",
+    "url",
+    "md5",
+    "sha256",
+    "depends",
+    "requested_specs",
+    "requested_spec",
+)
+FRESH_NS = 2_000_000_000
+Signature = list[int]
+
+
+def enabled() -> bool:
+    return os.environ.get("ENVGUARD_RECORD_CACHE", "1") != "0"
+
+
+def slim(record: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a record the model uses (those it has)."""
+    return {key: record[key] for key in FIELDS if key in record}
+
+
+def signature(st: os.stat_result) -> Signature:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def read_slim(prefix: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(file name, slim record) for each `conda-meta/*.json` in name order, parsing only new or changed
+    records."""
+    if not enabled():
+        return [(path.name, slim(record)) for path, record in iter_records(prefix)]
+    meta = prefix / "conda-meta"
+    folder = str(meta)
+    try:
+        names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
+    except OSError as exc:
+        raise BadInputError(
+            f"{meta}: cannot list ({exc.strerror}); is {prefix} a conda environment?"
+        ) from exc
+    where = _entry_path(prefix)
+    stored = _load(where, prefix)
+    kept: dict[str, list[Any]] = {}
+    result: list[tuple[str, dict[str, Any]]] = []
+    changed = len(stored) != len(names)
+    now = time.time_ns()
+    for name in names:
+        path = os.path.join(folder, name)  # plain strings: a Path per record costs more than its stat
+        try:
+            st = os.stat(path)
+        except OSError:
+            load_record(Path(path))  # raises the reader's one-line error for this record
+            raise
+        sign = signature(st)
+        entry = stored.get(name)
+        if entry is not None and entry[0] == sign:
+            data = entry[1]
+        else:
+            data = slim(load_record(Path(path)))
+            changed = True
+        if now - max(st.st_mtime_ns, st.st_ctime_ns) > FRESH_NS:
+            kept[name] = [sign, data]
+        else:
+            changed = True  # parsed again next time, until it has aged
+        result.append((name, data))
+    if changed and (kept or stored):  # a just-built prefix (verify's, a test's) leaves no empty entry behind
+        _store(where, prefix, kept)
+    return result
+
+
+def _entry_path(prefix: Path) -> Path:
+    real = os.path.realpath(prefix)
+    return cache_dir() / "records" / f"{zlib.crc32(real.encode('utf-8', 'surrogateescape')):08x}.json"
+
+
+def _header(prefix: Path) -> list[object]:
+    return [FORMAT, __version__, os.path.realpath(prefix)]
+
+
+def _load(where: Path, prefix: Path) -> dict[str, list[Any]]:
+    try:
+        with open(where, "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("header") != _header(prefix):
+        return {}
+    records = data.get("records")
+    if not isinstance(records, dict):
+        return {}
+    return {
+        name: entry
+        for name, entry in records.items()
+        if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], dict)
+    }
+
+
+def _store(where: Path, prefix: Path, records: dict[str, list[Any]]) -> None:
+    """Write the cache entry (atomic; a cache that cannot be written only costs speed next time)."""
+    from envguard.atomic import write_text
+    from envguard.errors import EnvguardError
+
+    try:
+        write_text(where, json.dumps({"header": _header(prefix), "records": records}), durable=False)
+    except (EnvguardError, OSError):
+        return
