@@ -62,7 +62,7 @@ def _platforms(specs: Environment, lock: LockData) -> list[Finding]:
 
 def _channels(specs: Environment, lock: LockData) -> list[Finding]:
     wanted = tuple(normalize(c) for c in specs.channels if c != "nodefaults")
-    have = tuple(normalize(c) for c in lock.channels)
+    have = tuple(normalize(c) for c in lock.channels if c != "nodefaults")  # older locks list it
     if wanted == have:
         return []
     return [Finding("lock", "drift", f"channels differ: {specs.source} has [{', '.join(wanted)}], the lock has "

@@ -56,10 +56,13 @@ def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice)
         pip = pinned_pip_packages(specs.requested, path)
         envs[platform] = make_environment(
             kind="conda-lock", source=str(path), name=specs.name, platform=platform, python=_python(solved),
-            channels=specs.channels, packages=(*solved, *pip), virtual_packages=virtual,
+            channels=tuple(c for c in specs.channels if c != "nodefaults"), packages=(*solved, *pip),
+            virtual_packages=virtual,
         )  # fmt: skip
         hashes[platform] = input_hash(specs, platform, virtual)
-        channels = specs.channels
+        channels = tuple(
+            c for c in specs.channels if c != "nodefaults"
+        )  # a solver directive; conda-lock drops it
     return LockPlan(envs, hashes, channels, "environment.yml", tuple(warnings))
 
 

@@ -57,3 +57,31 @@ def test_a_solved_lock_installs_with_conda_create_file(conda: Conda, channels: d
     same_packages(conda.listed(target), snapshot(lock, capsys))
     capsys.readouterr()
     assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
+
+
+def test_nodefaults_does_not_make_a_just_written_lock_stale(conda: Conda, channels: dict[str, Path],
+                                                            tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    folder = tmp_path / "project"
+    folder.mkdir()
+    yml = folder / "environment.yml"
+    yml.write_text(
+        f"channels: [{channels['forge'].resolve().as_uri()}, nodefaults]\ndependencies: [python=3.11]\n"
+    )
+    lock = folder / "conda-lock.yml"
+    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
+    assert "nodefaults" not in lock.read_text(), "conda-lock drops nodefaults from the lock's channels"
+    capsys.readouterr()
+    assert envguard("check", "--lock", str(lock), "--lock-fresh") == 0, capsys.readouterr().out
+    # a lock written before the fix (or by another tool) that lists it is fresh too
+    old = folder / "old" / "conda-lock.yml"
+    old.parent.mkdir()
+    (old.parent / "environment.yml").write_text(yml.read_text())
+    text = lock.read_text().replace(
+        "  - url: file://", "  - url: nodefaults\n    used_env_vars: []\n  - url: file://", 1
+    )
+    old.write_text(text)
+    assert envguard("check", "--lock", str(old), "--lock-fresh") == 0, capsys.readouterr().out
+    target = tmp_path / "dst"
+    install_lock(conda, lock, target)
+    capsys.readouterr()
+    assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
