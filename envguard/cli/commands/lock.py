@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 import click
@@ -39,16 +40,17 @@ def command(
         raise UsageError("--cuda and --no-cuda contradict each other; give one")
     target = output or ("conda-{platform}.lock" if fmt == "explicit" else "conda-lock.yml")
     yml = _environment_yml(source, envfile)
+    explicit = ["--format", "explicit"] if fmt == "explicit" else []
     if yml is not None:
         plan = locking.from_environment_yml(yml, _platforms(yml, platforms), False if no_cuda else cuda)
-        reproduce = _reproduce_yml(yml, target, plan, cuda, no_cuda)
+        reproduce = _reproduce_yml(yml, target, plan, cuda, no_cuda, explicit)
         sources = [_relative(yml, target)]
     else:
         if cuda or no_cuda:
             raise UsageError(
                 "--cuda/--no-cuda apply to `-f environment.yml`; a live environment is locked as is"
             )
-        plan, reproduce = _live_plan(source, platforms, no_probe, target)
+        plan, reproduce = _live_plan(source, platforms, no_probe, target, explicit)
         sources = []
     for message in plan.warnings:
         warn(message)
@@ -82,7 +84,7 @@ def _platforms(path: Path, given: tuple[str, ...]) -> list[str]:
 
 
 def _live_plan(
-    source: str | None, platforms: tuple[str, ...], no_probe: bool, target: str
+    source: str | None, platforms: tuple[str, ...], no_probe: bool, target: str, flags: list[str]
 ) -> tuple[locking.LockPlan, str]:
     from envguard.sources import read_live, resolve_prefix
 
@@ -96,18 +98,41 @@ def _live_plan(
         env, problem = locking.probe_into(env, prefix)
         if problem:
             warn(problem)
-    shown = source if source and source.startswith("name:") else f"<prefix of {env.name}>"
-    return locking.from_live(env), f"envguard lock {shown} -o {Path(target).name}"
+    parts = [
+        "envguard lock",
+        _live_source(source, prefix, target),
+        *(["--no-probe"] if no_probe else []),
+        *flags,
+    ]
+    return locking.from_live(env), " ".join([*parts, "-o", shlex.quote(Path(target).name)])
 
 
-def _reproduce_yml(path: Path, target: str, plan: locking.LockPlan, cuda: str | None, no_cuda: bool) -> str:
-    parts = ["envguard lock -f", _relative(path, target)]
+def _live_source(source: str | None, prefix: Path, target: str) -> str:
+    """How the Reproduce line names a live environment, runnable from the lock's folder: `name:ENV` when conda
+    knows it by name, else its path relative to the lock's folder (no machine paths in the lock)."""
+    from envguard.errors import BadInputError
+    from envguard.prefix.condaconfig import find_named
+
+    if source and source.startswith("name:"):
+        return shlex.quote(source)
+    resolved = prefix.resolve()
+    try:
+        if find_named(prefix.name).resolve() == resolved:
+            return shlex.quote(f"name:{prefix.name}")
+    except BadInputError:
+        pass
+    return shlex.quote(_relative(prefix, target))
+
+
+def _reproduce_yml(path: Path, target: str, plan: locking.LockPlan, cuda: str | None, no_cuda: bool,
+                   flags: list[str]) -> str:  # fmt: skip
+    parts = ["envguard lock -f", _relative(path, target), *flags]
     parts += [f"--platform {p}" for p in sorted(plan.envs)]
     if cuda:
         parts.append(f"--cuda {cuda}")
     elif no_cuda:
         parts.append("--no-cuda")
-    parts.append(f"-o {Path(target).name}")  # run from the lock's folder: no machine paths in the lock
+    parts.append(f"-o {shlex.quote(Path(target).name)}")  # run from the lock's folder: no machine paths
     return " ".join(parts)
 
 

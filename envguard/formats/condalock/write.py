@@ -64,10 +64,11 @@ def render_lock(
         },
         "package": [entry for _key, entry in sorted(_entries(envs_by_platform), key=lambda item: item[0])],
     }
-    return header(reproduce, lock_name, source_kind) + dump(document)
+    pip_only = not any(env.conda_packages() for env in envs_by_platform.values())
+    return header(reproduce, lock_name, source_kind, pip_only=pip_only) + dump(document)
 
 
-def header(reproduce: str, lock_name: str, source_kind: str) -> str:
+def header(reproduce: str, lock_name: str, source_kind: str, *, pip_only: bool = False) -> str:
     """The comment block: what wrote the file, how to reproduce, install and check it."""
     origin = "an environment.yml (solved with py-rattler)" if source_kind == "environment.yml" else (
         "a live environment (its exact installed packages, no solving)"
@@ -78,12 +79,22 @@ def header(reproduce: str, lock_name: str, source_kind: str) -> str:
         "",
         "Reproduce it with:",
         f"    {reproduce or f'envguard lock -o {lock_name}'}",
-        'Install it as "YOURENV" with:',
-        f"    conda-lock install -n YOURENV {lock_name}",
+        *(
+            _PIP_ONLY_INSTALL
+            if pip_only
+            else ['Install it as "YOURENV" with:', f"    conda-lock install -n YOURENV {lock_name}"]
+        ),
         "Check an environment against it (exit 0 clean, 1 drift) with:",
         f"    envguard check --lock {lock_name}",
     ]
     return "".join(f"# {line}".rstrip() + "\n" for line in lines)
+
+
+# a venv's lock: conda cannot install it, and its pip entries are name==version pins (no wheel URLs)
+_PIP_ONLY_INSTALL = [
+    "It holds pip packages only (no conda packages); install them into a fresh venv with:",
+    "    python -m venv YOURENV && YOURENV/bin/pip install --no-deps NAME==VERSION ...  (each `package:` entry)",
+]
 
 
 def custom_metadata(envs: Mapping[str, Environment], source_kind: str, reproduce: str) -> dict[str, str]:
