@@ -89,15 +89,42 @@ def _full_line(package: Package) -> str:
 
 def _history_lines(env: Environment, warnings: list[str]) -> list[str]:
     requested = [_clean(r.spec) for r in env.requested if r.manager == "conda"]
-    if requested or env.spec_only:
+    if env.spec_only or (requested and not recorded_by_conda(env)):
         return requested
     tops = leaves(env.conda_packages())
     if tops:
         warnings.append(
-            f"{_label(env)}: no requested specs are recorded (an environment made without conda's history); "
-            f"wrote its {len(tops)} top-level package(s) instead"
+            f"{_label(env)}: {_no_history(env)}; wrote its {len(tops)} top-level package(s) instead"
         )
     return [p.name for p in tops]
+
+
+def recorded_by_conda(env: Environment) -> bool:
+    """conda (or a lock installer) recorded every installed package as requested, each pinned to its exact build
+    (`create --clone`, `create --file explicit.txt`, conda-lock install): not what a user typed."""
+    from envguard.specs import parse_conda
+
+    requests = [r.spec for r in env.requested if r.manager == "conda"]
+    installed = {p.name for p in env.conda_packages()}
+    if len(requests) < 2 or len(requests) != len(installed):
+        return False
+    names = set()
+    for spec in requests:
+        try:
+            parsed = parse_conda(spec)
+        except BadInputError:
+            return False
+        if not parsed.build or "*" in parsed.build or not (parsed.version or "").startswith("=="):
+            return False
+        names.add(parsed.name)
+    return names == installed
+
+
+def _no_history(env: Environment) -> str:
+    if recorded_by_conda(env):
+        return ("conda recorded every package as requested, with its build (an environment made with --clone, "
+                "--file or from a lock), so what was asked for is unknown")  # fmt: skip
+    return "no requested specs are recorded (an environment made without conda's history)"
 
 
 def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
@@ -108,11 +135,10 @@ def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
         return [_clean(r.spec) for r in env.requested if r.manager == "conda"]
     installed = {p.name: p for p in env.conda_packages()}
     requests = [r.spec for r in env.requested if r.manager == "conda"]
-    if not requests and installed:
+    if installed and (not requests or recorded_by_conda(env)):
         requests = [p.name for p in leaves(env.conda_packages())]
         warnings.append(
-            f"{_label(env)}: no requested specs are recorded (an environment made without conda's history); "
-            f"pinned its {len(requests)} top-level package(s) instead"
+            f"{_label(env)}: {_no_history(env)}; pinned its {len(requests)} top-level package(s) instead"
         )
     lines: dict[str, str] = {}
     for spec in requests:
