@@ -60,7 +60,9 @@ def export(prefix: Path, mode: str, out: Path, capsys: pytest.CaptureFixture[str
     return [d for d in dependencies if isinstance(d, str)]
 
 
-def check_clean(conda: Conda, yml: Path, lock: Path, target: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def check_clean(
+    conda: Conda, yml: Path, lock: Path, target: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     conda.run("env", "create", "--yes", "--file", str(yml), "--prefix", str(target))
     capsys.readouterr()
     code = envguard("check", str(target), "--lock", str(lock))
