@@ -34,7 +34,7 @@ def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side:
     for request in requested:
         if request.manager == "conda":
             parsed = parse_conda(request.spec)
-            candidate = env.get(parsed.name, "conda")
+            candidate = _conda_candidate(env, parsed.name)
             ok = candidate is not None and conda_matches(parsed, candidate)
         else:
             name = pip_name(request.spec)
@@ -49,6 +49,14 @@ def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side:
         if not ok:
             changes.append(_change("unsatisfied", request, candidate, spec_side, "not installed"))
     return changes
+
+
+def _conda_candidate(env: Environment, name: str) -> Package | None:
+    """The conda package of that name; in a venv (python is no conda package there) `python` is its interpreter."""
+    found = env.get(name, "conda")
+    if found is None and name == "python" and env.python and not env.spec_only:
+        return Package("conda", "python", env.python)
+    return found
 
 
 def _pip_candidate(env: Environment, name: str) -> Package | None:

@@ -64,7 +64,13 @@ def to_environment_yml(
     else:
         conda = _pinned_lines(env, warnings)
     pip = _pip_section(env, mode, include_local, warnings)
-    if pip and not any(spec_name(line) == "pip" for line in conda):
+    # pip as a conda dependency only where it is one (conda env create adds it itself for a `pip:` section):
+    # what export writes, check -f of the same environment accepts
+    if (
+        pip
+        and not any(spec_name(line) == "pip" for line in conda)
+        and (env.spec_only or env.get("pip", "conda"))
+    ):
         conda = _insert_sorted(conda, _pip_itself(env))
     header = _header("conda env create --file <this file>", f"export --{mode}")
     body = _yaml_document(env.name, [strip_credentials(c) for c in env.channels], conda, pip)
