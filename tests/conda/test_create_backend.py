@@ -48,3 +48,40 @@ def test_create_from_an_envguard_lock_through_conda(conda: Conda, tmp_path: Path
     code = envguard("create", "--lock", str(lock), "--backend", "conda", "--prefix", str(target))
     assert code == 0, capsys.readouterr().err
     assert package_keys(conda.listed(target)) == package_keys(conda.listed(source))
+
+
+def test_conda_and_embedded_backends_make_the_same_environment(conda: Conda, channels: dict[str, Path],
+                                                               tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    made = {}
+    for backend in ("conda", "embedded"):
+        folder = tmp_path / backend
+        folder.mkdir()
+        (folder / "environment.yml").write_text(
+            f"channels: [{channels['pytorch'].resolve().as_uri()}, {channels['forge'].resolve().as_uri()}]\n"
+            "dependencies: [python=3.11, pytorch=2.1, cpuonly, numpy<2, six]\n"
+        )
+        capsys.readouterr()
+        code = envguard("create", "-f", str(folder / "environment.yml"), "--backend", backend, "--prefix",
+                        str(folder / "env"))  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        made[backend] = folder / "env"
+    assert package_keys(conda.listed(made["conda"])) == package_keys(conda.listed(made["embedded"]))
+    locks = [(tmp_path / b / "conda-lock.yml").read_text() for b in ("conda", "embedded")]
+    assert locks[0] == locks[1], "both backends lock the same packages the same way"
+    capsys.readouterr()
+    assert envguard("diff", str(made["conda"]), str(made["embedded"])) == 0, capsys.readouterr().out
+
+
+def test_export_format_explicit_installs_the_identical_env(conda: Conda, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    source = conda_env(conda, tmp_path / "src", "python=3.11", "numpy=1.26", "six")
+    explicit = tmp_path / "explicit.txt"
+    assert envguard("export", str(source), "--format", "explicit", "-o", str(explicit)) == 0
+    target = tmp_path / "dst"
+    conda.run("create", "--yes", "--prefix", str(target), "--file", str(explicit))
+    assert package_keys(conda.listed(target)) == package_keys(conda.listed(source))
+    ours = {ln for ln in explicit.read_text().splitlines() if not ln.startswith("#")}
+    theirs = {ln for ln in conda.run("list", "--explicit", "--sha256", "-p", str(source)).stdout.splitlines()
+              if not ln.startswith("#")}  # fmt: skip
+    assert ours == theirs, "the same @EXPLICIT lines as conda list --explicit --sha256"

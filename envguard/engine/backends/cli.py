@@ -266,6 +266,9 @@ def _entry(entry: Mapping[str, Any]) -> Package:
         url=url,
         md5=str(entry.get("md5") or ""),
         sha256=str(entry.get("sha256") or ""),
+        depends=tuple(
+            str(d) for d in entry.get("depends") or ()
+        ),  # FETCH entries carry them: a lock needs them
     )
 
 
