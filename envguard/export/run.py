@@ -11,6 +11,7 @@ No `prefix:` line, no credentials, and no local paths of pip packages unless `in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -141,14 +142,15 @@ def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
         return [_clean(r.spec) for r in env.requested if r.manager == "conda"]
     installed = {p.name: p for p in env.conda_packages()}
     requests = [r.spec for r in env.requested if r.manager == "conda"]
-    if installed and (not requests or recorded_by_conda(env)):
+    guessed = bool(installed) and (not requests or recorded_by_conda(env))
+    if guessed:
         requests = [p.name for p in leaves(env.conda_packages())]
         warnings.append(
             f"{_label(env)}: {_no_history(env)}; pinned its {len(requests)} top-level package(s) instead"
         )
     lines: dict[str, str] = {}
     for spec in requests:
-        name, line = _pin(spec, installed, warnings, _label(env))
+        name, line = _pin(spec, installed, warnings, _label(env), keep_cuda=guessed)
         if line:
             lines[name] = line
     # The interpreter decides every compiled build, so it is pinned even when nobody asked for it
@@ -159,8 +161,10 @@ def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
     return [lines[name] for name in sorted(lines)]
 
 
-def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: str) -> tuple[str, str | None]:
-    """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are kept."""
+def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: str, *,
+         keep_cuda: bool = False) -> tuple[str, str | None]:  # fmt: skip
+    """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are kept;
+    with `keep_cuda` (no request says what the user chose) a CUDA build keeps its choice: `*cuda11.8*`."""
     from envguard.specs import parse_conda
 
     try:
@@ -180,7 +184,20 @@ def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: s
     line = f"{name}={package.version}"
     if build and build != "*":
         line += f"={build}"
+    elif keep_cuda and (accelerator := cuda_glob(package.build)):
+        line += (
+            f"={accelerator}"  # the CUDA choice survives: a solver without __cuda fails instead of going CPU
+        )
     return name, f"{strip_credentials(channel)}::{line}" if channel else line
+
+
+_CUDA_IN_BUILD = re.compile(r"cuda\d+(?:\.\d+)?", re.IGNORECASE)
+
+
+def cuda_glob(build: str) -> str | None:
+    """`py3.11_cuda11.8_cudnn8.7.0_0` -> `*cuda11.8*`, `cuda118py311h..._0` -> `*cuda118*`; None for other builds."""
+    match = _CUDA_IN_BUILD.search(build or "")
+    return f"*{match.group(0)}*" if match else None
 
 
 def _insert_sorted(lines: list[str], line: str) -> list[str]:

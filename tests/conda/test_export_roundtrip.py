@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import MakePrefix
 from tests.helpers import envguard
 from tests.realconda import Conda, package_keys
 
@@ -98,3 +99,28 @@ def test_export_of_the_source_round_trips_through_conda_env_create(conda: Conda,
     assert envguard("snapshot", str(tmp_path / "new"), "--no-probe") == 0
     ours = json.loads(capsys.readouterr().out)
     assert {p["name"] for p in ours["packages"]} == {p["name"] for p in conda.listed(src)}
+
+
+@pytest.mark.parametrize("source_kind", ["lock", "pixi", "no-history"])
+def test_export_of_a_history_less_cuda_source_keeps_the_cuda_choice(source_kind: str, conda: Conda,
+                                                                     make_prefix: MakePrefix, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    gpu = make_prefix(["pytorch=2.1=*cuda11.8*", "python=3.11"], name="gpu", cuda="12.4", history=False)
+    lock = tmp_path / "lock" / "conda-lock.yml"
+    lock.parent.mkdir()
+    assert envguard("lock", str(gpu), "--no-probe", "-o", str(lock)) == 0
+    source = {"lock": lock, "no-history": gpu, "pixi": tmp_path / "pixi.lock"}[source_kind]
+    if source_kind == "pixi":
+        conda.run("export", "-p", str(gpu), "--format", "rattler-lock-v6", "--file", str(source))
+    lines = export(source, "pinned", tmp_path / "gpu.yml", capsys)
+    assert "pytorch=2.1.0=*cuda11.8*" in lines, lines
+    assert all("::" not in line for line in lines)
+    # a machine without a driver: the solve fails loudly instead of quietly picking the CPU build
+    done = conda.run("env", "create", "--yes", "--file", str(tmp_path / "gpu.yml"), "--prefix",
+                     str(tmp_path / "cpu-machine"), check=False, env={"CONDA_OVERRIDE_CUDA": ""})  # fmt: skip
+    assert done.returncode != 0 and "UnsatisfiableError" in done.stderr
+    target = tmp_path / "gpu-machine"
+    conda.run("env", "create", "--yes", "--file", str(tmp_path / "gpu.yml"), "--prefix", str(target),
+              env={"CONDA_OVERRIDE_CUDA": "12.4"})  # fmt: skip
+    capsys.readouterr()
+    assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
