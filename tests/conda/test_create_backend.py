@@ -3,7 +3,10 @@ same environment as `--backend embedded`."""
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -85,3 +88,17 @@ def test_export_format_explicit_installs_the_identical_env(conda: Conda, tmp_pat
     theirs = {ln for ln in conda.run("list", "--explicit", "--sha256", "-p", str(source)).stdout.splitlines()
               if not ln.startswith("#")}  # fmt: skip
     assert ours == theirs, "the same @EXPLICIT lines as conda list --explicit --sha256"
+
+
+def test_an_embedded_environment_is_not_a_cache_for_backup_tools(conda: Conda, channels: dict[str, Path],
+                                                                 tmp_path: Path) -> None:  # fmt: skip
+    target = tmp_path / "env"
+    assert envguard("create", "--backend", "embedded", "-c", channels["forge"].resolve().as_uri(), "python=3.11",
+                    "--prefix", str(target), "--no-lock") == 0  # fmt: skip
+    assert not (target / "CACHEDIR.TAG").exists()
+    listed = subprocess.run(["tar", "--exclude-caches-all", "-cf", "-", "-C", str(tmp_path), "env"],
+                            capture_output=True, check=True).stdout  # fmt: skip
+    with tarfile.open(fileobj=io.BytesIO(listed)) as archive:
+        names = archive.getnames()
+    assert "env/conda-meta" in names and "env/bin/python" in names, "tar --exclude-caches skipped the env"
+    assert {p["name"] for p in conda.listed(target)} == {"python", "zlib"}

@@ -8,6 +8,7 @@ conda-style `conda-meta/history` block with `# update specs: [...]` so `conda li
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import sys
 import tempfile
@@ -104,14 +105,25 @@ class EmbeddedBackend(Backend):
                 requested_specs=requested, reporter=reporter,
             )  # fmt: skip
 
+        tag = prefix / "CACHEDIR.TAG"
+        had_tag = tag.exists()
         try:
             asyncio.run(run())
+            if (
+                not had_tag
+            ):  # rattler tags the prefix as a cache: `tar --exclude-caches` would skip the environment
+                tag.unlink(missing_ok=True)
         except Exception as exc:  # rattler raises its own exception types
             raise BackendError(f"embedded engine (py-rattler) could not install into {prefix}: "
                                f"{one_line(str(exc))}; check disk space and the package cache {self.pkgs_dir}") from exc  # fmt: skip
         finally:
             if reporter is not None:
                 reporter.close()
+        if (
+            not had_tag
+        ):  # rattler tags the prefix as a cache: `tar --exclude-caches` would skip the environment
+            with contextlib.suppress(OSError):
+                tag.unlink(missing_ok=True)
 
     def remove(self, prefix: Path) -> None:
         if not (prefix / "conda-meta").is_dir():
