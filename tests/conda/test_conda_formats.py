@@ -115,3 +115,21 @@ def test_with_subdirs_adds_exactly_the_missing_subdirs(items: list[tuple[str, st
     assert [p["subdir"] for p in data["packages"]] == [sub for sub, _, _, _ in items]
     assert data["environments"] == yaml.safe_load(text)["environments"]
     assert with_subdirs(patched) == patched
+
+
+def test_diff_pairs_a_package_across_spec_styles(conda: Conda, made: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    full, no_builds = tmp_path / "full.yml", tmp_path / "no-builds.yml"
+    full.write_text(conda.run("env", "export", "-p", str(made)).stdout)
+    no_builds.write_text(conda.run("env", "export", "-p", str(made), "--no-builds").stdout)
+    capsys.readouterr()
+    assert envguard("diff", str(full), str(no_builds), "--json") == 1
+    data = json.loads(capsys.readouterr().out)
+    changes = data["changes"]["specs"]
+    names = sorted(p["name"] for p in conda.listed(made))
+    assert sorted(c["name"] for c in changes) == names, changes
+    assert {c["kind"] for c in changes} == {"changed"}, "paired by name, not one only-in-A and one only-in-B"
+    numpy = next(c for c in changes if c["name"] == "numpy")
+    assert numpy["a"] == "conda numpy=1.26.4=py311h64a7726_0" and numpy["b"] == "conda numpy=1.26.4"
+    capsys.readouterr()
+    assert envguard("diff", str(full), str(full)) == 0
