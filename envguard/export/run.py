@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
@@ -74,8 +75,24 @@ def to_environment_yml(
     ):
         conda = _insert_sorted(conda, _pip_itself(env))
     header = _header("conda env create --file <this file>", f"export --{mode}")
-    body = _yaml_document(env.name, [strip_credentials(c) for c in env.channels], conda, pip)
+    body = _yaml_document(export_name(env), [strip_credentials(c) for c in env.channels], conda, pip)
     return Exported(header + body, tuple(warnings))
+
+
+_VENV_FOLDERS = {".venv", "venv", "env", ".env", ".conda"}
+
+
+def export_name(env: Environment) -> str | None:
+    """The `name:` to write: a venv in `project/.venv` is named `project` (`.venv` is no valid conda name)."""
+    name = env.name
+    if (
+        not env.prefix
+        or not name
+        or name.lower() not in _VENV_FOLDERS | {n.lstrip(".") for n in _VENV_FOLDERS}
+    ):
+        return name
+    parent = re.sub(r"[^A-Za-z0-9._-]+", "-", PurePath(env.prefix).parent.name).lstrip("-.")
+    return parent or name
 
 
 def _require_packages(env: Environment, what: str) -> None:

@@ -84,3 +84,21 @@ def test_export_then_check_and_diff_report_no_drift(kind: str, make_prefix: Make
         assert code == 0, f"{kind} --{mode}:\n{out.read_text()}\n{capsys.readouterr().out}"
         code = envguard("diff", str(prefix), str(out))
         assert code == 0, f"{kind} --{mode} (diff):\n{out.read_text()}\n{capsys.readouterr().out}"
+
+
+def test_a_venv_exports_under_its_project_name(make_prefix: MakePrefix, channels: dict[str, Path], conda: Conda,
+                                               tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    import yaml
+
+    from envguard.create.naming import validate
+
+    prefix = venv(make_prefix, channels, conda, tmp_path)  # tmp/project/.venv
+    out = tmp_path / "venv.yml"
+    assert envguard("export", str(prefix), "-o", str(out)) == 0
+    name = yaml.safe_load(out.read_text())["name"]
+    assert name == "project" and validate(name) == name
+    # conda reads it: the name is what `conda env create` would make (its dry run needs no solve of pip lines)
+    assert conda.run("env", "create", "--file", str(out), "--dry-run", "--json", check=False).returncode in (
+        0,
+        1,
+    )
