@@ -85,8 +85,10 @@ _VENV_FOLDERS = {".venv", "venv", "env", ".env", ".conda"}
 def export_name(env: Environment) -> str | None:
     """The `name:` to write: a venv in `project/.venv` is named `project` (`.venv` is no valid conda name)."""
     name = env.name
+    venv = not env.spec_only and not env.conda_packages()
     if (
         not env.prefix
+        or not venv
         or not name
         or name.lower() not in _VENV_FOLDERS | {n.lstrip(".") for n in _VENV_FOLDERS}
     ):
