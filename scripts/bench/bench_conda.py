@@ -45,8 +45,11 @@ class Case:
 
 def build(work: Path, packages: int, create_packages: int) -> tuple[Path, Path, Path]:
     """(conda exe, a conda-made prefix, an environment.yml for the create pair)."""
-    channels = fixture_channel.build_channels(work / "channels", bulk=packages)
-    forge = channels["forge"].resolve().as_uri()
+    if not (
+        work / "channels" / "forge" / "linux-64" / "repodata.json"
+    ).is_file():  # --work reuse: keep hashes
+        fixture_channel.build_channels(work / "channels", bulk=packages)
+    forge = (work / "channels" / "forge").resolve().as_uri()
     subprocess.run(["bash", str(KIT), str(work / "conda"), forge], check=True, capture_output=True)
     conda = work / "conda" / "bin" / "conda"
     bulk = [r.name for r in fixture_channel.bulk_recipes(packages)]
