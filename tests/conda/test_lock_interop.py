@@ -85,3 +85,29 @@ def test_nodefaults_does_not_make_a_just_written_lock_stale(conda: Conda, channe
     install_lock(conda, lock, target)
     capsys.readouterr()
     assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
+
+
+def test_lock_f_honours_conda_override_cuda_like_create(conda: Conda, channels: dict[str, Path], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    folder = tmp_path / "project"
+    folder.mkdir()
+    chans = f"[{channels['pytorch'].resolve().as_uri()}, {channels['forge'].resolve().as_uri()}]"
+    (folder / "environment.yml").write_text(
+        f"channels: {chans}\ndependencies: [python=3.11, 'pytorch=2.1=*cuda11.8*']\n"
+    )
+    monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "12.4")
+    capsys.readouterr()
+    assert envguard("lock", "-f", "environment.yml", "-o", "conda-lock.yml", cwd=folder) == 0, (
+        capsys.readouterr().err
+    )
+    text = (folder / "conda-lock.yml").read_text()
+    assert "--cuda 12.4" in text, "the Reproduce line says what the variable chose"
+    target = tmp_path / "dst"
+    install_lock(conda, folder / "conda-lock.yml", target)
+    builds = {p["name"]: p["build_string"] for p in conda.listed(target)}
+    assert "cuda11.8" in builds["pytorch"]
+    monkeypatch.setenv("CONDA_OVERRIDE_CUDA", "")  # conda's "no GPU here": like --no-cuda
+    capsys.readouterr()
+    assert envguard("lock", "-f", "environment.yml", "-o", "cpu.yml", cwd=folder) == 2
+    assert "__cuda" in capsys.readouterr().err

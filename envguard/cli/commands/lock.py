@@ -41,6 +41,9 @@ def command(
     target = output or ("conda-{platform}.lock" if fmt == "explicit" else "conda-lock.yml")
     yml = _environment_yml(source, envfile)
     explicit = ["--format", "explicit"] if fmt == "explicit" else []
+    if yml is not None and not (cuda or no_cuda) and "CONDA_OVERRIDE_CUDA" in os.environ:
+        override = os.environ["CONDA_OVERRIDE_CUDA"].strip()  # as create and conda read it: "" means no GPU
+        cuda, no_cuda = override or None, not override
     if yml is not None:
         plan = locking.from_environment_yml(yml, _platforms(yml, platforms), False if no_cuda else cuda)
         reproduce = _reproduce_yml(yml, target, plan, cuda, no_cuda, explicit)
