@@ -266,9 +266,7 @@ def _entry(entry: Mapping[str, Any]) -> Package:
         url=url,
         md5=str(entry.get("md5") or ""),
         sha256=str(entry.get("sha256") or ""),
-        depends=tuple(
-            str(d) for d in entry.get("depends") or ()
-        ),  # FETCH entries carry them: a lock needs them
+        depends=tuple(str(d) for d in entry.get("depends") or ()),  # from FETCH entries: a lock needs them
     )
 
 
