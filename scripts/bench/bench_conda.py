@@ -8,6 +8,8 @@ each as a fresh subprocess (wall time and the child's CPU time, user + sys):
   - `envguard snapshot --no-probe`        vs `conda list --json`
   - `envguard export --full`              vs `conda env export`
   - `envguard export` (pinned)            vs `conda env export --from-history`
+  - `envguard check --files --no-cache`   vs `conda doctor` (both hash every installed file)
+  - `envguard clean` (a dry run)          vs `conda clean --all --dry-run`, conda on PATH for both
   - `envguard create --backend embedded`  vs `conda create` (classic solver) of python, numpy and
     `--create-packages` bulk packages into a fresh prefix, package caches warm for both (removed between runs)
 Prints a Markdown table of medians and envguard/conda ratios (below 1 is envguard faster). Record `uptime`
@@ -61,6 +63,10 @@ def build(work: Path, packages: int, create_packages: int) -> tuple[Path, Path, 
     yml.parent.mkdir(exist_ok=True)
     deps = ", ".join(["python=3.11", "numpy=1.26", *bulk[:create_packages]])
     yml.write_text(f"channels: [{forge}]\ndependencies: [{deps}]\n")
+    lock = work / "conda-lock.yml"
+    envguard = Path(sys.executable).parent / "envguard"
+    subprocess.run([str(envguard), "lock", str(prefix), "--no-probe", "-o", str(lock)], check=True,
+                   capture_output=True, env=environment(work))  # fmt: skip
     return conda, prefix, yml
 
 
@@ -69,6 +75,9 @@ def environment(work: Path) -> dict[str, str]:
     env = {**os.environ, "CONDARC": str(work / "conda" / "condarc"), "ENVGUARD_CONDA_HOME": str(work / "home"),
            "HOME": str(work / "home"), "ENVGUARD_CACHE_DIR": str(work / "envguard-cache"),
            "ENVGUARD_PKGS_DIR": str(work / "envguard-pkgs")}  # fmt: skip
+    env["PATH"] = (
+        f"{work / 'conda' / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # conda on PATH, as its users have
+    )
     for var in ("CONDA_PREFIX", "CONDA_PKGS_DIRS", "PYTHONDONTWRITEBYTECODE", "CONDA_OVERRIDE_CUDA"):
         env.pop(var, None)
     return env
@@ -95,6 +104,14 @@ def pairs(conda: Path, prefix: Path, yml: Path, work: Path) -> dict[str, tuple[C
         "export (pinned) vs `conda env export --from-history`": (
             Case([envguard, "export", p]),
             Case([str(conda), "env", "export", "--from-history", "-p", p]),
+        ),
+        "check --files vs `conda doctor`": (
+            Case([envguard, "check", p, "--lock", str(work / "conda-lock.yml"), "--files", "--no-cache"]),
+            Case([str(conda), "doctor", "-p", p]),
+        ),
+        "clean (dry run) vs `conda clean --all --dry-run`": (
+            Case([envguard, "clean"]),
+            Case([str(conda), "clean", "--all", "--dry-run", "--yes"]),
         ),
         "create --backend embedded vs `conda create` (classic)": (
             Case(

@@ -133,3 +133,18 @@ def test_diff_pairs_a_package_across_spec_styles(conda: Conda, made: Path, tmp_p
     assert numpy["a"] == "conda numpy=1.26.4=py311h64a7726_0" and numpy["b"] == "conda numpy=1.26.4"
     capsys.readouterr()
     assert envguard("diff", str(full), str(full)) == 0
+
+
+def test_check_files_of_a_conda_made_env_with_noarch_python_packages(conda: Conda, made: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    # conda 26 records noarch: python files in paths_data by their package path (`site-packages/six/...`)
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(made), "--no-probe", "-o", str(lock)) == 0
+    capsys.readouterr()
+    assert envguard("check", str(made), "--lock", str(lock), "--files") == 0, capsys.readouterr().out
+    module = next((made / "lib").glob("python3.11/site-packages/six/__init__.py"))
+    module.write_text("tampered = True\n")
+    capsys.readouterr()
+    assert envguard("check", str(made), "--lock", str(lock), "--files") == 1
+    out = capsys.readouterr().out
+    assert "lib/python3.11/site-packages/six/__init__.py" in out and "altered" in out, out
