@@ -24,8 +24,19 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.setenv("CONDARC", str(home / ".condarc"))
     monkeypatch.setenv("ENVGUARD_CACHE_DIR", str(home / ".cache" / "envguard"))
     monkeypatch.setenv("CONDA_PKGS_DIRS", str(home / "pkgs"))
-    for var in ("CONDA_PREFIX", "CONDA_DEFAULT_ENV", "CONDA_ENVS_PATH", "CONDA_ENVS_DIRS", "CONDA_ROOT", "CONDA_EXE",
-                "MAMBA_ROOT_PREFIX", "MAMBA_EXE", "ENVGUARD_BACKEND", "CONDA_OVERRIDE_CUDA", "CONDA_OVERRIDE_GLIBC"):  # fmt: skip
+    for var in (
+        "CONDA_PREFIX",
+        "CONDA_DEFAULT_ENV",
+        "CONDA_ENVS_PATH",
+        "CONDA_ENVS_DIRS",
+        "CONDA_ROOT",
+        "CONDA_EXE",
+        "MAMBA_ROOT_PREFIX",
+        "MAMBA_EXE",
+        "ENVGUARD_BACKEND",
+        "CONDA_OVERRIDE_CUDA",
+        "CONDA_OVERRIDE_GLIBC",
+    ):
         monkeypatch.delenv(var, raising=False)
     yield home
 
@@ -51,8 +62,14 @@ MakePrefix = Callable[..., Path]
 def make_prefix(tmp_path: Path, channels: dict[str, Path], pkgs_cache: Path) -> MakePrefix:
     """Factory: make_prefix(["python=3.11", "numpy=1.26"], name="env", cuda="12.4") -> installed prefix."""
 
-    def factory(specs: Sequence[str], *, name: str = "env", cuda: str | None = None, history: bool = True,
-                use: Sequence[str] = ("forge", "pytorch")) -> Path:  # fmt: skip
+    def factory(
+        specs: Sequence[str],
+        *,
+        name: str = "env",
+        cuda: str | None = None,
+        history: bool = True,
+        use: Sequence[str] = ("forge", "pytorch"),
+    ) -> Path:
         prefix = tmp_path / "envs" / name
         return install(
             prefix, specs, [channels[c] for c in use], cache=pkgs_cache, cuda=cuda, history=history
@@ -63,7 +80,8 @@ def make_prefix(tmp_path: Path, channels: dict[str, Path], pkgs_cache: Path) -> 
 
 @pytest.fixture(scope="session")
 def conda_kit(tmp_path_factory: pytest.TempPathFactory, channels: dict[str, Path]) -> CondaKit:
-    """The real conda 26.7.1 CLI (../shared/tools/conda-kit), built once per run, listing the fixture channels."""
+    """The real conda 26.7.1 CLI (../shared/tools/conda-kit), built once per run, listing the fixture
+    channels."""
     if not KIT.is_file():
         pytest.skip("../shared/tools/conda-kit is not present: no real conda")
     urls = [channels[name].resolve().as_uri() for name in ("forge", "pytorch")]
@@ -72,7 +90,8 @@ def conda_kit(tmp_path_factory: pytest.TempPathFactory, channels: dict[str, Path
 
 @pytest.fixture
 def conda(conda_kit: CondaKit, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Conda:
-    """The real conda on PATH, sharing HOME, CONDARC and CONDA_PKGS_DIRS with envguard (one environments.txt)."""
+    """The real conda on PATH, sharing HOME, CONDARC and CONDA_PKGS_DIRS with envguard (one
+    environments.txt)."""
     condarc, envs = per_test_condarc(conda_kit, tmp_path)
     monkeypatch.setenv("PATH", f"{conda_kit.bin}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setenv("CONDARC", str(condarc))

@@ -41,8 +41,9 @@ class CondaKit:
 
 def build_kit(root: Path, channel_urls: list[str]) -> CondaKit:
     """Run make-conda.sh ROOT CHANNEL...; a failure shows the kit's own output."""
-    done = subprocess.run(["bash", str(KIT), str(root), *channel_urls], capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        ["bash", str(KIT), str(root), *channel_urls], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         raise RuntimeError(f"make-conda.sh failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
     return CondaKit(root, tuple(channel_urls))
@@ -57,10 +58,18 @@ class Conda:
     condarc: Path
     envs: Path
 
-    def run(self, *args: str, check: bool = True, env: dict[str, str] | None = None,
-            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
-        done = subprocess.run([str(self.kit.exe), *args], capture_output=True, text=True, check=False,
-                              env={**os.environ, **(env or {})}, cwd=cwd, stdin=subprocess.DEVNULL)  # fmt: skip
+    def run(
+        self, *args: str, check: bool = True, env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [str(self.kit.exe), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+        )
         if check and done.returncode != 0:
             raise AssertionError(
                 f"conda {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
@@ -78,7 +87,8 @@ class Conda:
 
 
 def per_test_condarc(kit: CondaKit, folder: Path) -> tuple[Path, Path]:
-    """The kit's condarc with envs_dirs pointed at a folder of this test (named envs never leak between tests)."""
+    """The kit's condarc with envs_dirs pointed at a folder of this test (named envs never leak between
+    tests)."""
     envs = folder / "conda-envs"
     envs.mkdir(parents=True, exist_ok=True)
     lines = [ln for ln in kit.condarc.read_text().splitlines() if not ln.startswith("envs_dirs:")]

@@ -1,10 +1,10 @@
-"""The conda/mamba/micromamba CLI backend against the real conda 26.7.1 CLI (built by ../shared/tools/conda-kit,
-fixture `conda`): info, dry-run solves, create from specs / environment.yml / explicit, list, remove, its
-errors, timeouts and the CUDA override it passes.
+"""The conda/mamba/micromamba CLI backend against the real conda 26.7.1 CLI (built by
+../shared/tools/conda-kit, fixture `conda`): info, dry-run solves, create from specs / environment.yml /
+explicit, list, remove, its errors, timeouts and the CUDA override it passes.
 
-Replays remain only for mamba and micromamba, which cannot be obtained here: a fake `mamba`/`micromamba` on PATH
-prints recorded conda 26 JSON (../shared/reference/conda-outputs, the same shapes libmamba prints) for the
-cases real conda cannot be made to produce (`success: false`, output that is not JSON)."""
+Replays remain only for mamba and micromamba, which cannot be obtained here: a fake `mamba`/`micromamba` on
+PATH prints recorded conda 26 JSON (../shared/reference/conda-outputs, the same shapes libmamba prints) for
+the cases real conda cannot be made to produce (`success: false`, output that is not JSON)."""
 
 from __future__ import annotations
 
@@ -84,8 +84,9 @@ def test_the_cuda_envguard_checked_is_what_conda_solves_for(conda: Conda, channe
         conda_backend().solve(Request(("pytorch=2.1=*cuda12.1*",), chans, "linux-64", GLIBC))
 
 
-def test_list_of_a_rattler_prefix_and_a_conda_prefix(conda: Conda, make_prefix: MakePrefix,
-                                                     tmp_path: Path) -> None:  # fmt: skip
+def test_list_of_a_rattler_prefix_and_a_conda_prefix(
+    conda: Conda, make_prefix: MakePrefix, tmp_path: Path
+) -> None:
     made = make_prefix(["python=3.11", "numpy=1.26", "six"])
     assert keys(conda_backend().list(made)) == keys(read_prefix(made).packages)
     by_conda = tmp_path / "by-conda"
@@ -115,8 +116,9 @@ def test_locked_install_from_an_explicit_file(conda: Conda, make_prefix: MakePre
     assert package_keys(conda.listed(tmp_path / "env")) == package_keys(conda.listed(source))
 
 
-def test_create_from_an_environment_yml(conda: Conda, channels: dict[str, Path], tmp_path: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_create_from_an_environment_yml(
+    conda: Conda, channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     yml = tmp_path / "environment.yml"
     yml.write_text(
         f"name: demo\nchannels: [{uri(channels['forge'])}]\ndependencies: [python=3.11, numpy=1.26]\n"
@@ -132,8 +134,9 @@ def test_create_from_an_environment_yml(conda: Conda, channels: dict[str, Path],
     assert (tmp_path / "conda-lock.yml").is_file()
 
 
-def test_unsolvable_specs_are_bad_input_exit_2(conda: Conda, channels: dict[str, Path],
-                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_unsolvable_specs_are_bad_input_exit_2(
+    conda: Conda, channels: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     forge = uri(channels["forge"])
     for specs in (["nosuchpkg"], ["python=3.12", "numpy=2.0", "zlib=1.2.13"]):
         capsys.readouterr()
@@ -157,13 +160,17 @@ def test_conda_error_is_one_line_without_credentials(conda: Conda) -> None:
 
 
 def test_a_missing_prefix_is_a_backend_error_quoting_conda(conda: Conda, tmp_path: Path) -> None:
-    with pytest.raises(BackendError, match=r"^conda list failed \(exit 1\): EnvironmentLocationNotFound: "
-                                           r"Not a conda environment: "):  # fmt: skip
+    with pytest.raises(
+        BackendError,
+        match=r"^conda list failed \(exit 1\): EnvironmentLocationNotFound: "
+        r"Not a conda environment: ",
+    ):
         conda_backend().list(tmp_path / "nothing")
 
 
-def test_timeout_is_a_backend_error_and_exit_3(conda: Conda, monkeypatch: pytest.MonkeyPatch,
-                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_timeout_is_a_backend_error_and_exit_3(
+    conda: Conda, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("ENVGUARD_BACKEND_TIMEOUT", "0.05")  # conda's interpreter alone needs longer
     with pytest.raises(
         BackendError, match=r"conda info did not finish within 0.05 s; raise ENVGUARD_BACKEND"
@@ -175,11 +182,24 @@ def test_timeout_is_a_backend_error_and_exit_3(conda: Conda, monkeypatch: pytest
     assert len(err) == 1 and err[0].startswith("envguard: error: conda create did not finish")
 
 
-def test_dry_run_create_through_conda_names_the_environment(conda: Conda, channels: dict[str, Path],
-                                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_dry_run_create_through_conda_names_the_environment(
+    conda: Conda, channels: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     capsys.readouterr()
-    code = envguard("create", "--backend", "conda", "-c", uri(channels["pytorch"]), "-c", uri(channels["forge"]),
-                    "pytorch=2.1", "cpuonly", "numpy<2", "--dry-run", "--json")  # fmt: skip
+    code = envguard(
+        "create",
+        "--backend",
+        "conda",
+        "-c",
+        uri(channels["pytorch"]),
+        "-c",
+        uri(channels["forge"]),
+        "pytorch=2.1",
+        "cpuonly",
+        "numpy<2",
+        "--dry-run",
+        "--json",
+    )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
     assert data["schema_version"] == 1 and data["dry_run"] is True
@@ -230,8 +250,9 @@ def fake_mamba(tmp_path: Path, shared: Path, monkeypatch: pytest.MonkeyPatch) ->
     return log
 
 
-def test_mamba_success_false_and_non_json_output(fake_mamba: Path, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_mamba_success_false_and_non_json_output(
+    fake_mamba: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     body = tmp_path / "out.json"
     body.write_text(json.dumps({"success": False, "message": "disk full"}))
     monkeypatch.setenv("FAKE_STDOUT", str(body))
@@ -242,8 +263,9 @@ def test_mamba_success_false_and_non_json_output(fake_mamba: Path, tmp_path: Pat
         select("micromamba").list(tmp_path)
 
 
-def test_micromamba_unsolvable_words_are_bad_input(fake_mamba: Path, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_micromamba_unsolvable_words_are_bad_input(
+    fake_mamba: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     body = tmp_path / "out.txt"
     body.write_text("error    libmamba Could not solve for environment specs\n  - nosuchpkg does not exist\n")
     monkeypatch.setenv("FAKE_STDOUT", str(body))
@@ -264,8 +286,10 @@ def test_missing_tool_exit_3(
     for tool in ("conda", "mamba", "micromamba"):
         assert envguard("create", "--backend", tool, "-c", "file:///srv/channel", "zlib") == 3
         err = capsys.readouterr().err.strip().splitlines()
-        assert err == [f"envguard: error: {tool}: not found on PATH; install it, or use --backend embedded "
-                       "(no conda needed)"]  # fmt: skip
+        assert err == [
+            f"envguard: error: {tool}: not found on PATH; install it, or use --backend embedded "
+            "(no conda needed)"
+        ]
 
 
 def test_auto_without_tools_is_embedded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -310,17 +334,29 @@ def test_backend_module_probes_nothing_at_import() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, shutil; calls=[]; shutil.which=lambda *a, **k: calls.append(a); "
-            "import envguard.engine.backends, envguard.cli.commands.create, envguard.cli.commands.verify; "
-            "assert not calls, calls; assert 'rattler' not in sys.modules; print('ok')")  # fmt: skip
+    code = (
+        "import sys, shutil; calls=[]; shutil.which=lambda *a, **k: calls.append(a); "
+        "import envguard.engine.backends, envguard.cli.commands.create, envguard.cli.commands.verify; "
+        "assert not calls, calls; assert 'rattler' not in sys.modules; print('ok')"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "ok", done.stderr
 
 
 def test_package_fields() -> None:
-    (package,) = parse_list([{"base_url": "https://u:p@conda.example.com/t/tok/forge", "build_number": 2,
-                              "build_string": "h1_2", "channel": "forge", "name": "zlib", "platform": "linux-64",
-                              "version": "1.3.1"}])  # fmt: skip
+    (package,) = parse_list(
+        [
+            {
+                "base_url": "https://u:p@conda.example.com/t/tok/forge",
+                "build_number": 2,
+                "build_string": "h1_2",
+                "channel": "forge",
+                "name": "zlib",
+                "platform": "linux-64",
+                "version": "1.3.1",
+            }
+        ]
+    )
     assert package == Package(
         "conda", "zlib", "1.3.1", "h1_2", 2, "https://conda.example.com/forge", "linux-64"
     )

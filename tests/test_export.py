@@ -1,5 +1,6 @@
-"""`envguard export` against what conda itself wrote for the same environment (../shared/reference/conda-outputs),
-plus parse-back, solve and install round trips with rattler on the fixture channels."""
+"""`envguard export` against what conda itself wrote for the same environment
+(../shared/reference/conda-outputs), plus parse-back, solve and install round trips with rattler on the
+fixture channels."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ def small_channel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _small_env(where: Path, channel: Path, cache: Path, *, history: str | None) -> Path:
-    """`pytorch numpy<2 zlib` installed by rattler; `history` is conda's recorded history (None: empty file)."""
+    """`pytorch numpy<2 zlib` installed by rattler; `history` is conda's recorded history (None: empty
+    file)."""
     prefix = install(where, ["pytorch", "numpy<2", "zlib"], [channel], cache=cache, history=False)
     text = "" if history is None else history.replace(SRV, channel.as_uri())
     (prefix / "conda-meta" / "history").write_text(text)
@@ -84,7 +86,8 @@ def _deps(text: str) -> list[str]:
     return [d for d in data["dependencies"] if isinstance(d, str)]
 
 
-# --- against conda's own output -------------------------------------------------------------------------------
+# --- against conda's own output
+# -------------------------------------------------------------------------------
 
 
 def test_full_equals_conda_env_export(rattler_small: Path, small_channel: Path, shared: Path) -> None:
@@ -256,7 +259,8 @@ def test_explicit_installs_without_solving(cuda_env: Path, channels: dict[str, P
     ]
 
 
-# --- pip lines, options and errors ---------------------------------------------------------------------------
+# --- pip lines, options and errors
+# ---------------------------------------------------------------------------
 
 
 def test_cli_writes_file_atomically_and_prints_warnings(
@@ -276,8 +280,10 @@ def test_cli_writes_file_atomically_and_prints_warnings(
 def test_environment_yml_source(tmp_path: Path, capsys: Any) -> None:
     source = tmp_path / "environment.yml"
     source.write_text(
-        "name: demo\nchannels:\n  - https://u:pw@conda.example.org/t/tk-1/forge\ndependencies:\n  - numpy>=1.21\n"
-        "  - pip\n  - pip:\n    - --extra-index-url https://u:pw@pypi.example.org/simple\n    - requests==2.31.0\n"
+        "name: demo\nchannels:\n  - https://u:pw@conda.example.org/t/tk-1/forge\ndependencies:\n  - "
+        "numpy>=1.21\n"
+        "  - pip\n  - pip:\n    - --extra-index-url https://u:pw@pypi.example.org/simple\n    - "
+        "requests==2.31.0\n"
     )
     assert envguard("export", str(source)) == 0
     captured = capsys.readouterr()
@@ -293,7 +299,8 @@ def test_environment_yml_source(tmp_path: Path, capsys: Any) -> None:
     assert envguard("export", str(source), "--full") == 2
 
 
-# --- properties ----------------------------------------------------------------------------------------------
+# --- properties
+# ----------------------------------------------------------------------------------------------
 
 _names = st.lists(
     st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True), min_size=1, max_size=8, unique=True
@@ -336,8 +343,9 @@ def test_property_full_export_parses_back(names: list[str], data: st.DataObject)
     channel = data.draw(
         st.sampled_from(["conda-forge", "https://USER:SECRET@example.org/t/TOKEN-9/ch", "file:///a b/c"])
     )
-    env = make_environment(kind="prefix", name=data.draw(st.text(max_size=12)), channels=(channel,),
-                           packages=conda + pip)  # fmt: skip
+    env = make_environment(
+        kind="prefix", name=data.draw(st.text(max_size=12)), channels=(channel,), packages=conda + pip
+    )
     text = to_environment_yml(env, "full").text
     loaded = yaml.safe_load(text)
     assert [d for d in loaded["dependencies"] if isinstance(d, str)] == sorted(

@@ -1,5 +1,6 @@
-"""A plain `python -m venv` with real pip installs: from an index (find-links), a wheel file, an editable local
-project and a git commit. Snapshot records each origin; export writes lines pip itself resolves again."""
+"""A plain `python -m venv` with real pip installs: from an index (find-links), a wheel file, an editable
+local project and a git commit. Snapshot records each origin; export writes lines pip itself resolves again.
+"""
 
 from __future__ import annotations
 
@@ -71,8 +72,14 @@ def _project(folder: Path, name: str) -> Path:
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@e", "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@e",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@e",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
     return subprocess.run(
         ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
     ).stdout
@@ -80,8 +87,16 @@ def _git(repo: Path, *args: str) -> str:
 
 def _pip(venv: Path, *args: str) -> str:
     """Real pip (the test interpreter's, a current one) acting on the venv's interpreter via `--python`."""
-    command = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "--disable-pip-version-check",
-               "--no-input", *args]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        str(venv / "bin" / "python"),
+        "--disable-pip-version-check",
+        "--no-input",
+        *args,
+    ]
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
 
@@ -116,8 +131,12 @@ def test_snapshot_records_pip_origins(venv: dict[str, Any], capsys: pytest.Captu
     assert pip["tinyproj"]["origin"] is None
     assert pip["other-pkg"]["origin"]["url"].endswith("/other_pkg-0.3.0-py3-none-any.whl")
     assert pip["editproj"]["origin"] == {
-        "url": venv["editable"].as_uri(), "editable": True, "vcs": "", "commit_id": "", "requested_revision": "",
-    }  # fmt: skip
+        "url": venv["editable"].as_uri(),
+        "editable": True,
+        "vcs": "",
+        "commit_id": "",
+        "requested_revision": "",
+    }
     git = pip["gitproj"]["origin"]
     assert (git["vcs"], git["commit_id"], git["url"]) == ("git", venv["commit"], venv["repo"].as_uri())
 
@@ -150,8 +169,19 @@ def test_include_local_lines_resolve_with_pip(venv: dict[str, Any], tmp_path: Pa
     requirements = tmp_path / "requirements.txt"
     requirements.write_text("\n".join(lines) + "\n")
     report = tmp_path / "report.json"
-    _pip(venv["venv"], "install", "--dry-run", "--ignore-installed", "--no-index", "--find-links", str(venv["wheels"]),
-         "--report", str(report), "-r", str(requirements))  # fmt: skip
+    _pip(
+        venv["venv"],
+        "install",
+        "--dry-run",
+        "--ignore-installed",
+        "--no-index",
+        "--find-links",
+        str(venv["wheels"]),
+        "--report",
+        str(report),
+        "-r",
+        str(requirements),
+    )
     resolved = {
         i["metadata"]["name"].lower(): i["metadata"]["version"]
         for i in json.loads(report.read_text())["install"]

@@ -1,9 +1,9 @@
 """Is a lock still valid for its environment.yml? Decided without solving (the check conda-lock#479 asks for).
 
 On every locked platform each spec of the file must match a locked record, every locked package must still be
-needed by some spec (reachable through the locked dependencies), the channels must agree, and every platform the
-file declares must be locked. The content hash is only a hint: another tool (or a harmless reformatting) changes
-it without making the lock stale.
+needed by some spec (reachable through the locked dependencies), the channels must agree, and every platform
+the file declares must be locked. The content hash is only a hint: another tool (or a harmless reformatting)
+changes it without making the lock stale.
 """
 
 from __future__ import annotations
@@ -40,15 +40,22 @@ def staleness(
             elif change.b == "not installed":
                 findings.append(Finding("lock", "drift", f"{platform}: {change.a} is not in the lock"))
             else:
-                findings.append(Finding("lock", "drift", f"{platform}: {change.a} is not satisfied by the lock "
-                                                          f"(locked: {change.b})"))  # fmt: skip
+                findings.append(
+                    Finding(
+                        "lock",
+                        "drift",
+                        f"{platform}: {change.a} is not satisfied by the lock (locked: {change.b})",
+                    )
+                )
         findings += [Finding("lock", "drift", f"{platform}: {text}") for text in unneeded(specs, env)]
         if (
             lock.content_hash.get(platform) != input_hash(specs, platform, env.virtual_packages)
             and not findings
         ):
-            notes.append(f"{platform}: the content hash differs from this file's (written by another tool or "
-                         "before an edit that does not change what is locked); the specs still match")  # fmt: skip
+            notes.append(
+                f"{platform}: the content hash differs from this file's (written by another tool or "
+                "before an edit that does not change what is locked); the specs still match"
+            )
     return findings, notes
 
 
@@ -65,8 +72,13 @@ def _channels(specs: Environment, lock: LockData) -> list[Finding]:
     have = tuple(normalize(c) for c in lock.channels if c != "nodefaults")  # older locks list it
     if wanted == have:
         return []
-    return [Finding("lock", "drift", f"channels differ: {specs.source} has [{', '.join(wanted)}], the lock has "
-                                     f"[{', '.join(have)}]")]  # fmt: skip
+    return [
+        Finding(
+            "lock",
+            "drift",
+            f"channels differ: {specs.source} has [{', '.join(wanted)}], the lock has [{', '.join(have)}]",
+        )
+    ]
 
 
 def unneeded(specs: Environment, env: Environment) -> list[str]:

@@ -1,7 +1,8 @@
 """Satisfaction: does a resolved environment meet what a spec-only source (environment.yml) asks for?
 
-Each conda spec must match an installed/locked package (rattler MatchSpec semantics: version, build glob, channel),
-each pip line a pip package (PEP 440), and every conda package must come from one of the file's channels.
+Each conda spec must match an installed/locked package (rattler MatchSpec semantics: version, build glob,
+channel), each pip line a pip package (PEP 440), and every conda package must come from one of the file's
+channels.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def diff_specs(a: Environment, b: Environment) -> Diff:
 
 
 def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side: str = "a") -> list[Change]:
-    """One Change per spec the environment does not satisfy (and an `unjudged` one per line it cannot judge)."""
+    """One Change per spec the environment does not satisfy (and an `unjudged` one per line it cannot
+    judge)."""
     from envguard.specs import conda_matches, parse_conda, pip_name
 
     changes: list[Change] = []
@@ -52,7 +54,8 @@ def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side:
 
 
 def _conda_candidate(env: Environment, name: str) -> Package | None:
-    """The conda package of that name; in a venv (python is no conda package there) `python` is its interpreter."""
+    """The conda package of that name; in a venv (python is no conda package there) `python` is its
+    interpreter."""
     found = env.get(name, "conda")
     if found is None and name == "python" and env.python and not env.spec_only:
         return Package("conda", "python", env.python)
@@ -86,7 +89,8 @@ def _change(kind: str, request: RequestedSpec, found: Package | None, spec_side:
 
 
 def allowed_channels(specs: Environment) -> set[str]:
-    """The file's channels (`defaults` expanded, `nodefaults` dropped) plus channels named as `channel::pkg`."""
+    """The file's channels (`defaults` expanded, `nodefaults` dropped) plus channels named as
+    `channel::pkg`."""
     from envguard.channels import expand_channels
 
     texts = [r.spec for r in specs.requested if r.manager == "conda"]
@@ -117,8 +121,16 @@ def _spec_sets(a: Environment, b: Environment) -> Diff:
     for name in sorted(set(only_a) & set(only_b)):  # one package in two spec styles: `cpuonly=2.0` / `=2.0=0`
         if len(only_a[name]) == len(only_b[name]) == 1:
             key_a, key_b = only_a.pop(name)[0], only_b.pop(name)[0]
-            changes.append(Change("specs", "changed", name.split(":", 1)[1], key_a.replace(":", " ", 1),
-                                  key_b.replace(":", " ", 1), ("spec",)))  # fmt: skip
+            changes.append(
+                Change(
+                    "specs",
+                    "changed",
+                    name.split(":", 1)[1],
+                    key_a.replace(":", " ", 1),
+                    key_b.replace(":", " ", 1),
+                    ("spec",),
+                )
+            )
     for key in sorted(k for keys in only_a.values() for k in keys):
         changes.append(Change("specs", "only-a", key.split(":", 1)[1], a=key.replace(":", " ", 1)))
     for key in sorted(k for keys in only_b.values() for k in keys):

@@ -48,7 +48,8 @@ def export(
     return to_environment_yml(env, mode, include_local=include_local)
 
 
-# --- environment.yml -----------------------------------------------------------------------------------------
+# --- environment.yml
+# -----------------------------------------------------------------------------------------
 
 
 def to_environment_yml(
@@ -126,8 +127,8 @@ def _history_lines(env: Environment, warnings: list[str]) -> list[str]:
 
 
 def recorded_by_conda(env: Environment) -> bool:
-    """conda (or a lock installer) recorded every installed package as requested, each pinned to its exact build
-    (`create --clone`, `create --file explicit.txt`, conda-lock install): not what a user typed."""
+    """conda (or a lock installer) recorded every installed package as requested, each pinned to its exact
+    build (`create --clone`, `create --file explicit.txt`, conda-lock install): not what a user typed."""
     from envguard.specs import parse_conda
 
     requests = [r.spec for r in env.requested if r.manager == "conda"]
@@ -148,8 +149,10 @@ def recorded_by_conda(env: Environment) -> bool:
 
 def _no_history(env: Environment) -> str:
     if recorded_by_conda(env):
-        return ("conda recorded every package as requested, with its build (an environment made with --clone, "
-                "--file or from a lock), so what was asked for is unknown")  # fmt: skip
+        return (
+            "conda recorded every package as requested, with its build (an environment made with --clone, "
+            "--file or from a lock), so what was asked for is unknown"
+        )
     return "no requested specs are recorded (an environment made without conda's history)"
 
 
@@ -180,10 +183,12 @@ def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
     return [lines[name] for name in sorted(lines)]
 
 
-def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: str, *,
-         keep_cuda: bool = False) -> tuple[str, str | None]:  # fmt: skip
-    """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are kept;
-    with `keep_cuda` (no request says what the user chose) a CUDA build keeps its choice: `*cuda11.8*`."""
+def _pin(
+    spec: str, installed: dict[str, Package], warnings: list[str], label: str, *, keep_cuda: bool = False
+) -> tuple[str, str | None]:
+    """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are
+    kept; with `keep_cuda` (no request says what the user chose) a CUDA build keeps its choice: `*cuda11.8*`.
+    """
     from envguard.specs import parse_conda
 
     try:
@@ -214,7 +219,8 @@ _CUDA_IN_BUILD = re.compile(r"cuda\d+(?:\.\d+)?", re.IGNORECASE)
 
 
 def cuda_glob(build: str) -> str | None:
-    """`py3.11_cuda11.8_cudnn8.7.0_0` -> `*cuda11.8*`, `cuda118py311h..._0` -> `*cuda118*`; None for other builds."""
+    """`py3.11_cuda11.8_cudnn8.7.0_0` -> `*cuda11.8*`, `cuda118py311h..._0` -> `*cuda118*`; None for other
+    builds."""
     match = _CUDA_IN_BUILD.search(build or "")
     return f"*{match.group(0)}*" if match else None
 
@@ -314,7 +320,8 @@ def _header(create_command: str, how: str) -> str:
     )
 
 
-# --- explicit ------------------------------------------------------------------------------------------------
+# --- explicit
+# ------------------------------------------------------------------------------------------------
 
 
 def to_explicit(env: Environment) -> Exported:
@@ -347,4 +354,5 @@ def to_explicit(env: Environment) -> Exported:
     return Exported(text, tuple(warnings))
 
 
-# --- dependency graph ----------------------------------------------------------------------------------------
+# --- dependency graph
+# ----------------------------------------------------------------------------------------

@@ -65,8 +65,9 @@ _CONDA_ITEM = re.compile(r"^(?P<indent> *)- conda:(?P<rest>.*)$")
 
 
 def _with_subdirs(path: Path) -> Any | None:
-    """conda's `export --format rattler-lock-v6` leaves out `subdir` for file:// channels, which py-rattler needs:
-    add it from each package URL (`.../<subdir>/<file>`) and read the file again (None when that fails too)."""
+    """conda's `export --format rattler-lock-v6` leaves out `subdir` for file:// channels, which py-rattler
+    needs: add it from each package URL (`.../<subdir>/<file>`) and read the file again (None when that fails
+    too)."""
     import tempfile
 
     import rattler

@@ -1,8 +1,9 @@
 """Build what `envguard lock` writes: resolved environments per platform and their input hashes.
 
 From a live environment: the exact installed set (conda and pip), its virtual packages and fingerprints, no
-solving. From an environment.yml: a py-rattler solve per platform with that platform's virtual packages; `__cuda`
-only when the user says so (`--cuda VER`), and a clear error when the specs need CUDA and nobody said.
+solving. From an environment.yml: a py-rattler solve per platform with that platform's virtual packages;
+`__cuda` only when the user says so (`--cuda VER`), and a clear error when the specs need CUDA and nobody
+said.
 """
 
 from __future__ import annotations
@@ -55,10 +56,15 @@ def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice)
         solved = _solve(specs, platform, virtual, cuda, path)
         pip = pinned_pip_packages(specs.requested, path)
         envs[platform] = make_environment(
-            kind="conda-lock", source=str(path), name=specs.name, platform=platform, python=_python(solved),
-            channels=tuple(c for c in specs.channels if c != "nodefaults"), packages=(*solved, *pip),
+            kind="conda-lock",
+            source=str(path),
+            name=specs.name,
+            platform=platform,
+            python=_python(solved),
+            channels=tuple(c for c in specs.channels if c != "nodefaults"),
+            packages=(*solved, *pip),
             virtual_packages=virtual,
-        )  # fmt: skip
+        )
         hashes[platform] = input_hash(specs, platform, virtual)
         channels = tuple(
             c for c in specs.channels if c != "nodefaults"
@@ -94,7 +100,8 @@ def _virtual_for(
 
 def _cuda_message(path: Path, platform: str, why: str) -> str:
     return (
-        f"{path}: {why} on {platform}, but no CUDA driver version was given; pass --cuda VERSION (e.g. --cuda "
+        f"{path}: {why} on {platform}, but no CUDA driver version was given; pass --cuda VERSION (e.g. "
+        "--cuda "
         "12.1) to lock for GPU machines, or --no-cuda to lock CPU builds (envguard never assumes a GPU)"
     )
 
@@ -123,8 +130,8 @@ def _python(packages: Sequence[Package]) -> str | None:
 
 
 def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple[Package, ...]:
-    """pip lines pinned exactly (`name==1.2.3`) become pip lock entries without hashes (nothing is downloaded);
-    any other pip line cannot be locked offline and is bad input saying what to do."""
+    """pip lines pinned exactly (`name==1.2.3`) become pip lock entries without hashes (nothing is
+    downloaded); any other pip line cannot be locked offline and is bad input saying what to do."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     from envguard.specs import canonical_name
@@ -139,9 +146,13 @@ def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple
             requirement = None
         specifiers = list(requirement.specifier) if requirement else []
         exact = (
-            requirement is not None and not requirement.url and not requirement.marker and len(specifiers) == 1
-            and specifiers[0].operator in ("==", "===") and "*" not in specifiers[0].version
-        )  # fmt: skip
+            requirement is not None
+            and not requirement.url
+            and not requirement.marker
+            and len(specifiers) == 1
+            and specifiers[0].operator in ("==", "===")
+            and "*" not in specifiers[0].version
+        )
         if not exact or requirement is None:
             raise BadInputError(
                 f"{path}: pip requirement {request.spec!r} cannot be locked without installing it; pin it as "

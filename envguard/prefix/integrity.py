@@ -3,8 +3,8 @@
 Unlike `conda doctor` (which compares `sha256_in_prefix` only, so it misses edits in rattler- or pixi-made
 environments), this compares `sha256_in_prefix` when the installer wrote it and the package's own `sha256` and
 `size_in_bytes` otherwise. Files whose content cannot be verified (rewritten at install time for a prefix
-placeholder without `sha256_in_prefix`, or listed by an old record without `paths_data`) are checked for existence
-and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates them.
+placeholder without `sha256_in_prefix`, or listed by an old record without `paths_data`) are checked for
+existence and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,16 @@ from envguard.prefix.records import iter_records
 
 Problem = Literal["missing", "altered"]
 CHUNK = 1 << 20
-EXISTENCE_ONLY = frozenset({"softlink", "directory", "unix_python_entry_point", "windows_python_entry_point_script",
-                            "windows_python_entry_point_exe", "linked_package_record"})  # fmt: skip
+EXISTENCE_ONLY = frozenset(
+    {
+        "softlink",
+        "directory",
+        "unix_python_entry_point",
+        "windows_python_entry_point_script",
+        "windows_python_entry_point_exe",
+        "linked_package_record",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +78,9 @@ def _entries(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _noarch_python_paths(record: dict[str, Any], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """conda records a noarch: python package's paths_data as packaged (`site-packages/x`, `python-scripts/x`);
-    its `files` say where they went (`lib/python3.11/site-packages/x`, `bin/x`). rattler records the latter."""
+    """conda records a noarch: python package's paths_data as packaged (`site-packages/x`,
+    `python-scripts/x`); its `files` say where they went (`lib/python3.11/site-packages/x`, `bin/x`). rattler
+    records the latter."""
     files = [f for f in record.get("files") or () if isinstance(f, str)]
     site = next((f[: f.index("site-packages/") + 13] for f in files if "site-packages/" in f), None)
     if record.get("noarch") != "python" or site is None or site == "site-packages":

@@ -1,10 +1,11 @@
-"""Benchmark envguard against the real conda 26.7.1 CLI (../shared/tools/conda-kit, classic solver), in one run.
+"""Benchmark envguard against the real conda 26.7.1 CLI (../shared/tools/conda-kit, classic solver), in one
+run.
 
     python scripts/bench/bench_conda.py [--runs 9] [--packages 300] [--create-packages 30] [--work DIR]
 
-Builds the kit, the fixture channels plus `--packages` bulk packages (scripts/fixture_channel.py), and a prefix
-made BY CONDA (`conda create` python, numpy, pip and every bulk package). Then times, interleaved round-robin,
-each as a fresh subprocess (wall time and the child's CPU time, user + sys):
+Builds the kit, the fixture channels plus `--packages` bulk packages (scripts/fixture_channel.py), and a
+prefix made BY CONDA (`conda create` python, numpy, pip and every bulk package). Then times, interleaved
+round-robin, each as a fresh subprocess (wall time and the child's CPU time, user + sys):
   - `envguard snapshot --no-probe`        vs `conda list --json`
   - `envguard export --full`              vs `conda env export`
   - `envguard export` (pinned)            vs `conda env export --from-history`
@@ -57,24 +58,48 @@ def build(work: Path, packages: int, create_packages: int) -> tuple[Path, Path, 
     bulk = [r.name for r in fixture_channel.bulk_recipes(packages)]
     prefix = work / "env"
     if not (prefix / "conda-meta").is_dir():
-        subprocess.run([str(conda), "create", "--yes", "--quiet", "--prefix", str(prefix), "python=3.11",
-                        "numpy=1.26", "pip", *bulk], check=True, capture_output=True, env=environment(work))  # fmt: skip
+        subprocess.run(
+            [
+                str(conda),
+                "create",
+                "--yes",
+                "--quiet",
+                "--prefix",
+                str(prefix),
+                "python=3.11",
+                "numpy=1.26",
+                "pip",
+                *bulk,
+            ],
+            check=True,
+            capture_output=True,
+            env=environment(work),
+        )
     yml = work / "create" / "environment.yml"
     yml.parent.mkdir(exist_ok=True)
     deps = ", ".join(["python=3.11", "numpy=1.26", *bulk[:create_packages]])
     yml.write_text(f"channels: [{forge}]\ndependencies: [{deps}]\n")
     lock = work / "conda-lock.yml"
     envguard = Path(sys.executable).parent / "envguard"
-    subprocess.run([str(envguard), "lock", str(prefix), "--no-probe", "-o", str(lock)], check=True,
-                   capture_output=True, env=environment(work))  # fmt: skip
+    subprocess.run(
+        [str(envguard), "lock", str(prefix), "--no-probe", "-o", str(lock)],
+        check=True,
+        capture_output=True,
+        env=environment(work),
+    )
     return conda, prefix, yml
 
 
 def environment(work: Path) -> dict[str, str]:
     """conda's world for both tools: the kit's HOME and CONDARC, warm package caches of their own."""
-    env = {**os.environ, "CONDARC": str(work / "conda" / "condarc"), "ENVGUARD_CONDA_HOME": str(work / "home"),
-           "HOME": str(work / "home"), "ENVGUARD_CACHE_DIR": str(work / "envguard-cache"),
-           "ENVGUARD_PKGS_DIR": str(work / "envguard-pkgs")}  # fmt: skip
+    env = {
+        **os.environ,
+        "CONDARC": str(work / "conda" / "condarc"),
+        "ENVGUARD_CONDA_HOME": str(work / "home"),
+        "HOME": str(work / "home"),
+        "ENVGUARD_CACHE_DIR": str(work / "envguard-cache"),
+        "ENVGUARD_PKGS_DIR": str(work / "envguard-pkgs"),
+    }
     env["PATH"] = (
         f"{work / 'conda' / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # conda on PATH, as its users have
     )
@@ -161,7 +186,8 @@ def timed(case: Case, env: dict[str, str]) -> tuple[float, float]:
 def measure(
     cases: dict[str, tuple[Case, Case]], runs: int, env: dict[str, str]
 ) -> dict[str, list[list[float]]]:
-    """Per pair: [envguard walls, conda walls, envguard cpus, conda cpus], round-robin after one warm-up each."""
+    """Per pair: [envguard walls, conda walls, envguard cpus, conda cpus], round-robin after one warm-up
+    each."""
     for ours, theirs in cases.values():
         timed(ours, env), timed(theirs, env)
     out: dict[str, list[list[float]]] = {name: [[], [], [], []] for name in cases}
@@ -177,16 +203,20 @@ def measure(
 def report(times: dict[str, list[list[float]]], packages: int, runs: int) -> str:
     load = os.getloadavg()
     rows = [
-        f"Prefix made by conda 26.7.1 (classic solver): {packages} conda packages; {runs} runs each, interleaved; "
+        f"Prefix made by conda 26.7.1 (classic solver): {packages} conda packages; {runs} runs each, "
+        "interleaved; "
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f}.",
         "",
-        "| pair | envguard wall (ms) | conda wall (ms) | wall ratio | envguard CPU (ms) | conda CPU (ms) | CPU ratio |",
+        "| pair | envguard wall (ms) | conda wall (ms) | wall ratio | envguard CPU (ms) | conda CPU (ms) | "
+        "CPU ratio |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, (ours, theirs, ours_cpu, theirs_cpu) in times.items():
         m = [statistics.median(v) * 1000 for v in (ours, theirs, ours_cpu, theirs_cpu)]
-        rows.append(f"| {name} | {m[0]:.0f} | {m[1]:.0f} | {m[0] / m[1]:.2f} | {m[2]:.0f} | {m[3]:.0f} | "
-                    f"{m[2] / m[3]:.2f} |")  # fmt: skip
+        rows.append(
+            f"| {name} | {m[0]:.0f} | {m[1]:.0f} | {m[0] / m[1]:.2f} | {m[2]:.0f} | {m[3]:.0f} | "
+            f"{m[2] / m[3]:.2f} |"
+        )
     return "\n".join(rows)
 
 

@@ -36,8 +36,9 @@ def made(conda: Conda, tmp_path: Path) -> Path:
     return prefix
 
 
-def test_a_pixi_lock_conda_exported_is_readable(conda: Conda, made: Path, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_pixi_lock_conda_exported_is_readable(
+    conda: Conda, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lock = tmp_path / "pixi.lock"
     conda.run("export", "-p", str(made), "--format", "rattler-lock-v6", "--file", str(lock))
     assert "subdir" not in lock.read_text()  # what makes py-rattler refuse it
@@ -52,8 +53,9 @@ def test_a_pixi_lock_conda_exported_is_readable(conda: Conda, made: Path, tmp_pa
     assert envguard("diff", str(made), str(lock)) == 0, capsys.readouterr().out
 
 
-def test_a_conda_lock_v1_conda_exported_is_readable(conda: Conda, made: Path, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_conda_lock_v1_conda_exported_is_readable(
+    conda: Conda, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lock = tmp_path / "conda-lock.yml"
     conda.run("export", "-p", str(made), "--format", "conda-lock-v1", "--file", str(lock))
     same_packages(conda.listed(made), snapshot(lock, capsys))
@@ -62,9 +64,9 @@ def test_a_conda_lock_v1_conda_exported_is_readable(conda: Conda, made: Path, tm
 
 
 @pytest.mark.parametrize("flags", [(), ("--from-history",), ("--no-builds",)])
-def test_conda_env_export_is_readable_and_checks_clean(conda: Conda, made: Path, tmp_path: Path,
-                                                       flags: tuple[str, ...],
-                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_conda_env_export_is_readable_and_checks_clean(
+    conda: Conda, made: Path, tmp_path: Path, flags: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
     yml = tmp_path / "environment.yml"
     yml.write_text(conda.run("env", "export", "-p", str(made), *flags).stdout)
     data = snapshot(yml, capsys)
@@ -73,8 +75,9 @@ def test_conda_env_export_is_readable_and_checks_clean(conda: Conda, made: Path,
     assert envguard("check", str(made), "-f", str(yml)) == 0, capsys.readouterr().out
 
 
-def test_explicit_list_and_snapshot_agree_with_conda(conda: Conda, made: Path, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_explicit_list_and_snapshot_agree_with_conda(
+    conda: Conda, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     explicit = tmp_path / "explicit.txt"
     explicit.write_text(conda.run("list", "--explicit", "--md5", "-p", str(made)).stdout)
     same_packages(conda.listed(made), snapshot(explicit, capsys))
@@ -117,8 +120,9 @@ def test_with_subdirs_adds_exactly_the_missing_subdirs(items: list[tuple[str, st
     assert with_subdirs(patched) == patched
 
 
-def test_diff_pairs_a_package_across_spec_styles(conda: Conda, made: Path, tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_diff_pairs_a_package_across_spec_styles(
+    conda: Conda, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     full, no_builds = tmp_path / "full.yml", tmp_path / "no-builds.yml"
     full.write_text(conda.run("env", "export", "-p", str(made)).stdout)
     no_builds.write_text(conda.run("env", "export", "-p", str(made), "--no-builds").stdout)
@@ -135,8 +139,9 @@ def test_diff_pairs_a_package_across_spec_styles(conda: Conda, made: Path, tmp_p
     assert envguard("diff", str(full), str(full)) == 0
 
 
-def test_check_files_of_a_conda_made_env_with_noarch_python_packages(conda: Conda, made: Path, tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_check_files_of_a_conda_made_env_with_noarch_python_packages(
+    conda: Conda, made: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # conda 26 records noarch: python files in paths_data by their package path (`site-packages/six/...`)
     lock = tmp_path / "conda-lock.yml"
     assert envguard("lock", str(made), "--no-probe", "-o", str(lock)) == 0

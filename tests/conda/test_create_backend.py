@@ -1,5 +1,5 @@
-"""`envguard create --backend conda` against the real conda 26.7.1 CLI: locks, environment.yml, errors, and the
-same environment as `--backend embedded`."""
+"""`envguard create --backend conda` against the real conda 26.7.1 CLI: locks, environment.yml, errors, and
+the same environment as `--backend embedded`."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ def conda_env(conda: Conda, prefix: Path, *specs: str) -> Path:
     return prefix
 
 
-def test_create_from_an_explicit_lock_through_conda(conda: Conda, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_create_from_an_explicit_lock_through_conda(
+    conda: Conda, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = conda_env(conda, tmp_path / "src", "python=3.11", "numpy=1.26", "zlib")
     explicit = tmp_path / "explicit.txt"
     explicit.write_text(conda.run("list", "--explicit", "--md5", "-p", str(source)).stdout)
@@ -42,8 +43,9 @@ def test_create_from_an_explicit_lock_through_conda(conda: Conda, tmp_path: Path
     assert str(target) in (conda.home / ".conda" / "environments.txt").read_text().splitlines()
 
 
-def test_create_from_an_envguard_lock_through_conda(conda: Conda, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_create_from_an_envguard_lock_through_conda(
+    conda: Conda, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = conda_env(conda, tmp_path / "src", "python=3.11", "numpy=1.26")
     lock = tmp_path / "conda-lock.yml"
     assert envguard("lock", str(source), "--no-probe", "-o", str(lock)) == 0
@@ -53,9 +55,9 @@ def test_create_from_an_envguard_lock_through_conda(conda: Conda, tmp_path: Path
     assert package_keys(conda.listed(target)) == package_keys(conda.listed(source))
 
 
-def test_conda_and_embedded_backends_make_the_same_environment(conda: Conda, channels: dict[str, Path],
-                                                               tmp_path: Path,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_conda_and_embedded_backends_make_the_same_environment(
+    conda: Conda, channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     made = {}
     for backend in ("conda", "embedded"):
         folder = tmp_path / backend
@@ -65,8 +67,15 @@ def test_conda_and_embedded_backends_make_the_same_environment(conda: Conda, cha
             "dependencies: [python=3.11, pytorch=2.1, cpuonly, numpy<2, six]\n"
         )
         capsys.readouterr()
-        code = envguard("create", "-f", str(folder / "environment.yml"), "--backend", backend, "--prefix",
-                        str(folder / "env"))  # fmt: skip
+        code = envguard(
+            "create",
+            "-f",
+            str(folder / "environment.yml"),
+            "--backend",
+            backend,
+            "--prefix",
+            str(folder / "env"),
+        )
         assert code == 0, capsys.readouterr().err
         made[backend] = folder / "env"
     assert package_keys(conda.listed(made["conda"])) == package_keys(conda.listed(made["embedded"]))
@@ -76,8 +85,9 @@ def test_conda_and_embedded_backends_make_the_same_environment(conda: Conda, cha
     assert envguard("diff", str(made["conda"]), str(made["embedded"])) == 0, capsys.readouterr().out
 
 
-def test_export_format_explicit_installs_the_identical_env(conda: Conda, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_export_format_explicit_installs_the_identical_env(
+    conda: Conda, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = conda_env(conda, tmp_path / "src", "python=3.11", "numpy=1.26", "six")
     explicit = tmp_path / "explicit.txt"
     assert envguard("export", str(source), "--format", "explicit", "-o", str(explicit)) == 0
@@ -85,19 +95,38 @@ def test_export_format_explicit_installs_the_identical_env(conda: Conda, tmp_pat
     conda.run("create", "--yes", "--prefix", str(target), "--file", str(explicit))
     assert package_keys(conda.listed(target)) == package_keys(conda.listed(source))
     ours = {ln for ln in explicit.read_text().splitlines() if not ln.startswith("#")}
-    theirs = {ln for ln in conda.run("list", "--explicit", "--sha256", "-p", str(source)).stdout.splitlines()
-              if not ln.startswith("#")}  # fmt: skip
+    theirs = {
+        ln
+        for ln in conda.run("list", "--explicit", "--sha256", "-p", str(source)).stdout.splitlines()
+        if not ln.startswith("#")
+    }
     assert ours == theirs, "the same @EXPLICIT lines as conda list --explicit --sha256"
 
 
-def test_an_embedded_environment_is_not_a_cache_for_backup_tools(conda: Conda, channels: dict[str, Path],
-                                                                 tmp_path: Path) -> None:  # fmt: skip
+def test_an_embedded_environment_is_not_a_cache_for_backup_tools(
+    conda: Conda, channels: dict[str, Path], tmp_path: Path
+) -> None:
     target = tmp_path / "env"
-    assert envguard("create", "--backend", "embedded", "-c", channels["forge"].resolve().as_uri(), "python=3.11",
-                    "--prefix", str(target), "--no-lock") == 0  # fmt: skip
+    assert (
+        envguard(
+            "create",
+            "--backend",
+            "embedded",
+            "-c",
+            channels["forge"].resolve().as_uri(),
+            "python=3.11",
+            "--prefix",
+            str(target),
+            "--no-lock",
+        )
+        == 0
+    )
     assert not (target / "CACHEDIR.TAG").exists()
-    listed = subprocess.run(["tar", "--exclude-caches-all", "-cf", "-", "-C", str(tmp_path), "env"],
-                            capture_output=True, check=True).stdout  # fmt: skip
+    listed = subprocess.run(
+        ["tar", "--exclude-caches-all", "-cf", "-", "-C", str(tmp_path), "env"],
+        capture_output=True,
+        check=True,
+    ).stdout
     with tarfile.open(fileobj=io.BytesIO(listed)) as archive:
         names = archive.getnames()
     assert "env/conda-meta" in names and "env/bin/python" in names, "tar --exclude-caches skipped the env"

@@ -1,5 +1,6 @@
-"""`envguard export` of environments the real conda made (plain, `--clone`, `--file explicit.txt`, a conda-lock.yml
-through conda-lockfiles, `conda-lock install`) → `conda env create` → `envguard check` against the source's lock.
+"""`envguard export` of environments the real conda made (plain, `--clone`, `--file explicit.txt`, a
+conda-lock.yml through conda-lockfiles, `conda-lock install`) → `conda env create` → `envguard check` against
+the source's lock.
 
 conda records every package of a cloned / explicit / locked environment as requested, with its channel and
 build: a pinned export must still write only what a user would have asked for (the leaves), with versions and
@@ -48,8 +49,22 @@ def made_by(how: str, conda: Conda, src: Path, lock: Path, tmp_path: Path) -> Pa
     elif how == "conda-lockfiles":
         conda.run("create", "--yes", "--prefix", str(target), "--file", str(lock))
     else:  # the conda-lock tool itself, driving the real conda
-        done = subprocess.run([sys.executable, "-m", "conda_lock", "install", "--conda", str(conda.kit.exe),
-                               "-p", str(target), str(lock)], capture_output=True, text=True, check=False)  # fmt: skip
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "conda_lock",
+                "install",
+                "--conda",
+                str(conda.kit.exe),
+                "-p",
+                str(target),
+                str(lock),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
     return target
 
@@ -71,8 +86,9 @@ def check_clean(
 
 
 @pytest.mark.parametrize("how", ["clone", "explicit", "conda-lockfiles", "conda-lock"])
-def test_pinned_export_of_a_conda_made_copy_is_portable(conda: Conda, source: tuple[Path, Path], tmp_path: Path,
-                                                        how: str, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_pinned_export_of_a_conda_made_copy_is_portable(
+    conda: Conda, source: tuple[Path, Path], tmp_path: Path, how: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     src, lock = source
     copy = made_by(how, conda, src, lock, tmp_path)
     assert package_keys(conda.listed(copy)) == package_keys(conda.listed(src))
@@ -87,9 +103,9 @@ def test_pinned_export_of_a_conda_made_copy_is_portable(conda: Conda, source: tu
 
 
 @pytest.mark.parametrize("mode", ["pinned", "full", "from-history"])
-def test_export_of_the_source_round_trips_through_conda_env_create(conda: Conda, source: tuple[Path, Path],
-                                                                   tmp_path: Path, mode: str,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_export_of_the_source_round_trips_through_conda_env_create(
+    conda: Conda, source: tuple[Path, Path], tmp_path: Path, mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     src, lock = source
     lines = export(src, mode, tmp_path / "env.yml", capsys)
     if mode != "full":
@@ -102,9 +118,13 @@ def test_export_of_the_source_round_trips_through_conda_env_create(conda: Conda,
 
 
 @pytest.mark.parametrize("source_kind", ["lock", "pixi", "no-history"])
-def test_export_of_a_history_less_cuda_source_keeps_the_cuda_choice(source_kind: str, conda: Conda,
-                                                                     make_prefix: MakePrefix, tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_export_of_a_history_less_cuda_source_keeps_the_cuda_choice(
+    source_kind: str,
+    conda: Conda,
+    make_prefix: MakePrefix,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     gpu = make_prefix(["pytorch=2.1=*cuda11.8*", "python=3.11"], name="gpu", cuda="12.4", history=False)
     lock = tmp_path / "lock" / "conda-lock.yml"
     lock.parent.mkdir()
@@ -116,11 +136,28 @@ def test_export_of_a_history_less_cuda_source_keeps_the_cuda_choice(source_kind:
     assert "pytorch=2.1.0=*cuda11.8*" in lines, lines
     assert all("::" not in line for line in lines)
     # a machine without a driver: the solve fails loudly instead of quietly picking the CPU build
-    done = conda.run("env", "create", "--yes", "--file", str(tmp_path / "gpu.yml"), "--prefix",
-                     str(tmp_path / "cpu-machine"), check=False, env={"CONDA_OVERRIDE_CUDA": ""})  # fmt: skip
+    done = conda.run(
+        "env",
+        "create",
+        "--yes",
+        "--file",
+        str(tmp_path / "gpu.yml"),
+        "--prefix",
+        str(tmp_path / "cpu-machine"),
+        check=False,
+        env={"CONDA_OVERRIDE_CUDA": ""},
+    )
     assert done.returncode != 0 and "UnsatisfiableError" in done.stderr
     target = tmp_path / "gpu-machine"
-    conda.run("env", "create", "--yes", "--file", str(tmp_path / "gpu.yml"), "--prefix", str(target),
-              env={"CONDA_OVERRIDE_CUDA": "12.4"})  # fmt: skip
+    conda.run(
+        "env",
+        "create",
+        "--yes",
+        "--file",
+        str(tmp_path / "gpu.yml"),
+        "--prefix",
+        str(target),
+        env={"CONDA_OVERRIDE_CUDA": "12.4"},
+    )
     capsys.readouterr()
     assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out

@@ -24,8 +24,22 @@ def pip_from_index(site_or_venv: Path, wheels: Path, *reqs: str, venv: bool = Fa
     """Real pip from a find-links index (no direct_url.json: an index release, exported as name==version)."""
     base = [str(site_or_venv / "bin" / "python"), "-m", "pip"] if venv else [sys.executable, "-m", "pip"]
     target = [] if venv else ["--target", str(next((site_or_venv / "lib").glob("python3*/site-packages")))]
-    subprocess.run([*base, "install", "--no-index", "--find-links", str(wheels), "--no-deps", "--no-compile",
-                    "--disable-pip-version-check", *target, *reqs], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            *base,
+            "install",
+            "--no-index",
+            "--find-links",
+            str(wheels),
+            "--no-deps",
+            "--no-compile",
+            "--disable-pip-version-check",
+            *target,
+            *reqs,
+        ],
+        check=True,
+        capture_output=True,
+    )
 
 
 def rattler_env(make_prefix: MakePrefix, channels: dict[str, Path], conda: Conda, tmp: Path) -> Path:
@@ -71,9 +85,14 @@ ENVS: dict[str, Callable[[MakePrefix, dict[str, Path], Conda, Path], Path]] = {
 
 
 @pytest.mark.parametrize("kind", sorted(ENVS))
-def test_export_then_check_and_diff_report_no_drift(kind: str, make_prefix: MakePrefix, channels: dict[str, Path],
-                                                    conda: Conda, tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_export_then_check_and_diff_report_no_drift(
+    kind: str,
+    make_prefix: MakePrefix,
+    channels: dict[str, Path],
+    conda: Conda,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     prefix = ENVS[kind](make_prefix, channels, conda, tmp_path)
     for mode in MODES:
         out = tmp_path / f"{mode}.yml"
@@ -86,8 +105,13 @@ def test_export_then_check_and_diff_report_no_drift(kind: str, make_prefix: Make
         assert code == 0, f"{kind} --{mode} (diff):\n{out.read_text()}\n{capsys.readouterr().out}"
 
 
-def test_a_venv_exports_under_its_project_name(make_prefix: MakePrefix, channels: dict[str, Path], conda: Conda,
-                                               tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_venv_exports_under_its_project_name(
+    make_prefix: MakePrefix,
+    channels: dict[str, Path],
+    conda: Conda,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     import yaml
 
     from envguard.create.naming import validate

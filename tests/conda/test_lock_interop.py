@@ -1,6 +1,6 @@
-"""envguard's locks through the real conda: `conda create --file conda-lock.yml` (conda-lockfiles 0.2.2) installs
-what `envguard lock` wrote (live and -f) and gives the identical environment; `lock -f` with `nodefaults`
-stays fresh; the header's "Reproduce:" line reproduces the file."""
+"""envguard's locks through the real conda: `conda create --file conda-lock.yml` (conda-lockfiles 0.2.2)
+installs what `envguard lock` wrote (live and -f) and gives the identical environment; `lock -f` with
+`nodefaults` stays fresh; the header's "Reproduce:" line reproduces the file."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ def install_lock(conda: Conda, lock: Path, prefix: Path) -> None:
     conda.run("create", "--yes", "--prefix", str(prefix), "--file", str(lock))
 
 
-def test_a_live_lock_installs_with_conda_create_file(conda: Conda, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_live_lock_installs_with_conda_create_file(
+    conda: Conda, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = tmp_path / "src"
     conda.run("create", "--yes", "--prefix", str(source), "python=3.11", "numpy=1.26", "six")
     lock = tmp_path / "conda-lock.yml"
@@ -42,8 +43,9 @@ def test_a_live_lock_installs_with_conda_create_file(conda: Conda, tmp_path: Pat
     assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
 
 
-def test_a_solved_lock_installs_with_conda_create_file(conda: Conda, channels: dict[str, Path], tmp_path: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_solved_lock_installs_with_conda_create_file(
+    conda: Conda, channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "environment.yml").write_text(
@@ -59,8 +61,9 @@ def test_a_solved_lock_installs_with_conda_create_file(conda: Conda, channels: d
     assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
 
 
-def test_nodefaults_does_not_make_a_just_written_lock_stale(conda: Conda, channels: dict[str, Path],
-                                                            tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_nodefaults_does_not_make_a_just_written_lock_stale(
+    conda: Conda, channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "project"
     folder.mkdir()
     yml = folder / "environment.yml"
@@ -87,9 +90,13 @@ def test_nodefaults_does_not_make_a_just_written_lock_stale(conda: Conda, channe
     assert envguard("check", str(target), "--lock", str(lock)) == 0, capsys.readouterr().out
 
 
-def test_lock_f_honours_conda_override_cuda_like_create(conda: Conda, channels: dict[str, Path], tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_lock_f_honours_conda_override_cuda_like_create(
+    conda: Conda,
+    channels: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     folder = tmp_path / "project"
     folder.mkdir()
     chans = f"[{channels['pytorch'].resolve().as_uri()}, {channels['forge'].resolve().as_uri()}]"

@@ -1,5 +1,5 @@
-"""The "Reproduce:" line a lock's header prints, pasted as is from the lock's folder, writes the same file, and
-the install line it suggests works (conda for conda locks; never conda-lock for a pip-only lock)."""
+"""The "Reproduce:" line a lock's header prints, pasted as is from the lock's folder, writes the same file,
+and the install line it suggests works (conda for conda locks; never conda-lock for a pip-only lock)."""
 
 from __future__ import annotations
 
@@ -35,15 +35,28 @@ def rerun(header_of: Path, moved_to: Path) -> None:
     assert envguard(*argv[1:], cwd=header_of.parent) == 0
 
 
-def test_explicit_header_reproduces_the_explicit_file(conda: Conda, channels: dict[str, Path],
-                                                      tmp_path: Path) -> None:  # fmt: skip
+def test_explicit_header_reproduces_the_explicit_file(
+    conda: Conda, channels: dict[str, Path], tmp_path: Path
+) -> None:
     folder = tmp_path / "project"
     folder.mkdir()
     (folder / "environment.yml").write_text(
         f"channels: [{channels['forge'].resolve().as_uri()}]\ndependencies: [python=3.11, numpy=1.26]\n"
     )
-    assert envguard("lock", "-f", "environment.yml", "--no-cuda", "--format", "explicit", "-o",
-                    "y2-{platform}.lock", cwd=folder) == 0  # fmt: skip
+    assert (
+        envguard(
+            "lock",
+            "-f",
+            "environment.yml",
+            "--no-cuda",
+            "--format",
+            "explicit",
+            "-o",
+            "y2-{platform}.lock",
+            cwd=folder,
+        )
+        == 0
+    )
     written = folder / "y2-linux-64.lock"
     assert "--format explicit" in written.read_text()
     rerun(written, tmp_path / "first.lock")
@@ -87,8 +100,21 @@ def test_a_pip_only_lock_does_not_suggest_conda_lock_install(
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next((venv / "lib").glob("python3*/site-packages"))
     wheel = fixture_channel.build_wheel("tinyproj", "1.0.0", tmp_path / "wheels")
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--target", str(site),
-                    str(wheel)], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
     folder = venv.parent
     assert envguard("lock", ".venv", "--no-probe", "-o", "conda-lock.yml", cwd=folder) == 0
     text = (folder / "conda-lock.yml").read_text()

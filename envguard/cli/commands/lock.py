@@ -16,15 +16,29 @@ from envguard.output import warn
 @click.command("lock")
 @click.argument("source", required=False)
 @click.option("-f", "--file", "envfile", type=click.Path(dir_okay=False), help="Solve this environment.yml.")
-@click.option("--platform", "platforms", multiple=True, help="Platform to lock (repeatable; default: the file's "
-              "`platforms:` or this machine's).")  # fmt: skip
+@click.option(
+    "--platform",
+    "platforms",
+    multiple=True,
+    help="Platform to lock (repeatable; default: the file's `platforms:` or this machine's).",
+)
 @click.option("--cuda", "cuda", metavar="VERSION", help="Lock for GPU machines: solve with __cuda=VERSION.")
 @click.option("--no-cuda", is_flag=True, help="Lock for machines without a GPU (no __cuda).")
 @click.option("--no-probe", is_flag=True, help="Live source: do not run the fingerprint probe.")
-@click.option("--format", "fmt", type=click.Choice(["conda-lock", "explicit"]), default="conda-lock",
-              show_default=True, help="explicit: one @EXPLICIT file per platform.")  # fmt: skip
-@click.option("-o", "--output", help="Output file (default conda-lock.yml, or conda-{platform}.lock for "
-              "explicit; `{platform}` is replaced; `-` for stdout).")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["conda-lock", "explicit"]),
+    default="conda-lock",
+    show_default=True,
+    help="explicit: one @EXPLICIT file per platform.",
+)
+@click.option(
+    "-o",
+    "--output",
+    help="Output file (default conda-lock.yml, or conda-{platform}.lock for "
+    "explicit; `{platform}` is replaced; `-` for stdout).",
+)
 def command(
     source: str | None,
     envfile: str | None,
@@ -95,7 +109,8 @@ def _live_plan(
     env = read_live(prefix)
     if platforms and set(platforms) != {env.platform}:
         raise UsageError(
-            f"{prefix}: a live environment is locked for its own platform ({env.platform}) only; drop --platform"
+            f"{prefix}: a live environment is locked for its own platform ({env.platform}) only; drop "
+            "--platform"
         )
     if not no_probe:
         env, problem = locking.probe_into(env, prefix)
@@ -127,8 +142,9 @@ def _live_source(source: str | None, prefix: Path, target: str) -> str:
     return shlex.quote(_relative(prefix, target))
 
 
-def _reproduce_yml(path: Path, target: str, plan: locking.LockPlan, cuda: str | None, no_cuda: bool,
-                   flags: list[str]) -> str:  # fmt: skip
+def _reproduce_yml(
+    path: Path, target: str, plan: locking.LockPlan, cuda: str | None, no_cuda: bool, flags: list[str]
+) -> str:
     parts = ["envguard lock -f", _relative(path, target), *flags]
     parts += [f"--platform {p}" for p in sorted(plan.envs)]
     if cuda:
@@ -152,8 +168,15 @@ def _write_yaml(plan: locking.LockPlan, target: str, reproduce: str, sources: li
     from envguard.formats.condalock.write import render_lock, write_lock
 
     name = Path(target).name if target != "-" else "conda-lock.yml"
-    text = render_lock(plan.envs, sources=sources, content_hashes=plan.content_hashes, channels=plan.channels,
-                       reproduce=reproduce, source_kind=plan.source_kind, lock_name=name)  # fmt: skip
+    text = render_lock(
+        plan.envs,
+        sources=sources,
+        content_hashes=plan.content_hashes,
+        channels=plan.channels,
+        reproduce=reproduce,
+        source_kind=plan.source_kind,
+        lock_name=name,
+    )
     if target == "-":
         click.echo(text, nl=False)
     else:
@@ -172,7 +195,8 @@ def _write_explicit(plan: locking.LockPlan, target: str, reproduce: str) -> int:
     for platform, env in sorted(plan.envs.items()):
         if env.pip_packages():
             warn(
-                f"{platform}: {len(env.pip_packages())} pip package(s) written as comments; conda ignores them"
+                f"{platform}: {len(env.pip_packages())} pip package(s) written as comments; conda ignores "
+                "them"
             )
         text = render_explicit(env, plan.content_hashes[platform], reproduce)
         path = target.replace("{platform}", platform)

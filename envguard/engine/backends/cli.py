@@ -78,8 +78,9 @@ class CliBackend(Backend):
         return Plan(request.platform, parse_actions(data))
 
     def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
-        """Create `prefix`; once the tool exits 0 the environment is built and nothing here raises (conda prints
-        no JSON at all for `create --file explicit.txt --json`), so create never deletes a finished prefix."""
+        """Create `prefix`; once the tool exits 0 the environment is built and nothing here raises (conda
+        prints no JSON at all for `create --file explicit.txt --json`), so create never deletes a finished
+        prefix."""
         with tempfile.TemporaryDirectory(prefix="envguard-create-") as tmp:
             args = ["create", "--yes", "--prefix", str(prefix), *self._source(request, tmp)]
             self.run([*args, "--json"], request=request)
@@ -92,7 +93,8 @@ class CliBackend(Backend):
         return parse_list(self.run_json(["list", "--prefix", str(prefix)]))
 
     def _source(self, request: Request, tmp: str) -> builtins.list[str]:
-        """Arguments that say what to install: an explicit file for a locked request, else channels + specs."""
+        """Arguments that say what to install: an explicit file for a locked request, else channels +
+        specs."""
         extra = ["--platform", request.platform] if request.platform and request.platform != _native() else []
         if request.locked:
             spec_file = Path(tmp) / "explicit.txt"
@@ -107,8 +109,10 @@ class CliBackend(Backend):
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise BackendError(f"{self.name} {args[0]} printed output that is not JSON ({one_line(text, 120)}); "
-                               "check the tool works on its own") from exc  # fmt: skip
+            raise BackendError(
+                f"{self.name} {args[0]} printed output that is not JSON ({one_line(text, 120)}); "
+                "check the tool works on its own"
+            ) from exc
         if isinstance(data, Mapping) and data.get("success") is False:
             raise BackendError(f"{self.name} {args[0]} failed: {error_text(data)}")
         return data
@@ -118,21 +122,30 @@ class CliBackend(Backend):
         command = [self.exe, *args]
         try:
             done = subprocess.run(
-                command, capture_output=True, text=True, timeout=self.timeout, stdin=subprocess.DEVNULL,
-                env=_environment(request), check=False,
-            )  # fmt: skip
+                command,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                stdin=subprocess.DEVNULL,
+                env=_environment(request),
+                check=False,
+            )
         except subprocess.TimeoutExpired as exc:
-            raise BackendError(f"{self.name} {args[0]} did not finish within {self.timeout:g} s; raise "
-                               "ENVGUARD_BACKEND_TIMEOUT or use --backend embedded") from exc  # fmt: skip
+            raise BackendError(
+                f"{self.name} {args[0]} did not finish within {self.timeout:g} s; raise "
+                "ENVGUARD_BACKEND_TIMEOUT or use --backend embedded"
+            ) from exc
         except OSError as exc:
-            raise BackendError(f"{self.name}: cannot run {self.exe} ({exc.strerror}); install it or use "
-                               "--backend embedded") from exc  # fmt: skip
+            raise BackendError(
+                f"{self.name}: cannot run {self.exe} ({exc.strerror}); install it or use --backend embedded"
+            ) from exc
         if done.returncode != 0:
             reason = failure_text(done.stdout, done.stderr)
             if unsolvable(done.stdout, done.stderr):  # the specs' fault, as with the embedded engine: exit 2
                 platform = request.platform if request is not None and request.platform else _native()
-                raise BadInputError(f"{self.name} cannot solve for {platform}: {reason}; relax the specs or "
-                                    "add a channel")  # fmt: skip
+                raise BadInputError(
+                    f"{self.name} cannot solve for {platform}: {reason}; relax the specs or add a channel"
+                )
             raise BackendError(f"{self.name} {args[0]} failed (exit {done.returncode}): {reason}")
         return done.stdout
 
@@ -188,8 +201,16 @@ def failure_text(stdout: str, stderr: str) -> str:
 
 
 # conda's exceptions for specs that no package set satisfies; micromamba/mamba (libmamba) say it in words
-UNSOLVABLE = frozenset({"PackagesNotFoundError", "PackagesNotFoundInChannelsError", "UnsatisfiableError",
-                        "ResolvePackageNotFound", "SpecsConfigurationConflictError", "NoPackagesFoundError"})  # fmt: skip
+UNSOLVABLE = frozenset(
+    {
+        "PackagesNotFoundError",
+        "PackagesNotFoundInChannelsError",
+        "UnsatisfiableError",
+        "ResolvePackageNotFound",
+        "SpecsConfigurationConflictError",
+        "NoPackagesFoundError",
+    }
+)
 _LIBMAMBA_UNSOLVABLE = ("could not solve for environment specs", "nothing provides")
 
 
@@ -241,8 +262,11 @@ def parse_actions(data: Mapping[str, Any]) -> tuple[Package, ...]:
     actions = data.get("actions") or {}
     if isinstance(actions, list):  # micromamba prints a list of action blocks on some versions
         actions = actions[0] if actions else {}
-    fetched = {str(f.get("dist_name") or f.get("fn", "")).removesuffix(".conda").removesuffix(".tar.bz2"): f
-               for f in actions.get("FETCH") or () if isinstance(f, Mapping)}  # fmt: skip
+    fetched = {
+        str(f.get("dist_name") or f.get("fn", "")).removesuffix(".conda").removesuffix(".tar.bz2"): f
+        for f in actions.get("FETCH") or ()
+        if isinstance(f, Mapping)
+    }
     packages = []
     for entry in actions.get("LINK") or ():
         if isinstance(entry, Mapping):
@@ -274,7 +298,8 @@ __all__ = ["TOOLS", "CliBackend", "ToolInfo", "parse_actions", "parse_info", "pa
 
 
 def explicit_spec(packages: Sequence[Package], platform: str) -> str:
-    """The `@EXPLICIT` file `conda create --file` installs without solving (export's writer, install order)."""
+    """The `@EXPLICIT` file `conda create --file` installs without solving (export's writer, install
+    order)."""
     from envguard.export.run import to_explicit
     from envguard.model import make_environment
 

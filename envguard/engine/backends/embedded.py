@@ -62,8 +62,9 @@ class EmbeddedBackend(Backend):
             return Plan(result.platform, result.packages, result.records)
         # rattler's repodata cache records channel URLs verbatim: keep a token's cache private to this run
         with tempfile.TemporaryDirectory(prefix="envguard-repodata-") as private:
-            result = solve(request.specs, request.channels, request.platform, request.virtual_packages,
-                           cache_dir=private)  # fmt: skip
+            result = solve(
+                request.specs, request.channels, request.platform, request.virtual_packages, cache_dir=private
+            )
         return Plan(result.platform, result.packages, result.records)
 
     def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
@@ -92,7 +93,8 @@ class EmbeddedBackend(Backend):
     def link(
         self, records: Sequence[Any], prefix: Path, specs: Sequence[str], platform: str | None = None
     ) -> None:
-        """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) progress."""
+        """rattler.install into `prefix` with the package cache, requested specs and (on a terminal)
+        progress."""
         import rattler
 
         target = rattler.Subdir(platform) if platform else None
@@ -101,9 +103,14 @@ class EmbeddedBackend(Backend):
 
         async def run() -> None:
             await rattler.install(
-                list(records), prefix, cache_dir=self.pkgs_dir, show_progress=False, platform=target,
-                requested_specs=requested, reporter=reporter,
-            )  # fmt: skip
+                list(records),
+                prefix,
+                cache_dir=self.pkgs_dir,
+                show_progress=False,
+                platform=target,
+                requested_specs=requested,
+                reporter=reporter,
+            )
 
         tag = prefix / "CACHEDIR.TAG"
         had_tag = tag.exists()
@@ -114,8 +121,10 @@ class EmbeddedBackend(Backend):
             ):  # rattler tags the prefix as a cache: `tar --exclude-caches` would skip the environment
                 tag.unlink(missing_ok=True)
         except Exception as exc:  # rattler raises its own exception types
-            raise BackendError(f"embedded engine (py-rattler) could not install into {prefix}: "
-                               f"{one_line(str(exc))}; check disk space and the package cache {self.pkgs_dir}") from exc  # fmt: skip
+            raise BackendError(
+                f"embedded engine (py-rattler) could not install into {prefix}: "
+                f"{one_line(str(exc))}; check disk space and the package cache {self.pkgs_dir}"
+            ) from exc
         finally:
             if reporter is not None:
                 reporter.close()
@@ -155,8 +164,11 @@ def integrity_message(bad: Sequence[Any]) -> str:
     names = ", ".join(f"{a.package.name} {a.package.version} {a.package.build}" for a in bad[:5])
     more = f" and {len(bad) - 5} more" if len(bad) > 5 else ""
     first = bad[0]
-    return (f"{first.algorithm} of {names}{more} does not match ({first.expected[:12]}... expected, "
-            f"{first.actual[:12]}... found in {first.path}); the channel or cache was altered — nothing was installed")  # fmt: skip
+    return (
+        f"{first.algorithm} of {names}{more} does not match ({first.expected[:12]}... expected, "
+        f"{first.actual[:12]}... found in {first.path}); the channel or cache was altered — nothing was "
+        "installed"
+    )
 
 
 def scrub_credentials(prefix: Path) -> None:
@@ -182,8 +194,11 @@ def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package
     except OSError:
         old = ""
     stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-    lines = [f"==> {stamp} <==", f"# cmd: {redact(' '.join(['envguard', *sys.argv[1:]]))}",
-             f"# envguard version: {__version__}"]  # fmt: skip
+    lines = [
+        f"==> {stamp} <==",
+        f"# cmd: {redact(' '.join(['envguard', *sys.argv[1:]]))}",
+        f"# envguard version: {__version__}",
+    ]
     for package in sorted(packages, key=lambda p: p.name):
         channel = strip_credentials(package.url).rsplit("/", 1)[0] if package.url else package.channel
         lines.append(f"+{channel}::{package.name}-{package.version}-{package.build}")
@@ -204,8 +219,14 @@ class _Progress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self._bar = Progress(TextColumn("linking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                             console=Console(stderr=True), transient=True)  # fmt: skip
+        self._bar = Progress(
+            TextColumn("linking"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
         self._task = self._bar.add_task("link", total=total)
         self._bar.start()
 
