@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import SHARED, MakePrefix, fixture_channel, install
+from tests.realconda import KIT, Conda, CondaKit, build_kit, per_test_condarc
 
 
 @pytest.fixture(autouse=True)
@@ -72,6 +74,27 @@ def make_prefix(tmp_path: Path, channels: dict[str, Path], pkgs_cache: Path) -> 
         )
 
     return factory
+
+
+@pytest.fixture(scope="session")
+def conda_kit(tmp_path_factory: pytest.TempPathFactory, channels: dict[str, Path]) -> CondaKit:
+    """The real conda 26.7.1 CLI (../shared/tools/conda-kit), built once per run, listing the fixture
+    channels."""
+    if not KIT.is_file():
+        pytest.skip("../shared/tools/conda-kit is not present: no real conda")
+    urls = [channels[name].resolve().as_uri() for name in ("forge", "pytorch")]
+    return build_kit(tmp_path_factory.mktemp("conda-kit"), urls)
+
+
+@pytest.fixture
+def conda(conda_kit: CondaKit, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Conda:
+    """The real conda on PATH, sharing HOME, CONDARC and CONDA_PKGS_DIRS with envguard (one
+    environments.txt)."""
+    condarc, envs = per_test_condarc(conda_kit, tmp_path)
+    monkeypatch.setenv("PATH", f"{conda_kit.bin}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setenv("CONDARC", str(condarc))
+    monkeypatch.setenv("ENVGUARD_CONDA_HOME", str(isolated_home))
+    return Conda(conda_kit, isolated_home, condarc, envs)
 
 
 @pytest.fixture

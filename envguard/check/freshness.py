@@ -77,7 +77,7 @@ def _platforms(specs: Environment, lock: LockData) -> list[Difference]:
 
 def _channels(specs: Environment, lock: LockData) -> list[Difference]:
     wanted = tuple(normalize(c) for c in specs.channels if c != "nodefaults")
-    have = tuple(normalize(c) for c in lock.channels)
+    have = tuple(normalize(c) for c in lock.channels if c != "nodefaults")  # older locks list it
     if wanted == have:
         return []
     return [

@@ -36,7 +36,7 @@ def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side:
     for request in requested:
         if request.manager == "conda":
             parsed = parse_conda(request.spec)
-            candidate = env.get(parsed.name, "conda")
+            candidate = _conda_candidate(env, parsed.name)
             ok = candidate is not None and conda_matches(parsed, candidate)
         else:
             name = pip_name(request.spec)
@@ -51,6 +51,15 @@ def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side:
         if not ok:
             changes.append(_change("unsatisfied", request, candidate, spec_side, "not installed"))
     return changes
+
+
+def _conda_candidate(env: Environment, name: str) -> Package | None:
+    """The conda package of that name; in a venv (python is no conda package there) `python` is its
+    interpreter."""
+    found = env.get(name, "conda")
+    if found is None and name == "python" and env.python and not env.spec_only:
+        return Package("conda", "python", env.python)
+    return found
 
 
 def _pip_candidate(env: Environment, name: str) -> Package | None:
@@ -108,12 +117,42 @@ def _spec_sets(a: Environment, b: Environment) -> Diff:
     changes: list[Change] = []
     specs_a = {f"{r.manager}:{r.spec}" for r in a.requested}
     specs_b = {f"{r.manager}:{r.spec}" for r in b.requested}
-    for key in sorted(specs_a - specs_b):
+    only_a, only_b = _by_name(specs_a - specs_b), _by_name(specs_b - specs_a)
+    for name in sorted(set(only_a) & set(only_b)):  # one package in two spec styles: `cpuonly=2.0` / `=2.0=0`
+        if len(only_a[name]) == len(only_b[name]) == 1:
+            key_a, key_b = only_a.pop(name)[0], only_b.pop(name)[0]
+            changes.append(
+                Change(
+                    "specs",
+                    "changed",
+                    name.split(":", 1)[1],
+                    key_a.replace(":", " ", 1),
+                    key_b.replace(":", " ", 1),
+                    ("spec",),
+                )
+            )
+    for key in sorted(k for keys in only_a.values() for k in keys):
         changes.append(Change("specs", "only-a", key.split(":", 1)[1], a=key.replace(":", " ", 1)))
-    for key in sorted(specs_b - specs_a):
+    for key in sorted(k for keys in only_b.values() for k in keys):
         changes.append(Change("specs", "only-b", key.split(":", 1)[1], b=key.replace(":", " ", 1)))
     if tuple(a.channels) != tuple(b.channels):
         changes.append(
             Change("channels", "changed", "channels", ", ".join(a.channels), ", ".join(b.channels))
         )
     return Diff(a.source or a.kind, b.source or b.kind, "specs", tuple(changes))
+
+
+def _by_name(keys: set[str]) -> dict[str, list[str]]:
+    """`manager:spec` keys grouped by `manager:package name` (a spec that names no package keeps its text)."""
+    from envguard.errors import BadInputError
+    from envguard.specs import parse_conda, pip_name
+
+    grouped: dict[str, list[str]] = {}
+    for key in keys:
+        manager, spec = key.split(":", 1)
+        try:
+            name = parse_conda(spec).name if manager == "conda" else (pip_name(spec) or spec)
+        except BadInputError:
+            name = spec
+        grouped.setdefault(f"{manager}:{name}", []).append(key)
+    return grouped

@@ -6,6 +6,7 @@ link the conda packages with rattler and install the pip ones with pip. A mismat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -126,6 +127,8 @@ def link(
             reporter=reporter,
         )
 
+    tag = prefix / "CACHEDIR.TAG"
+    had_tag = tag.exists()
     try:
         asyncio.run(run())
     except Exception as exc:  # rattler raises its own exception types
@@ -136,6 +139,9 @@ def link(
     finally:
         if reporter is not None:
             reporter.close()
+    if not had_tag:  # rattler tags the prefix as a cache: `tar --exclude-caches` would skip the environment
+        with contextlib.suppress(OSError):
+            tag.unlink(missing_ok=True)
 
 
 def integrity_message(bad: Sequence[Archive]) -> str:

@@ -11,8 +11,10 @@ No `prefix:` line, no credentials, and no local paths of pip packages unless `in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
@@ -66,11 +68,35 @@ def to_environment_yml(
     else:
         conda = _pinned_lines(env, warnings)
     pip = _pip_section(env, mode, include_local, warnings)
-    if pip and not any(spec_name(line) == "pip" for line in conda):
+    # pip as a conda dependency only where it is one (conda env create adds it itself for a `pip:` section):
+    # what export writes, check -f of the same environment accepts
+    if (
+        pip
+        and not any(spec_name(line) == "pip" for line in conda)
+        and (env.spec_only or env.get("pip", "conda"))
+    ):
         conda = _insert_sorted(conda, _pip_itself(env))
     header = _header("conda env create --file <this file>", f"export --{mode}")
-    body = _yaml_document(env.name, [strip_credentials(c) for c in env.channels], conda, pip)
+    body = _yaml_document(export_name(env), [strip_credentials(c) for c in env.channels], conda, pip)
     return Exported(header + body, tuple(warnings))
+
+
+_VENV_FOLDERS = {".venv", "venv", "env", ".env", ".conda"}
+
+
+def export_name(env: Environment) -> str | None:
+    """The `name:` to write: a venv in `project/.venv` is named `project` (`.venv` is no valid conda name)."""
+    name = env.name
+    venv = not env.spec_only and not env.conda_packages()
+    if (
+        not env.prefix
+        or not venv
+        or not name
+        or name.lower() not in _VENV_FOLDERS | {n.lstrip(".") for n in _VENV_FOLDERS}
+    ):
+        return name
+    parent = re.sub(r"[^A-Za-z0-9._-]+", "-", PurePath(env.prefix).parent.name).lstrip("-.")
+    return parent or name
 
 
 def _require_packages(env: Environment, what: str) -> None:
@@ -91,15 +117,44 @@ def _full_line(package: Package) -> str:
 
 def _history_lines(env: Environment, warnings: list[str]) -> list[str]:
     requested = [_clean(r.spec) for r in env.requested if r.manager == "conda"]
-    if requested or env.spec_only:
+    if env.spec_only or (requested and not recorded_by_conda(env)):
         return requested
     tops = leaves(env.conda_packages())
     if tops:
         warnings.append(
-            f"{_label(env)}: no requested specs are recorded (an environment made without conda's history); "
-            f"wrote its {len(tops)} top-level package(s) instead"
+            f"{_label(env)}: {_no_history(env)}; wrote its {len(tops)} top-level package(s) instead"
         )
     return [p.name for p in tops]
+
+
+def recorded_by_conda(env: Environment) -> bool:
+    """conda (or a lock installer) recorded every installed package as requested, each pinned to its exact
+    build (`create --clone`, `create --file explicit.txt`, conda-lock install): not what a user typed."""
+    from envguard.specs import parse_conda
+
+    requests = [r.spec for r in env.requested if r.manager == "conda"]
+    installed = {p.name for p in env.conda_packages()}
+    if len(requests) < 2 or len(requests) != len(installed):
+        return False
+    names = set()
+    for spec in requests:
+        try:
+            parsed = parse_conda(spec)
+        except BadInputError:
+            return False
+        if not parsed.build or "*" in parsed.build or not (parsed.version or "").startswith("=="):
+            return False
+        names.add(parsed.name)
+    return names == installed
+
+
+def _no_history(env: Environment) -> str:
+    if recorded_by_conda(env):
+        return (
+            "conda recorded every package as requested, with its build (an environment made with --clone, "
+            "--file or from a lock), so what was asked for is unknown"
+        )
+    return "no requested specs are recorded (an environment made without conda's history)"
 
 
 def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
@@ -110,15 +165,15 @@ def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
         return [_clean(r.spec) for r in env.requested if r.manager == "conda"]
     installed = {p.name: p for p in env.conda_packages()}
     requests = [r.spec for r in env.requested if r.manager == "conda"]
-    if not requests and installed:
+    guessed = bool(installed) and (not requests or recorded_by_conda(env))
+    if guessed:
         requests = [p.name for p in leaves(env.conda_packages())]
         warnings.append(
-            f"{_label(env)}: no requested specs are recorded (an environment made without conda's history); "
-            f"pinned its {len(requests)} top-level package(s) instead"
+            f"{_label(env)}: {_no_history(env)}; pinned its {len(requests)} top-level package(s) instead"
         )
     lines: dict[str, str] = {}
     for spec in requests:
-        name, line = _pin(spec, installed, warnings, _label(env))
+        name, line = _pin(spec, installed, warnings, _label(env), keep_cuda=guessed)
         if line:
             lines[name] = line
     # The interpreter decides every compiled build, so it is pinned even when nobody asked for it
@@ -129,9 +184,12 @@ def _pinned_lines(env: Environment, warnings: list[str]) -> list[str]:
     return [lines[name] for name in sorted(lines)]
 
 
-def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: str) -> tuple[str, str | None]:
+def _pin(
+    spec: str, installed: dict[str, Package], warnings: list[str], label: str, *, keep_cuda: bool = False
+) -> tuple[str, str | None]:
     """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are
-    kept."""
+    kept; with `keep_cuda` (no request says what the user chose) a CUDA build keeps its choice: `*cuda11.8*`.
+    """
     from envguard.specs import parse_conda
 
     try:
@@ -151,7 +209,21 @@ def _pin(spec: str, installed: dict[str, Package], warnings: list[str], label: s
     line = f"{name}={package.version}"
     if build and build != "*":
         line += f"={build}"
+    elif keep_cuda and (accelerator := cuda_glob(package.build)):
+        line += (
+            f"={accelerator}"  # the CUDA choice survives: a solver without __cuda fails instead of going CPU
+        )
     return name, f"{strip_credentials(channel)}::{line}" if channel else line
+
+
+_CUDA_IN_BUILD = re.compile(r"cuda\d+(?:\.\d+)?", re.IGNORECASE)
+
+
+def cuda_glob(build: str) -> str | None:
+    """`py3.11_cuda11.8_cudnn8.7.0_0` -> `*cuda11.8*`, `cuda118py311h..._0` -> `*cuda118*`; None for other
+    builds."""
+    match = _CUDA_IN_BUILD.search(build or "")
+    return f"*{match.group(0)}*" if match else None
 
 
 def _insert_sorted(lines: list[str], line: str) -> list[str]:

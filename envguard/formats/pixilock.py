@@ -7,6 +7,7 @@ platform's virtual packages, which become the Environment's virtual packages.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,83 @@ def _load(path: Path) -> Any:
     try:
         return rattler.LockFile.from_path(path)
     except Exception as exc:  # rattler raises its own exception types for every parse failure
+        repaired = _with_subdirs(path) if "subdir" in str(exc) else None
+        if repaired is not None:
+            return repaired
         raise BadInputError(
             f"{path}: not a readable pixi.lock ({_first_line(exc)}); re-create it with `pixi lock`"
         ) from exc
+
+
+_CONDA_ITEM = re.compile(r"^(?P<indent> *)- conda:(?P<rest>.*)$")
+
+
+def _with_subdirs(path: Path) -> Any | None:
+    """conda's `export --format rattler-lock-v6` leaves out `subdir` for file:// channels, which py-rattler
+    needs: add it from each package URL (`.../<subdir>/<file>`) and read the file again (None when that fails
+    too)."""
+    import tempfile
+
+    import rattler
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    patched = with_subdirs(text)
+    if patched == text:
+        return None
+    with tempfile.TemporaryDirectory(prefix="envguard-pixi-") as tmp:
+        copy = Path(tmp) / "pixi.lock"
+        copy.write_text(patched, encoding="utf-8")
+        try:
+            return rattler.LockFile.from_path(copy)
+        except Exception:  # still unreadable: report the original error
+            return None
+
+
+def with_subdirs(text: str) -> str:
+    """The lock text with `subdir:` added to each top-level `packages:` conda entry that has none (pure)."""
+    lines = text.splitlines()
+    out: list[str] = []
+    i, in_packages = 0, False
+    while i < len(lines):
+        line = lines[i]
+        if line and not line.startswith((" ", "-")):
+            in_packages = line.rstrip() == "packages:"
+        match = _CONDA_ITEM.match(line) if in_packages else None
+        if match is None:
+            out.append(line)
+            i += 1
+            continue
+        key_indent = len(match["indent"]) + 2
+        item = [line]
+        i += 1
+        while i < len(lines) and (
+            not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) >= key_indent
+        ):
+            item.append(lines[i])
+            i += 1
+        out.extend(_add_subdir(item, key_indent))
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _add_subdir(item: list[str], key_indent: int) -> list[str]:
+    """One `- conda: URL` item (URL on its line or folded onto the next ones) with a `subdir:` key."""
+    keys = [ln for ln in item[1:] if len(ln) - len(ln.lstrip()) == key_indent]
+    if any(ln.strip().startswith("subdir:") for ln in keys):
+        return item
+    url_lines = [item[0].split("- conda:", 1)[1]]
+    for ln in item[1:]:
+        if len(ln) - len(ln.lstrip()) == key_indent:
+            break
+        url_lines.append(ln)
+    url = " ".join(part.strip() for part in url_lines if part.strip()).strip("'\"")
+    parts = url.rstrip("/").split("/")
+    if "://" not in url or len(parts) < 2 or not re.fullmatch(r"[a-z0-9_-]+", parts[-2]):
+        return item
+    body = item[len(url_lines) :]
+    return [*item[: len(url_lines)], f"{' ' * key_indent}subdir: {parts[-2]}", *body]
 
 
 def _pick_platform(path: Path, lock: Any, env: Any, wanted: str | None) -> Any:

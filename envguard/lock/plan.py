@@ -69,12 +69,14 @@ def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice)
             name=specs.name,
             platform=platform,
             python=_python(solved),
-            channels=specs.channels,
+            channels=tuple(c for c in specs.channels if c != "nodefaults"),
             packages=(*solved, *pip),
             virtual_packages=virtual,
         )
         hashes[platform] = input_hash(specs, platform, virtual)
-        channels = specs.channels
+        channels = tuple(
+            c for c in specs.channels if c != "nodefaults"
+        )  # a solver directive; conda-lock drops it
     return LockPlan(envs, hashes, channels, "environment.yml", tuple(warnings))
 
 

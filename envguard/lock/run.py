@@ -7,6 +7,7 @@ Returns what it wrote and the warnings; the command prints them.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,17 +52,22 @@ def lock(options: LockOptions) -> LockResult:
         raise UsageError("--cuda and --no-cuda contradict each other; give one")
     target = o.output or ("conda-{platform}.lock" if o.fmt == "explicit" else "conda-lock.yml")
     yml = _environment_yml(o.source, o.envfile)
+    explicit = ["--format", "explicit"] if o.fmt == "explicit" else []
+    given_cuda, no_cuda = o.cuda, o.no_cuda
+    if yml is not None and not (given_cuda or no_cuda) and "CONDA_OVERRIDE_CUDA" in os.environ:
+        override = os.environ["CONDA_OVERRIDE_CUDA"].strip()  # as create and conda read it: "" means no GPU
+        given_cuda, no_cuda = override or None, not override
     if yml is not None:
-        cuda: CudaChoice = False if o.no_cuda else o.cuda
+        cuda: CudaChoice = False if no_cuda else given_cuda
         plan = from_environment_yml(yml, _platforms(yml, o.platforms), cuda)
-        reproduce = _reproduce_yml(yml, target, plan, o.cuda, o.no_cuda)
+        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, explicit)
         sources = [_relative(yml, target)]
     else:
         if o.cuda or o.no_cuda:
             raise UsageError(
                 "--cuda/--no-cuda apply to `-f environment.yml`; a live environment is locked as is"
             )
-        plan, reproduce = _live_plan(o.source, o.platforms, o.no_probe, target, out)
+        plan, reproduce = _live_plan(o.source, o.platforms, o.no_probe, target, explicit, out)
         sources = []
     out.warnings[:0] = list(plan.warnings)
     if o.fmt == "explicit":
@@ -96,7 +102,7 @@ def _platforms(path: Path, given: tuple[str, ...]) -> list[str]:
 
 
 def _live_plan(
-    source: str | None, platforms: tuple[str, ...], no_probe: bool, target: str, out: _Out
+    source: str | None, platforms: tuple[str, ...], no_probe: bool, target: str, flags: list[str], out: _Out
 ) -> tuple[LockPlan, str]:
     from envguard.sources import read_live, resolve_prefix
 
@@ -111,18 +117,42 @@ def _live_plan(
         env, problem = probe_into(env, prefix)
         if problem:
             out.warnings.append(problem)
-    shown = source if source and source.startswith("name:") else f"<prefix of {env.name}>"
-    return from_live(env), f"envguard lock {shown} -o {Path(target).name}"
+    parts = [
+        "envguard lock",
+        _live_source(source, prefix, target),
+        *(["--no-probe"] if no_probe else []),
+        *flags,
+    ]
+    return from_live(env), " ".join([*parts, "-o", shlex.quote(Path(target).name)])
 
 
-def _reproduce_yml(path: Path, target: str, plan: LockPlan, cuda: str | None, no_cuda: bool) -> str:
-    parts = ["envguard lock -f", _relative(path, target)]
+def _live_source(source: str | None, prefix: Path, target: str) -> str:
+    """How the Reproduce line names a live environment, runnable from the lock's folder: `name:ENV` when conda
+    knows it by name, else its path relative to the lock's folder (no machine paths in the lock)."""
+    from envguard.errors import BadInputError
+    from envguard.prefix.condaconfig import find_named
+
+    if source and source.startswith("name:"):
+        return shlex.quote(source)
+    resolved = prefix.resolve()
+    try:
+        if find_named(prefix.name).resolve() == resolved:
+            return shlex.quote(f"name:{prefix.name}")
+    except BadInputError:
+        pass
+    return shlex.quote(_relative(prefix, target))
+
+
+def _reproduce_yml(
+    path: Path, target: str, plan: LockPlan, cuda: str | None, no_cuda: bool, flags: list[str]
+) -> str:
+    parts = ["envguard lock -f", _relative(path, target), *flags]
     parts += [f"--platform {p}" for p in sorted(plan.envs)]
     if cuda:
         parts.append(f"--cuda {cuda}")
     elif no_cuda:
         parts.append("--no-cuda")
-    parts.append(f"-o {Path(target).name}")  # run from the lock's folder: no machine paths in the lock
+    parts.append(f"-o {shlex.quote(Path(target).name)}")  # run from the lock's folder: no machine paths
     return " ".join(parts)
 
 

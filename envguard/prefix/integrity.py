@@ -74,8 +74,29 @@ def _entries(record: dict[str, Any]) -> list[dict[str, Any]]:
     if isinstance(data, dict):
         data = data.get("paths")
     if isinstance(data, list):
-        return [e for e in data if isinstance(e, dict) and isinstance(e.get("_path"), str)]
+        entries = [e for e in data if isinstance(e, dict) and isinstance(e.get("_path"), str)]
+        return _noarch_python_paths(record, entries)
     return [{"_path": f, "path_type": "hardlink"} for f in record.get("files") or () if isinstance(f, str)]
+
+
+def _noarch_python_paths(record: dict[str, Any], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """conda records a noarch: python package's paths_data as packaged (`site-packages/x`,
+    `python-scripts/x`); its `files` say where they went (`lib/python3.11/site-packages/x`, `bin/x`). rattler
+    records the latter."""
+    files = [f for f in record.get("files") or () if isinstance(f, str)]
+    site = next((f[: f.index("site-packages/") + 13] for f in files if "site-packages/" in f), None)
+    if record.get("noarch") != "python" or site is None or site == "site-packages":
+        return entries
+    scripts = "Scripts" if any(f.startswith("Scripts/") for f in files) else "bin"
+    moved = []
+    for entry in entries:
+        path = str(entry["_path"])
+        if path.startswith("site-packages/"):
+            entry = {**entry, "_path": site + path[len("site-packages") :]}
+        elif path.startswith("python-scripts/"):
+            entry = {**entry, "_path": scripts + path[len("python-scripts") :]}
+        moved.append(entry)
+    return moved
 
 
 def _expected(package: str, entry: dict[str, Any]) -> _Expected | None:

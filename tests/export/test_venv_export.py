@@ -150,7 +150,9 @@ def test_export_leaves_local_paths_out_unless_asked(
     captured = capsys.readouterr()
     parsed = envyml.parse(captured.out, "venv.yml")
     python = ".".join(map(str, sys.version_info[:3]))
-    assert [r.spec for r in parsed.requested if r.manager == "conda"] == ["pip", f"python={python}"]
+    assert [r.spec for r in parsed.requested if r.manager == "conda"] == [
+        f"python={python}"
+    ]  # conda env create adds pip
     pip = [r.spec for r in parsed.requested if r.manager == "pip"]
     assert "tinyproj==1.0.0" in pip and not any(n in " ".join(pip) for n in ("editproj", "gitproj", "other"))
     assert str(venv["venv"].parent) not in captured.out, "no machine paths"

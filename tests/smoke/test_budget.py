@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MakePrefix
-from tests.helpers import REPO
+from tests.helpers import REPO, MakePrefix
 
 PLANTED = REPO / "tests" / "smoke_planted.py"
 MARKER = "ENVGUARD_TEST_RUN"

@@ -1,7 +1,8 @@
 """conda / mamba / micromamba through their command line: `--json` everywhere, no shell, a timeout, and their
 errors (conda's JSON error objects or plain stderr) turned into one-line BackendErrors that quote the tool.
 
-The parsers are pure functions over the tools' JSON, tested by replaying real conda 26 output.
+The parsers are pure functions over the tools' JSON, tested against the real conda 26.7.1 CLI (the test kit);
+specs no package set satisfies are bad input (exit 2), as with the embedded engine.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from envguard import process
 from envguard.channels import normalize, strip_credentials
 from envguard.engine.backends.base import Backend, Plan, Request, one_line, redact
-from envguard.errors import BackendError
+from envguard.errors import BackendError, BadInputError
 from envguard.model import Package
 from envguard.prefix.condaconfig import CondaInfo, parse_info
 
@@ -51,6 +52,8 @@ class CliBackend(Backend):
         return parse_info(self.run_json(["info"]))
 
     def solve(self, request: Request) -> Plan:
+        if request.locked:  # an explicit file installs without solving; conda's dry run of one prints nothing
+            return Plan(request.platform, tuple(p for p in request.locked if p.manager == "conda"))
         with tempfile.TemporaryDirectory(prefix="envguard-dry-") as tmp:
             args = [
                 "create",
@@ -64,10 +67,13 @@ class CliBackend(Backend):
         return Plan(request.platform, parse_actions(data))
 
     def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
+        """Create `prefix`; once the tool exits 0 the environment is built and nothing here raises (conda
+        prints no JSON at all for `create --file explicit.txt --json`), so create never deletes a finished
+        prefix."""
         with tempfile.TemporaryDirectory(prefix="envguard-create-") as tmp:
             args = ["create", "--yes", "--prefix", str(prefix), *self._source(request, tmp)]
-            self.run_json(args, request)
-        return Plan(request.platform, self.list(prefix))
+            self.run([*args, "--json"], request=request)
+        return Plan(request.platform, _installed(self.name, prefix))
 
     def remove(self, prefix: Path) -> None:
         self.run_json(["env", "remove", "--yes", "--prefix", str(prefix)])
@@ -114,11 +120,24 @@ class CliBackend(Backend):
                 f"{self.name}: cannot run {self.exe} ({exc.strerror}); install it or use --backend embedded"
             ) from exc
         if done.returncode != 0:
-            raise BackendError(
-                f"{self.name} {args[0]} failed (exit {done.returncode}): "
-                f"{failure_text(done.stdout, done.stderr)}"
-            )
+            reason = failure_text(done.stdout, done.stderr)
+            if unsolvable(done.stdout, done.stderr):  # the specs' fault, as with the embedded engine: exit 2
+                platform = request.platform if request is not None and request.platform else _native()
+                raise BadInputError(
+                    f"{self.name} cannot solve for {platform}: {reason}; relax the specs or add a channel"
+                )
+            raise BackendError(f"{self.name} {args[0]} failed (exit {done.returncode}): {reason}")
         return done.stdout
+
+
+def _installed(tool: str, prefix: Path) -> tuple[Package, ...]:
+    """What the tool installed, read from the prefix's conda-meta (no second tool call that could fail)."""
+    from envguard.model import sort_packages
+    from envguard.prefix.records import iter_records, record_to_package
+
+    if not (prefix / "conda-meta").is_dir():
+        raise BackendError(f"{tool} create exited 0 but {prefix} is not a conda environment (no conda-meta/)")
+    return sort_packages(record_to_package(record) for _path, record in iter_records(prefix))
 
 
 def _native() -> str:
@@ -159,6 +178,32 @@ def failure_text(stdout: str, stderr: str) -> str:
         return error_text(data)
     lines = [ln for ln in (stderr or stdout).splitlines() if ln.strip()]
     return one_line(" ".join(lines[-3:])) if lines else "no error message"
+
+
+# conda's exceptions for specs that no package set satisfies; micromamba/mamba (libmamba) say it in words
+UNSOLVABLE = frozenset(
+    {
+        "PackagesNotFoundError",
+        "PackagesNotFoundInChannelsError",
+        "UnsatisfiableError",
+        "ResolvePackageNotFound",
+        "SpecsConfigurationConflictError",
+        "NoPackagesFoundError",
+    }
+)
+_LIBMAMBA_UNSOLVABLE = ("could not solve for environment specs", "nothing provides")
+
+
+def unsolvable(stdout: str, stderr: str) -> bool:
+    """The tool failed because the specs cannot be satisfied (not because the tool or the disk broke)."""
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        data = None
+    if isinstance(data, Mapping) and str(data.get("exception_name") or "") in UNSOLVABLE:
+        return True
+    text = f"{stdout}\n{stderr}"
+    return any(name in text for name in UNSOLVABLE) or any(p in text.lower() for p in _LIBMAMBA_UNSOLVABLE)
 
 
 def parse_version(text: str) -> str:
@@ -211,6 +256,7 @@ def _entry(entry: Mapping[str, Any]) -> Package:
         url=url,
         md5=str(entry.get("md5") or ""),
         sha256=str(entry.get("sha256") or ""),
+        depends=tuple(str(d) for d in entry.get("depends") or ()),  # from FETCH entries: a lock needs them
     )
 
 

@@ -65,10 +65,11 @@ def render_lock(
         },
         "package": [entry for _key, entry in sorted(_entries(envs_by_platform), key=lambda item: item[0])],
     }
-    return header(reproduce, lock_name, source_kind) + dump(document)
+    pip_only = not any(env.conda_packages() for env in envs_by_platform.values())
+    return header(reproduce, lock_name, source_kind, pip_only=pip_only) + dump(document)
 
 
-def header(reproduce: str, lock_name: str, source_kind: str) -> str:
+def header(reproduce: str, lock_name: str, source_kind: str, *, pip_only: bool = False) -> str:
     """The comment block: what wrote the file, how to reproduce, install and check it."""
     origin = (
         "an environment.yml (solved with py-rattler)"
@@ -81,18 +82,35 @@ def header(reproduce: str, lock_name: str, source_kind: str) -> str:
         "",
         "Reproduce it with:",
         f"    {reproduce or f'envguard lock -o {lock_name}'}",
-        'Install it as "YOURENV" with:',
-        f"    conda-lock install -n YOURENV {lock_name}",
+        *(
+            _PIP_ONLY_INSTALL
+            if pip_only
+            else ['Install it as "YOURENV" with:', f"    conda-lock install -n YOURENV {lock_name}"]
+        ),
         "Check an environment against it (exit 0 clean, 1 drift) with:",
         f"    envguard check --lock {lock_name}",
     ]
     return "".join(f"# {line}".rstrip() + "\n" for line in lines)
 
 
+# a venv's lock: conda cannot install it, and its pip entries are name==version pins (no wheel URLs)
+_PIP_ONLY_INSTALL = [
+    "It holds pip packages only (no conda packages); install them into a fresh venv with:",
+    "    python -m venv YOURENV && YOURENV/bin/pip install --no-deps NAME==VERSION ...  (each `package:` "
+    "entry)",
+]
+
+
 def custom_metadata(envs: Mapping[str, Environment], source_kind: str, reproduce: str) -> dict[str, str]:
-    """envguard's extras (str -> str, sorted): version, source kind, per-platform virtual packages,
-    fingerprints and pip origins."""
-    data = {lockmeta.VERSION_KEY: __version__, lockmeta.SOURCE_KIND_KEY: source_kind}
+    """envguard's extras (str -> str, sorted): created_by, version, source kind, per-platform virtual
+    packages, fingerprints and pip origins."""
+    # `created_by` is required by conda-lockfiles (`conda create --file conda-lock.yml`), as conda-lock writes
+    # it
+    data = {
+        "created_by": f"envguard {__version__}",
+        lockmeta.VERSION_KEY: __version__,
+        lockmeta.SOURCE_KIND_KEY: source_kind,
+    }
     if reproduce:
         data[lockmeta.REPRODUCE_KEY] = reproduce
     for platform, env in envs.items():
