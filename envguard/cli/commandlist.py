@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "clean": ("envguard.cli.commands.clean", "Safely clean package caches (dry run by default)."),
     "watch": (
         "envguard.cli.commands.watch",
-        "Watch a training run: what bounds it (input, CPU, I/O, GPU), the fix.",
+        "Watch a training run: what holds it back (input, CPU, I/O, GPU).",
     ),
 }
 

@@ -32,6 +32,9 @@ class SmokeOptions:
     lock: Path | None = None
     seed: int = 1234
     step_ms: float | None = None  # simulated training step; None: half the ideal time between batches
+    loader: str | None = None  # FILE.py:NAME returning the user's own DataLoader (issue 10)
+    start_method: str | None = None  # fork, spawn or forkserver for every DataLoader; None: the default
+    local_ranks: int = 1  # processes per node sharing the RAM (the copy-on-read projection)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +121,8 @@ class SmokeReport:
     elapsed_s: float
     options: dict[str, Any] = field(default_factory=dict)
     phase_seconds: dict[str, float] = field(default_factory=dict)
+    # start-method safety, cross-process and --loader runs (issue 10)
+    pipeline: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
 
 

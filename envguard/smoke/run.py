@@ -10,7 +10,7 @@ from envguard.errors import BadInputError, UsageError
 from envguard.findings import Finding
 from envguard.machine import host
 from envguard.model import Fingerprints
-from envguard.smoke import determinism, gpu_verdicts, runner, throughput, verdicts
+from envguard.smoke import determinism, gpu_verdicts, pipeline, runner, throughput, verdicts
 from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, SmokeReport, options_dict
 
 SHAPE = (3, 224, 224)
@@ -36,7 +36,7 @@ def settings(
     options: SmokeOptions, workers: list[int], budget_s: float, probe: Path | None, cpus_usable: int = 1
 ) -> dict[str, Any]:
     """The JSON the in-environment module reads."""
-    synthetic = options.data_dir is None and options.dataset is None
+    synthetic = options.data_dir is None and options.dataset is None and options.loader is None
     return {
         "budget_s": budget_s,
         "device": options.device,
@@ -57,21 +57,36 @@ def settings(
         "cpus": cpus_usable,
         "step_ms": options.step_ms,
         "refine": options.workers is None,
+        **pipeline_settings(options),
     }
 
 
-def _dataset_spec(spec: str | None) -> str | None:
+def pipeline_settings(options: SmokeOptions) -> dict[str, Any]:
+    """The user's own loader, the start method, and the cross-process and memory runs for a user pipeline."""
+    user = options.dataset is not None or options.loader is not None
+    return {
+        "loader": _dataset_spec(options.loader, "--loader") if options.loader else None,
+        "start_method": options.start_method,
+        "crossproc": {"seed": options.seed, "limit": 32} if user else None,
+        "memory": {"workers": 2, "indices": 16384, "batch_size": 256, "seed": options.seed} if user else None,
+    }
+
+
+def _dataset_spec(spec: str | None, option: str = "--dataset") -> str | None:
     """An absolute `FILE.py:NAME` (the module runs in another working directory's terms)."""
     if spec is None:
         return None
     path, sep, name = spec.rpartition(":")
+    what = (
+        "a Dataset class or a function returning one"
+        if option == "--dataset"
+        else "a function returning a DataLoader or (dataset, loader_kwargs)"
+    )
     if not sep or not path.endswith(".py") or not name:
-        raise UsageError(
-            f"--dataset {spec}: expected path/to/module.py:NAME (a Dataset class or a function returning one)"
-        )
+        raise UsageError(f"{option} {spec}: expected path/to/module.py:NAME ({what})")
     file = Path(path).expanduser()
     if not file.is_file():
-        raise BadInputError(f"--dataset {path}: no such file")
+        raise BadInputError(f"{option} {path}: no such file")
     return f"{file.resolve()}:{name}"
 
 
@@ -148,6 +163,7 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
         elapsed_s=round(time.perf_counter() - started, 2),
         options=options_dict(options),
         phase_seconds=dict(raw.get("phase_seconds") or {}),
+        pipeline=pipeline.summary(raw),
     )
 
 
@@ -178,7 +194,13 @@ def judge(
                 "give a larger --budget, fewer --workers, or rerun on an idle machine",
             )
         )
-    found += determinism.findings(raw.get("determinism"))
+    if not pipeline.replaces_main_phases(raw):  # --loader has its own checks; an unstartable dataset none
+        found += determinism.findings(raw.get("determinism"))
+    found += pipeline.findings(raw)  # start method, cross-process, the user's own loader
+    workers = options.num_workers or host.recommended_workers(cpus)
+    found += pipeline.worker_memory(
+        raw.get("memory"), host.memory_info().available, workers, options.local_ranks
+    )
     for dataset in datasets:
         rec = recs.get(dataset.name)
         found += verdicts.efficiency(dataset, rec, cpus.usable)

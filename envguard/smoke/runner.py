@@ -149,6 +149,8 @@ def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> d
 def check_started(result: dict[str, Any], where: str, device: str) -> None:
     """Turn the module's refusals (no torch, no CUDA) into one-line bad-input errors."""
     error = result.get("error")
+    if error == "bad-loader":  # the in-environment loader's own one line, naming FILE.py:NAME
+        raise BadInputError(str(result.get("message")))
     if error == "torch-missing":
         raise BadInputError(
             f"{where}: torch is not installed in this environment (python {result.get('python')} at "

@@ -125,6 +125,23 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     "ones.",
 )
 @click.option(
+    "--loader",
+    metavar="FILE.py:NAME",
+    help="Check your own DataLoader as given: NAME() returns a DataLoader or (dataset, loader_kwargs).",
+)
+@click.option(
+    "--start-method",
+    type=click.Choice(["fork", "spawn", "forkserver"]),
+    help="Start every DataLoader's workers this way (default: the environment's own default).",
+)
+@click.option(
+    "--local-ranks",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Training processes per node: the per-worker memory projection multiplies by it.",
+)
+@click.option(
     "--lock",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.",
@@ -160,6 +177,9 @@ def command(
     step_ms: float | None,
     data_dir: Path | None,
     dataset: str | None,
+    loader: str | None,
+    start_method: str | None,
+    local_ranks: int,
     lock: Path | None,
     seed: int,
     distributed: bool,
@@ -170,6 +190,8 @@ def command(
     """Prove that SOURCE (a prefix or name:ENV; default: the active environment) loads data deterministically
     and fast: determinism checks, a num_workers sweep, GPU copy speed, verdicts with fixes. Exit 1 on any
     FAIL."""
+    if loader and (dataset or data_dir):
+        raise UsageError("--loader checks your own DataLoader as given; drop --dataset/--data (or --loader)")
     if distributed:
         from envguard.distributed.run import report_distributed
 
@@ -199,6 +221,9 @@ def command(
         dataset=dataset,
         lock=lock,
         seed=seed,
+        loader=loader,
+        start_method=start_method,
+        local_ranks=local_ranks,
     )
     report = run_smoke(options)
     if plot is not None:

@@ -218,6 +218,8 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         result["error"] = "torch-missing"
         return result
     warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.utils\.data")
+    if settings.get("start_method"):  # --start-method: every DataLoader's workers start this way (issue 10)
+        multiprocessing.set_start_method(settings["start_method"], force=True)
     device = _environment(result, settings)
     if device is None:
         return result
@@ -235,6 +237,13 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
     ]
     result["phase_seconds"] = {"start-up": round(time.perf_counter() - started, 3)}
+    if settings.get("dataset") or settings.get("loader"):  # the user's pipeline first (issue 10)
+        from . import pipeline
+
+        if pipeline.run(
+            settings, result, _share(deadline, 1.0 if settings.get("loader") else 0.4, floor=3.0)
+        ):
+            return result
     if settings.get("watch_dir"):
         from . import watch
 

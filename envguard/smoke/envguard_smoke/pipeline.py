@@ -1,0 +1,72 @@
+"""The pipeline phases for --dataset/--loader (issue 10): start-method safety first, then the user's own
+loader (--loader) and the cross-process run. Kept apart from main.py's phases; main calls `run` once."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Dict
+
+MEMORY_S = 2.0  # the per-worker memory run's own limit (it stops reading there)
+
+
+def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bool:
+    """Record each phase in `result`; True when main's own phases must not run (a --loader, whose checks are
+    all here, or workers that cannot start under the start method in use)."""
+    from . import loader, pickling
+
+    try:
+        blocked = pickling.phase(settings, result)
+        if settings.get("loader") and not blocked:
+            result["loader"] = loader.checks(settings, deadline)
+    except loader.LoaderError as exc:
+        result["error"], result["message"] = "bad-loader", str(exc)
+        return True
+    except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
+        _record_error(result, "start-method safety", exc)
+        return True
+    # a fresh interpreter costs about what this one took to start (torch's import); two run side by side
+    startup = float((result.get("phase_seconds") or {}).get("start-up") or 1.0)
+    wanted = [("memory", MEMORY_S + 1.0), ("cross-process", 2.0 * startup)]
+    for name, needs in wanted:
+        if blocked or not settings.get("crossproc" if name == "cross-process" else "memory"):
+            continue
+        try:
+            _optional(name, needs, settings, result, deadline)
+        except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
+            _record_error(result, name, exc)
+    return blocked or bool(settings.get("loader"))
+
+
+def _dataset(settings: Dict[str, Any]) -> Any:
+    """A fresh copy of the user's dataset (--dataset, or the dataset of --loader's DataLoader)."""
+    if settings.get("loader"):
+        from .loader import factory
+
+        return factory(settings["loader"])().dataset
+    from .datasets import load_user
+
+    return load_user(settings["dataset"])()
+
+
+def _optional(
+    name: str, needs: float, settings: Dict[str, Any], result: Dict[str, Any], deadline: float
+) -> None:
+    """Run the memory or cross-process check when the time left allows it, else record it as skipped."""
+    from . import crossproc, memory
+
+    if deadline - time.perf_counter() < needs:
+        left = round(max(0.0, deadline - time.perf_counter()), 1)
+        result.setdefault("pipeline_skipped", []).append(
+            {"phase": name, "needs_s": round(needs, 1), "left_s": left}
+        )
+    elif name == "memory" and result["start_method_safety"]["method"] == "fork":  # copy-on-write: fork only
+        result["memory"] = memory.phase(settings, _dataset(settings), time.perf_counter() + MEMORY_S) or None
+    elif name == "cross-process":
+        result["crossproc"] = crossproc.run(settings, deadline)
+
+
+def _record_error(result: Dict[str, Any], phase: str, exc: BaseException) -> None:
+    import traceback
+
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    result["errors"].append({"phase": phase, "error": last})
