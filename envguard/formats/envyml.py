@@ -131,7 +131,7 @@ def _evaluate(expr: str, names: dict[str, bool]) -> bool:
     program = " ".join(t if t in ("and", "or", "not", "(", ")") else str(names[t]) for t in tokens)
     try:
         return bool(eval(program, {"__builtins__": {}}, {}))
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):  # `not not ...` 5,000 deep cannot compile
         return True
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from envguard.errors import BadInputError
 from envguard.model import VirtualPackage
+from envguard.textio import read_bytes
 
 
 def condarc_paths() -> list[Path]:
@@ -52,7 +53,7 @@ def load_condarc() -> dict[str, Any]:
         if not path.is_file():
             continue
         try:
-            data = yamlio.load(path.read_text(encoding="utf-8", errors="replace")) or {}
+            data = yamlio.load(read_bytes(path).decode("utf-8", "replace")) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise BadInputError(
                 f"{path}: unreadable condarc ({exc.__class__.__name__}); fix or remove it"
@@ -121,7 +122,7 @@ def environments_txt() -> Path:
 def registered_environments() -> list[Path]:
     """Prefixes listed in ~/.conda/environments.txt that still exist."""
     try:
-        lines = environments_txt().read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_bytes(environments_txt()).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
     return [Path(line.strip()) for line in lines if line.strip() and Path(line.strip()).is_dir()]
@@ -166,7 +167,7 @@ def register(prefix: Path) -> None:
 
     path = environments_txt()
     try:
-        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        lines = [ln for ln in read_bytes(path).decode("utf-8", "replace").splitlines() if ln.strip()]
     except OSError:
         lines = []
     if str(prefix) not in lines:

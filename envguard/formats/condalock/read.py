@@ -20,6 +20,7 @@ from envguard.formats.condalock import meta as lockmeta
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
 from envguard.textio import read_text
+from envguard.validate import Kind, check_fields
 
 SUPPORTED_VERSION = 1
 _HEX = {"md5": re.compile(r"^[0-9a-fA-F]{32}$"), "sha256": re.compile(r"^[0-9a-fA-F]{64}$")}
@@ -187,6 +188,7 @@ def _metadata(data: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
     for key, kind in (("platforms", list), ("channels", list), ("content_hash", dict)):
         if not isinstance(metadata.get(key), kind):
             raise BadInputError(f"{origin}: metadata lacks `{key}` (or it has the wrong type); {FIX}")
+    check_fields(metadata, {"sources": "list", "custom_metadata": "dict"}, f"{origin}: metadata", FIX)
     return metadata
 
 
@@ -213,6 +215,7 @@ def _package(
     if not isinstance(entry, dict) or any(entry.get(k) in (None, "") for k in _REQUIRED):
         _invalid(entry, index, _where(origin, text, index))
     where = _Where(origin, text, index)
+    check_fields(entry, _ENTRY_FIELDS, where, FIX)
     label = entry["name"]
     manager = entry["manager"]
     if manager not in ("conda", "pip"):
@@ -223,6 +226,15 @@ def _package(
     if manager == "conda":
         return _conda(entry, hashes), platform, optional
     return _pip(entry, hashes, custom, platform), platform, optional
+
+
+_ENTRY_FIELDS: dict[str, Kind] = {
+    "dependencies": "dict",
+    "url": "str",
+    "build": "str",
+    "category": "str",
+    "source": "dict",
+}
 
 
 def _hashes(value: Any, where: object, label: str, manager: str) -> dict[str, str]:
