@@ -177,11 +177,8 @@ def test_wrongly_typed_snapshot(tmp_path, capsys, data) -> None:
 def test_alias_bomb_in_lock_metadata_is_refused_fast(tmp_path, capsys) -> None:
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
-    bomb = (
-        "version: 1\nmetadata:\n  " + "\n  ".join(levels) + "\n  content_hash: {linux-64: x}\npackage: []\n"
-    )
     lock = tmp_path / "conda-lock.yml"
-    lock.write_text(bomb)
+    lock.write_text("bombs:\n  " + "\n  ".join(levels) + "\n" + LOCK.format(sources="*a8"))
     start = time.monotonic()
     assert envguard("diff", str(lock), str(lock)) == 2
     assert time.monotonic() - start < 10
@@ -191,7 +188,7 @@ def test_alias_bomb_in_lock_metadata_is_refused_fast(tmp_path, capsys) -> None:
 def test_alias_bomb_in_condarc(tmp_path, capsys, isolated_home) -> None:
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
-    (isolated_home / ".condarc").write_text("\n".join(levels) + "\nenvs_dirs: [/nowhere]\n")
+    (isolated_home / ".condarc").write_text("\n".join(levels) + "\nenvs_dirs: *a8\n")
     assert envguard("snapshot", "name:nothing", "--no-probe") == 2
     assert "alias" in _one_line(capsys)
 
@@ -236,3 +233,14 @@ def test_a_fifo_in_conda_meta_does_not_hang(tmp_path) -> None:
         timeout=30,
     )
     assert proc.returncode == 2 and "evil.json" in proc.stderr and "FIFO" in proc.stderr, proc.stderr
+
+
+def test_utf8_character_straddling_the_sniff_window(tmp_path, capsys) -> None:
+    """W3: valid UTF-8 over 64 KiB whose multibyte character crosses byte 65,536 is read, not refused."""
+    head = '{"schema_version": 1, "kind": "prefix", "source": "'
+    pad = "a" * (65535 - len(head.encode()))
+    text = head + pad + 'Ж", "packages": []}'
+    assert text.encode().index("Ж".encode()) == 65535  # the character's two bytes straddle 65,536
+    snap = tmp_path / "snap.json"
+    snap.write_text(text, encoding="utf-8")
+    assert envguard("diff", str(snap), str(snap)) == 0, capsys.readouterr().err

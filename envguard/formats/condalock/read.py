@@ -166,7 +166,7 @@ def _load_yaml(text: str, origin: str) -> dict[str, Any]:
             f"{origin}{line}: malformed YAML ({problem}); the lock is truncated or damaged; {FIX}"
         ) from exc
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{origin}: malformed YAML ({exc.__class__.__name__}); {FIX}") from exc
+        raise BadInputError(f"{origin}: malformed YAML ({exc}); {FIX}") from exc
     if not isinstance(data, dict):
         raise BadInputError(
             f"{origin}: not a conda-lock file (expected a mapping with version/metadata/package)"
