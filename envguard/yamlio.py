@@ -53,6 +53,12 @@ def compose(text: str) -> Any:
     return node
 
 
+def reason(exc: Exception) -> str:
+    """A YAML error in one line for messages (its first line, else its class name)."""
+    text = str(exc).strip().split("\n", 1)[0].strip()
+    return text[:200] if text else exc.__class__.__name__
+
+
 def check_size(root: Any) -> None:
     """Refuse a node tree whose alias-expanded size passes MAX_NODES (each shared node counted once per
     use, computed once per node, iteratively so deep nesting cannot exhaust the stack)."""

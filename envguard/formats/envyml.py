@@ -148,7 +148,7 @@ def _compose(text: str, origin: str) -> Any:
         problem = exc.problem or exc.context or "syntax error"
         raise BadInputError(f"{origin}{line}: malformed YAML ({problem}); fix the file") from exc
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{origin}: malformed YAML ({exc}); fix the file") from exc
+        raise BadInputError(f"{origin}: malformed YAML ({yamlio.reason(exc)}); fix the file") from exc
 
 
 def _mapping(root: Any, origin: str) -> dict[str, tuple[Any, Any]]:

@@ -55,7 +55,9 @@ def load_condarc() -> dict[str, Any]:
         try:
             data = yamlio.load(read_bytes(path).decode("utf-8", "replace")) or {}
         except (OSError, yaml.YAMLError) as exc:
-            raise BadInputError(f"{path}: unreadable condarc ({_reason(exc)}); fix or remove it") from exc
+            raise BadInputError(
+                f"{path}: unreadable condarc ({yamlio.reason(exc)}); fix or remove it"
+            ) from exc
         if not isinstance(data, dict):
             continue
         for key, value in data.items():
@@ -111,12 +113,6 @@ def pkgs_dirs() -> list[Path]:
         result.append(root / "pkgs")
     result.append(Path.home() / ".conda" / "pkgs")
     return _unique(result)
-
-
-def _reason(exc: Exception) -> str:
-    """The one-line reason a condarc cannot be read: YAML's own word for a plain YAMLError (an alias bomb)."""
-    text = str(exc)
-    return text if text and "\n" not in text and len(text) < 200 else exc.__class__.__name__
 
 
 def environments_txt() -> Path:

@@ -79,8 +79,12 @@ def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
     metadata = _metadata(data, origin)
     platforms = [str(p) for p in metadata["platforms"]]
     custom = _custom(metadata, origin)
-    channels = tuple(_channels(metadata, origin))
     entries = data.get("package")
+    for platform in (
+        {str(e.get("platform")) for e in entries if isinstance(e, dict)} if isinstance(entries, list) else ()
+    ):
+        _decode(custom, platform, lockmeta.FIELD_PIP_ORIGINS, lockmeta.decode_origins, origin, {})  # one line
+    channels = tuple(_channels(metadata, origin))
     if not isinstance(entries, list):
         raise BadInputError(f"{origin}: `package` must be a list of locked packages; {FIX}")
     by_platform: dict[str, list[Package]] = {p: [] for p in platforms}
@@ -166,7 +170,7 @@ def _load_yaml(text: str, origin: str) -> dict[str, Any]:
             f"{origin}{line}: malformed YAML ({problem}); the lock is truncated or damaged; {FIX}"
         ) from exc
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{origin}: malformed YAML ({exc}); {FIX}") from exc
+        raise BadInputError(f"{origin}: malformed YAML ({yamlio.reason(exc)}); {FIX}") from exc
     if not isinstance(data, dict):
         raise BadInputError(
             f"{origin}: not a conda-lock file (expected a mapping with version/metadata/package)"
