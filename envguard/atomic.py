@@ -1,10 +1,15 @@
 """Atomic file writes: a temp file in the same folder, fsync, rename, fsync of the folder. A crash never
-leaves half a file, and a written file survives a power cut."""
+leaves half a file, and a written file survives a power cut.
+
+`write_output` is how `-o FILE` writes: atomically onto a regular file or a new path (through a symlink, to
+its target), but straight through onto a FIFO, a device or `/dev/stdout`, which a rename would replace."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 from pathlib import Path
 
 from envguard.errors import OperationalError
@@ -63,3 +68,93 @@ def _fsync_folder(folder: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_STREAMS = re.compile(r"^/(?:dev/(?:stdout|stderr|fd/\d+)|proc/self/fd/\d+)$")
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
+
+
+def write_output(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write `-o` output: through (no rename) when `path` is a FIFO, a device, a socket or a stream such as
+    /dev/stdout; otherwise atomically to the real file a symlink names (the link stays), removing temp files
+    an earlier killed envguard left beside it."""
+    target = Path(path)
+    stream = _STREAMS.match(str(target))
+    if stream:
+        return _write_fd(target, data)
+    if _is_special(target):
+        return _write_through(target, data)
+    real = Path(os.path.realpath(target)) if target.is_symlink() else target
+    clean_stale_temps(real)
+    return write_bytes(real, data)
+
+
+def _is_special(path: Path) -> bool:
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks: a link to a FIFO is a FIFO
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _write_fd(target: Path, data: bytes) -> Path:
+    """/dev/stdout, /dev/stderr, /dev/fd/N: write to the descriptor itself (opening the name would truncate a
+    file the shell appends to)."""
+    import sys
+
+    name = str(target)
+    fd = 1 if name.endswith("stdout") else 2 if name.endswith("stderr") else int(name.rsplit("/", 1)[1])
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OperationalError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    return target
+
+
+def _write_through(target: Path, data: bytes) -> Path:
+    try:
+        with open(target, "wb", buffering=0) as handle:
+            view = memoryview(data)
+            while view:
+                view = view[handle.write(view) or 0 :]
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OperationalError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    return target
+
+
+def clean_stale_temps(target: Path) -> None:
+    """Remove `.NAME.PID.RAND.tmp` files of ours beside `target` whose process is gone (a kill -9 during a
+    write); another process's live temp file is left alone."""
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return
+    for name in names:
+        match = _TEMP.match(name)
+        if match is None or match.group("name") != target.name or _alive(int(match.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(target.parent / name)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OverflowError:
+        return False  # no such pid can exist
+    except PermissionError:
+        return True  # someone else's live process
+    return True

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from envguard.atomic import write_text
+from envguard.atomic import write_output
 from envguard.model import SCHEMA_VERSION
 
 
@@ -35,9 +35,10 @@ def _pretty(value: Any, level: int) -> str:
 
 
 def emit(text: str, output: str | None) -> None:
-    """Write `text` atomically to `output`, or to stdout when it is None or '-'."""
+    """Write `text` to `output` (atomically onto a file, straight through onto a FIFO or device; see
+    envguard.atomic.write_output), or to stdout when it is None or '-'."""
     if output and output != "-":
-        write_text(Path(output), text)
+        write_output(Path(output), text.encode("utf-8"))
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
