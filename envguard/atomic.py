@@ -18,8 +18,11 @@ _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | ge
 
 
 def write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True) -> Path:
-    """Write `text` (UTF-8, LF) to `path` atomically and return the path."""
-    return write_bytes(path, text.encode("utf-8"), durable=durable)
+    """Write `text` (UTF-8, LF) to `path` atomically, credentials scrubbed from every URL in it, and return
+    the path."""
+    from envguard.channels import scrub
+
+    return write_bytes(path, scrub(text).encode("utf-8"), durable=durable)
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:

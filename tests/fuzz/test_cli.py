@@ -9,8 +9,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.strategies import JSON, LINE, TEXT
-from tests.fuzz.test_parsers import LOCK_DATA, LOCK_PATHS, RECORD, _mutate
+from tests.fuzz.strategies import JSON, LINE, LOCK_DATA, LOCK_PATHS, RECORD, TEXT, mutate
 from tests.helpers import envguard
 
 
@@ -24,7 +23,7 @@ def _run(capsys: Any, *argv: str) -> None:
 @given(LOCK_PATHS, JSON, st.sampled_from(["diff", "export", "snapshot"]))
 def test_commands_on_a_mutated_lock(tmp_path_factory, capsys, path, value, command) -> None:
     lock = tmp_path_factory.mktemp("lock") / "conda-lock.yml"
-    lock.write_text(yaml.safe_dump(_mutate(LOCK_DATA, path, value), allow_unicode=True))
+    lock.write_text(yaml.safe_dump(mutate(LOCK_DATA, path, value), allow_unicode=True))
     argv = {
         "diff": ["diff", str(lock), str(lock)],
         "export": ["export", str(lock), "--format", "explicit"],

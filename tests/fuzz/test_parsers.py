@@ -5,7 +5,6 @@ The default run is bounded (the `fuzz` profile, a few seconds per parser); `-m s
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -25,53 +24,7 @@ from envguard.model import from_dict, make_environment, to_dict
 from envguard.prefix import history
 from envguard.prefix.records import load_record, record_to_package
 from envguard.textio import decode
-from tests.fuzz.strategies import JSON, LINE, TEXT, as_json
-
-LOCK_DATA: dict[str, Any] = {
-    "version": 1,
-    "metadata": {
-        "content_hash": {"linux-64": "abc"},
-        "channels": [{"url": "conda-forge", "used_env_vars": []}],
-        "platforms": ["linux-64"],
-        "sources": ["environment.yml"],
-        "custom_metadata": {},
-    },
-    "package": [
-        {
-            "name": "zlib",
-            "version": "1.3.1",
-            "manager": "conda",
-            "platform": "linux-64",
-            "dependencies": {"libgcc": ">=13"},
-            "url": "https://conda.anaconda.org/conda-forge/linux-64/zlib-1.3.1-h0_0.conda",
-            "hash": {"md5": "0" * 32, "sha256": "a" * 64},
-            "category": "main",
-            "optional": False,
-        },
-        {
-            "name": "requests",
-            "version": "2.31.0",
-            "manager": "pip",
-            "platform": "linux-64",
-            "dependencies": {},
-            "url": "https://files.pythonhosted.org/requests-2.31.0-py3-none-any.whl",
-            "hash": {"sha256": "b" * 64},
-        },
-    ],
-}
-RECORD: dict[str, Any] = {
-    "name": "zlib",
-    "version": "1.3.1",
-    "build": "h0_0",
-    "build_number": 0,
-    "channel": "https://conda.anaconda.org/conda-forge/linux-64",
-    "subdir": "linux-64",
-    "url": "https://conda.anaconda.org/conda-forge/linux-64/zlib-1.3.1-h0_0.conda",
-    "depends": ["libgcc >=13"],
-    "requested_specs": ["zlib"],
-    "files": ["lib/libz.so"],
-    "paths_data": {"paths_version": 1, "paths": [{"_path": "lib/libz.so", "path_type": "hardlink"}]},
-}
+from tests.fuzz.strategies import JSON, LINE, LOCK_DATA, LOCK_PATHS, RECORD, TEXT, as_json, mutate
 
 
 def _bad_input_or_ok(call: Any, *args: Any, **kwargs: Any) -> Any:
@@ -83,31 +36,9 @@ def _bad_input_or_ok(call: Any, *args: Any, **kwargs: Any) -> Any:
         return None
 
 
-def _mutate(data: Any, path: list[Any], value: Any) -> Any:
-    """A deep copy of `data` with the value at `path` (keys/indexes, the last one created) set to `value`."""
-    out = copy.deepcopy(data)
-    node = out
-    for key in path[:-1]:
-        node = node[key]
-    if isinstance(node, list):
-        node[path[-1] % len(node)] = value
-    else:
-        node[path[-1]] = value
-    return out
-
-
-LOCK_PATHS = st.sampled_from(
-    [["version"], ["metadata"], ["package"]]
-    + [["metadata", k] for k in (*LOCK_DATA["metadata"], "inputs_metadata")]
-    + [["package", i, k] for i in (0, 1) for k in (*LOCK_DATA["package"][0], "source", "build")]
-    + [["package", 0, "hash", "md5"], ["package", 0, "dependencies", "x"], ["metadata", "channels", 0]]
-    + [["metadata", "custom_metadata", k] for k in ("envguard.linux-64.virtual", "envguard.linux-64.pip")]
-)
-
-
 @given(LOCK_PATHS, JSON)
 def test_conda_lock_fields_of_any_type(path, value) -> None:
-    text = yaml.safe_dump(_mutate(LOCK_DATA, path, value), allow_unicode=True)
+    text = yaml.safe_dump(mutate(LOCK_DATA, path, value), allow_unicode=True)
     _bad_input_or_ok(parse_lock, text, "conda-lock.yml")
 
 
@@ -178,7 +109,7 @@ CUSTOM_KEYS = st.sampled_from(
 
 @given(CUSTOM_KEYS, TEXT | JSON.map(as_json))
 def test_lock_custom_metadata_text(key, text) -> None:
-    data = _mutate(LOCK_DATA, ["metadata", "custom_metadata", key], text)
+    data = mutate(LOCK_DATA, ["metadata", "custom_metadata", key], text)
     _bad_input_or_ok(parse_lock, yaml.safe_dump(data, allow_unicode=True), "conda-lock.yml")
 
 
