@@ -180,6 +180,10 @@ class _Run:
         from envguard.engine import install
 
         assert self.fetched is not None
+        poisoned = install.verify_cache(self.fetched, self.pkgs_dir)
+        if poisoned:  # the archives were fine but the cache that would be linked was not: FAIL, naming it
+            detail = "; ".join(p.describe() for p in poisoned[:3])
+            return Stage("install", "failed", detail=f"{detail}; removed, run again to re-extract")
         specs = [r.spec for r in self.env.requested if r.manager == "conda"]
         self.warnings += install.install(
             self.fetched,
