@@ -14,12 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 from collections.abc import Iterator
 from pathlib import Path
-from types import FrameType
 
 from envguard.errors import OperationalError
+from envguard.signals import sigterm_as_interrupt
 
 ASIDE = ".envguard-old-"
 
@@ -42,7 +41,7 @@ def replacing(target: Path, replace: bool) -> Iterator[None]:
             raise OperationalError(
                 f"cannot move {target} aside to replace it ({exc.strerror}); nothing was changed"
             ) from exc
-    with _sigterm_as_interrupt():
+    with sigterm_as_interrupt():
         try:
             yield
         except BaseException:
@@ -54,21 +53,3 @@ def replacing(target: Path, replace: bool) -> Iterator[None]:
             raise
     if aside is not None:
         shutil.rmtree(aside, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a CI timeout, `kill`) rolls back like Ctrl-C instead of killing the process mid-build."""
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

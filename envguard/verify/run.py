@@ -127,12 +127,15 @@ def verify(options: VerifyOptions) -> VerifyResult:
 
 @contextlib.contextmanager
 def _prefix(keep: bool) -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
-    try:
-        yield folder / "env"
-    finally:
-        if not keep:
-            shutil.rmtree(folder, ignore_errors=True)
+    from envguard.signals import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():  # Ctrl-C or SIGTERM: the temp folder still goes
+        folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
+        try:
+            yield folder / "env"
+        finally:
+            if not keep:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Run:
