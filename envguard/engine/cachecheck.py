@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envguard.engine.archives import Archive
+from envguard.errors import BackendError
 from envguard.hashing import file_digest
 from envguard.model import Package
 
@@ -42,11 +43,14 @@ def extracted_folder(archive: Archive, pkgs_dir: Path) -> Path:
 
 
 def check_and_heal(archives: Sequence[Archive], pkgs_dir: Path) -> list[Poisoned]:
-    """Every extracted folder of these (verified) conda archives that differs from its archive, removed."""
+    """Every extracted folder of these (verified) conda archives that differs from its archive, removed.
+    An archive whose paths.json names a file outside the prefix is refused (BackendError) before anything is
+    linked (rattler would abort the process)."""
     found: list[Poisoned] = []
     for archive in archives:
         if archive.package.manager != "conda" or not archive.verified:
             continue
+        _refuse_escaping_paths(archive)
         folder = extracted_folder(archive, pkgs_dir)
         if not folder.is_dir():
             continue  # rattler extracts it from the verified archive
@@ -56,6 +60,22 @@ def check_and_heal(archives: Sequence[Archive], pkgs_dir: Path) -> list[Poisoned
             shutil.rmtree(folder, ignore_errors=True)
             folder.with_name(folder.name + ".lock").unlink(missing_ok=True)
     return found
+
+
+def _refuse_escaping_paths(archive: Archive) -> None:
+    from rattler.package import PathsJson
+
+    try:
+        paths = PathsJson.from_package_archive(archive.path).paths
+    except Exception:  # unreadable: the record step names it
+        return
+    for entry in paths:
+        relative = str(entry.relative_path)
+        if relative.startswith(("/", "\\")) or ".." in Path(relative).parts or ":" in relative[:3]:
+            raise BackendError(
+                f"{archive.package.describe()}: its paths.json installs {relative!r}, outside the "
+                "environment; refusing to install this package (a broken or hostile archive)"
+            )
 
 
 def first_difference(archive: Path, folder: Path) -> tuple[str, str] | None:
