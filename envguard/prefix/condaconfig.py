@@ -122,11 +122,17 @@ def environments_txt() -> Path:
 
 def registered_environments() -> list[Path]:
     """Prefixes listed in ~/.conda/environments.txt that still exist."""
+    return [p for p in registered_prefixes() if p.is_dir()]
+
+
+def registered_prefixes() -> list[Path]:
+    """Every prefix listed in ~/.conda/environments.txt (`~` expanded), whether or not it exists now (an
+    unmounted disk, a deleted folder): clean treats a missing one as usage unknown."""
     try:
         lines = read_bytes(environments_txt()).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
-    return [Path(line.strip()) for line in lines if line.strip() and Path(line.strip()).is_dir()]
+    return [Path(line.strip()).expanduser() for line in lines if line.strip()]
 
 
 def known_environments() -> list[Path]:
