@@ -17,32 +17,38 @@ from envguard.errors import OperationalError
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
 
-def write_text(path: str | os.PathLike[str], text: str, *, durable: bool = True) -> Path:
+def write_text(
+    path: str | os.PathLike[str], text: str, *, durable: bool = True, private: bool = False
+) -> Path:
     """Write `text` (UTF-8, LF) to `path` atomically, credentials scrubbed from every URL in it, and return
     the path."""
     from envguard.channels import scrub
 
-    return write_bytes(path, scrub(text).encode("utf-8"), durable=durable)
+    return write_bytes(path, scrub(text).encode("utf-8"), durable=durable, private=private)
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
+def write_bytes(
+    path: str | os.PathLike[str], data: bytes, *, durable: bool = True, private: bool = False
+) -> Path:
     """Write `data` to `path` atomically, keeping an existing file's permissions.
 
     `durable=False` skips the fsync: still atomic (readers see the old or the new file, never half of one),
-    for caches whose loss after a power cut only costs time."""
+    for caches whose loss after a power cut only costs time. `private`: envguard's own caches, mode 0600 in
+    folders created 0700 (they can hold what a lock or an environment reveals)."""
     target = Path(path)
     folder = target.parent
     tmp = folder / f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, _FLAGS, 0o666)  # the umask applies, as for any new file
+        _make_folder(folder, 0o700 if private else 0o777)
+        fd = os.open(tmp, _FLAGS, 0o600 if private else 0o666)  # the umask applies, as for any new file
     except OSError as exc:
         raise OperationalError(
             f"cannot write {target}: {exc.strerror or exc}; check the folder exists and is writable"
         ) from exc
     try:
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+        if not private:
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -60,6 +66,17 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = Tr
             os.unlink(tmp)
         raise
     return target
+
+
+def _make_folder(folder: Path, mode: int) -> None:
+    missing = []
+    probe = folder
+    while not probe.is_dir() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
+    for item in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            item.mkdir(mode=mode)
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -230,7 +230,7 @@ def store(
             "clean": True,
             "outputs": dict(outputs),
         }
-        write_text(path, json.dumps(entry), durable=False)
+        write_text(path, json.dumps(entry), durable=False, private=True)
     except Exception:  # a cache that cannot be written only costs speed next time
         return
 
@@ -256,6 +256,6 @@ def store_parse(data: bytes, platform: str | None, parsed: Mapping[str, object])
     try:
         from envguard.atomic import write_text
 
-        write_text(_parse_path(data, platform), json.dumps(dict(parsed)), durable=False)
+        write_text(_parse_path(data, platform), json.dumps(dict(parsed)), durable=False, private=True)
     except Exception:
         return

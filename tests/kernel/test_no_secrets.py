@@ -129,3 +129,21 @@ def test_the_scrubber_finds_urls_inside_any_string(text, clean) -> None:
     from envguard.channels import scrub
 
     assert scrub(text) == clean
+
+
+def test_envguard_caches_are_private(tmp_path, isolated_home, capsys) -> None:
+    """envguard's own caches (the check cache, parsed locks, virtual packages) are 0600 in 0700 folders."""
+    import stat
+
+    prefix = _prefix(tmp_path)
+    yml = tmp_path / "environment.yml"
+    yml.write_text(ENV_YML)
+    lock = tmp_path / "conda-lock.yml"
+    envguard("lock", str(prefix), "--no-probe", "-o", str(lock))
+    envguard("check", str(prefix), "--lock", str(lock))
+    cache = isolated_home / ".cache" / "envguard"
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    assert files, capsys.readouterr().err
+    for path in [*files, *(p for p in cache.rglob("*") if p.is_dir()), cache]:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
