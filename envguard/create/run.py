@@ -145,6 +145,9 @@ def create(
 
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
+    from envguard.create.transaction import recover
+
+    recover(target)  # an old env a killed `create --force` left aside comes back first
     replaced = _collision(target, name, force, by_name=prefix is None)
     result = CreateResult(
         name=name,

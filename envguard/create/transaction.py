@@ -27,6 +27,26 @@ def aside_path(target: Path) -> Path:
     return target.with_name(f".{target.name}{ASIDE}{os.getpid()}")
 
 
+def recover(target: Path) -> Path | None:
+    """Put back the old environment a killed (SIGKILL) `create --force` left beside `target`, when `target`
+    itself is missing or was left without conda-meta; returns the folder restored."""
+    from envguard.atomic import _alive
+
+    prefix = f".{target.name}{ASIDE}"
+    try:
+        names = sorted(n for n in os.listdir(target.parent) if n.startswith(prefix))
+    except OSError:
+        return None
+    for name in names:
+        pid = name[len(prefix) :]
+        if not pid.isdigit() or _alive(int(pid)) or (target / "conda-meta").is_dir():
+            continue
+        shutil.rmtree(target, ignore_errors=True)  # the half-made replacement, if any
+        os.rename(target.parent / name, target)
+        return target
+    return None
+
+
 @contextlib.contextmanager
 def replacing(target: Path, replace: bool) -> Iterator[None]:
     """Build `target` inside the block; with `replace`, the existing prefix comes back on any failure."""

@@ -85,3 +85,22 @@ def test_concurrent_registrations_are_all_kept(tmp_path: Path, isolated_home: Pa
     lines = set(environments_txt().read_text().split())
     wanted = {f"{p}-{i}" for p in prefixes for i in range(15)}
     assert wanted <= lines, f"{len(wanted - lines)} of {len(wanted)} registrations were lost"
+
+
+def test_an_env_left_aside_by_a_killed_create_is_restored(
+    channels: dict[str, Path], isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["create", "-c", channels["forge"].resolve().as_uri(), "python=3.11", "zlib", "--name", "kept"]
+    assert envguard(*args) == 0
+    work = isolated_home / ".conda" / "envs" / "kept"
+    before = _tree(work)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    aside = work.with_name(f".kept.envguard-old-{int(dead.stdout)}")
+    work.rename(aside)  # what SIGKILL mid `create --force` leaves: the old env aside, the new one half-made
+    (work / "lib").mkdir(parents=True)
+    capsys.readouterr()
+    assert envguard(*args) == 2  # the restored env exists: without --force it is not replaced
+    assert "already exists" in capsys.readouterr().err
+    assert _tree(work) == before and not aside.exists()
