@@ -29,20 +29,36 @@ KNOWN_SUBDIRS = frozenset(
     }
 )
 DEFAULTS = ("https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pkgs/r")
-_TOKEN = re.compile(r"/t/[^/]+")
+_TOKEN = re.compile(r"/t/[^/\s'\"<>]+")
+_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<rest>[^\s'\"<>]*)")
+_KEEP_USER = ("ssh://", "git+ssh://", "hg+ssh://", "svn+ssh://", "bzr+ssh://")
+
+
+def scrub(text: str) -> str:
+    """`text` with credentials removed from every URL inside it: `user:password@` (any userinfo, except a
+    bare ssh user such as `git@`) and anaconda.org `/t/<token>` path parts. The one scrubber: specs, pip
+    option lines (`--extra-index-url=URL`, a space or a tab), `pkg @ URL`, VCS URLs, history lines, argv and
+    error messages all go through it before they are printed or written."""
+    if "://" not in text or ("@" not in text and "/t/" not in text):
+        return text
+    return _URL.sub(_clean_url, text)
+
+
+def _clean_url(match: re.Match[str]) -> str:
+    scheme, rest = match.group("scheme"), match.group("rest")
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    if "@" in authority:
+        user, host = authority.rsplit("@", 1)
+        keep = scheme.lower() in _KEEP_USER and ":" not in user
+        authority = f"{user}@{host}" if keep else host
+    return scheme + authority + _TOKEN.sub("", tail)
 
 
 def strip_credentials(url: str) -> str:
-    """Remove `user:password@` and anaconda.org `/t/<token>` parts from a URL; other strings pass
-    unchanged."""
-    if "://" not in url or ("@" not in url and "/t/" not in url):
-        return url
-    from urllib.parse import urlsplit, urlunsplit  # only URLs that carry credentials get here
-
-    parts = urlsplit(url)
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    path = _TOKEN.sub("", parts.path)
-    return urlunsplit((parts.scheme, netloc, path, parts.query, parts.fragment))
+    """Remove `user:password@` and anaconda.org `/t/<token>` parts from a URL (or from every URL inside a
+    string; see `scrub`); other strings pass unchanged."""
+    return scrub(url)
 
 
 def normalize(channel: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.errors import BadInputError
+from envguard.textio import read_bytes
 
 
 def active_prefix() -> str:
@@ -32,7 +33,7 @@ def active_prefix() -> str:
 def tool_settings(pyproject: Path) -> dict[str, Any]:
     """The `[tool.envguard]` table of a pyproject.toml ({} when absent); a broken file is bad input."""
     try:
-        data = pyproject.read_bytes()
+        data = read_bytes(pyproject)
     except OSError:
         return {}
     if b"tool.envguard" not in data:

@@ -13,11 +13,21 @@ from typing import Any, Literal, cast
 
 from envguard.cuda import CudaSummary, summarize
 from envguard.errors import BadInputError
+from envguard.validate import Kind, check_fields, require
 
 SCHEMA_VERSION = 1
 
 Manager = Literal["conda", "pip"]
 SourceKind = Literal["prefix", "venv", "environment.yml", "explicit", "conda-lock", "pixi-lock", "snapshot"]
+SOURCE_KINDS: tuple[str, ...] = (
+    "prefix",
+    "venv",
+    "environment.yml",
+    "explicit",
+    "conda-lock",
+    "pixi-lock",
+    "snapshot",
+)
 SPEC_ONLY_KINDS: frozenset[str] = frozenset({"environment.yml"})
 
 
@@ -220,6 +230,7 @@ def from_dict(data: Mapping[str, Any], origin: str = "<snapshot>") -> Environmen
             f"{origin}: snapshot schema_version {version!r} is not supported (expected {SCHEMA_VERSION}); "
             "re-create it with this envguard"
         )
+    _check_snapshot(data, origin)
     try:
         packages = tuple(_package(p) for p in data.get("packages", ()))
         fingerprints = data.get("fingerprints")
@@ -244,6 +255,82 @@ def from_dict(data: Mapping[str, Any], origin: str = "<snapshot>") -> Environmen
         raise BadInputError(
             f"{origin}: malformed envguard snapshot ({exc}); re-create it with `envguard snapshot`"
         ) from exc
+
+
+_SNAPSHOT_FIELDS: dict[str, Kind] = {
+    "kind": "str",
+    "source": "str",
+    "name": "str",
+    "prefix": "str",
+    "platform": "str",
+    "python": "str",
+    "channels": "list[str]",
+    "packages": "list[dict]",
+    "requested": "list[dict]",
+    "pip_options": "list[str]",
+    "platforms": "list[str]",
+    "virtual_packages": "list[dict]",
+    "cuda": "dict",
+    "fingerprints": "dict",
+    "warnings": "list[str]",
+}
+_PACKAGE_FIELDS: dict[str, Kind] = {
+    "manager": "str",
+    "name": "str",
+    "version": "str",
+    "build": "str",
+    "build_number": "int",
+    "channel": "str",
+    "subdir": "str",
+    "url": "str",
+    "md5": "str",
+    "sha256": "str",
+    "installer": "str",
+    "origin": "dict",
+    "depends": "list[str]",
+}
+_ORIGIN_FIELDS: dict[str, Kind] = {
+    "url": "str",
+    "editable": "bool",
+    "vcs": "str",
+    "commit_id": "str",
+    "requested_revision": "str",
+}
+_TEXT_FIELDS: dict[str, Kind] = {
+    "manager": "str",
+    "spec": "str",
+    "name": "str",
+    "version": "str",
+    "build": "str",
+}
+_FIX = "re-create it with `envguard snapshot`"
+
+
+def _check_snapshot(data: Mapping[str, Any], origin: str) -> None:
+    """Every field's JSON type (one bad-input line naming the file and the field)."""
+    check_fields(data, _SNAPSHOT_FIELDS, origin, _FIX)
+    if data.get("kind") not in SOURCE_KINDS:
+        raise BadInputError(f"{origin}: field 'kind' must be one of {', '.join(SOURCE_KINDS)}; {_FIX}")
+    for index, package in enumerate(data.get("packages") or ()):
+        where = f"{origin}: packages[{index}]"
+        check_fields(package, _PACKAGE_FIELDS, where, _FIX)
+        for key in ("name", "version"):
+            require(package, key, "str", where, _FIX)
+        if package.get("manager", "conda") not in ("conda", "pip"):
+            raise BadInputError(f"{where}: field 'manager' must be conda or pip; {_FIX}")
+        check_fields(package.get("origin") or {}, _ORIGIN_FIELDS, f"{where}.origin", _FIX)
+    for key in ("requested", "virtual_packages"):
+        for index, item in enumerate(data.get(key) or ()):
+            check_fields(item, _TEXT_FIELDS, f"{origin}: {key}[{index}]", _FIX)
+    cuda = data.get("cuda") or {}
+    check_fields(cuda, dict.fromkeys(cuda, "str"), f"{origin}: cuda", _FIX)
+    prints = data.get("fingerprints") or {}
+    check_fields(
+        prints,
+        {**dict.fromkeys(FINGERPRINT_FIELDS, "str"), "cuda_arch_list": "list[str]", "errors": "list[str]"},
+        f"{origin}: fingerprints",
+        _FIX,
+    )
 
 
 def _package(data: Mapping[str, Any]) -> Package:

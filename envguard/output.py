@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from envguard.atomic import write_text
+from envguard.atomic import write_output, write_text
+from envguard.channels import scrub
 from envguard.model import SCHEMA_VERSION
 
 
@@ -36,16 +37,18 @@ def _pretty(value: Any, level: int) -> str:
 
 
 def emit(text: str, output: str | None) -> None:
-    """Write `text` atomically to `output`, or to stdout when it is None or '-'."""
+    """Write `text` to `output` (atomically onto a file, straight through onto a FIFO or device; see
+    envguard.atomic.write_output), or to stdout when it is None or '-'."""
+    text = scrub(text)  # no credential from any input leaves envguard (S2/S3)
     if output and output != "-":
-        write_text(Path(output), text)
+        write_output(Path(output), text.encode("utf-8"))
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"envguard: warning: {message}\n")
+    sys.stderr.write(f"envguard: warning: {scrub(message)}\n")
 
 
 def human_bytes(value: float | None) -> str:

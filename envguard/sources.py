@@ -48,6 +48,10 @@ def resolve(text: str | None) -> Source:
         return Source(text, path, False, detect_kind(path))
     if not path.exists():
         raise BadInputError(f"{text}: no such file or environment; give a prefix folder, name:ENV or a file")
+    if not path.is_dir():
+        from envguard.textio import read_input
+
+        read_input(path, 0)  # a FIFO, socket or device: bad input naming it, never a hang
     return Source(text, path, True)
 
 

@@ -1,8 +1,12 @@
-"""Decode text files the way real environment files arrive: UTF-8 or UTF-16 with a BOM, CRLF line ends."""
+"""Reading input files safely and decoding them the way real environment files arrive: UTF-8 or UTF-16 with a
+BOM, CRLF line ends. Every input is opened without blocking and must be a regular file, so a FIFO or a device
+where a file is expected is bad input at once instead of a hang."""
 
 from __future__ import annotations
 
 import codecs
+import os
+import stat
 from pathlib import Path
 
 from envguard.errors import BadInputError
@@ -14,17 +18,65 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
+_OPEN_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+)
+MAX_INPUT_BYTES = 512 * 1024 * 1024  # far above any real lock or record; a bound against /dev/zero-like files
 
 
-def decode(data: bytes, origin: object = "<input>") -> str:
-    """Bytes to text with universal newlines; UTF-16/32 need a BOM, everything else must be UTF-8."""
+class NotRegularFileError(OSError):
+    """The path exists but is a FIFO, socket, device or folder (raised by `read_bytes`)."""
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """The bytes of a regular file (the first `limit` bytes when given), opened with O_NONBLOCK so a FIFO
+    never hangs. OSError for a missing or unreadable file; NotRegularFileError for anything not a regular file
+    (a FIFO, a socket, a device, a folder)."""
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else _kind(info.st_mode)
+            raise NotRegularFileError(0, f"is {kind}, not a regular file")
+        want = MAX_INPUT_BYTES if limit is None else min(limit, MAX_INPUT_BYTES)
+        chunks: list[bytes] = []
+        left = want
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def decode(data: bytes, origin: object = "<input>", *, partial: bool = False) -> str:
+    """Bytes to text with universal newlines; UTF-16/32 need a BOM, everything else must be UTF-8.
+
+    `partial`: `data` is the head of a longer file, so a multibyte character cut at its end is dropped rather
+    than refused."""
     encoding = "utf-8"
     for bom, name in _BOMS:
         if data.startswith(bom):
             encoding = name
             break
     try:
-        text = data.decode(encoding)
+        if partial:
+            text = codecs.getincrementaldecoder(encoding)().decode(data, final=False)
+        else:
+            text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise BadInputError(
@@ -33,14 +85,21 @@ def decode(data: bytes, origin: object = "<input>") -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_text(path: Path) -> str:
-    """Read and decode a text file; a missing or unreadable file is bad input naming the path."""
+def read_input(path: Path, limit: int | None = None) -> bytes:
+    """`read_bytes` with every failure as bad input naming the path (exit 2)."""
     try:
-        data = path.read_bytes()
+        return read_bytes(path, limit)
     except FileNotFoundError as exc:
         raise BadInputError(f"{path}: no such file; check the path") from exc
     except IsADirectoryError as exc:
         raise BadInputError(f"{path}: is a folder, expected a file") from exc
+    except NotRegularFileError as exc:
+        raise BadInputError(f"{path}: {exc.strerror}; give a regular file") from exc
     except OSError as exc:
-        raise BadInputError(f"{path}: cannot read ({exc.strerror}); check its permissions") from exc
-    return decode(data, path)
+        raise BadInputError(f"{path}: cannot read ({exc.strerror or exc}); check its permissions") from exc
+
+
+def read_text(path: Path) -> str:
+    """Read and decode a text file; a missing, unreadable or non-regular file is bad input naming the
+    path."""
+    return decode(read_input(path), path)

@@ -1,12 +1,17 @@
 """Finding the lock a project uses for `envguard check` without --lock.
 
-Lock discovery walks from the current folder up through its parents, stopping at the repository root (a folder
-with `.git`) or the filesystem root: in each folder a pyproject.toml with `[tool.envguard] lock` wins, then a
-`conda-lock.yml`. The nearest folder with either decides.
+Lock discovery walks from the current folder up through its parents and stops at the repository root (a folder
+with `.git`), the home directory or a filesystem boundary (a mount point), never above: in each folder a
+pyproject.toml with `[tool.envguard] lock` wins, then a `conda-lock.yml`. The nearest folder with either
+decides. As git's safe.directory does (CVE-2022-24765), a pyproject.toml or lock owned by another user than
+the current one or root is skipped with a warning naming it: a lock planted in a shared folder such as the
+temp dir never decides a check.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from envguard.config import tool_settings
@@ -18,9 +23,9 @@ LOCK_NAME = "conda-lock.yml"
 def find_lock(start: Path | None = None) -> Path:
     """The project's lock for `envguard check` without --lock (see the module docstring)."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
+    for folder in _folders(here):
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file():
+        if pyproject.is_file() and _trusted(pyproject):
             configured = tool_settings(pyproject).get("lock")
             if configured is not None:
                 if not isinstance(configured, str) or not configured:
@@ -33,12 +38,55 @@ def find_lock(start: Path | None = None) -> Path:
                     )
                 return path
         candidate = folder / LOCK_NAME
-        if candidate.is_file():
+        if candidate.is_file() and _trusted(candidate):
             return candidate
-        if (folder / ".git").exists():
-            break  # never pick up a lock from outside the repository
     raise BadInputError(
-        f"no {LOCK_NAME} in {here} or its parents (up to the repository root) and no [tool.envguard] lock in "
-        "a pyproject.toml; create one "
+        f"no {LOCK_NAME} in {here} or its parents (up to the repository root, the home folder or the "
+        "filesystem's mount point) and no [tool.envguard] lock in a pyproject.toml; create one "
         "with `envguard lock`, or pass --lock FILE or -f environment.yml"
     )
+
+
+def _folders(here: Path) -> Iterator[Path]:
+    """`here` and its parents, up to and including the repository root or the home folder, and never across
+    a filesystem boundary."""
+    home = _home()
+    try:
+        device = os.stat(here).st_dev
+    except OSError:
+        device = None
+    for folder in (here, *here.parents):
+        try:
+            if device is not None and os.stat(folder).st_dev != device:
+                return  # a mount point: the parent folder belongs to another filesystem
+        except OSError:
+            return
+        yield folder
+        if (folder / ".git").exists() or folder == home:
+            return  # never pick up a lock from outside the repository or above the home folder
+
+
+def _home() -> Path | None:
+    try:
+        return Path.home().resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+def _trusted(path: Path) -> bool:
+    """Owned by the current user or root; otherwise skipped with a warning naming the file."""
+    if not hasattr(os, "geteuid"):
+        return True
+    try:
+        owner = os.stat(path).st_uid
+    except OSError:
+        return False
+    if owner in (os.geteuid(), 0):
+        return True
+    from envguard.output import warn
+
+    warn(
+        f"{path}: skipped, owned by another user (uid {owner}); a file there could be planted; pass "
+        "--lock FILE to use it"
+    )
+    return False

@@ -144,16 +144,19 @@ def read_target(path: Path, platform: str | None) -> Environment:
     from envguard.check import statcache
     from envguard.formats import read_file
     from envguard.model import from_dict, to_dict
+    from envguard.textio import read_bytes
 
     try:
-        data = path.read_bytes()
+        data = read_bytes(path)  # O_NONBLOCK: a FIFO is bad input at once, not a hang
     except FileNotFoundError as exc:
         raise UsageError(f"{path}: no such lock file; create it with `envguard lock` or fix --lock") from exc
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
     cached = statcache.cached_parse(data, platform)
     if cached is not None:
-        return dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
+        env = dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
+        _warn(env.warnings)  # the lock's warnings on every check, not only the one that parsed it
+        return env
     # named by its path: a snapshot's own `source` is the environment it was taken from
     env = dataclasses.replace(read_file(path, platform=platform), source=str(path))
     _warn(env.warnings)

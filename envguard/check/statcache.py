@@ -1,9 +1,12 @@
 """The `envguard check` fast path: confirm an unchanged environment from file metadata alone.
 
-The stat fingerprint covers `conda-meta/` (every record's name, size, mtime, ctime, inode) and, in each
+The stat fingerprint covers `conda-meta/` (every record's name, size, mtime, ctime, inode), a venv's
+`pyvenv.cfg` and the interpreter it names (`python -m venv --upgrade` changes them) and, in each
 site-packages folder, every `*.dist-info`/`*.egg-info` folder and its files plus `*.pth` and `*.egg-link`
-files. Any install, removal, upgrade, reinstall or edit of those changes it (ctime cannot be set back by a
-user).
+files. Symlinks are followed (the target's metadata counts, and the link's own). Any install, removal,
+upgrade, reinstall or edit of those changes it (ctime cannot be set back by a user). Where the filesystem does
+not report a field the fingerprint relies on (an inode or ctime of 0), there is no fingerprint and the check
+runs in full.
 
 A cached verdict is identified by the check's material (envguard's version, the prefix, the input file paths
 and options) and holds the stat signature of the input files (lock, environment.yml) and of the environment at
@@ -39,10 +42,37 @@ def stat_fingerprint(prefix: str | os.PathLike[str]) -> str:
     root = os.fspath(prefix)
     lines: list[str] = []
     _scan(os.path.join(root, "conda-meta"), lines, descend=False)
+    _interpreter(root, lines)
     for site in _site_packages(root):
         lines.append(f"site {site}")
         _scan(site, lines, descend=True)
+    if any(UNRELIABLE in line for line in lines):
+        return ""  # no trustworthy fingerprint: never a cache hit
     return "\n".join(lines)
+
+
+UNRELIABLE = "unreliable-stat"
+
+
+def _interpreter(root: str, lines: list[str]) -> None:
+    """pyvenv.cfg, the interpreter its `home`/`executable` names and the prefix's own bin/python."""
+    cfg = os.path.join(root, "pyvenv.cfg")
+    lines.append(_path_line("pyvenv.cfg", cfg))
+    try:
+        with open(cfg, "rb") as handle:  # a venv's pyvenv.cfg is a few hundred bytes
+            text = handle.read(65536).decode("utf-8", "replace")
+    except OSError:
+        text = ""
+    for raw in text.splitlines():
+        key, _, value = raw.partition("=")
+        key, value = key.strip(), value.strip()
+        if key == "executable" and value:
+            lines.append(_path_line("executable", value))
+        elif key == "home" and value:
+            for name in ("python3", "python"):
+                lines.append(_path_line(f"home {name}", os.path.join(value, name)))
+    for name in ("bin/python", "bin/python3", "python.exe"):
+        lines.append(_path_line(name, os.path.join(root, name)))
 
 
 def _scan(folder: str, lines: list[str], *, descend: bool) -> None:
@@ -56,7 +86,7 @@ def _scan(folder: str, lines: list[str], *, descend: bool) -> None:
         if descend and not entry.name.endswith(_PIP_SUFFIXES):
             continue
         lines.append(_stat_line(entry.name, entry))
-        if descend and entry.is_dir(follow_symlinks=False):
+        if descend and _is_dir(entry):
             try:
                 with os.scandir(entry.path) as inner:
                     lines.extend(_stat_line(f"  {i.name}", i) for i in sorted(inner, key=lambda e: e.name))
@@ -64,12 +94,46 @@ def _scan(folder: str, lines: list[str], *, descend: bool) -> None:
                 lines.append("  unreadable")
 
 
-def _stat_line(name: str, entry: os.DirEntry[str]) -> str:
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
-        st = entry.stat(follow_symlinks=False)
+        return entry.is_dir(follow_symlinks=True)  # a symlinked dist-info folder is scanned too
+    except OSError:
+        return False
+
+
+def _stat_line(name: str, entry: os.DirEntry[str]) -> str:
+    """Name and stat fields; for a symlink, the link's and its target's (an edit behind the link counts)."""
+    try:
+        own = entry.stat(follow_symlinks=False)
     except OSError:
         return f"{name} gone"
-    return f"{name} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+    line = f"{name} {_fields(own)}"
+    if entry.is_symlink():
+        try:
+            line += f" -> {_fields(os.stat(entry.path))}"
+        except OSError:
+            line += " -> dangling"
+    return line
+
+
+def _path_line(name: str, path: str) -> str:
+    try:
+        own = os.lstat(path)
+    except OSError:
+        return f"{name} absent"
+    line = f"{name} {_fields(own)}"
+    if os.path.islink(path):
+        try:
+            line += f" -> {os.path.realpath(path)} {_fields(os.stat(path))}"
+        except OSError:
+            line += " -> dangling"
+    return line
+
+
+def _fields(st: os.stat_result) -> str:
+    if not st.st_ino or not st.st_ctime_ns:
+        return UNRELIABLE
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
 
 
 def _site_packages(root: str) -> list[str]:
@@ -120,7 +184,7 @@ def _entry(material_text: str) -> str:
 def lookup(material_text: str, inputs: str, fingerprint: str) -> dict[str, object] | None:
     """The stored clean outputs when material, input and environment signatures are all identical, else
     None."""
-    if not inputs:
+    if not inputs or not fingerprint:
         return None
     try:
         with open(_entry(material_text), "rb") as handle:
@@ -140,7 +204,7 @@ def store(
     """Remember a full check's verdict; anything but clean removes the entry (drift is never cached)."""
     path = _entry(material_text)
     try:
-        if not clean or not inputs:
+        if not clean or not inputs or not fingerprint:
             if os.path.exists(path):
                 os.unlink(path)
             return
@@ -153,7 +217,7 @@ def store(
             "clean": True,
             "outputs": dict(outputs),
         }
-        write_text(path, json.dumps(entry), durable=False)
+        write_text(path, json.dumps(entry), durable=False, private=True)
     except Exception:  # a cache that cannot be written only costs speed next time
         return
 
@@ -179,6 +243,6 @@ def store_parse(data: bytes, platform: str | None, parsed: Mapping[str, object])
     try:
         from envguard.atomic import write_text
 
-        write_text(_parse_path(data, platform), json.dumps(dict(parsed)), durable=False)
+        write_text(_parse_path(data, platform), json.dumps(dict(parsed)), durable=False, private=True)
     except Exception:
         return

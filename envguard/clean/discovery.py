@@ -16,12 +16,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from envguard import process
-from envguard.clean.model import Cache, CacheKind, EnvRef
+from envguard.clean.model import PACKAGE_SUFFIXES, Cache, CacheKind, EnvRef
 from envguard.errors import BadInputError
 from envguard.prefix import condaconfig
 from envguard.prefix.condaconfig import CondaInfo, parse_info
 
-CACHE_MARKERS = ("urls.txt", ".cache.lock", "CACHEDIR.TAG")
 PIXI_SEARCH_DEPTH = 3
 
 
@@ -94,7 +93,10 @@ def recognise(path: Path, origin: str) -> Cache | str:
     if pkgs.is_dir() and not pkgs.is_symlink() and _pkgs_kind(pkgs) is not None:
         index = tuple(p for p in (resolved / "repodata",) if p.is_dir() and not p.is_symlink())
         return Cache(root=resolved, pkgs=pkgs, kind="rattler", origin=origin, index_dirs=index)
-    return "no urls.txt, .cache.lock or CACHEDIR.TAG and no extracted package (NAME/info/index.json)"
+    return (
+        "no urls.txt or .cache.lock, no extracted package (NAME/info/index.json) and no package archive "
+        "beside a CACHEDIR.TAG"
+    )
 
 
 def _pkgs_kind(folder: Path) -> CacheKind | None:
@@ -102,11 +104,16 @@ def _pkgs_kind(folder: Path) -> CacheKind | None:
     None."""
     if (folder / ".cache.lock").is_file():
         return "rattler"
-    if any((folder / m).is_file() for m in CACHE_MARKERS) or (folder / f"{folder.name}.lock").is_file():
+    if (folder / "urls.txt").is_file() or (folder / f"{folder.name}.lock").is_file():
         return "conda"
+    # CACHEDIR.TAG alone marks any tool's cache (pip, cargo, ...): with it, a package cache also holds a
+    # package archive; without it, an extracted package (W9)
+    tagged = (folder / "CACHEDIR.TAG").is_file()
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
+                if tagged and entry.name.endswith(PACKAGE_SUFFIXES) and entry.is_file(follow_symlinks=False):
+                    return "conda"
                 if entry.is_dir(follow_symlinks=False) and os.path.isfile(
                     os.path.join(entry.path, "info", "index.json")
                 ):
@@ -160,7 +167,9 @@ def discover_environments(
 ) -> tuple[list[EnvRef], list[str]]:
     """Every environment whose records protect packages: environments.txt, envs dirs, the base prefix,
     `conda info` envs, `--env` prefixes and pixi environments under `--pixi-root` folders."""
-    found: list[EnvRef] = [EnvRef(p, "environments.txt") for p in condaconfig.registered_environments()]
+    # every registered prefix, even one whose folder or conda-meta is missing now: its usage is unknown, so
+    # nothing it might use is removed (W8)
+    found: list[EnvRef] = [EnvRef(p, "environments.txt") for p in condaconfig.registered_prefixes()]
     envs_dirs = [(d, "envs_dirs") for d in condaconfig.envs_dirs()]
     if info is not None:
         envs_dirs += [(Path(d), f"{info.tool} info") for d in info.envs_dirs]
@@ -222,8 +231,8 @@ def pixi_environments(root: Path) -> list[Path]:
 def _unique_envs(envs: Iterable[EnvRef]) -> list[EnvRef]:
     seen: dict[str, EnvRef] = {}
     for env in envs:
-        if not (env.prefix / "conda-meta").is_dir():
-            continue
+        if not (env.prefix / "conda-meta").is_dir() and env.origin != "environments.txt":
+            continue  # a registered env without conda-meta stays: its usage is unknown (W8)
         key = os.path.realpath(env.prefix)
         seen.setdefault(key, env)
     return list(seen.values())

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from envguard.clean.model import PACKAGE_SUFFIXES, TRASH_DIR, Cache, Entry, EntryKind
 from envguard.clean.usage import strip_archive
+from envguard.textio import read_bytes
 
 PARTIAL_SUFFIXES = (".partial", ".part")
 TEMP_SUFFIXES = (".c~", ".trash")  # conda's CONDA_TEMP_EXTENSIONS
@@ -103,8 +104,7 @@ def _package_dist(index_json: str) -> tuple[str, str]:
     if os.path.islink(index_json):
         return "", f"{index_json}: is a symlink; package left alone"
     try:
-        with open(index_json, "rb") as handle:
-            data = json.loads(handle.read())
+        data = json.loads(read_bytes(index_json))
     except OSError as exc:
         return "", f"{index_json}: cannot read ({exc.strerror}); package left alone"
     except ValueError:

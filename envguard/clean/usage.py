@@ -19,6 +19,7 @@ from typing import Any
 from envguard.clean.model import PACKAGE_SUFFIXES, EnvRef, Usage
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import Environment, SourceKind
+from envguard.textio import read_bytes
 
 
 def strip_archive(name: str) -> str:
@@ -74,8 +75,7 @@ def environment_references(prefix: Path) -> tuple[set[str], set[str], list[str],
 def _record(path: str) -> dict[str, Any] | str:
     """A conda-meta record, or the reason it cannot be used (in the prefix reader's words)."""
     try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read())
+        data = json.loads(read_bytes(path))
         if isinstance(data, dict):
             return data
     except (OSError, ValueError):

@@ -46,7 +46,9 @@ def exit_process(code: int) -> NoReturn:
 
 
 def error_line(message: str) -> None:
-    sys.stderr.write(f"envguard: error: {message}\n")
+    from envguard.channels import scrub
+
+    sys.stderr.write(f"envguard: error: {scrub(message)}\n")
 
 
 def bug() -> int:
@@ -55,11 +57,12 @@ def bug() -> int:
     import traceback
 
     from envguard import __version__
+    from envguard.channels import scrub
 
-    fd, path = tempfile.mkstemp(prefix="envguard-crash-", suffix=".log")
-    with os.fdopen(fd, "w") as handle:
-        handle.write(f"envguard {__version__}, python {sys.version}\nargv: {sys.argv}\n\n")
-        traceback.print_exc(file=handle)
+    fd, path = tempfile.mkstemp(prefix="envguard-crash-", suffix=".log")  # mode 0600
+    with os.fdopen(fd, "w") as handle:  # never a credential from argv or a message (S5)
+        handle.write(scrub(f"envguard {__version__}, python {sys.version}\nargv: {sys.argv}\n\n"))
+        handle.write(scrub(traceback.format_exc()))
     kind = sys.exc_info()[0]
     name = kind.__name__ if kind else "error"
     error_line(

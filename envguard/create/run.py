@@ -150,6 +150,9 @@ def create(
 
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
+    from envguard.create.transaction import recover
+
+    recover(target)  # an old env a killed `create --force` left aside comes back first
     replaced = _collision(target, name, force, by_name=prefix is None)
     result = CreateResult(
         name=name,
@@ -165,16 +168,17 @@ def create(
     )
     if dry_run:
         return result
-    if replaced:
-        backend.remove(target)
-    installed, warnings, lock = _build(planned, backend, target, write_lock)
-    kernel = None
-    if jupyter:
-        from envguard.create import jupyter as jupyter_mod
+    from envguard.create.transaction import replacing
 
-        kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
-        kernel = str(kernel_path)
-        warnings += [warning] if warning else []
+    with replacing(target, replaced):  # the old env is intact until the new one is complete
+        installed, warnings, lock = _build(planned, backend, target, write_lock)
+        kernel = None
+        if jupyter:
+            from envguard.create import jupyter as jupyter_mod
+
+            kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
+            kernel = str(kernel_path)
+            warnings += [warning] if warning else []
     return dataclasses.replace(
         result,
         packages=installed.packages,

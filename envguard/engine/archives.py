@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from envguard.channels import strip_credentials
-from envguard.errors import OperationalError
+from envguard.errors import BadInputError, OperationalError
 from envguard.hashing import file_digest
 from envguard.model import Package
 
@@ -198,10 +198,18 @@ def records(archives: Sequence[Archive]) -> list[Any]:
 
     import rattler
 
+    async def read_one(archive: Archive) -> Any:
+        try:
+            return await rattler.RepoDataRecord.from_package_archive(archive.path)
+        except Exception as exc:  # rattler's own error types: the file is not a conda package
+            reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+            raise BadInputError(
+                f"{archive.package.describe()}: {archive.path} matches the lock's {archive.algorithm} but is "
+                f"not a readable conda package ({reason}); the lock points at the wrong file; re-create it"
+            ) from exc
+
     async def read_all() -> list[Any]:
-        return list(
-            await asyncio.gather(*(rattler.RepoDataRecord.from_package_archive(a.path) for a in archives))
-        )
+        return list(await asyncio.gather(*(read_one(a) for a in archives)))
 
     result = asyncio.run(read_all())
     for archive, record in zip(archives, result, strict=True):

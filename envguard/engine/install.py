@@ -71,17 +71,26 @@ def install(
     if fetched.mismatches:
         raise BackendError(integrity_message(fetched.mismatches))
     conda = [a for a in fetched.archives if a.package.manager == "conda"]
+    warnings = [f"{p.describe()}; removed it, re-extracted" for p in verify_cache(fetched, pkgs_dir)]
     if conda:
         link(archives.records(conda), prefix, specs, platform=platform, pkgs_dir=pkgs_dir, progress=progress)
         archives.restore_urls(prefix, conda)
     pip = [p for p in fetched.packages if p.manager == "pip"]
     if not pip:
-        return []
+        return warnings
     from envguard.engine.pip_install import install_locked_wheels
 
     wheels = [a for a in fetched.archives if a.package.manager == "pip"]
     others = [p for p in pip if not archives.has_archive(p)]
-    return install_locked_wheels(prefix, wheels, others, pkgs_dir)
+    return warnings + install_locked_wheels(prefix, wheels, others, pkgs_dir)
+
+
+def verify_cache(fetched: Fetched, pkgs_dir: Path) -> list[Any]:
+    """Extracted package-cache folders that differ from their verified archives (removed, so they are
+    re-extracted and never linked as they were); see envguard.engine.cachecheck."""
+    from envguard.engine.cachecheck import check_and_heal
+
+    return list(check_and_heal(fetched.archives, pkgs_dir))
 
 
 def install_locked(

@@ -18,15 +18,10 @@ _VERSION_LINE = re.compile(r"^version:\s*['\"]?(\d+)", re.MULTILINE)
 
 def detect_kind(path: Path) -> SourceKind:
     """Sniff a file's kind from its first few KB."""
-    from envguard.textio import decode
+    from envguard.textio import decode, read_input
 
-    try:
-        with open(path, "rb") as handle:
-            head = decode(handle.read(65536), path)
-    except FileNotFoundError as exc:
-        raise BadInputError(f"{path}: no such file or environment; check the path") from exc
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read ({exc.strerror})") from exc
+    # a character cut at the window's end is dropped, not refused (the whole file is decoded when read)
+    head = decode(read_input(path, 65536), path, partial=True)
     stripped = head.lstrip()
     if stripped.startswith("{") and '"schema_version"' in head:
         return "snapshot"

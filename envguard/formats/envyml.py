@@ -131,7 +131,7 @@ def _evaluate(expr: str, names: dict[str, bool]) -> bool:
     program = " ".join(t if t in ("and", "or", "not", "(", ")") else str(names[t]) for t in tokens)
     try:
         return bool(eval(program, {"__builtins__": {}}, {}))
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError):  # `not not ...` 5,000 deep cannot compile
         return True
 
 
@@ -148,7 +148,7 @@ def _compose(text: str, origin: str) -> Any:
         problem = exc.problem or exc.context or "syntax error"
         raise BadInputError(f"{origin}{line}: malformed YAML ({problem}); fix the file") from exc
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{origin}: malformed YAML ({exc.__class__.__name__}); fix the file") from exc
+        raise BadInputError(f"{origin}: malformed YAML ({yamlio.reason(exc)}); fix the file") from exc
 
 
 def _mapping(root: Any, origin: str) -> dict[str, tuple[Any, Any]]:

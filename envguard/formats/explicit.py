@@ -193,7 +193,8 @@ def _stem(filename: str) -> str:
 def _build_number(build: str) -> int:
     """conda's convention: the build number is the build string's last `_`-separated field when numeric."""
     tail = build.rsplit("_", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
+    # ASCII digits only (int() accepts any Unicode digit) and never a 5,000-digit string
+    return int(tail) if tail.isascii() and tail.isdigit() and len(tail) <= 18 else 0
 
 
 def _shown(line: str) -> str:

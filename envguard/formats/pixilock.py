@@ -48,8 +48,9 @@ def read(path: Path, platform: str | None = None, environment: str = DEFAULT_ENV
 def _load(path: Path) -> Any:
     import rattler
 
-    if not path.is_file():
-        raise BadInputError(f"{path}: no such file; check the path")
+    from envguard.textio import read_input
+
+    read_input(path, 0)  # a missing path, a FIFO or a device is bad input before rattler opens it
     try:
         return rattler.LockFile.from_path(path)
     except Exception as exc:  # rattler raises its own exception types for every parse failure

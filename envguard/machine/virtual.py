@@ -49,6 +49,7 @@ def detect(use_cache: bool = True) -> tuple[VirtualPackage, ...]:
                 cache,
                 json.dumps([{"name": v.name, "version": v.version, "build": v.build} for v in found]),
                 durable=False,
+                private=True,
             )
     return found
 

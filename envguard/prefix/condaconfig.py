@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envguard.errors import BadInputError
 from envguard.model import VirtualPackage
+from envguard.textio import read_bytes
 
 
 def condarc_paths() -> list[Path]:
@@ -52,10 +54,10 @@ def load_condarc() -> dict[str, Any]:
         if not path.is_file():
             continue
         try:
-            data = yamlio.load(path.read_text(encoding="utf-8", errors="replace")) or {}
+            data = yamlio.load(read_bytes(path).decode("utf-8", "replace")) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise BadInputError(
-                f"{path}: unreadable condarc ({exc.__class__.__name__}); fix or remove it"
+                f"{path}: unreadable condarc ({yamlio.reason(exc)}); fix or remove it"
             ) from exc
         if not isinstance(data, dict):
             continue
@@ -120,11 +122,17 @@ def environments_txt() -> Path:
 
 def registered_environments() -> list[Path]:
     """Prefixes listed in ~/.conda/environments.txt that still exist."""
+    return [p for p in registered_prefixes() if p.is_dir()]
+
+
+def registered_prefixes() -> list[Path]:
+    """Every prefix listed in ~/.conda/environments.txt (`~` expanded), whether or not it exists now (an
+    unmounted disk, a deleted folder): clean treats a missing one as usage unknown."""
     try:
-        lines = environments_txt().read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_bytes(environments_txt()).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
-    return [Path(line.strip()) for line in lines if line.strip() and Path(line.strip()).is_dir()]
+    return [Path(line.strip()).expanduser() for line in lines if line.strip()]
 
 
 def known_environments() -> list[Path]:
@@ -161,16 +169,46 @@ def find_named(name: str) -> Path:
 
 
 def register(prefix: Path) -> None:
-    """Add a prefix to ~/.conda/environments.txt (atomically, once) so `conda env list` shows it."""
+    """Add a prefix to ~/.conda/environments.txt (atomically, once, under a file lock so concurrent creates
+    never lose each other's lines) so `conda env list` shows it."""
+    _update_registry(lambda lines: lines if str(prefix) in lines else [*lines, str(prefix)])
+
+
+def unregister(prefix: Path) -> None:
+    """Remove a prefix from ~/.conda/environments.txt (a create that failed leaves nothing registered)."""
+    _update_registry(lambda lines: [ln for ln in lines if ln.strip() != str(prefix)])
+
+
+def _update_registry(change: Callable[[list[str]], list[str]]) -> None:
     from envguard.atomic import write_text
 
     path = environments_txt()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path.with_name(".environments.txt.envguard-lock")):
+        try:
+            lines = [ln for ln in read_bytes(path).decode("utf-8", "replace").splitlines() if ln.strip()]
+        except OSError:
+            lines = []
+        new = change(lines)
+        if new != lines:
+            write_text(path, "\n".join(new) + "\n" if new else "")
+
+
+@contextlib.contextmanager
+def _locked(lock: Path) -> Iterator[None]:
+    """An exclusive advisory lock (flock) on a side file; the registry itself is replaced atomically, so it
+    cannot carry the lock."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    except OSError:
-        lines = []
-    if str(prefix) not in lines:
-        write_text(path, "\n".join([*lines, str(prefix)]) + "\n")
+        try:
+            import fcntl
+        except ImportError:  # Windows: no flock; the atomic replace still prevents a torn file
+            yield
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _unique(paths: list[Path]) -> list[Path]:

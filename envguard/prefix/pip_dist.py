@@ -9,6 +9,7 @@ from pathlib import Path
 
 from envguard.model import Package, PipOrigin
 from envguard.names import canonical_name
+from envguard.textio import read_bytes
 
 CONDA_INSTALLERS = frozenset({"conda", "rattler", "pixi", "mamba", "micromamba"})
 _NORMALIZE = re.compile(r"[-_.]+")
@@ -71,7 +72,7 @@ def read_pip_packages(prefix: Path) -> tuple[list[Package], list[str]]:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_bytes(path).decode("utf-8", "replace")
     except OSError:
         return ""
 
@@ -101,7 +102,7 @@ def _name_version(folder: Path) -> tuple[str, str]:
 
 def _origin(path: Path, warnings: list[str]) -> PipOrigin | None:
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_bytes(path))
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -113,6 +114,13 @@ def _origin(path: Path, warnings: list[str]) -> PipOrigin | None:
 
     dir_info = data.get("dir_info") or {}
     vcs_info = data.get("vcs_info") or {}
+    if (
+        not isinstance(dir_info, dict)
+        or not isinstance(vcs_info, dict)
+        or not isinstance(data.get("url"), str)
+    ):
+        warnings.append(f"{path}: malformed direct_url.json (PEP 610); origin unknown")
+        return None
     return PipOrigin(
         url=strip_credentials(str(data.get("url", ""))),
         editable=bool(dir_info.get("editable", False)),

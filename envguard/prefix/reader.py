@@ -16,6 +16,7 @@ from envguard.prefix import history as history_mod
 from envguard.prefix.pip_dist import read_pip_packages
 from envguard.prefix.records import record_to_package
 from envguard.prefix.slim import read_slim
+from envguard.textio import read_bytes
 
 
 def is_conda_prefix(path: Path) -> bool:
@@ -77,7 +78,7 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environmen
 def _history(prefix: Path) -> dict[str, str]:
     path = prefix / "conda-meta" / "history"
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_bytes(path).decode("utf-8", "replace")
     except OSError:
         return {}
     return history_mod.requested_specs(history_mod.parse(text))
@@ -110,7 +111,7 @@ def _read_venv(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environment
 
 def _venv_python(prefix: Path) -> str | None:
     try:
-        text = (prefix / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+        text = read_bytes(prefix / "pyvenv.cfg").decode("utf-8", "replace")
     except OSError:
         text = ""
     for line in text.splitlines():

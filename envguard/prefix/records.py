@@ -11,6 +11,8 @@ from typing import Any
 from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError
 from envguard.model import Package
+from envguard.textio import read_bytes
+from envguard.validate import Kind, check_fields, matches
 
 
 def iter_records(prefix: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
@@ -30,7 +32,7 @@ def iter_records(prefix: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
 def load_record(path: Path) -> dict[str, Any]:
     """One conda-meta record, validated enough to be used."""
     try:
-        data = json.loads(path.read_bytes())
+        data = json.loads(read_bytes(path))
     except OSError as exc:
         raise BadInputError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
     except ValueError as exc:
@@ -45,7 +47,53 @@ def load_record(path: Path) -> dict[str, Any]:
             f"{path}: conda-meta record lacks name/version (truncated?); reinstall that package or remove "
             "the file"
         )
+    check_record(data, path)
     return data
+
+
+RECORD_FIELDS: dict[str, Kind] = {
+    "name": "str",
+    "version": "str",
+    "build": "str",
+    "build_string": "str",
+    "build_number": "int",
+    "channel": "str",
+    "subdir": "str",
+    "url": "str",
+    "fn": "str",
+    "md5": "str",
+    "sha256": "str",
+    "size": "int",
+    "depends": "list[str]",
+    "constrains": "list[str]",
+    "requested_specs": "list[str]",
+    "requested_spec": "str",
+    "files": "list[str]",
+    "paths_data": "dict",
+    "link": "dict",
+    "extracted_package_dir": "str",
+}
+PATH_FIELDS: dict[str, Kind] = {
+    "_path": "str",
+    "path_type": "str",
+    "sha256": "str",
+    "sha256_in_prefix": "str",
+    "size_in_bytes": "int",
+    "file_mode": "str",
+}
+_FIX = "reinstall that package or remove the file"
+
+
+def check_record(data: dict[str, Any], path: object) -> None:
+    """Every field envguard reads from a conda-meta record has its JSON type (bad input naming the field)."""
+    check_fields(data, RECORD_FIELDS, path, _FIX)
+    paths = (data.get("paths_data") or {}).get("paths")
+    if paths is None:
+        return
+    if not matches(paths, "list[dict]"):
+        raise BadInputError(f"{path}: field 'paths_data.paths' must be a list of mappings; {_FIX}")
+    for entry in paths:
+        check_fields(entry, PATH_FIELDS, f"{path}: paths_data entry", _FIX)
 
 
 def _short(exc: ValueError) -> str:

@@ -130,16 +130,19 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
 
 @contextlib.contextmanager
 def _prefix(keep: bool, later: contextlib.ExitStack | None) -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
-    try:
-        yield folder / "env"
-    finally:
-        if keep:
-            pass
-        elif later is not None:
-            later.callback(shutil.rmtree, folder, ignore_errors=True)
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
+    from envguard.signals import sigterm_as_interrupt
+
+    with sigterm_as_interrupt():  # Ctrl-C or SIGTERM: the temp folder still goes
+        folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
+        try:
+            yield folder / "env"
+        finally:
+            if keep:
+                pass
+            elif later is not None:  # deleted once the report is out
+                later.callback(shutil.rmtree, folder, ignore_errors=True)
+            else:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 class _Run:
@@ -188,6 +191,10 @@ class _Run:
         from envguard.engine import install
 
         assert self.fetched is not None
+        poisoned = install.verify_cache(self.fetched, self.pkgs_dir)
+        if poisoned:  # the archives were fine but the cache that would be linked was not: FAIL, naming it
+            detail = "; ".join(p.describe() for p in poisoned[:3])
+            return Stage("install", "failed", detail=f"{detail}; removed, run again to re-extract")
         specs = [r.spec for r in self.env.requested if r.manager == "conda"]
         self.warnings += install.install(
             self.fetched,

@@ -191,6 +191,7 @@ def test_what_counts_as_a_package_cache(tmp_path: Path, channels: dict[str, Path
     tagged = tmp_path / "tagged"
     tagged.mkdir()
     (tagged / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    (tagged / "zlib-1.3.1-h0_1.conda").write_bytes(b"")  # CACHEDIR.TAG and a package archive
     extracted = tmp_path / "extracted"
     (extracted / "zlib-1.3.1-h0_1" / "info").mkdir(parents=True)
     (extracted / "zlib-1.3.1-h0_1" / "info" / "index.json").write_text("{}")
@@ -201,7 +202,11 @@ def test_what_counts_as_a_package_cache(tmp_path: Path, channels: dict[str, Path
     env = install(tmp_path / "env", ["zlib=1.3.1"], [channels["forge"]], cache=tmp_path / "pkgs")
     empty = tmp_path / "empty"
     empty.mkdir()
+    other_tool = tmp_path / "pip-cache"  # W9: any tool writes CACHEDIR.TAG; alone it is not a package cache
+    (other_tool / "http").mkdir(parents=True)
+    (other_tool / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
     for folder, reason in (
+        (other_tool, "no urls.txt"),
         (channel_subdir, "no urls.txt"),
         (env, "conda environment"),
         (empty, "no urls.txt"),
@@ -219,7 +224,9 @@ def test_environments_from_environments_txt_envs_dirs_and_pixi(
     forge, cache = [channels["forge"]], tmp_path / "pkgs"
     registered = install(tmp_path / "registered", ["zlib=1.3.1"], forge, cache=cache)
     (Path.home() / ".conda").mkdir()
-    (Path.home() / ".conda" / "environments.txt").write_text(f"{registered}\n{tmp_path / 'deleted-env'}\n")
+    (Path.home() / ".conda" / "environments.txt").write_text(
+        f"{registered}\n{tmp_path / 'deleted-env'}\n~/envs/on-home\n"
+    )
     envs_dir = tmp_path / "envs"
     named = install(envs_dir / "named", ["zlib=1.3.1"], forge, cache=cache)
     monkeypatch.setenv("CONDA_ENVS_DIRS", str(envs_dir))
@@ -232,9 +239,15 @@ def test_environments_from_environments_txt_envs_dirs_and_pixi(
     found, notes = discover_environments([], [projects], None)
     assert {(e.prefix, e.origin) for e in found} == {
         (registered, "environments.txt"),
+        # W8: a registered env whose folder is gone is kept (its usage is unknown) and `~` is expanded
+        (tmp_path / "deleted-env", "environments.txt"),
+        (Path.home() / "envs" / "on-home", "environments.txt"),
         (named, "envs_dirs"),
         (deep, "pixi"),
     }
+    from envguard.clean.usage import environment_references
+
+    assert environment_references(tmp_path / "deleted-env")[3] is False  # usage unknown: nothing is removed
     assert pixi_environments(too_deep) == [too_deep / ".pixi" / "envs" / "default"]
     _, notes = discover_environments([], [tmp_path / "registered"], None)
     assert any("no .pixi/envs" in n for n in notes)

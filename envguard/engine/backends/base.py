@@ -7,15 +7,12 @@ packages or raise BackendError (exit 3) with a one-line message naming the tool.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envguard.channels import strip_credentials
+from envguard.channels import scrub
 from envguard.model import Package, VirtualPackage
-
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 
 
 @dataclass(frozen=True)
@@ -69,7 +66,7 @@ class Backend(ABC):
 
 def redact(text: str) -> str:
     """`text` with credentials removed from every URL in it (tool output is quoted in error messages)."""
-    return _URL.sub(lambda m: strip_credentials(m.group(0)), text)
+    return scrub(text)
 
 
 def one_line(text: str, limit: int = 300) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from envguard import __version__
-from envguard.channels import strip_credentials
+from envguard.channels import scrub, strip_credentials
 from envguard.engine.backends.base import Backend, Plan, Request, redact
 from envguard.engine.install import default_pkgs_dir, install_locked, integrity_message, link
 from envguard.errors import BackendError, BadInputError, EnvguardError
@@ -118,10 +118,9 @@ def scrub_credentials(prefix: Path) -> None:
     from envguard.atomic import write_text
 
     for path in sorted((prefix / "conda-meta").glob("*.json")):
-        data = json.loads(path.read_bytes())
-        clean = {k: strip_credentials(str(data[k])) for k in ("url", "channel") if data.get(k)}
-        if any(data[k] != v for k, v in clean.items()):
-            write_text(path, json.dumps({**data, **clean}, indent=2) + "\n")
+        text = path.read_text(encoding="utf-8")
+        if scrub(text) != text:  # url, channel, requested_specs: every field
+            write_text(path, json.dumps(json.loads(text), indent=2) + "\n")  # write_text scrubs
 
 
 def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package]) -> None:

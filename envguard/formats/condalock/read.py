@@ -20,6 +20,7 @@ from envguard.formats.condalock import meta as lockmeta
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.names import canonical_name
 from envguard.textio import read_text
+from envguard.validate import Kind, check_fields
 
 SUPPORTED_VERSION = 1
 _HEX = {"md5": re.compile(r"^[0-9a-fA-F]{32}$"), "sha256": re.compile(r"^[0-9a-fA-F]{64}$")}
@@ -78,8 +79,12 @@ def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
     metadata = _metadata(data, origin)
     platforms = [str(p) for p in metadata["platforms"]]
     custom = _custom(metadata, origin)
-    channels = tuple(_channels(metadata, origin))
     entries = data.get("package")
+    for platform in (
+        {str(e.get("platform")) for e in entries if isinstance(e, dict)} if isinstance(entries, list) else ()
+    ):
+        _decode(custom, platform, lockmeta.FIELD_PIP_ORIGINS, lockmeta.decode_origins, origin, {})  # one line
+    channels = tuple(_channels(metadata, origin))
     if not isinstance(entries, list):
         raise BadInputError(f"{origin}: `package` must be a list of locked packages; {FIX}")
     by_platform: dict[str, list[Package]] = {p: [] for p in platforms}
@@ -165,7 +170,7 @@ def _load_yaml(text: str, origin: str) -> dict[str, Any]:
             f"{origin}{line}: malformed YAML ({problem}); the lock is truncated or damaged; {FIX}"
         ) from exc
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{origin}: malformed YAML ({exc.__class__.__name__}); {FIX}") from exc
+        raise BadInputError(f"{origin}: malformed YAML ({yamlio.reason(exc)}); {FIX}") from exc
     if not isinstance(data, dict):
         raise BadInputError(
             f"{origin}: not a conda-lock file (expected a mapping with version/metadata/package)"
@@ -187,6 +192,7 @@ def _metadata(data: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
     for key, kind in (("platforms", list), ("channels", list), ("content_hash", dict)):
         if not isinstance(metadata.get(key), kind):
             raise BadInputError(f"{origin}: metadata lacks `{key}` (or it has the wrong type); {FIX}")
+    check_fields(metadata, {"sources": "list", "custom_metadata": "dict"}, f"{origin}: metadata", FIX)
     return metadata
 
 
@@ -213,6 +219,7 @@ def _package(
     if not isinstance(entry, dict) or any(entry.get(k) in (None, "") for k in _REQUIRED):
         _invalid(entry, index, _where(origin, text, index))
     where = _Where(origin, text, index)
+    check_fields(entry, _ENTRY_FIELDS, where, FIX)
     label = entry["name"]
     manager = entry["manager"]
     if manager not in ("conda", "pip"):
@@ -223,6 +230,15 @@ def _package(
     if manager == "conda":
         return _conda(entry, hashes), platform, optional
     return _pip(entry, hashes, custom, platform), platform, optional
+
+
+_ENTRY_FIELDS: dict[str, Kind] = {
+    "dependencies": "dict",
+    "url": "str",
+    "build": "str",
+    "category": "str",
+    "source": "dict",
+}
 
 
 def _hashes(value: Any, where: object, label: str, manager: str) -> dict[str, str]:

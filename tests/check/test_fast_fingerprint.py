@@ -1,0 +1,70 @@
+"""The fast path's stat fingerprint (issue 11, W1/W2): a venv's pyvenv.cfg and interpreter count, symlinked
+records and dist-infos are followed, and an unreliable stat means no fingerprint (the full check runs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from envguard.check import statcache
+
+
+def _touch_later(path: Path, text: str) -> None:
+    before = os.stat(path).st_mtime_ns
+    path.write_text(text)
+    os.utime(path, ns=(before + 10**9, before + 10**9))
+
+
+def test_a_venv_upgrade_changes_the_fingerprint(tmp_path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    first = statcache.stat_fingerprint(venv)
+    assert first and "pyvenv.cfg" in first
+    cfg = venv / "pyvenv.cfg"
+    _touch_later(cfg, cfg.read_text().replace("version", "version_info", 1))  # what --upgrade rewrites
+    assert statcache.stat_fingerprint(venv) != first
+
+
+def test_the_interpreter_behind_the_venv_counts(tmp_path) -> None:
+    home = tmp_path / "base" / "bin"
+    home.mkdir(parents=True)
+    (home / "python3").write_text("#!/bin/sh\n")
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {home}\nversion = 3.11.9\n")
+    (venv / "bin" / "python").symlink_to(home / "python3")
+    first = statcache.stat_fingerprint(venv)
+    _touch_later(home / "python3", "#!/bin/sh\n# another build\n")  # the base interpreter was replaced
+    assert statcache.stat_fingerprint(venv) != first
+
+
+def test_an_edit_behind_a_symlinked_record_or_dist_info_changes_it(tmp_path) -> None:
+    prefix = tmp_path / "env"
+    meta = prefix / "conda-meta"
+    meta.mkdir(parents=True)
+    store = tmp_path / "elsewhere"
+    store.mkdir()
+    record = store / "zlib-1.3.1-h0_0.json"
+    record.write_text(json.dumps({"name": "zlib", "version": "1.3.1"}))
+    (meta / record.name).symlink_to(record)
+    site = prefix / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    dist = store / "demo-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Name: demo\nVersion: 1.0\n")
+    (site / dist.name).symlink_to(dist)
+    first = statcache.stat_fingerprint(prefix)
+    _touch_later(record, json.dumps({"name": "zlib", "version": "1.3.2"}))
+    second = statcache.stat_fingerprint(prefix)
+    assert second != first, "an edit behind a symlinked conda-meta record was missed"
+    _touch_later(dist / "METADATA", "Name: demo\nVersion: 2.0\n")
+    assert statcache.stat_fingerprint(prefix) != second, "an edit inside a symlinked dist-info was missed"
+
+
+def test_no_fingerprint_means_no_cache_hit(tmp_path) -> None:
+    material = statcache.material(tmp_path, [], {})
+    statcache.store(material, "inputs", "", True, {"x": 1})
+    assert statcache.lookup(material, "inputs", "") is None

@@ -1,0 +1,59 @@
+"""verify's temp folder is removed on every exit path, SIGINT and SIGTERM included (issue 11, W6)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import envguard
+
+
+def _lock(folder: Path, channel: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    yml = folder / "environment.yml"
+    yml.write_text(
+        f"channels:\n  - {channel.resolve().as_uri()}\ndependencies:\n  - python=3.11\n  - numpy\n  - zlib\n"
+    )
+    lock = folder / "conda-lock.yml"
+    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
+    return lock
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_mid_verify_leaves_no_temp_folder(channels, tmp_path, signum) -> None:
+    lock = _lock(tmp_path / "proj", channels["forge"])
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    argv = [
+        sys.executable,
+        "-m",
+        "envguard",
+        "verify",
+        "--lock",
+        str(lock),
+        "--pkgs-dir",
+        str(tmp_path / "pkgs"),
+    ]
+    for _ in range(5):
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while (
+            proc.poll() is None and not any(scratch.glob("envguard-verify-*")) and time.monotonic() < deadline
+        ):
+            time.sleep(0.002)
+        if proc.poll() is None:
+            proc.send_signal(signum)
+            proc.wait(timeout=60)
+            break
+        proc.wait()
+    else:
+        pytest.skip("verify finished before it could be interrupted, five times")
+    assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
+    assert list(scratch.glob("envguard-verify-*")) == []
