@@ -318,10 +318,11 @@ def test_a_file_channel_verify_can_rerun_offline_from_its_cache(
 
 
 _EVENTS: list[tuple[str, str]] = []
+_WATCHING: list[bool] = [False]  # the hook stays for the whole session: it records only during its own test
 
 
 def _audit(event: str, args: tuple[object, ...]) -> None:
-    if event in ("open", "shutil.rmtree") and args:
+    if _WATCHING[0] and event in ("open", "shutil.rmtree") and args:
         _EVENTS.append((event, str(args[0])))
 
 
@@ -339,7 +340,11 @@ def test_the_report_is_out_before_the_temporary_prefix_is_deleted(
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     report = tmp_path / "report.json"
     _EVENTS.clear()
-    assert envguard("verify", "--lock", str(lock), "--json", "-o", str(report)) == 0
+    _WATCHING[0] = True
+    try:
+        assert envguard("verify", "--lock", str(lock), "--json", "-o", str(report)) == 0
+    finally:
+        _WATCHING[0] = False
     written = next(i for i, (e, p) in enumerate(_EVENTS) if e == "open" and ".report.json." in p)
     removed = next(
         i for i, (e, p) in enumerate(_EVENTS) if e == "shutil.rmtree" and p.startswith(str(scratch))
