@@ -86,16 +86,18 @@ def commands(prefix: Path, work: Path) -> dict[str, list[str]]:
     }
 
 
-def launcher_argv(tree: Path) -> list[str]:
+def launcher_argv(tree: Path, cache: Path | None = None) -> list[str]:
     """`envguard` run from the checkout `tree` (this one, or an older commit given as --baseline): its console
-    script's entry point imported through sys.path, so two versions can be timed side by side in one run."""
+    script's entry point imported through sys.path, so two versions can be timed side by side in one run. With
+    `cache`, that version keeps its own envguard cache (two versions' stat caches would evict each other)."""
     module = (
         "envguard.cli.launcher"
         if (tree / "envguard" / "cli" / "launcher.py").is_file()
         else "envguard.launcher"
     )
+    own = f"import os; os.environ['ENVGUARD_CACHE_DIR'] = {str(cache)!r}; " if cache else ""
     code = (
-        f"import sys; sys.path.insert(0, {str(tree)!r}); sys.argv[0] = 'envguard'; "
+        f"import sys; {own}sys.path.insert(0, {str(tree)!r}); sys.argv[0] = 'envguard'; "
         f"from {module} import main; main()"
     )
     return [sys.executable, "-c", code]
@@ -110,7 +112,8 @@ def with_baseline(cmds: dict[str, list[str]], baseline: Path | None, envguard: s
     for name, argv in cmds.items():
         if argv[0] == envguard:
             extra[f"{name} [this tree, shim]"] = [*launcher_argv(here), *argv[1:]]
-            extra[f"{name} [baseline {baseline.name}, shim]"] = [*launcher_argv(baseline), *argv[1:]]
+            own = baseline / ".bench-cache"
+            extra[f"{name} [baseline {baseline.name}, shim]"] = [*launcher_argv(baseline, own), *argv[1:]]
     return {**cmds, **extra}
 
 
