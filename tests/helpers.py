@@ -134,3 +134,18 @@ def stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
     reader.join(timeout=10)
     os.close(leader)
     return done.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+def smoke_json(capsys: Any, *argv: str) -> tuple[int, dict[str, Any]]:
+    """`envguard smoke ARGV --json` in-process: (exit code, the parsed report)."""
+    import json
+
+    code = envguard("smoke", *argv, "--json")
+    captured = capsys.readouterr()
+    assert captured.out, captured.err
+    return code, json.loads(captured.out)
+
+
+def by_check(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A smoke/doctor JSON report's findings keyed by their check."""
+    return {f["check"]: f for f in data["findings"]}

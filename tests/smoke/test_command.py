@@ -9,30 +9,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.helpers import REPO, MakePrefix, envguard
+from tests.helpers import REPO, by_check, envguard, smoke_json
 
 PLANTED = REPO / "tests" / "smoke_planted.py"
 FAST = ("--budget", "10", "--workers", "0,2", "--batch-size", "8", "--io-ms", "2", "--cpu-ms", "1")
 
 
-@pytest.fixture
-def prefix(make_prefix: MakePrefix) -> Path:
-    return make_prefix(["python=3.11", "numpy=1.26"])
-
-
-def smoke(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    code = envguard("smoke", *argv, "--json")
-    captured = capsys.readouterr()
-    assert captured.out, captured.err
-    return code, json.loads(captured.out)
-
-
-def by_check(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {f["check"]: f for f in data["findings"]}
+smoke = smoke_json
 
 
 @pytest.mark.slow

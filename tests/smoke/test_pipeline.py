@@ -4,7 +4,6 @@ their verdict and their near-twin does not; real ForkingPickler, real spawn work
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import pytest
 from torch.utils.data import DataLoader
 
 from envguard.smoke import pipeline, runner
-from tests.helpers import REPO, MakePrefix, envguard
+from tests.helpers import REPO, by_check, envguard, smoke_json
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
 sys.path.insert(0, str(runner.PACKAGE_PARENT))  # the in-environment package, as the module imports itself
@@ -23,21 +22,7 @@ from envguard_smoke import loader as user_loader  # noqa: E402
 sys.path.insert(0, str(PLANTED.parent))
 import pipeline_planted as planted  # noqa: E402
 
-
-@pytest.fixture
-def prefix(make_prefix: MakePrefix) -> Path:
-    return make_prefix(["python=3.11", "numpy=1.26"])
-
-
-def smoke(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
-    code = envguard("smoke", *argv, "--json")
-    captured = capsys.readouterr()
-    assert captured.out, captured.err
-    return code, json.loads(captured.out)
-
-
-def by_check(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {f["check"]: f for f in data["findings"]}
+smoke = smoke_json
 
 
 # -- start-method safety
