@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -83,8 +84,13 @@ def normalize(channel: str) -> str:
 
 def channel_from_url(url: str) -> tuple[str, str]:
     """Split a package URL into (normalised channel, subdir)."""
-    clean = strip_credentials(url)
-    folder = clean.rsplit("/", 1)[0]
+    return _channel_of_folder(url.rsplit("/", 1)[0])
+
+
+@functools.lru_cache(maxsize=256)
+def _channel_of_folder(raw: str) -> tuple[str, str]:
+    """(channel, subdir) of a package URL's folder; a prefix's thousands of packages share a few folders."""
+    folder = strip_credentials(raw)
     channel, _, subdir = folder.rpartition("/")
     if subdir not in KNOWN_SUBDIRS:
         return normalize(folder), ""

@@ -2,25 +2,27 @@
 
 The stat fingerprint covers `conda-meta/` (every record's name, size, mtime, ctime, inode), a venv's
 `pyvenv.cfg` and the interpreter it names (`python -m venv --upgrade` changes them) and, in each
-site-packages folder, every `*.dist-info`/`*.egg-info` folder and its files plus `*.pth` and `*.egg-link`
-files. Symlinks are followed (the target's metadata counts, and the link's own). Any install, removal,
-upgrade, reinstall or edit of those changes it (ctime cannot be set back by a user). Where the filesystem does
-not report a field the fingerprint relies on (an inode or ctime of 0), there is no fingerprint and the check
-runs in full.
+site-packages folder, every `*.dist-info`/`*.egg-info` folder (its own mtime and ctime change when a file in
+it is added, removed or renamed) with the files envguard reads in it (METADATA, INSTALLER, direct_url.json),
+plus `*.pth` and `*.egg-link` files. Symlinks are followed (the target's metadata counts, and the link's
+own). Any install, removal, upgrade, reinstall or edit of those changes it (ctime cannot be set back by a
+user). Where the filesystem does not report a field the fingerprint relies on (an inode or ctime of 0), there
+is no fingerprint and the check runs in full.
 
 A cached verdict is identified by the check's material (envguard's version, the prefix, the input file paths
 and options) and holds the stat signature of the input files (lock, environment.yml) and of the environment at
 the last full check that was CLEAN. Only identical material and signatures short-circuit, and only to "clean":
 drift is never cached, so the cache can never turn real drift into a pass.
 
-This module is on the fast path: it imports only the standard library's os, json and zlib (no hashlib, no
-envguard model, no yaml, rattler, rich, deepdiff or torch).
+This module is on the fast path: it imports only the standard library's os, json, stat and zlib (no
+hashlib, no envguard model, no yaml, rattler, rich, deepdiff or torch).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import zlib
 from collections.abc import Iterable, Mapping
 
@@ -29,6 +31,8 @@ from envguard.cache import OVERRIDE_VARS, cache_path
 
 FORMAT = 2
 _PIP_SUFFIXES = (".dist-info", ".egg-info", ".pth", ".egg-link")
+# What envguard.prefix.pip_dist reads inside a dist-info (PKG-INFO: an egg-info's METADATA).
+_READ_FILES = ("METADATA", "PKG-INFO", "INSTALLER", "direct_url.json")
 MACHINE_FILES = ("/proc/sys/kernel/random/boot_id", "/proc/driver/nvidia/version")
 
 
@@ -87,11 +91,9 @@ def _scan(folder: str, lines: list[str], *, descend: bool) -> None:
             continue
         lines.append(_stat_line(entry.name, entry))
         if descend and _is_dir(entry):
-            try:
-                with os.scandir(entry.path) as inner:
-                    lines.extend(_stat_line(f"  {i.name}", i) for i in sorted(inner, key=lambda e: e.name))
-            except OSError:
-                lines.append("  unreadable")
+            # The folder's own mtime/ctime (above) changes whenever a file in it is added, removed or renamed;
+            # an in-place edit changes only that file, so the files the pip reader reads are signed too.
+            lines.extend(_path_line(f"  {name}", os.path.join(entry.path, name)) for name in _READ_FILES)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -122,7 +124,7 @@ def _path_line(name: str, path: str) -> str:
     except OSError:
         return f"{name} absent"
     line = f"{name} {_fields(own)}"
-    if os.path.islink(path):
+    if stat.S_ISLNK(own.st_mode):
         try:
             line += f" -> {os.path.realpath(path)} {_fields(os.stat(path))}"
         except OSError:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from envguard.diff.changes import TITLES, Change, Diff
-from envguard.output import NARROW, document, dumps, md_escape, text_console
+from envguard.output import NARROW, document, dumps, md_escape, terminal_width, text_console
 
 _KIND = {
     "only-a": "only in A",
@@ -34,6 +34,10 @@ def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> st
     """Human view: one rich table, a section per category, at the terminal's width (below NARROW columns
     the category becomes a section row instead of a column). A category with more than LONG items shows
     the first SHOWN and a one-line count, unless `show_all`."""
+    if not diff.changes:
+        plain = _plain(diff, width or terminal_width(), show_all)
+        if plain is not None:
+            return plain
     from rich.markup import escape
     from rich.table import Table
 
@@ -63,6 +67,16 @@ def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> st
         console.print(f"note: {note}", markup=False)
     console.print(summary(diff), markup=False)
     return console.file.getvalue()  # type: ignore[no-any-return]
+
+
+def _plain(diff: Diff, width: int, show_all: bool) -> str | None:
+    """The table-less report as plain lines, exactly as rich would print them (no rich import: it costs
+    more than comparing two identical environments); None when a line would need rich's wrapping."""
+    lines = [f"A: {diff.a_label}", f"B: {diff.b_label}", *summaries(diff, show_all)]
+    lines += [f"note: {note}" for note in diff.notes] + [summary(diff)]
+    if all(len(line) <= width and line.isprintable() and line.isascii() for line in lines):
+        return "".join(f"{line}\n" for line in lines)
+    return None
 
 
 LONG = 20  # a category with more items than this is summarised on a long report

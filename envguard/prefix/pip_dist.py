@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from envguard.model import Package, PipOrigin
 from envguard.names import canonical_name
@@ -47,27 +49,74 @@ def dist_info_dirs(prefix: Path) -> list[Path]:
 
 
 def read_pip_packages(prefix: Path) -> tuple[list[Package], list[str]]:
-    """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own."""
+    """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own.
+    Unchanged dist-infos come from the slim cache (envguard.prefix.slim.read_dists)."""
+    from envguard.prefix.slim import read_dists
+
     packages: list[Package] = []
     warnings: list[str] = []
-    for folder in dist_info_dirs(prefix):
-        installer = _read(folder / "INSTALLER").strip().lower()
-        if installer in CONDA_INSTALLERS:
+    for data in read_dists(prefix, dist_info_dirs(prefix), READ_FILES, _read_dist, _valid):
+        warnings.extend(data["warnings"])
+        if data["skip"]:
             continue
-        name, version = _name_version(folder)
-        if not name or not version:
-            warnings.append(f"{folder}: dist-info without Name/Version in METADATA; skipped")
-            continue
+        origin = data["origin"]
         packages.append(
             Package(
                 manager="pip",
-                name=canonical_name(name),
-                version=version,
-                installer=installer or "unknown",
-                origin=_origin(folder / "direct_url.json", warnings),
+                name=data["name"],
+                version=data["version"],
+                installer=data["installer"],
+                origin=PipOrigin(**origin) if origin is not None else None,
             )
         )
     return packages, warnings
+
+
+READ_FILES = ("INSTALLER", "METADATA", "direct_url.json")  # every file _read_dist opens
+
+
+_ORIGIN_FIELDS = {"url": str, "editable": bool, "vcs": str, "commit_id": str, "requested_revision": str}
+
+
+def _valid(data: Any) -> bool:
+    """Cached data has the shape `_read_dist` writes (a damaged cache entry is read again)."""
+    if not isinstance(data, dict) or not isinstance(data.get("warnings"), list):
+        return False
+    if not all(isinstance(w, str) for w in data["warnings"]):
+        return False
+    if data.get("skip") is True:
+        return True
+    origin = data.get("origin")
+    if origin is not None and not (
+        isinstance(origin, dict)
+        and set(origin) == set(_ORIGIN_FIELDS)
+        and all(isinstance(origin[k], t) for k, t in _ORIGIN_FIELDS.items())
+    ):
+        return False
+    return data.get("skip") is False and all(
+        isinstance(data.get(k), str) for k in ("name", "version", "installer")
+    )
+
+
+def _read_dist(folder: Path) -> dict[str, Any]:
+    """What the model keeps of one dist-info, as JSON-able data (the slim cache stores it)."""
+    warnings: list[str] = []
+    installer = _read(folder / "INSTALLER").strip().lower()
+    if installer in CONDA_INSTALLERS:
+        return {"skip": True, "warnings": warnings}
+    name, version = _name_version(folder)
+    if not name or not version:
+        warnings.append(f"{folder}: dist-info without Name/Version in METADATA; skipped")
+        return {"skip": True, "warnings": warnings}
+    origin = _origin(folder / "direct_url.json", warnings)
+    return {
+        "skip": False,
+        "warnings": warnings,
+        "name": canonical_name(name),
+        "version": version,
+        "installer": installer or "unknown",
+        "origin": dataclasses.asdict(origin) if origin is not None else None,
+    }
 
 
 def _read(path: Path) -> str:

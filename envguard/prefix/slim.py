@@ -21,6 +21,7 @@ import json
 import os
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ FIELDS = (
 )
 FRESH_NS = 2_000_000_000
 Signature = list[int]
+Reader = Callable[[Path], Any]
 
 
 def enabled() -> bool:
@@ -106,9 +108,65 @@ def read_slim(prefix: Path) -> list[tuple[str, dict[str, Any]]]:
     return result
 
 
-def _entry_path(prefix: Path) -> Path:
+def _entry_path(prefix: Path, kind: str = "records") -> Path:
     real = os.path.realpath(prefix)
-    return cache_dir() / "records" / f"{zlib.crc32(real.encode('utf-8', 'surrogateescape')):08x}.json"
+    return cache_dir() / kind / f"{zlib.crc32(real.encode('utf-8', 'surrogateescape')):08x}.json"
+
+
+def read_dists(
+    prefix: Path, folders: list[Path], files: tuple[str, ...], read: Reader, valid: Callable[[Any], bool]
+) -> list[Any]:
+    """`read(folder)` for each dist-info folder, from the cache where the folder (its own stat: a file added,
+    removed or renamed in it changes its mtime and ctime) and each of `files` in it (an in-place edit) are
+    unchanged. `read` returns JSON-able data (what the pip reader keeps: name, version, installer, origin,
+    warnings); the same freshness rule as records applies. Cached data that `valid` rejects is read again."""
+    if not enabled():
+        return [read(folder) for folder in folders]
+    where = _entry_path(prefix, "dists")
+    stored = _load(where, prefix)
+    kept: dict[str, list[Any]] = {}
+    result: list[Any] = []
+    changed = len(stored) != len(folders)
+    now = time.time_ns()
+    for folder in folders:
+        key = str(folder)
+        sign, newest = _dist_signature(key, files)
+        entry = stored.get(key)
+        if entry is not None and entry[0] == sign and valid(entry[1]):
+            data = entry[1]
+        else:
+            data = read(folder)
+            changed = True
+        if sign and now - newest > FRESH_NS:
+            kept[key] = [sign, data]
+        else:
+            changed = True
+        result.append(data)
+    if changed and (kept or stored):
+        _store(where, prefix, kept)
+    return result
+
+
+def _dist_signature(folder: str, files: tuple[str, ...]) -> tuple[Signature, int]:
+    """The folder's and its files' signatures (0s for a missing file), and the newest mtime/ctime among
+    them; an unreadable folder has no signature (never served from the cache)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return [], 0
+    sign = signature(st)
+    newest = max(st.st_mtime_ns, st.st_ctime_ns)
+    for name in files:
+        try:
+            inner = os.stat(os.path.join(folder, name))
+        except FileNotFoundError:
+            sign += [0, 0, 0, 0, 0]
+            continue
+        except OSError:
+            return [], 0
+        sign += signature(inner)
+        newest = max(newest, inner.st_mtime_ns, inner.st_ctime_ns)
+    return sign, newest
 
 
 def _header(prefix: Path) -> list[object]:

@@ -68,3 +68,36 @@ def test_no_fingerprint_means_no_cache_hit(tmp_path) -> None:
     material = statcache.material(tmp_path, [], {})
     statcache.store(material, "inputs", "", True, {"x": 1})
     assert statcache.lookup(material, "inputs", "") is None
+
+
+def test_every_change_the_pip_reader_could_see_changes_it(tmp_path) -> None:
+    site = tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+    dist = site / "demo-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (tmp_path / "env" / "conda-meta").mkdir()
+    (dist / "METADATA").write_text("Name: demo\nVersion: 1.0\n")
+    (dist / "INSTALLER").write_text("pip\n")
+    seen = {statcache.stat_fingerprint(tmp_path / "env")}
+
+    def changed() -> bool:
+        now = statcache.stat_fingerprint(tmp_path / "env")
+        new = now not in seen
+        seen.add(now)
+        return new
+
+    direct = dist / "direct_url.json"
+    direct.write_text('{"url": "file:///src/demo"}')
+    assert changed(), "a direct_url.json added"
+    before = os.stat(direct)
+    with open(direct, "r+") as handle:  # in place, same size, mtime put back: only ctime tells
+        handle.write('{"url": "file:///src/omed"}')
+    os.utime(direct, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert changed(), "direct_url.json edited in place"
+    (dist / "INSTALLER").write_text("conda\n")
+    assert changed(), "INSTALLER edited"
+    (dist / "INSTALLER").unlink()
+    assert changed(), "INSTALLER removed"
+    (dist / "REQUESTED").write_text("")
+    assert changed(), "a file added to the dist-info"
+    (dist / "REQUESTED").rename(dist / "OTHER")
+    assert changed(), "a file renamed in the dist-info"

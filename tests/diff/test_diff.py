@@ -170,8 +170,8 @@ def test_engines_agree_on_any_views(
     assert fast_leaves(a, b) == deepdiff_leaves(a, b)
 
 
-def _diff_process(a: Path, b: Path) -> tuple[int, str, bool]:
-    """`envguard diff A B --json` as a fresh process: exit code, output, and whether it imported deepdiff
+def _diff_process(a: Path, b: Path) -> tuple[int, str, set[str]]:
+    """`envguard diff A B --json` as a fresh process: exit code, output, and the modules it imported
     (`-X importtime` lists every module as it is imported; the process ends without finalising)."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "envguard", "diff", str(a), str(b), "--json"],
@@ -181,16 +181,37 @@ def _diff_process(a: Path, b: Path) -> tuple[int, str, bool]:
     )
     modules = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
     assert "envguard.diff.compare" in modules, done.stderr[-2000:]
-    return done.returncode, done.stdout, "deepdiff" in modules
+    return done.returncode, done.stdout, modules
 
 
 def test_identical_environments_never_import_deepdiff(make_prefix: MakePrefix) -> None:
     a, b = make_prefix(BASE, name="a", cuda="12.4"), make_prefix(BASE, name="b", cuda="12.4")
-    code, out, imported = _diff_process(a, b)
-    assert (code, imported) == (0, False) and json.loads(out)["equal"] is True
+    code, out, modules = _diff_process(a, b)
+    assert (code, "deepdiff" in modules) == (0, False) and json.loads(out)["equal"] is True
     other = make_prefix(["python=3.11", "numpy=2.0", "requests=2.32.3"], name="c", cuda="12.4")
-    code, out, imported = _diff_process(a, other)  # something to explain: deepdiff explains it
-    assert (code, imported) == (1, True) and json.loads(out)["equal"] is False
+    code, out, modules = _diff_process(a, other)  # something to explain: deepdiff explains it
+    assert (code, "deepdiff" in modules) == (1, True) and json.loads(out)["equal"] is False
+    # ... without loading the libraries deepdiff only probes for (numpy and pydantic: most of its import
+    # time; -X importtime lists the refused attempts too, so look for what only a real import loads)
+    assert not {"numpy._core", "numpy.core", "pydantic_core", "pandas.core", "polars.dataframe"} & modules
+
+
+def test_deepdiff_without_its_probes_leaves_them_importable() -> None:
+    code = (
+        "import sys\n"
+        "from envguard.diff.compare import deepdiff_leaves\n"
+        "a = {'conda': {'x': {'version': '1'}}}\n"
+        "b = {'conda': {'x': {'version': '2'}}}\n"
+        "print(deepdiff_leaves(a, b), 'numpy' in sys.modules)\n"
+        "import numpy\n"
+        "print(numpy.zeros(2).tolist())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "[('conda', 'x', 'version', 'changed')] False",
+        "[0.0, 0.0]",
+    ]
 
 
 def test_deepdiff_sees_only_the_differing_items(make_prefix: MakePrefix) -> None:

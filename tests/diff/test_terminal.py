@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from envguard.diff.changes import Change, Diff
-from envguard.diff.render import table
+from envguard.diff.render import summary, table
 from tests.helpers import MakePrefix, envguard
 
 
@@ -59,3 +61,27 @@ def test_diff_all_option_lists_everything(tmp_path: Path, capsys: pytest.Capture
     assert envguard("diff", str(a), str(b), "--all") == 1
     out = capsys.readouterr().out
     assert "pkg24" in out and "--all for the rest" not in out
+
+
+def _rich_lines(diff: Diff, width: int) -> str:
+    """What the rich console prints for a report without a table (the reference for the plain path)."""
+    from envguard.output import text_console
+
+    console = text_console(width)
+    console.print(f"A: {diff.a_label}\nB: {diff.b_label}", markup=False)
+    for note in diff.notes:
+        console.print(f"note: {note}", markup=False)
+    console.print(summary(diff), markup=False)
+    return console.file.getvalue()  # type: ignore[no-any-return]
+
+
+_label = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=130)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_label, _label, st.lists(_label, max_size=2), st.sampled_from([40, 80, 100, 120]))
+def test_an_equal_report_without_rich_is_what_rich_prints(
+    a: str, b: str, notes: list[str], width: int
+) -> None:
+    diff = Diff(a, b, "exact", (), tuple(notes))
+    assert table(diff, width=width) == _rich_lines(diff, width)

@@ -175,3 +175,81 @@ def test_outputs_are_byte_identical_with_the_cache_off_cold_and_warm(
         assert cold[name] == text, name
         assert warm[name] == text, name
     assert golden["check"].startswith("exit 0") and golden["diff"].startswith("exit 1")
+
+
+# --- pip dist-infos (the same cache, `dists/`)
+
+
+def _venv(root: Path) -> Path:
+    site = root / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (root / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.9\n")
+    for name, version in (("alpha", "1.0"), ("beta", "2.5")):
+        dist = site / f"{name}-{version}.dist-info"
+        dist.mkdir()
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nbody\n")
+        (dist / "INSTALLER").write_text("pip\n")
+        (dist / "RECORD").write_text("")
+    (site / "nameless.dist-info").mkdir()
+    (site / "nameless.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\n\n")
+    return site
+
+
+def _pip(prefix: Path) -> tuple[dict[str, tuple[str, str, str]], tuple[str, ...]]:
+    env = read_prefix(prefix)
+    found = {
+        p.name: (p.version, p.installer, p.origin.url if p.origin else "")
+        for p in env.packages
+        if p.manager == "pip"
+    }
+    return found, env.warnings
+
+
+def test_unchanged_dist_infos_are_not_read_again(tmp_path: Path, aged: None, opened: list[str]) -> None:
+    _venv(tmp_path / "venv")
+    first = read_prefix(tmp_path / "venv")
+    assert any(p.endswith("METADATA") for p in opened)  # cold: read
+    opened.clear()
+    assert read_prefix(tmp_path / "venv") == first
+    assert [p for p in opened if ".dist-info" in p] == []  # warm: only stats
+    assert any("without Name/Version" in w for w in first.warnings)  # the warning comes back from the cache
+
+
+def test_dist_info_edits_additions_and_removals_are_seen(tmp_path: Path, aged: None) -> None:
+    site = _venv(tmp_path / "venv")
+    prefix = tmp_path / "venv"
+    assert _pip(prefix)[0]["alpha"] == ("1.0", "pip", "")
+    metadata = site / "alpha-1.0.dist-info" / "METADATA"
+    before = metadata.stat()
+    with open(metadata, "r+", encoding="utf-8") as handle:  # same inode, same size, mtime put back
+        handle.write(metadata.read_text().replace("Version: 1.0", "Version: 1.9"))
+    os.utime(metadata, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert _pip(prefix)[0]["alpha"] == ("1.9", "pip", "")
+    (site / "alpha-1.0.dist-info" / "direct_url.json").write_text(
+        json.dumps({"url": "https://example.org/alpha-1.9.tar.gz", "archive_info": {}})
+    )
+    assert _pip(prefix)[0]["alpha"] == ("1.9", "pip", "https://example.org/alpha-1.9.tar.gz")
+    (site / "beta-2.5.dist-info" / "INSTALLER").write_text("conda\n")  # conda's own from now on
+    assert "beta" not in _pip(prefix)[0]
+    (site / "beta-2.5.dist-info" / "INSTALLER").unlink()
+    assert _pip(prefix)[0]["beta"] == ("2.5", "unknown", "")
+
+
+def test_damaged_dist_cache_entries_are_read_again(tmp_path: Path, aged: None) -> None:
+    _venv(tmp_path / "venv")
+    prefix = tmp_path / "venv"
+    expected = _pip(prefix)
+    [entry] = (cache_dir() / "dists").glob("*.json")
+    stored = json.loads(entry.read_text())
+    key = next(k for k in stored["records"] if "alpha" in k)
+    sign = stored["records"][key][0]
+    for data in (
+        {"skip": False, "warnings": []},
+        {"skip": False, "warnings": [], "name": "alpha", "version": 1, "installer": "pip", "origin": None},
+        {"skip": False, "warnings": [], "name": "alpha", "version": "1.0", "installer": "pip", "origin": 3},
+        {"skip": False, "warnings": [3], "name": "alpha", "version": "1.0", "installer": "pip"},
+        [1, 2],
+    ):
+        stored["records"][key] = [sign, data]
+        entry.write_text(json.dumps(stored))
+        assert _pip(prefix) == expected
