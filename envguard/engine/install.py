@@ -65,13 +65,16 @@ def install(
     platform: str | None,
     pkgs_dir: Path,
     progress: bool | None = None,
+    cache_checked: bool = False,
 ) -> list[str]:
     """Link the verified conda archives into `prefix`, then install the pip packages; returns warnings.
-    Refuses (BackendError, nothing installed) when any archive does not match the lock."""
+    Refuses (BackendError, nothing installed) when any archive does not match the lock. The package cache is
+    checked against the archives first, unless the caller just did (`cache_checked`: verify reports it)."""
     if fetched.mismatches:
         raise BackendError(integrity_message(fetched.mismatches))
     conda = [a for a in fetched.archives if a.package.manager == "conda"]
-    warnings = [f"{p.describe()}; removed it, re-extracted" for p in verify_cache(fetched, pkgs_dir)]
+    healed = [] if cache_checked else verify_cache(fetched, pkgs_dir)
+    warnings = [f"{p.describe()}; removed it, re-extracted" for p in healed]
     if conda:
         link(archives.records(conda), prefix, specs, platform=platform, pkgs_dir=pkgs_dir, progress=progress)
         archives.restore_urls(prefix, conda)

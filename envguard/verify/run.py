@@ -203,6 +203,7 @@ class _Run:
             platform=self.platform,
             pkgs_dir=self.pkgs_dir,
             progress=self.progress,
+            cache_checked=True,  # just above, so a poisoned folder is this stage's FAIL
         )
         conda, pip = self.env.conda_packages(), self.env.pip_packages()
         return Stage(
