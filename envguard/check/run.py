@@ -140,7 +140,15 @@ def _probed(live: Environment, target: Environment, prefix: Path) -> Environment
 
 
 def read_target(path: Path, platform: str | None) -> Environment:
-    """A lock or other resolved file, parsed once per exact content (the parse is cached as JSON)."""
+    """A lock or other resolved file, parsed once per exact content (the parse is cached as JSON); its
+    warnings are printed on every check, not only the one that parsed it."""
+    env = parse_target(path, platform)
+    _warn(env.warnings)
+    return env
+
+
+def parse_target(path: Path, platform: str | None) -> Environment:
+    """`read_target` without printing the warnings (they stay in `env.warnings`): verify reports them."""
     from envguard.check import statcache
     from envguard.formats import read_file
     from envguard.model import from_dict, to_dict
@@ -154,12 +162,9 @@ def read_target(path: Path, platform: str | None) -> Environment:
         raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
     cached = statcache.cached_parse(data, platform)
     if cached is not None:
-        env = dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
-        _warn(env.warnings)  # the lock's warnings on every check, not only the one that parsed it
-        return env
+        return dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
     # named by its path: a snapshot's own `source` is the environment it was taken from
     env = dataclasses.replace(read_file(path, platform=platform), source=str(path))
-    _warn(env.warnings)
     statcache.store_parse(data, platform, to_dict(env))
     return env
 

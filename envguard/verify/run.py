@@ -81,12 +81,13 @@ class VerifyOptions:
 
 
 def read_lock(path: Path, platform: str | None) -> Environment:
-    """The lock's environment for the platform; an environment.yml or an empty lock is bad input."""
-    from envguard.formats import read_file
+    """The lock's environment for the platform (parsed once per exact content, as check parses it); an
+    environment.yml or an empty lock is bad input."""
+    from envguard.check.run import parse_target
 
     if not path.is_file():
         raise BadInputError(f"{path}: no such lock file; pass --lock FILE (write one with `envguard lock`)")
-    env = read_file(path, platform=platform)
+    env = parse_target(path, platform)
     if env.spec_only:
         raise BadInputError(
             f"{path}: an environment.yml is not a lock; lock it first (`envguard lock -f {path}`)"

@@ -351,3 +351,29 @@ def test_the_report_is_out_before_the_temporary_prefix_is_deleted(
     )
     assert written < removed, _EVENTS[min(written, removed) : max(written, removed) + 1]
     assert json.loads(report.read_text())["passed"] is True and list(scratch.iterdir()) == []
+
+
+def test_the_lock_is_parsed_once_per_content(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """verify reads the lock through check's parse cache: a rerun of the same lock does not parse the YAML."""
+    import envguard.formats
+
+    lock = make_lock(tmp_path, channels["forge"])
+    parsed: list[str] = []
+    real = envguard.formats.read_file
+
+    def counted(path, **kwargs):  # type: ignore[no-untyped-def]
+        parsed.append(str(path))
+        return real(path, **kwargs)
+
+    monkeypatch.setattr(envguard.formats, "read_file", counted)
+    for _ in range(2):
+        code, data, _ = verify_json("--lock", str(lock), capsys=capsys)
+        assert code == 0 and data["passed"] is True
+    assert parsed.count(str(lock)) == 1
+    lock.write_text(lock.read_text() + "\n")  # another content: parsed again
+    assert verify_json("--lock", str(lock), capsys=capsys)[0] == 0 and parsed.count(str(lock)) == 2
