@@ -150,14 +150,15 @@ def _python(packages: Sequence[Package]) -> str | None:
 def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple[Package, ...]:
     """pip lines pinned exactly (`name==1.2.3`) become pip lock entries without hashes (nothing is
     downloaded); any other pip line cannot be locked offline and is bad input saying what to do."""
+    pip = [request for request in requested if request.manager == "pip"]
+    if not pip:
+        return ()  # packaging (~20 ms to import) only where there is a pip line to read
     from packaging.requirements import InvalidRequirement, Requirement
 
     from envguard.names import canonical_name
 
     result = []
-    for request in requested:
-        if request.manager != "pip":
-            continue
+    for request in pip:
         try:
             requirement = Requirement(request.spec)
         except InvalidRequirement:

@@ -251,3 +251,22 @@ def test_environment_yml_is_read_once_for_all_platforms_and_selectors_still_appl
         "osx-64": "11.8",
         "osx-arm64": "11.8",
     }
+
+
+def test_a_lock_without_pip_lines_does_not_import_packaging(
+    channels: dict[str, Path], tmp_path: Path
+) -> None:
+    import subprocess
+
+    text = "channels:\n  - {forge}\ndependencies:\n  - cuda-version=12.1\n"
+    envyml = _envyml(tmp_path, channels, text)
+    argv = ["lock", "-f", str(envyml), "--no-cuda", "-o", str(tmp_path / "conda-lock.yml")]
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "envguard", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    modules = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    assert "envguard.lock.plan" in modules and "packaging.requirements" not in modules
