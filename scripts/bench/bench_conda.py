@@ -197,6 +197,20 @@ def lock_pair(conda: Path, yml: Path, work: Path, envguard: str) -> tuple[Case, 
     )
 
 
+def same_lock(ours: Path, theirs: Path) -> str:
+    """A line saying whether both tools locked the same packages (name, version, URL)."""
+    import yaml
+
+    def keys(path: Path) -> set[tuple[str, str, str]]:
+        data = yaml.safe_load(path.read_text())
+        return {(p["name"], str(p["version"]), p["url"]) for p in data["package"]}
+
+    a, b = keys(ours), keys(theirs)
+    return (
+        f"lock pair: both locks name the same {len(a)} packages" if a == b else f"lock pair DIFFERS: {a ^ b}"
+    )
+
+
 def timed(case: Case, env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, child CPU seconds) of one run."""
     if case.before:
@@ -267,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.only:
             cases = {k: v for k, v in cases.items() if any(text in k for text in args.only)}
         print(report(measure(cases, args.runs, env), count, args.runs))
+        if any(name.startswith("lock -f") for name in cases):
+            print(same_lock(work / "locks" / "envguard.yml", work / "locks" / "conda-lock-tool.yml"))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
