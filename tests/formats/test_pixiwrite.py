@@ -142,3 +142,37 @@ def test_pip_packages_without_a_file_url_are_left_out_with_a_reason() -> None:
     refs = data["environments"]["default"]["packages"]["linux-64"]
     assert {"pypi": "git+https://github.com/org/gitpkg.git#0123abc"} in refs
     assert data["environments"]["default"]["indexes"] == [pixiwrite.DEFAULT_INDEX]
+
+
+def test_several_platforms_share_one_entry_per_url(channels: dict[str, Path], tmp_path: Path) -> None:
+    import rattler
+
+    from envguard.prefix.records import rattler_to_package
+    from tests.helpers import virtual
+
+    def solved(platform: str, specs: list[str]) -> Environment:
+        async def go() -> list[Any]:
+            records: list[Any] = await rattler.solve(
+                [rattler.Channel(channels["forge"].resolve().as_uri())],
+                [rattler.MatchSpec(s) for s in specs],
+                platforms=[platform, "noarch"],
+                virtual_packages=virtual(None) if platform.startswith("linux") else [],
+            )
+            return records
+
+        packages = [rattler_to_package(r) for r in asyncio.run(go())]
+        return make_environment(kind="conda-lock", source="x", platform=platform, packages=packages)
+
+    envs = {
+        "linux-64": solved("linux-64", ["cuda-version=12.1", "zlib"]),
+        "osx-arm64": solved("osx-arm64", ["cuda-version=12.1"]),
+    }
+    text = pixiwrite.render(envs, [channels["forge"].resolve().as_uri()]).text
+    data = yaml.safe_load(text)
+    urls = [entry["conda"] for entry in data["packages"]]
+    assert len(urls) == len(set(urls)) == 2  # cuda-version (noarch) once, zlib
+    assert sorted(data["environments"]["default"]["packages"]) == ["linux-64", "osx-arm64"]
+    path = tmp_path / "pixi.lock"
+    path.write_text(text)
+    for platform, env in envs.items():
+        assert _fields(pixilock.read(path, platform=platform)) == _fields(env)
