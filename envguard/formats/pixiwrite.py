@@ -45,10 +45,9 @@ def render(envs: Mapping[str, Environment], channels: Sequence[str], reproduce: 
                 continue
             refs.setdefault(platform, []).append((package.name, kind, location))
             entries.setdefault(location, _entry(package, kind, location))
-    lines = [*_header(reproduce), f"version: {VERSION}", "environments:", "  default:", "    channels:"]
-    lines += [f"    - url: {scalar(strip_credentials(c))}" for c in channels] if channels else []
-    if not channels:
-        lines[-1] = "    channels: []"
+    lines = [*_header(reproduce), f"version: {VERSION}", "environments:", "  default:"]
+    lines.append("    channels:" if channels else "    channels: []")
+    lines += [f"    - url: {scalar(strip_credentials(c))}" for c in channels]
     if any(kind == "pypi" for platform_refs in refs.values() for _, kind, _ in platform_refs):
         lines += ["    indexes:", f"    - {DEFAULT_INDEX}"]
     lines.append("    packages:" if refs else "    packages: {}")
