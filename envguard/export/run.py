@@ -22,6 +22,7 @@ from envguard import __version__
 from envguard.channels import strip_credentials
 from envguard.depgraph import leaves
 from envguard.errors import BadInputError, UsageError
+from envguard.export.pins import Relax, cuda_glob, no_build_line, relax_conda_line, relax_pip_line
 from envguard.formats import explicit
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
@@ -41,12 +42,37 @@ class Exported:
 
 
 def export(
-    env: Environment, mode: ExportMode = "pinned", fmt: ExportFormat = "env", *, include_local: bool = False
+    env: Environment,
+    mode: ExportMode = "pinned",
+    fmt: ExportFormat = "env",
+    *,
+    include_local: bool = False,
+    no_builds: bool = False,
+    relax: Relax | None = None,
 ) -> Exported:
     """Dispatch on format: `env` (environment.yml in `mode`) or `explicit` (always every conda package)."""
+    check_options(mode, fmt, no_builds, relax)
     if fmt == "explicit":
         return to_explicit(env)
-    return to_environment_yml(env, mode, include_local=include_local)
+    return to_environment_yml(env, mode, include_local=include_local, no_builds=no_builds, relax=relax)
+
+
+def check_options(mode: ExportMode, fmt: ExportFormat, no_builds: bool, relax: Relax | None) -> None:
+    """Refuse option combinations that say two things (before any source is read)."""
+    if fmt == "explicit":
+        if no_builds or relax:
+            raise UsageError("--no-builds and --relax apply to environment.yml; an explicit spec pins builds")
+        return
+    if no_builds and mode != "full":
+        raise UsageError(
+            f"--no-builds lists every package (as --full does) without builds; --{mode} writes no builds "
+            "already: give one of them"
+        )
+    if relax and (mode == "from-history" or (mode == "full" and not no_builds)):
+        what = (
+            "--from-history writes the requests as typed" if mode == "from-history" else "--full pins builds"
+        )
+        raise UsageError(f"--relax needs versions without builds (--pinned or --no-builds); {what}")
 
 
 # --- environment.yml
@@ -54,13 +80,20 @@ def export(
 
 
 def to_environment_yml(
-    env: Environment, mode: ExportMode = "pinned", *, include_local: bool = False
+    env: Environment,
+    mode: ExportMode = "pinned",
+    *,
+    include_local: bool = False,
+    no_builds: bool = False,
+    relax: Relax | None = None,
 ) -> Exported:
-    """An environment.yml that `conda env create -f` accepts."""
+    """An environment.yml that `conda env create -f` accepts; `no_builds` (with `full`) strips builds but a
+    CUDA build's choice, `relax` loosens every pin to its major or minor version."""
+    check_options(mode, "env", no_builds, relax)
     warnings: list[str] = []
     if mode == "full":
-        _require_packages(env, "--full")
-        conda = [_full_line(p) for p in env.conda_packages()]
+        _require_packages(env, "--no-builds" if no_builds else "--full")
+        conda = [(no_build_line if no_builds else _full_line)(p) for p in env.conda_packages()]
         if env.python and env.get("python") is None:
             conda.insert(0, f"python={env.python}")  # a venv: its interpreter is not a conda package
     elif mode == "from-history":
@@ -76,7 +109,11 @@ def to_environment_yml(
         and (env.spec_only or env.get("pip", "conda"))
     ):
         conda = _insert_sorted(conda, _pip_itself(env))
-    header = _header("conda env create --file <this file>", f"export --{mode}")
+    if relax:
+        conda = [relax_conda_line(line, relax) for line in conda]
+        pip = [relax_pip_line(line, relax) for line in pip]
+    how = "export --no-builds" if no_builds else f"export --{mode}"
+    header = _header("conda env create --file <this file>", how + (f" --relax {relax}" if relax else ""))
     body = _yaml_document(export_name(env), [strip_credentials(c) for c in env.channels], conda, pip)
     return Exported(header + body, tuple(warnings))
 
@@ -214,16 +251,6 @@ def _pin(
             f"={accelerator}"  # the CUDA choice survives: a solver without __cuda fails instead of going CPU
         )
     return name, f"{strip_credentials(channel)}::{line}" if channel else line
-
-
-_CUDA_IN_BUILD = re.compile(r"cuda\d+(?:\.\d+)?", re.IGNORECASE)
-
-
-def cuda_glob(build: str) -> str | None:
-    """`py3.11_cuda11.8_cudnn8.7.0_0` -> `*cuda11.8*`, `cuda118py311h..._0` -> `*cuda118*`; None for other
-    builds."""
-    match = _CUDA_IN_BUILD.search(build or "")
-    return f"*{match.group(0)}*" if match else None
 
 
 def _insert_sorted(lines: list[str], line: str) -> list[str]:

@@ -50,9 +50,9 @@ def lock(options: LockOptions) -> LockResult:
     o, out = options, _Out()
     if o.cuda and o.no_cuda:
         raise UsageError("--cuda and --no-cuda contradict each other; give one")
-    target = o.output or ("conda-{platform}.lock" if o.fmt == "explicit" else "conda-lock.yml")
+    target = o.output or _DEFAULT_TARGET.get(o.fmt, "conda-lock.yml")
     yml = _environment_yml(o.source, o.envfile)
-    explicit = ["--format", "explicit"] if o.fmt == "explicit" else []
+    explicit = ["--format", o.fmt] if o.fmt in _DEFAULT_TARGET else []
     given_cuda, no_cuda = o.cuda, o.no_cuda
     if yml is not None and not (given_cuda or no_cuda) and "CONDA_OVERRIDE_CUDA" in os.environ:
         override = os.environ["CONDA_OVERRIDE_CUDA"].strip()  # as create and conda read it: "" means no GPU
@@ -72,9 +72,14 @@ def lock(options: LockOptions) -> LockResult:
     out.warnings[:0] = list(plan.warnings)
     if o.fmt == "explicit":
         _write_explicit(plan, target, reproduce, out)
+    elif o.fmt == "pixi":
+        _write_pixi(plan, target, reproduce, out)
     else:
         _write_yaml(plan, target, reproduce, sources, out)
     return LockResult(tuple(out.written), "".join(out.stdout), tuple(out.warnings))
+
+
+_DEFAULT_TARGET = {"explicit": "conda-{platform}.lock", "pixi": "pixi.lock"}
 
 
 def _environment_yml(source: str | None, envfile: str | None) -> Path | None:
@@ -206,6 +211,19 @@ def _write_explicit(plan: LockPlan, target: str, reproduce: str, out: _Out) -> N
         else:
             write_lock(path, text)
             out.written.append(_summary(plan, path, only=platform))
+
+
+def _write_pixi(plan: LockPlan, target: str, reproduce: str, out: _Out) -> None:
+    from envguard.formats import pixiwrite
+    from envguard.formats.condalock.write import write_lock
+
+    rendered = pixiwrite.render(plan.envs, plan.channels, reproduce)
+    out.warnings.extend(rendered.left_out)
+    if target == "-":
+        out.stdout.append(rendered.text)
+    else:
+        write_lock(target, rendered.text)
+        out.written.append(_summary(plan, target))
 
 
 def _summary(plan: LockPlan, path: str, only: str | None = None) -> str:

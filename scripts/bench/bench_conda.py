@@ -13,6 +13,10 @@ round-robin, each as a fresh subprocess (wall time and the child's CPU time, use
   - `envguard clean` (a dry run)          vs `conda clean --all --dry-run`, conda on PATH for both
   - `envguard create --backend embedded`  vs `conda create` (classic solver) of python, numpy and
     `--create-packages` bulk packages into a fresh prefix, package caches warm for both (removed between runs)
+  - `envguard lock -f environment.yml`    vs `conda-lock lock --conda <the kit's conda>` of the same file
+    (linux-64, no CUDA; conda-lock solves through the kit's conda, classic solver) where conda-lock is
+    installed
+`--only TEXT` keeps the pairs whose name contains TEXT (repeatable).
 Prints a Markdown table of medians and envguard/conda ratios (below 1 is envguard faster). Record `uptime`
 beside the figures: other work on the machine moves wall times, CPU times much less.
 """
@@ -117,7 +121,7 @@ def pairs(conda: Path, prefix: Path, yml: Path, work: Path) -> dict[str, tuple[C
     def wipe(tool: str) -> Callable[[], None]:
         return lambda: shutil.rmtree(made[tool], ignore_errors=True)
 
-    return {
+    cases = {
         "snapshot vs `conda list --json`": (
             Case([envguard, "snapshot", p, "--no-probe"]),
             Case([str(conda), "list", "--json", "-p", p]),
@@ -169,6 +173,42 @@ def pairs(conda: Path, prefix: Path, yml: Path, work: Path) -> dict[str, tuple[C
             ),
         ),
     }
+    lock = lock_pair(conda, yml, work, envguard)
+    if lock is not None:
+        cases["lock -f vs `conda-lock lock --conda <kit>`"] = lock
+    return cases
+
+
+def lock_pair(conda: Path, yml: Path, work: Path, envguard: str) -> tuple[Case, Case] | None:
+    """`envguard lock -f` vs `conda-lock lock --conda <kit>`, or None when conda-lock is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("conda_lock") is None:
+        print("conda-lock is not installed: the lock pair is left out", file=sys.stderr)
+        return None
+    out = work / "locks"
+    out.mkdir(exist_ok=True)
+    ours = [envguard, "lock", "-f", str(yml), "--platform", "linux-64", "--no-cuda"]
+    theirs = [sys.executable, "-m", "conda_lock", "lock", "--conda", str(conda), "-f", str(yml)]
+    theirs += ["-p", "linux-64", "--lockfile", str(out / "conda-lock-tool.yml")]
+    return (
+        Case([*ours, "-o", str(out / "envguard.yml")]),
+        Case(theirs, lambda: (out / "conda-lock-tool.yml").unlink(missing_ok=True)),
+    )
+
+
+def same_lock(ours: Path, theirs: Path) -> str:
+    """A line saying whether both tools locked the same packages (name, version, URL)."""
+    import yaml
+
+    def keys(path: Path) -> set[tuple[str, str, str]]:
+        data = yaml.safe_load(path.read_text())
+        return {(p["name"], str(p["version"]), p["url"]) for p in data["package"]}
+
+    a, b = keys(ours), keys(theirs)
+    return (
+        f"lock pair: both locks name the same {len(a)} packages" if a == b else f"lock pair DIFFERS: {a ^ b}"
+    )
 
 
 def timed(case: Case, env: dict[str, str]) -> tuple[float, float]:
@@ -225,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--packages", type=int, default=300, help="bulk packages in the conda-made prefix")
     parser.add_argument("--create-packages", type=int, default=30, help="bulk packages in the create pair")
+    parser.add_argument("--only", action="append", default=[], help="pairs whose name contains this")
     parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
     args = parser.parse_args(argv)
     if not KIT.is_file():
@@ -236,7 +277,12 @@ def main(argv: list[str] | None = None) -> int:
         conda, prefix, yml = build(work, args.packages, args.create_packages)
         env = environment(work)
         count = sum(1 for p in (prefix / "conda-meta").iterdir() if p.suffix == ".json")
-        print(report(measure(pairs(conda, prefix, yml, work), args.runs, env), count, args.runs))
+        cases = pairs(conda, prefix, yml, work)
+        if args.only:
+            cases = {k: v for k, v in cases.items() if any(text in k for text in args.only)}
+        print(report(measure(cases, args.runs, env), count, args.runs))
+        if any(name.startswith("lock -f") for name in cases):
+            print(same_lock(work / "locks" / "envguard.yml", work / "locks" / "conda-lock-tool.yml"))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

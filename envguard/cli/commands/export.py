@@ -1,4 +1,5 @@
-"""`envguard export [SOURCE] [--pinned | --full | --from-history] [--format env|explicit] [-o FILE]`."""
+"""`envguard export [SOURCE] [--pinned | --full | --from-history] [--no-builds] [--relax major|minor]
+[--format env|explicit] [-o FILE]`."""
 
 from __future__ import annotations
 
@@ -43,6 +44,17 @@ class _ExportCommand(click.Command):
     help="Exactly the requested specs.",
 )
 @click.option(
+    "--no-builds",
+    is_flag=True,
+    help="Every package with its version but no build, like `conda env export --no-builds` "
+    "(a CUDA build keeps its choice: pytorch=2.1.0=*cuda11.8*).",
+)
+@click.option(
+    "--relax",
+    type=click.Choice(["major", "minor"]),
+    help="Loosen each pin: minor writes numpy=1.26.*, major numpy=1.* (with --pinned or --no-builds).",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["env", "explicit"]),
@@ -64,6 +76,8 @@ class _ExportCommand(click.Command):
 def command(
     source: str | None,
     mode: str | None,
+    no_builds: bool,
+    relax: str | None,
     fmt: str,
     platform: str | None,
     include_local: bool,
@@ -73,16 +87,25 @@ def command(
     environment.yml, or as an explicit spec that `conda create --file` installs without solving."""
     from typing import cast
 
-    from envguard.export.run import ExportFormat, ExportMode, export
+    from envguard.export.pins import Relax
+    from envguard.export.run import ExportFormat, ExportMode, check_options, export
     from envguard.sources import load
 
     if fmt == "explicit" and mode in ("pinned", "from-history"):
         raise UsageError(
             f"--{mode} does not apply to --format explicit, which always lists every conda package"
         )
+    chosen = cast(ExportMode, mode or ("full" if no_builds else "pinned"))
+    check_options(chosen, cast(ExportFormat, fmt), no_builds, cast("Relax | None", relax))
     env = load(source, platform=platform, probe=False, detect_virtual=False)
-    chosen = cast(ExportMode, mode or "pinned")
-    result = export(env, chosen, cast(ExportFormat, fmt), include_local=include_local)
+    result = export(
+        env,
+        chosen,
+        cast(ExportFormat, fmt),
+        include_local=include_local,
+        no_builds=no_builds,
+        relax=cast("Relax | None", relax),
+    )
     for message in (*env.warnings, *result.warnings):
         warn(message)
     emit(result.text, output)

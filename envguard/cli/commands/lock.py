@@ -1,4 +1,5 @@
-"""`envguard lock [SOURCE] [-f environment.yml] [--platform P ...] [--cuda VER | --no-cuda] [-o FILE]`."""
+"""`envguard lock [SOURCE] [-f environment.yml] [--platform P ...] [--cuda VER | --no-cuda]
+[--format conda-lock|explicit|pixi] [-o FILE]`."""
 
 from __future__ import annotations
 
@@ -23,16 +24,16 @@ from envguard.output import warn
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["conda-lock", "explicit"]),
+    type=click.Choice(["conda-lock", "explicit", "pixi"]),
     default="conda-lock",
     show_default=True,
-    help="explicit: one @EXPLICIT file per platform.",
+    help="explicit: one @EXPLICIT file per platform; pixi: a pixi.lock (rattler lock v6).",
 )
 @click.option(
     "-o",
     "--output",
-    help="Output file (default conda-lock.yml, or conda-{platform}.lock for "
-    "explicit; `{platform}` is replaced; `-` for stdout).",
+    help="Output file (default conda-lock.yml, conda-{platform}.lock for explicit, pixi.lock for pixi; "
+    "`{platform}` is replaced; `-` for stdout).",
 )
 def command(
     source: str | None,
