@@ -204,3 +204,149 @@ def iterable_loader() -> DataLoader:  # type: ignore[type-arg]
                 yield _decode(path)
 
     return DataLoader(Stream(), batch_size=8)
+
+
+# -- state the training loop sets between epochs (dataset.set_epoch) and persistent workers
+# ---------------------------------------------------------------------------------------------------------
+def _jitter(image: torch.Tensor, epoch: int, index: int) -> torch.Tensor:
+    """A per-(epoch, index) seeded augmentation: the same sample in every process, another one each epoch."""
+    generator = torch.Generator().manual_seed(epoch * 100_003 + index)
+    return image + 0.1 * torch.rand(image.shape, generator=generator)
+
+
+class EpochAugmented(Files):
+    """Seeds its augmentation from the epoch the training loop sets with `train_set.set_epoch(epoch)`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        image, label = super().__getitem__(index)
+        return _jitter(image, self.epoch, index), label
+
+
+class SharedEpochAugmented(Files):
+    """Twin: keeps the epoch in shared memory, which persistent workers read too."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.epoch = torch.zeros(1, dtype=torch.int64).share_memory_()
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch[0] = epoch
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        image, label = super().__getitem__(index)
+        return _jitter(image, int(self.epoch[0]), index), label
+
+
+def _epoch_loader(dataset: Dataset, persistent: bool) -> DataLoader:  # type: ignore[type-arg]
+    return DataLoader(
+        dataset,
+        batch_size=8,
+        shuffle=True,
+        num_workers=2,
+        persistent_workers=persistent,
+        generator=torch.Generator().manual_seed(0),
+    )
+
+
+def stale_epoch_loader() -> DataLoader:  # type: ignore[type-arg]
+    """persistent_workers=True keep the dataset copy they started with: set_epoch(1) never reaches them."""
+    return _epoch_loader(EpochAugmented(), persistent=True)
+
+
+def shared_epoch_loader() -> DataLoader:  # type: ignore[type-arg]
+    """Twin: the epoch lives in shared memory."""
+    return _epoch_loader(SharedEpochAugmented(), persistent=True)
+
+
+def fresh_workers_epoch_loader() -> DataLoader:  # type: ignore[type-arg]
+    """Twin: workers start afresh each epoch (persistent_workers=False) and copy the current epoch."""
+    return _epoch_loader(EpochAugmented(), persistent=False)
+
+
+# -- identity by index through the user's collate_fn
+# ---------------------------------------------------------------------------------------------------------
+def dict_collate(batch: list[tuple[torch.Tensor, int]]) -> dict[str, Any]:
+    """A dict-of-lists collate (detection/NLP style): stacked images, labels and names as Python lists."""
+    return {
+        "image": torch.stack([image for image, _ in batch]),
+        "label": [label for _, label in batch],
+        "name": [CLASSES[label] for _, label in batch],
+    }
+
+
+def tuple_collate(batch: list[tuple[torch.Tensor, int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    images, labels = zip(*batch, strict=True)
+    return torch.stack(images), torch.tensor(labels)
+
+
+def dict_collate_loader() -> DataLoader:  # type: ignore[type-arg]
+    return DataLoader(
+        EpochAugmented(),
+        batch_size=8,
+        shuffle=True,
+        num_workers=2,
+        collate_fn=dict_collate,
+        generator=torch.Generator().manual_seed(0),
+    )
+
+
+def tuple_collate_loader() -> DataLoader:  # type: ignore[type-arg]
+    return DataLoader(
+        Files(), batch_size=8, num_workers=2, collate_fn=tuple_collate, prefetch_factor=4, pin_memory=False
+    )
+
+
+class NumberedCollate:
+    """A collate_fn that numbers the batches it builds: each worker counts its own, so the numbers depend on
+    which process collates (state that assumes one process)."""
+
+    def __init__(self) -> None:
+        self.built = 0
+
+    def __call__(self, batch: list[tuple[torch.Tensor, int]]) -> dict[str, Any]:
+        self.built += 1
+        return {"batch_number": self.built, **dict_collate(batch)}
+
+
+def numbered_collate_loader() -> DataLoader:  # type: ignore[type-arg]
+    return DataLoader(Files(), batch_size=8, num_workers=2, collate_fn=NumberedCollate())
+
+
+def noisy_loader() -> DataLoader:  # type: ignore[type-arg]
+    """Random augmentation on every read: identity by content cannot be judged, and must not FAIL."""
+    return DataLoader(NoisyAugment(), batch_size=8, num_workers=2)
+
+
+class ShardedFiles(Files):
+    """IterableDataset-style sharding copied into a map-style dataset: worker_init_fn gives each worker an
+    offset, so index i reads another file in worker 1 than in the main process."""
+
+    offset = 0
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        return super().__getitem__((index + self.offset) % len(self))
+
+
+def shard_by_worker(worker_id: int) -> None:
+    info = torch.utils.data.get_worker_info()
+    info.dataset.offset = worker_id * len(info.dataset) // info.num_workers
+
+
+def worker_sharded_loader() -> DataLoader:  # type: ignore[type-arg]
+    return DataLoader(ShardedFiles(), batch_size=8, num_workers=2, worker_init_fn=shard_by_worker)
+
+
+def seed_by_worker(worker_id: int) -> None:
+    """Twin: a worker_init_fn that only seeds (it changes no sample)."""
+    np.random.seed(torch.initial_seed() % 2**32)
+
+
+def worker_seeded_loader() -> DataLoader:  # type: ignore[type-arg]
+    return DataLoader(ShardedFiles(), batch_size=8, num_workers=2, worker_init_fn=seed_by_worker)

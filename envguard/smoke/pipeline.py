@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from envguard.findings import Finding
+from envguard.smoke import loader_verdicts
 
 SPAWN_NOTE = "spawn is the default on macOS and Windows, forkserver on Linux from Python 3.14"
 
@@ -242,6 +243,7 @@ def findings(raw: dict[str, Any]) -> list[Finding]:
     return (
         start_method(raw.get("start_method_safety"))
         + own_loader(raw.get("loader"))
+        + loader_verdicts.identity((raw.get("loader") or {}).get("identity"))
         + cross_process(raw.get("crossproc"))
         + skipped
     )

@@ -14,6 +14,7 @@ def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bo
     all here, or workers that cannot start under the start method in use)."""
     from . import loader, pickling
 
+    loader.WATCH["dir"] = settings.get("watch_dir")
     try:
         blocked = pickling.phase(settings, result)
         if settings.get("loader") and not blocked:
