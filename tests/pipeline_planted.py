@@ -350,3 +350,28 @@ def seed_by_worker(worker_id: int) -> None:
 
 def worker_seeded_loader() -> DataLoader:  # type: ignore[type-arg]
     return DataLoader(ShardedFiles(), batch_size=8, num_workers=2, worker_init_fn=seed_by_worker)
+
+
+# -- a loader that hangs
+# ---------------------------------------------------------------------------------------------------------
+def hanging_loader() -> DataLoader:  # type: ignore[type-arg]
+    """Waits for a mount that never answers before it builds the loader."""
+    import time
+
+    time.sleep(3600)
+    return DataLoader(Files(), batch_size=8)
+
+
+class HangsAtFive(Files):
+    """A read without a timeout: sample 5 never returns (a dead NFS mount, a lock held elsewhere)."""
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        if index == 5:
+            import time
+
+            time.sleep(3600)
+        return super().__getitem__(index)
+
+
+def hanging_dataset_loader() -> DataLoader:  # type: ignore[type-arg]
+    return DataLoader(HangsAtFive(), batch_size=4, num_workers=2)
