@@ -375,3 +375,52 @@ class HangsAtFive(Files):
 
 def hanging_dataset_loader() -> DataLoader:  # type: ignore[type-arg]
     return DataLoader(HangsAtFive(), batch_size=4, num_workers=2)
+
+
+# -- timing the user's own loader (--sweep)
+# ---------------------------------------------------------------------------------------------------------
+class Reads(Dataset):  # type: ignore[type-arg]
+    """Each sample waits `wait_ms` for storage (an I/O-bound read), then decodes a small image."""
+
+    def __init__(self, count: int = 1024, wait_ms: float = 2.0) -> None:
+        self.paths = [f"shard-{i // 256:03d}/img_{i:05d}.jpg" for i in range(count)]
+        self.wait_s = wait_ms / 1000.0
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        import time
+
+        if self.wait_s:
+            time.sleep(self.wait_s)
+        return {"image": _decode(self.paths[index]), "path": self.paths[index]}
+
+
+def keyed_collate(batch: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"image": torch.stack([b["image"] for b in batch]), "path": [b["path"] for b in batch]}
+
+
+def _timed_loader(dataset: Dataset) -> DataLoader:  # type: ignore[type-arg]
+    from torch.utils.data import RandomSampler
+
+    return DataLoader(
+        dataset,
+        batch_size=16,
+        sampler=RandomSampler(dataset, generator=torch.Generator().manual_seed(0)),
+        num_workers=1,
+        collate_fn=keyed_collate,
+        prefetch_factor=4,
+        persistent_workers=True,
+    )
+
+
+def storage_bound_loader() -> DataLoader:  # type: ignore[type-arg]
+    """2 ms per sample: 32 ms of reading per batch of 16, so the per-sample cost bounds the rate."""
+    return _timed_loader(Reads())
+
+
+def overhead_bound_loader() -> DataLoader:  # type: ignore[type-arg]
+    """Twin: no wait; microseconds per sample, so the per-batch overhead (collate, IPC) sets the rate and no
+    ideal from the per-sample cost may be claimed."""
+    return _timed_loader(Reads(wait_ms=0.0))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from envguard.findings import Finding
+from envguard.smoke.report import DatasetResult, Recommendation
 
 CATEGORY = "your loader"
 IDENTITY = "identity by index through your collate_fn"
@@ -109,3 +110,97 @@ def _set_epoch(record: dict[str, Any]) -> Finding:
             "batches equal the dataset at epoch 1 read in the main process"
         )
     return Finding(CATEGORY, SET_EPOCH, "PASS", evidence)
+
+
+# -- --sweep: the user's own loader timed per configuration
+# ---------------------------------------------------------------------------------------------------------
+SWEPT = "your loader"  # the in-environment sweep's entry names start so
+MIN_BATCH_MS = 20.0  # below this much per-sample time per batch, collate/IPC overhead sets the rate
+FASTER = 1.2  # another configuration must beat the loader as given by this much to be recommended
+
+
+def claimable(entry: dict[str, Any]) -> dict[str, Any]:
+    """The sweep entry with its ideal withdrawn when the per-sample cost cannot bound the rate: a batch's
+    samples take under MIN_BATCH_MS, so the per-batch overhead (collate_fn, IPC) dominates. Other entries
+    pass unchanged."""
+    if not str(entry.get("name", "")).startswith(SWEPT):
+        return entry
+    profile = dict(entry.get("profile") or {})
+    sizes = [int(r.get("batch_size") or 0) for r in entry.get("rows") or ()]
+    per_batch = float(profile.get("wall_ms") or 0.0) * max(sizes or [1])
+    if per_batch >= MIN_BATCH_MS:
+        return entry
+    profile.update(wall_ms=None, cpu_ms=None, per_batch_ms=round(per_batch, 3))
+    return dict(entry, profile=profile)
+
+
+def _given(given: dict[str, Any]) -> str:
+    workers = given.get("num_workers")
+    prefetch = f", prefetch_factor={given.get('prefetch_factor')}" if workers else ""
+    return f"num_workers={workers}{prefetch}"
+
+
+def sweep(dataset: DatasetResult, rec: Recommendation | None, given: dict[str, Any]) -> list[Finding]:
+    """The rate of each configuration (bounded efficiency where an ideal exists) and whether another one
+    beats the loader as given."""
+    category, check = f"throughput: {dataset.name}", "your loader's rate per configuration"
+    if dataset.error:
+        return [Finding(category, check, "WARN", f"the sweep of your loader crashed: {dataset.error}")]
+    measured = [r for r in dataset.measured() if not r.persistent_workers]
+    if rec is None or not measured:
+        return [
+            Finding(
+                category,
+                check,
+                "WARN",
+                "no configuration could be measured in the budget",
+                "give a larger --budget",
+            )
+        ]
+    if dataset.latency_ms:
+        basis = f"efficiency vs the ideal N/L from the per-sample cost L={dataset.latency_ms:g} ms"
+    else:
+        basis = (
+            "no ideal claimed: a batch's samples take under "
+            f"{MIN_BATCH_MS:g} ms, so collate_fn/IPC overhead, not the per-sample cost, sets the rate"
+        )
+    listed = ", ".join(
+        f"N={r.workers}: {r.samples_per_s:.0f}/s"
+        + (f" = {r.efficiency:.2f}" if r.efficiency is not None else "")
+        for r in measured
+    )
+    wrong = [f"N={r.workers}" for r in dataset.rows if r.unreliable]
+    notes = f"; not used (above the physical limit): {', '.join(wrong)}" if wrong else ""
+    out = [
+        Finding(
+            category,
+            check,
+            "INFO",
+            f"samples/s as given but for the swept arguments ({basis}): {listed}{notes}",
+        )
+    ]
+    mine = [r for r in measured if r.workers == given.get("num_workers")]
+    if mine and rec.samples_per_s and mine[0].samples_per_s:
+        ratio = rec.samples_per_s / mine[0].samples_per_s
+        if rec.workers != mine[0].workers and ratio >= FASTER:
+            out.append(
+                Finding(
+                    category,
+                    "your loader's configuration",
+                    "WARN",
+                    f"as given ({_given(given)}) it delivers {mine[0].samples_per_s:.0f} samples/s; "
+                    f"num_workers={rec.workers} delivers {rec.samples_per_s:.0f} ({ratio:.1f}x)",
+                    f"DataLoader(..., num_workers={rec.workers})",
+                )
+            )
+        else:
+            out.append(
+                Finding(
+                    category,
+                    "your loader's configuration",
+                    "PASS",
+                    f"as given ({_given(given)}) it delivers {mine[0].samples_per_s:.0f} samples/s, "
+                    f"within {FASTER:.1f}x of the fastest configuration measured",
+                )
+            )
+    return out

@@ -10,7 +10,15 @@ from envguard.errors import BadInputError, UsageError
 from envguard.findings import Finding
 from envguard.machine import host
 from envguard.model import Fingerprints
-from envguard.smoke import determinism, gpu_verdicts, pipeline, runner, throughput, verdicts
+from envguard.smoke import (
+    determinism,
+    gpu_verdicts,
+    loader_verdicts,
+    pipeline,
+    runner,
+    throughput,
+    verdicts,
+)
 from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, SmokeReport, options_dict
 
 SHAPE = (3, 224, 224)
@@ -69,6 +77,7 @@ def pipeline_settings(options: SmokeOptions) -> dict[str, Any]:
         "start_method": options.start_method,
         "crossproc": {"seed": options.seed, "limit": 32} if user else None,
         "memory": {"workers": 2, "indices": 16384, "batch_size": 256, "seed": options.seed} if user else None,
+        "sweep": list(options.sweep) if options.sweep else None,
     }
 
 
@@ -140,7 +149,10 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     )
     runner.check_started(raw, label, options.device)
     cuda = raw.get("device") == "cuda"
-    datasets = tuple(throughput.summarize(entry, cpus.physical) for entry in raw.get("throughput") or ())
+    datasets = tuple(
+        throughput.summarize(loader_verdicts.claimable(entry), cpus.physical)  # issue 10: --sweep's ideal
+        for entry in raw.get("throughput") or ()
+    )
     recs = {
         d.name: throughput.recommend(d, cuda=cuda, pin_measured=_pin_helps(raw.get("gpu"))) for d in datasets
     }
@@ -203,6 +215,9 @@ def judge(
     )
     for dataset in datasets:
         rec = recs.get(dataset.name)
+        if dataset.name.startswith(loader_verdicts.SWEPT):  # --sweep of the user's own loader (issue 10)
+            found += loader_verdicts.sweep(dataset, rec, (raw.get("loader") or {}).get("settings") or {})
+            continue
         found += verdicts.efficiency(dataset, rec, cpus.usable)
         found += verdicts.your_workers(dataset, rec, options.num_workers)
         found += verdicts.still_scaling(dataset, rec)

@@ -25,6 +25,8 @@ def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bo
     except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
         _record_error(result, "start-method safety", exc)
         return True
+    if settings.get("loader") and settings.get("sweep") and not blocked:
+        _sweep(settings, result, deadline)
     # a fresh interpreter costs about what this one took to start (torch's import); two run side by side
     startup = float((result.get("phase_seconds") or {}).get("start-up") or 1.0)
     wanted = [("memory", MEMORY_S + 1.0), ("cross-process", 2.0 * startup)]
@@ -71,3 +73,15 @@ def _record_error(result: Dict[str, Any], phase: str, exc: BaseException) -> Non
 
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
     result["errors"].append({"phase": phase, "error": last})
+
+
+def _sweep(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
+    """--sweep: the user's loader timed per configuration, in half the time left (the rest for memory and
+    the cross-process run)."""
+    from . import sweep
+
+    try:
+        half = time.perf_counter() + 0.5 * max(0.0, deadline - time.perf_counter())
+        result["throughput"].extend(sweep.run(settings, half))
+    except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
+        _record_error(result, "sweep of your loader", exc)
