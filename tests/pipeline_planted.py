@@ -424,3 +424,37 @@ def overhead_bound_loader() -> DataLoader:  # type: ignore[type-arg]
     """Twin: no wait; microseconds per sample, so the per-batch overhead (collate, IPC) sets the rate and no
     ideal from the per-sample cost may be claimed."""
     return _timed_loader(Reads(wait_ms=0.0))
+
+
+class MappedRows(Dataset):  # type: ignore[type-arg]
+    """Twin of PathList: 16384 rows of 4 KiB in a memory-mapped .npy file (np.load(mmap_mode="r")). Reading
+    maps page-cache pages into each worker (clean, file-backed, reclaimable): not copy-on-read."""
+
+    ROWS, WIDTH = 16384, 1024
+
+    def __init__(self) -> None:
+        path = os.path.join(tempfile.gettempdir(), f"envguard-planted-rows-{os.getuid()}.npy")
+        if not os.path.exists(path):
+            rows = np.arange(self.ROWS * self.WIDTH, dtype=np.float32).reshape(self.ROWS, self.WIDTH)
+            np.save(path + ".tmp.npy", rows)
+            os.replace(path + ".tmp.npy", path)
+        self.rows = np.load(path, mmap_mode="r")
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        return torch.tensor(float(self.rows[index].sum()))
+
+
+class Frames(Dataset):  # type: ignore[type-arg]
+    """Decoded 224x224 RGB float frames (588 KiB a sample): what fills /dev/shm when batches are in flight."""
+
+    def __init__(self, count: int = 256) -> None:
+        self.count = count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        return torch.full((3, 224, 224), float(index % 251))

@@ -14,6 +14,7 @@ from envguard.smoke import (
     determinism,
     gpu_verdicts,
     loader_verdicts,
+    memory_verdicts,
     pipeline,
     runner,
     throughput,
@@ -209,10 +210,7 @@ def judge(
     if not pipeline.replaces_main_phases(raw):  # --loader has its own checks; an unstartable dataset none
         found += determinism.findings(raw.get("determinism"))
     found += pipeline.findings(raw)  # start method, cross-process, the user's own loader
-    workers = options.num_workers or host.recommended_workers(cpus)
-    found += pipeline.worker_memory(
-        raw.get("memory"), host.memory_info().available, workers, options.local_ranks
-    )
+    found += _memory(raw, options, cpus)  # issue 10: per-worker memory and /dev/shm for every local rank
     for dataset in datasets:
         rec = recs.get(dataset.name)
         if dataset.name.startswith(loader_verdicts.SWEPT):  # --sweep of the user's own loader (issue 10)
@@ -226,6 +224,24 @@ def judge(
     if raw.get("gpu"):
         found += gpu_verdicts.gpu(raw.get("gpu"), _nvml_max_link())
     return found
+
+
+def _memory(raw: dict[str, Any], options: SmokeOptions, cpus: host.CpuInfo) -> list[Finding]:
+    """Copy-on-read and /dev/shm for the user's workers (the loader's own settings under --loader)."""
+    given = (raw.get("loader") or {}).get("settings") or {}
+    workers = options.num_workers or given.get("num_workers") or host.recommended_workers(cpus)
+    ranks = options.local_ranks
+    record = raw.get("memory")
+    return memory_verdicts.worker_memory(
+        record, host.memory_info().available, workers, ranks
+    ) + memory_verdicts.shm_in_flight(
+        record,
+        host.shm_info(),
+        workers,
+        ranks,
+        int(given.get("batch_size") or options.batch_size),
+        int(given.get("prefetch_factor") or 2),
+    )
 
 
 def _pin_helps(gpu: dict[str, Any] | None) -> bool | None:
