@@ -54,6 +54,41 @@ def start_method(record: dict[str, Any] | None) -> list[Finding]:
     ]
 
 
+SLOW_SPAWN_S = 1.0  # start-up a spawn/forkserver loader pays per epoch worth naming persistent_workers for
+
+
+def startup(record: dict[str, Any] | None) -> list[Finding]:
+    """Worker start-up (iter() to the first batch) per start method measured; under fork, what spawn costs."""
+    seconds = (record or {}).get("seconds") or {}
+    if not record or not seconds:
+        return []
+    in_use = str(record.get("in_use"))
+    persistent = bool(record.get("persistent_workers"))
+    listed = ", ".join(
+        f"{method}{' (in use)' if method == in_use else ''} {value:.2f} s"
+        for method, value in seconds.items()
+    )
+    workers = int(record.get("workers") or 0)
+    evidence = f"first batch with {workers} worker{'' if workers == 1 else 's'}: {listed}"
+    slow = 0.0
+    if in_use == "fork" and "spawn" in seconds:
+        slow = float(seconds["spawn"])
+        evidence += (
+            "; under spawn (the default on macOS and Windows; forkserver, Linux's default from Python 3.14, "
+            f"starts alike) each start of the workers costs "
+            f"{seconds['spawn'] - seconds['fork']:.2f} s more, "
+            + ("once (persistent_workers=True)" if persistent else "every epoch (persistent_workers=False)")
+        )
+    elif in_use == "fork" and record.get("unpicklable"):
+        evidence += "; spawn not measured: the dataset cannot be pickled for it (see the check above)"
+    else:
+        slow = float(seconds.get(in_use) or 0.0)
+    fix = ""
+    if slow >= SLOW_SPAWN_S and not persistent:
+        fix = "persistent_workers=True pays the spawn/forkserver start-up once instead of every epoch"
+    return [Finding("start method", "worker start-up per start method", "INFO", evidence, fix)]
+
+
 def _fields_changed(first: dict[str, Any], second: dict[str, Any]) -> tuple[int, int, list[str]]:
     """(indices holding another sample: every field differs, indices where only some fields differ, those
     fields) between two interpreters' samples."""
@@ -242,6 +277,7 @@ def findings(raw: dict[str, Any]) -> list[Finding]:
     ]
     return (
         start_method(raw.get("start_method_safety"))
+        + startup(raw.get("startup"))
         + own_loader(raw.get("loader"))
         + loader_verdicts.identity((raw.get("loader") or {}).get("identity"))
         + cross_process(raw.get("crossproc"))
@@ -258,6 +294,8 @@ def summary(raw: dict[str, Any]) -> dict[str, Any]:
         out["loader"] = raw["loader"]
     if raw.get("memory"):
         out["memory"] = raw["memory"]
+    if raw.get("startup"):
+        out["startup"] = raw["startup"]
     cross = raw.get("crossproc")
     if cross:
         out["cross_process"] = {

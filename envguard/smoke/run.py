@@ -79,6 +79,7 @@ def pipeline_settings(options: SmokeOptions) -> dict[str, Any]:
         "crossproc": {"seed": options.seed, "limit": 32} if user else None,
         "memory": {"workers": 2, "indices": 16384, "batch_size": 256, "seed": options.seed} if user else None,
         "sweep": list(options.sweep) if options.sweep else None,
+        "startup": user,
     }
 
 

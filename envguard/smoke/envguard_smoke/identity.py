@@ -12,10 +12,12 @@ workers). Reads in the main process run with the global RNGs saved and restored 
 from __future__ import annotations
 
 import random
+import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .canonical import digest
 
+FIRST_BATCH_S: List[float] = []  # per epoch walked, oldest first (start-up is read from the first)
 SEEDS = (11, 22)  # a reference read twice under different global seeds: differing reads are random content
 
 
@@ -151,7 +153,12 @@ def walk(
                 set_epoch(epoch)
             delivered: List[str] = []
             taken = 0
-            for batch in loader:  # the user's workers, worker_init_fn and collate_fn run on each batch
+            began = time.perf_counter()
+            for batch in loader:
+                if not delivered:  # iter() to the first batch: the workers' start-up under their method
+                    FIRST_BATCH_S.append(
+                        round(time.perf_counter() - began, 4)
+                    )  # the user's workers, worker_init_fn and collate_fn run on each batch
                 delivered.append(digest(batch) if judge else "")
                 taken += len(recording.epochs[-1][len(delivered) - 1])
                 if taken >= limit:

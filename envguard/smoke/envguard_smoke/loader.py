@@ -73,6 +73,7 @@ def make(function: Callable[[], Any], label: str) -> Any:
         raise LoaderError(
             "--loader %s raised %s; expected it to return %s" % (label, _last_line(exc), EXPECTED)
         ) from None
+    watch_phase("checking what %s() returned" % label.split(":")[-1])
     if isinstance(value, DataLoader):
         return value
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
@@ -131,7 +132,9 @@ def checks(settings: Dict[str, Any], deadline: float) -> Dict[str, Any]:
         record["iterable"] = True
         return record
     watch_phase("reading two epochs through your loader")
+    del identity.FIRST_BATCH_S[:]
     record["run1"], rows = identity.walk(first, 2, limit, wrap=_watched)
+    record["first_batch_s"] = identity.FIRST_BATCH_S[0] if first.num_workers else None
     record["identity"] = identity.record(first, rows)
     del first
     torch.manual_seed(2)
