@@ -5,6 +5,7 @@ worker processes; each verdict has a near-twin that must not trigger it."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,3 +79,15 @@ def test_worker_dependent_samples_fail_identity_and_the_seeding_twin_passes() ->
 def test_content_that_changes_on_every_read_is_not_judged(name: str) -> None:
     _record, found = verdicts(name)
     assert found[IDENTITY].status == "INFO" and "not judged" in found[IDENTITY].evidence, found[IDENTITY]
+
+
+def test_the_watch_recorder_leaves_worker_init_fn_configuring_the_users_dataset(tmp_path: Path) -> None:
+    """In a real run each read is recorded in the watch folder (a hung sample names itself); the recorder
+    must forward what a worker_init_fn sets on get_worker_info().dataset, or the sharding bug would vanish."""
+    user_loader.WATCH["dir"] = str(tmp_path)
+    try:
+        _record, found = verdicts("worker_sharded_loader")
+    finally:
+        user_loader.WATCH["dir"] = None
+    assert found[IDENTITY].status == "FAIL", found[IDENTITY]
+    assert len(list(tmp_path.glob("p*"))) >= 2  # the workers recorded their reads

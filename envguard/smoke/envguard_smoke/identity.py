@@ -16,6 +16,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .canonical import digest
+from .watch import Watched
 
 FIRST_BATCH_S: List[float] = []  # per epoch walked, oldest first (start-up is read from the first)
 SEEDS = (11, 22)  # a reference read twice under different global seeds: differing reads are random content
@@ -39,6 +40,25 @@ class Batches:
         for item in self.inner:
             current.append(list(item) if isinstance(item, (list, tuple)) else [item])
             yield item
+
+
+class Forwarding(Watched):
+    """The watch folder's read recorder around the user's dataset that forwards every other attribute, read
+    or set, to it: a worker_init_fn configuring `get_worker_info().dataset` (shards, offsets, a connection)
+    configures the user's dataset, as without envguard."""
+
+    OWN = ("inner", "folder")
+
+    def __getattr__(self, name: str) -> Any:
+        if name in Forwarding.OWN or name.startswith("__"):  # unpickling looks these up before they exist
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in Forwarding.OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.inner, name, value)
 
 
 class _Rngs:
