@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from envguard.findings import Finding
+from envguard.smoke import loader_verdicts
 
 SPAWN_NOTE = "spawn is the default on macOS and Windows, forkserver on Linux from Python 3.14"
 
@@ -51,6 +52,41 @@ def start_method(record: dict[str, Any] | None) -> list[Finding]:
             fixes,
         )
     ]
+
+
+SLOW_SPAWN_S = 1.0  # start-up a spawn/forkserver loader pays per epoch worth naming persistent_workers for
+
+
+def startup(record: dict[str, Any] | None) -> list[Finding]:
+    """Worker start-up (iter() to the first batch) per start method measured; under fork, what spawn costs."""
+    seconds = (record or {}).get("seconds") or {}
+    if not record or not seconds:
+        return []
+    in_use = str(record.get("in_use"))
+    persistent = bool(record.get("persistent_workers"))
+    listed = ", ".join(
+        f"{method}{' (in use)' if method == in_use else ''} {value:.2f} s"
+        for method, value in seconds.items()
+    )
+    workers = int(record.get("workers") or 0)
+    evidence = f"first batch with {workers} worker{'' if workers == 1 else 's'}: {listed}"
+    slow = 0.0
+    if in_use == "fork" and "spawn" in seconds:
+        slow = float(seconds["spawn"])
+        evidence += (
+            "; under spawn (the default on macOS and Windows; forkserver, Linux's default from Python 3.14, "
+            f"starts alike) each start of the workers costs "
+            f"{seconds['spawn'] - seconds['fork']:.2f} s more, "
+            + ("once (persistent_workers=True)" if persistent else "every epoch (persistent_workers=False)")
+        )
+    elif in_use == "fork" and record.get("unpicklable"):
+        evidence += "; spawn not measured: the dataset cannot be pickled for it (see the check above)"
+    else:
+        slow = float(seconds.get(in_use) or 0.0)
+    fix = ""
+    if slow >= SLOW_SPAWN_S and not persistent:
+        fix = "persistent_workers=True pays the spawn/forkserver start-up once instead of every epoch"
+    return [Finding("start method", "worker start-up per start method", "INFO", evidence, fix)]
 
 
 def _fields_changed(first: dict[str, Any], second: dict[str, Any]) -> tuple[int, int, list[str]]:
@@ -241,7 +277,9 @@ def findings(raw: dict[str, Any]) -> list[Finding]:
     ]
     return (
         start_method(raw.get("start_method_safety"))
+        + startup(raw.get("startup"))
         + own_loader(raw.get("loader"))
+        + loader_verdicts.identity((raw.get("loader") or {}).get("identity"))
         + cross_process(raw.get("crossproc"))
         + skipped
     )
@@ -256,6 +294,8 @@ def summary(raw: dict[str, Any]) -> dict[str, Any]:
         out["loader"] = raw["loader"]
     if raw.get("memory"):
         out["memory"] = raw["memory"]
+    if raw.get("startup"):
+        out["startup"] = raw["startup"]
     cross = raw.get("crossproc")
     if cross:
         out["cross_process"] = {
@@ -266,69 +306,3 @@ def summary(raw: dict[str, Any]) -> dict[str, Any]:
             "orders": {k: r.get("order") for k, r in (cross.get("runs") or {}).items()},
         }
     return out
-
-
-GROWTH_MIB = 8.0  # a worker growing less than this over the K indices is noise (its own heap settling)
-PER_INDEX = 512  # bytes of USS growth per index read: a touched page per few samples is copy-on-read
-MIB = 2**20
-MIN_INDICES = 1000  # per worker: fewer reads touch too few pages to tell copy-on-read from noise
-
-
-def worker_memory(
-    record: dict[str, Any] | None, available: int | None, workers: int, ranks: int
-) -> list[Finding]:
-    """Copy-on-read: each worker's USS growth over K random indices, projected to an epoch for `workers` per
-    rank x `ranks` local ranks against the available RAM."""
-    if not record:
-        return []
-    category, check = "memory", "worker memory stays flat (copy-on-read)"
-    start, end = record.get("start") or {}, record.get("end") or {}
-    grown = [
-        (pid, start[pid]["uss"], end[pid]["uss"]) for pid in start if start[pid] and (end.get(pid) or {})
-    ]
-    if not grown:
-        return [
-            Finding(category, check, "INFO", "the workers' memory could not be read (/proc/PID/smaps_rollup)")
-        ]
-    _pid, before, after = max(grown, key=lambda g: g[2] - g[1])
-    per_worker = max(1, int(record.get("indices") or 0) // max(1, int(record.get("workers") or 1)))
-    growth = max(0, after - before)
-    where = (
-        f"each of {record.get('workers')} workers read ~{per_worker} random indices: USS "
-        f"{before / MIB:.0f} -> {after / MIB:.0f} MiB (the most grown worker)"
-    )
-    if per_worker < MIN_INDICES:
-        return [Finding(category, check, "INFO", f"{where}: too few samples to show copy-on-read growth")]
-    if growth < GROWTH_MIB * MIB or growth / per_worker < PER_INDEX:
-        return [Finding(category, check, "PASS", f"{where}; no copy-on-read growth")]
-    parent = int((record.get("parent") or {}).get("uss") or 0)
-    length = int(record.get("length") or 0)
-    epoch = min(growth / per_worker * length / max(workers, 1), parent or float("inf"))
-    total = (before + epoch) * workers * ranks
-    room = f" against {available / 2**30:.1f} GiB available" if available else ""
-    over = (
-        " (more than is available: the node will run out of memory)"
-        if available and total > available
-        else ""
-    )
-    named = ", ".join(
-        f"{c['name']} ({c['container']} of {c['length']:,} {'/'.join(c['items'])})"
-        for c in record.get("culprits") or ()
-    )
-    evidence = (
-        f"{where}: {growth / per_worker / 1024:.1f} KiB per index read, as the objects' refcounts copy "
-        f"the parent's pages (parent {parent / MIB:.0f} MiB); over an epoch each worker grows up to "
-        f"{(before + epoch) / MIB:.0f} MiB: {workers} workers x {ranks} local ranks = "
-        f"{total / 2**30:.1f} GiB{room}{over}" + (f"; likely culprit: {named}" if named else "")
-    )
-    return [
-        Finding(
-            category,
-            check,
-            "WARN",
-            evidence,
-            "keep large per-sample tables out of Python lists/dicts: a numpy array "
-            "(np.array(paths, dtype=np.bytes_)), an Arrow table or one bytes blob with offsets; or load the "
-            "index per worker in worker_init_fn (pytorch#13246)",
-        )
-    ]

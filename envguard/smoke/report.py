@@ -35,6 +35,7 @@ class SmokeOptions:
     loader: str | None = None  # FILE.py:NAME returning the user's own DataLoader (issue 10)
     start_method: str | None = None  # fork, spawn or forkserver for every DataLoader; None: the default
     local_ranks: int = 1  # processes per node sharing the RAM (the copy-on-read projection)
+    sweep: tuple[str, ...] | None = None  # --sweep: the loader arguments envguard may vary (issue 10)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,16 @@ from envguard.errors import BadInputError, UsageError
 from envguard.findings import Finding
 from envguard.machine import host
 from envguard.model import Fingerprints
-from envguard.smoke import determinism, gpu_verdicts, pipeline, runner, throughput, verdicts
+from envguard.smoke import (
+    determinism,
+    gpu_verdicts,
+    loader_verdicts,
+    memory_verdicts,
+    pipeline,
+    runner,
+    throughput,
+    verdicts,
+)
 from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, SmokeReport, options_dict
 
 SHAPE = (3, 224, 224)
@@ -69,6 +78,8 @@ def pipeline_settings(options: SmokeOptions) -> dict[str, Any]:
         "start_method": options.start_method,
         "crossproc": {"seed": options.seed, "limit": 32} if user else None,
         "memory": {"workers": 2, "indices": 16384, "batch_size": 256, "seed": options.seed} if user else None,
+        "sweep": list(options.sweep) if options.sweep else None,
+        "startup": user,
     }
 
 
@@ -140,7 +151,10 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     )
     runner.check_started(raw, label, options.device)
     cuda = raw.get("device") == "cuda"
-    datasets = tuple(throughput.summarize(entry, cpus.physical) for entry in raw.get("throughput") or ())
+    datasets = tuple(
+        throughput.summarize(loader_verdicts.claimable(entry), cpus.physical)  # issue 10: --sweep's ideal
+        for entry in raw.get("throughput") or ()
+    )
     recs = {
         d.name: throughput.recommend(d, cuda=cuda, pin_measured=_pin_helps(raw.get("gpu"))) for d in datasets
     }
@@ -197,12 +211,12 @@ def judge(
     if not pipeline.replaces_main_phases(raw):  # --loader has its own checks; an unstartable dataset none
         found += determinism.findings(raw.get("determinism"))
     found += pipeline.findings(raw)  # start method, cross-process, the user's own loader
-    workers = options.num_workers or host.recommended_workers(cpus)
-    found += pipeline.worker_memory(
-        raw.get("memory"), host.memory_info().available, workers, options.local_ranks
-    )
+    found += _memory(raw, options, cpus)  # issue 10: per-worker memory and /dev/shm for every local rank
     for dataset in datasets:
         rec = recs.get(dataset.name)
+        if dataset.name.startswith(loader_verdicts.SWEPT):  # --sweep of the user's own loader (issue 10)
+            found += loader_verdicts.sweep(dataset, rec, (raw.get("loader") or {}).get("settings") or {})
+            continue
         found += verdicts.efficiency(dataset, rec, cpus.usable)
         found += verdicts.your_workers(dataset, rec, options.num_workers)
         found += verdicts.still_scaling(dataset, rec)
@@ -211,6 +225,24 @@ def judge(
     if raw.get("gpu"):
         found += gpu_verdicts.gpu(raw.get("gpu"), _nvml_max_link())
     return found
+
+
+def _memory(raw: dict[str, Any], options: SmokeOptions, cpus: host.CpuInfo) -> list[Finding]:
+    """Copy-on-read and /dev/shm for the user's workers (the loader's own settings under --loader)."""
+    given = (raw.get("loader") or {}).get("settings") or {}
+    workers = options.num_workers or given.get("num_workers") or host.recommended_workers(cpus)
+    ranks = options.local_ranks
+    record = raw.get("memory")
+    return memory_verdicts.worker_memory(
+        record, host.memory_info().available, workers, ranks
+    ) + memory_verdicts.shm_in_flight(
+        record,
+        host.shm_info(),
+        workers,
+        ranks,
+        int(given.get("batch_size") or options.batch_size),
+        int(given.get("prefetch_factor") or 2),
+    )
 
 
 def _pin_helps(gpu: dict[str, Any] | None) -> bool | None:

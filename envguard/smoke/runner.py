@@ -117,9 +117,14 @@ def stopped(folder: Path, budget: float, elapsed: float) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads((folder / "partial.json").read_text())
     except (OSError, ValueError):
+        advice = (  # issue 10: the user's own loader function never returned
+            "look for a wait without a timeout in that function (a mount, a lock, a download)"
+            if phase.startswith("--loader") and phase.endswith("had not returned")
+            else "give a larger --budget or fewer --workers"
+        )
         raise ProbeError(
             f"the smoke test did not finish within the --budget{where} and was stopped after "
-            f"{elapsed:.1f} s with every DataLoader worker; give a larger --budget or fewer --workers"
+            f"{elapsed:.1f} s with every DataLoader worker; {advice}"
         ) from None
     data["stopped"] = {
         "phase": phase,

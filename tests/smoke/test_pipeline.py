@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from torch.utils.data import DataLoader
 
-from envguard.smoke import pipeline, runner
+from envguard.smoke import memory_verdicts, pipeline, runner
 from tests.helpers import REPO, by_check, envguard, smoke_json
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
@@ -204,7 +204,7 @@ def worker_memory(name: str) -> tuple[dict[str, Any], list[Any]]:
         seed=0,
         deadline=time.perf_counter() + 30,
     )
-    return record, pipeline.worker_memory(record, memory_info().available, workers=8, ranks=8)
+    return record, memory_verdicts.worker_memory(record, memory_info().available, workers=8, ranks=8)
 
 
 def test_large_python_list_warns_with_a_projection() -> None:

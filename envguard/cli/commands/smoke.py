@@ -31,6 +31,25 @@ def _workers(text: str | None) -> tuple[int, ...] | None:
     return counts
 
 
+SWEEPABLE = ("num_workers", "prefetch_factor")
+
+
+def _sweep(text: str | None, loader: str | None) -> tuple[str, ...] | None:
+    """--sweep NAMES: the loader arguments envguard may vary (issue 10)."""
+    if text is None:
+        return None
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    wrong = [n for n in names if n not in SWEEPABLE]
+    if not names or wrong:
+        raise UsageError(
+            f"--sweep {text}: expected a comma-separated list of {', '.join(SWEEPABLE)} "
+            "(the other DataLoader arguments stay as your loader sets them)"
+        )
+    if loader is None:
+        raise UsageError(f"--sweep {text} times your own DataLoader: give it with --loader FILE.py:NAME")
+    return names
+
+
 def _number(option: str, low: float, what: str) -> Callable[[Any, Any, str | None], float | None]:
     """A callback that accepts a finite number >= `low` and refuses anything else in one line (exit 2)."""
 
@@ -130,6 +149,13 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     help="Check your own DataLoader as given: NAME() returns a DataLoader or (dataset, loader_kwargs).",
 )
 @click.option(
+    "--sweep",
+    "sweep_text",
+    metavar="NAMES",
+    help="With --loader: the DataLoader arguments envguard may vary while timing your loader "
+    "(num_workers, prefetch_factor); everything else stays as your loader sets it.",
+)
+@click.option(
     "--start-method",
     type=click.Choice(["fork", "spawn", "forkserver"]),
     help="Start every DataLoader's workers this way (default: the environment's own default).",
@@ -178,6 +204,7 @@ def command(
     data_dir: Path | None,
     dataset: str | None,
     loader: str | None,
+    sweep_text: str | None,
     start_method: str | None,
     local_ranks: int,
     lock: Path | None,
@@ -192,6 +219,7 @@ def command(
     FAIL."""
     if loader and (dataset or data_dir):
         raise UsageError("--loader checks your own DataLoader as given; drop --dataset/--data (or --loader)")
+    sweep = _sweep(sweep_text, loader)
     if distributed:
         from envguard.distributed.run import report_distributed
 
@@ -224,6 +252,7 @@ def command(
         loader=loader,
         start_method=start_method,
         local_ranks=local_ranks,
+        sweep=sweep,
     )
     report = run_smoke(options)
     if plot is not None:

@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 import traceback
-from typing import Any, Callable, Dict, Iterator, List
+from typing import Any, Callable, Dict
 
 EXPECTED = "a torch.utils.data.DataLoader or (dataset, loader_kwargs)"
 
@@ -51,16 +51,29 @@ def factory(spec: str) -> Callable[[], Any]:
     return build
 
 
+WATCH: Dict[str, Any] = {"dir": None, "label": None}  # the watch folder (main sets it) and FILE.py:NAME
+
+
+def watch_phase(text: str) -> None:
+    """What the --loader run is doing now, for envguard to name should it stop us at the budget."""
+    from . import watch
+
+    watch.phase(WATCH["dir"], "--loader %s: %s" % (WATCH["label"], text))
+
+
 def make(function: Callable[[], Any], label: str) -> Any:
     """Call the user's function and check what it returned."""
     from torch.utils.data import DataLoader, Dataset, IterableDataset
 
+    WATCH["label"] = label
+    watch_phase("calling %s(), which had not returned" % label.split(":")[-1])
     try:
         value = function()
     except Exception as exc:
         raise LoaderError(
             "--loader %s raised %s; expected it to return %s" % (label, _last_line(exc), EXPECTED)
         ) from None
+    watch_phase("checking what %s() returned" % label.split(":")[-1])
     if isinstance(value, DataLoader):
         return value
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):
@@ -99,47 +112,14 @@ def _last_line(exc: BaseException) -> str:
     return traceback.format_exception_only(type(exc), exc)[-1].strip()
 
 
-class Recording:
-    """Wraps the loader's (batch) sampler and records the indices it hands out, in the main process, in the
-    order the DataLoader dispatches (and, in order, delivers) them. Everything else runs as the user
-    configured it."""
-
-    def __init__(self, inner: Any, limit: int) -> None:
-        self.inner, self.limit = inner, limit
-        self.seen: List[Any] = []
-
-    def __len__(self) -> int:
-        return len(self.inner)
-
-    def __iter__(self) -> Iterator[Any]:
-        for item in self.inner:
-            if len(self.seen) < self.limit:
-                self.seen.extend(item if isinstance(item, (list, tuple)) else [item])
-            yield item
-
-
-def epoch_orders(loader: Any, epochs: int, limit: int) -> List[List[str]]:
-    """The first `limit` indices of each epoch, iterating the real loader (its workers, collate_fn, ...)."""
-    name = "batch_sampler" if loader.batch_sampler is not None else "sampler"
-    out: List[List[str]] = []
-    for _epoch in range(epochs):
-        recording = Recording(getattr(loader, name), limit)
-        # DataLoader forbids setting it once built: swap it in for this epoch, then put the user's back
-        object.__setattr__(loader, name, recording)
-        try:
-            for _batch in loader:  # the user's workers, worker_init_fn and collate_fn run on each batch
-                if len(recording.seen) >= limit:
-                    break
-        finally:
-            object.__setattr__(loader, name, recording.inner)
-        out.append([repr(i) for i in recording.seen[:limit]])
-    return out
-
-
 def checks(settings: Dict[str, Any], deadline: float) -> Dict[str, Any]:
     """Two runs of the user's loader, each from a fresh NAME() call with the global torch RNG in another state
-    (as when other code draws before the loop): the order must repeat; epoch 2 must differ from epoch 1."""
+    (as when other code draws before the loop): the order must repeat; epoch 2 must differ from epoch 1; each
+    batch of both epochs must be what the user's collate_fn builds from those indices (identity by index),
+    with `dataset.set_epoch(e)` reaching the workers."""
     import torch
+
+    from . import identity
 
     build = factory(settings["loader"])
     limit = int((settings.get("crossproc") or {}).get("limit", 32))
@@ -151,8 +131,20 @@ def checks(settings: Dict[str, Any], deadline: float) -> Dict[str, Any]:
     if isinstance(first.dataset, IterableDataset):  # no sampler: nothing to record here
         record["iterable"] = True
         return record
-    record["run1"] = epoch_orders(first, 2, limit)
+    watch_phase("reading two epochs through your loader")
+    del identity.FIRST_BATCH_S[:]
+    record["run1"], rows = identity.walk(first, 2, limit, wrap=_watched)
+    record["first_batch_s"] = identity.FIRST_BATCH_S[0] if first.num_workers else None
+    record["identity"] = identity.record(first, rows)
     del first
     torch.manual_seed(2)
-    record["run2"] = epoch_orders(build(), 1, limit)
+    watch_phase("reading a second run of your loader")
+    record["run2"], _rows = identity.walk(build(), 1, limit, judge=False, wrap=_watched)
     return record
+
+
+def _watched(dataset: Any) -> Any:
+    """The dataset with each read recorded in the watch folder (a hung sample names itself)."""
+    from .identity import Forwarding
+
+    return Forwarding(dataset, WATCH["dir"]) if WATCH["dir"] else dataset

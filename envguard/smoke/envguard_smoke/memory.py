@@ -87,18 +87,24 @@ def measure(
         "parent": usage(os.getpid()),
         "culprits": culprits(dataset),
     }
+    from .datasets import batch_bytes
+
     iterator = iter(loader)
     read = 0
     for _warm in range(2 * max(workers, 1)):  # past each worker's start-up allocations
-        next(iterator)
+        batch = next(iterator)
+        record["sample_bytes"] = record.get("sample_bytes") or batch_bytes(batch) // batch_size
         read += batch_size
+    del batch
     record["start"] = _workers_usage()
+    record["parent_start"] = usage(os.getpid())  # with the workers: the pages they share are split now
     record["start_after"] = read
     # stop two batches short of the end: an exhausted iterator shuts its workers down before they can be read
     while read < count - 2 * batch_size and time.perf_counter() < deadline:
         next(iterator)
         read += batch_size
     record["end"] = _workers_usage()
+    record["parent_end"] = usage(os.getpid())
     record["indices"] = read - record["start_after"]
     del iterator, loader
     record["start"] = {str(k): v for k, v in record["start"].items()}

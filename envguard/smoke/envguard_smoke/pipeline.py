@@ -14,27 +14,57 @@ def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bo
     all here, or workers that cannot start under the start method in use)."""
     from . import loader, pickling
 
+    loader.WATCH["dir"] = settings.get("watch_dir")
     try:
         blocked = pickling.phase(settings, result)
+        _done(settings, result)
         if settings.get("loader") and not blocked:
             result["loader"] = loader.checks(settings, deadline)
+            _done(settings, result)
     except loader.LoaderError as exc:
         result["error"], result["message"] = "bad-loader", str(exc)
         return True
     except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
         _record_error(result, "start-method safety", exc)
         return True
+    if settings.get("loader") and settings.get("sweep") and not blocked:
+        _sweep(settings, result, deadline)
     # a fresh interpreter costs about what this one took to start (torch's import); two run side by side
     startup = float((result.get("phase_seconds") or {}).get("start-up") or 1.0)
+    from .startup import needs as startup_needs
+
     wanted = [("memory", MEMORY_S + 1.0), ("cross-process", 2.0 * startup)]
+    first = ("start-up", startup_needs(settings, result, startup))
+    wanted.insert(0 if settings.get("start_method") else 2, first)  # --start-method: start-up first
+    keys = {"memory": "memory", "cross-process": "crossproc", "start-up": "startup"}
     for name, needs in wanted:
-        if blocked or not settings.get("crossproc" if name == "cross-process" else "memory"):
+        if blocked or not settings.get(keys[name]):
             continue
         try:
+            _phase(settings, "%s check" % name)
             _optional(name, needs, settings, result, deadline)
         except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
             _record_error(result, name, exc)
+        _done(settings, result)
     return blocked or bool(settings.get("loader"))
+
+
+def _phase(settings: Dict[str, Any], text: str) -> None:
+    """What the pipeline is doing now, named by --loader FILE.py:NAME when there is one."""
+    from . import loader, watch
+
+    if settings.get("loader"):
+        loader.watch_phase(text)
+    else:
+        watch.phase(settings.get("watch_dir"), "%s of your dataset" % text)
+
+
+def _done(settings: Dict[str, Any], result: Dict[str, Any]) -> None:
+    """The results so far, for envguard to judge if it has to stop the run at the budget."""
+    from . import watch
+
+    _phase(settings, "between checks")
+    watch.partial(settings.get("watch_dir"), result)
 
 
 def _dataset(settings: Dict[str, Any]) -> Any:
@@ -63,6 +93,10 @@ def _optional(
         result["memory"] = memory.phase(settings, _dataset(settings), time.perf_counter() + MEMORY_S) or None
     elif name == "cross-process":
         result["crossproc"] = crossproc.run(settings, deadline)
+    elif name == "start-up":  # worker start-up per start method (issue 10, item 2)
+        from . import startup
+
+        result["startup"] = startup.phase(settings, result)
 
 
 def _record_error(result: Dict[str, Any], phase: str, exc: BaseException) -> None:
@@ -70,3 +104,17 @@ def _record_error(result: Dict[str, Any], phase: str, exc: BaseException) -> Non
 
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
     result["errors"].append({"phase": phase, "error": last})
+
+
+def _sweep(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
+    """--sweep: the user's loader timed per configuration, in half the time left (the rest for memory and
+    the cross-process run)."""
+    from . import sweep
+
+    _phase(settings, "sweep")
+    try:
+        half = time.perf_counter() + 0.5 * max(0.0, deadline - time.perf_counter())
+        result["throughput"].extend(sweep.run(settings, half))
+    except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
+        _record_error(result, "sweep of your loader", exc)
+    _done(settings, result)

@@ -1,0 +1,71 @@
+"""Issue 10, bad input: a --loader function that hangs, or whose dataset hangs, is stopped at the --budget
+with every DataLoader worker (counted in /proc by an environment marker every process of the run inherits):
+exit 3, one line naming FILE.py:NAME (and the sample)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO
+
+PLANTED = REPO / "tests" / "pipeline_planted.py"
+MARKER = "ENVGUARD_TEST_RUN"
+BUDGET = 8
+
+
+def marked(tag: str) -> list[int]:
+    """Live processes whose environment carries MARKER=tag (zombies have no readable environ)."""
+    needle = f"{MARKER}={tag}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def settle(tag: str, seconds: float = 2.0) -> list[int]:
+    until = time.monotonic() + seconds
+    while marked(tag) and time.monotonic() < until:
+        time.sleep(0.05)
+    return marked(tag)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("hanging_loader", "pipeline_planted.py:hanging_loader: calling hanging_loader(), which had not"),
+        ("hanging_dataset_loader", "the dataset did not return sample 5 within"),
+    ],
+)
+def test_a_hanging_loader_exits_3_at_the_budget_naming_it(prefix: Path, name: str, says: str) -> None:
+    tag = uuid.uuid4().hex
+    began = time.monotonic()
+    argv = ["smoke", str(prefix), "--budget", str(BUDGET), "--loader", f"{PLANTED}:{name}"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "envguard", *argv],
+        cwd=REPO,
+        env=dict(os.environ, **{MARKER: tag}),
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    _out, err = process.communicate(timeout=60)
+    elapsed = time.monotonic() - began
+    lines = err.strip().splitlines()
+    assert process.returncode == 3, err
+    assert len(lines) == 1 and says in lines[0] and f"pipeline_planted.py:{name}" in lines[0], err
+    assert "Traceback" not in err and elapsed <= BUDGET + 3, (elapsed, err)
+    assert settle(tag) == []
