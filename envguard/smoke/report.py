@@ -35,6 +35,7 @@ class SmokeOptions:
     loader: str | None = None  # FILE.py:NAME returning the user's own DataLoader (issue 10)
     start_method: str | None = None  # fork, spawn or forkserver for every DataLoader; None: the default
     local_ranks: int = 1  # processes per node sharing the RAM (the copy-on-read projection)
+    decode: str | None = None  # --decode image: the --data sweep decodes each file with PIL (issue 10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,7 @@ class SmokeReport:
     phase_seconds: dict[str, float] = field(default_factory=dict)
     # start-method safety, cross-process and --loader runs (issue 10)
     pipeline: dict[str, Any] = field(default_factory=dict)
+    storage: dict[str, Any] = field(default_factory=dict)  # --data: cold/warm reads, page cache (issue 10)
     schema_version: int = SCHEMA_VERSION
 
 

@@ -10,7 +10,16 @@ from envguard.errors import BadInputError, UsageError
 from envguard.findings import Finding
 from envguard.machine import host
 from envguard.model import Fingerprints
-from envguard.smoke import determinism, gpu_verdicts, pipeline, runner, throughput, verdicts
+from envguard.smoke import (
+    determinism,
+    gpu_verdicts,
+    pipeline,
+    runner,
+    storage,
+    storage_verdicts,
+    throughput,
+    verdicts,
+)
 from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, SmokeReport, options_dict
 
 SHAPE = (3, 224, 224)
@@ -33,7 +42,12 @@ def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
 
 
 def settings(
-    options: SmokeOptions, workers: list[int], budget_s: float, probe: Path | None, cpus_usable: int = 1
+    options: SmokeOptions,
+    workers: list[int],
+    budget_s: float,
+    probe: Path | None,
+    cpus_usable: int = 1,
+    stored: storage.StorageResult | None = None,
 ) -> dict[str, Any]:
     """The JSON the in-environment module reads."""
     synthetic = options.data_dir is None and options.dataset is None and options.loader is None
@@ -58,6 +72,7 @@ def settings(
         "step_ms": options.step_ms,
         "refine": options.workers is None,
         **pipeline_settings(options),
+        **storage.settings(stored, options.decode),
     }
 
 
@@ -128,13 +143,14 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     fingerprints, probe = _lock_fingerprints(options.lock)
     cpus = host.cpu_info()
     workers = worker_counts(options, cpus)
+    stored = storage.measure(options.data_dir, options.budget_s) if options.data_dir else None
     left = options.budget_s - (time.perf_counter() - started)
     budget = max(1.0, left - SETTLE_S)
     # the module plans for `budget`; at the --budget itself it is stopped, workers and all (a hang, a slow
     # import)
     raw = runner.run_target(
         python,
-        settings(options, workers, budget, probe, cpus.usable),
+        settings(options, workers, budget, probe, cpus.usable, stored),
         timeout=left + KILL_GRACE_S,
         progress=runner.progress_wanted(),
     )
@@ -144,7 +160,7 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     recs = {
         d.name: throughput.recommend(d, cuda=cuda, pin_measured=_pin_helps(raw.get("gpu"))) for d in datasets
     }
-    found = judge(raw, options, datasets, recs, fingerprints, cpus)
+    found = judge(raw, options, datasets, recs, fingerprints, cpus, stored)
     return SmokeReport(
         environment=label,
         python=str(raw.get("python")),
@@ -164,6 +180,7 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
         options=options_dict(options),
         phase_seconds=dict(raw.get("phase_seconds") or {}),
         pipeline=pipeline.summary(raw),
+        storage=_storage_summary(stored, raw),
     )
 
 
@@ -174,6 +191,7 @@ def judge(
     recs: dict[str, Recommendation | None],
     lock: Fingerprints | None,
     cpus: host.CpuInfo,
+    stored: storage.StorageResult | None = None,
 ) -> list[Finding]:
     """Every verdict, grouped by category in a stable order."""
     found: list[Finding] = [
@@ -201,8 +219,15 @@ def judge(
     found += pipeline.worker_memory(
         raw.get("memory"), host.memory_info().available, workers, options.local_ranks
     )
+    data = next((d for d in datasets if d.name == "data"), None)
+    found += storage_verdicts.findings(
+        stored, data, recs.get("data"), raw.get("decode_skipped"), options.decode is not None
+    )
     for dataset in datasets:
         rec = recs.get(dataset.name)
+        if dataset is data and storage_verdicts.below_loader_floor(dataset):  # a warm read of small files
+            found.append(storage_verdicts.floor_finding(dataset))
+            continue
         found += verdicts.efficiency(dataset, rec, cpus.usable)
         found += verdicts.your_workers(dataset, rec, options.num_workers)
         found += verdicts.still_scaling(dataset, rec)
@@ -254,3 +279,19 @@ def _determinism_summary(record: dict[str, Any] | None) -> dict[str, Any]:
         "runs": runs,
         "skipped": record.get("skipped") or [],
     }
+
+
+def _storage_summary(stored: storage.StorageResult | None, raw: dict[str, Any]) -> dict[str, Any]:
+    """The storage test for the JSON output, MB/s and files/s next to each pass."""
+    if stored is None:
+        return {}
+    import dataclasses
+
+    data = dataclasses.asdict(stored)
+    data["dropped"] = stored.dropped
+    data["passes"] = [
+        dict(dataclasses.asdict(p), mb_per_s=round(p.mb_per_s, 2), files_per_s=round(p.files_per_s, 1))
+        for p in stored.passes
+    ]
+    data["decode_skipped"] = raw.get("decode_skipped")
+    return data

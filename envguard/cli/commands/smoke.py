@@ -119,6 +119,12 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     help="Time reading the files under DIR instead of the synthetic datasets.",
 )
 @click.option(
+    "--decode",
+    type=click.Choice(["image"]),
+    help="With --data: decode each file as an image with PIL in the sweep (shows whether decoding is the "
+    "bottleneck).",
+)
+@click.option(
     "--dataset",
     metavar="FILE.py:NAME",
     help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic "
@@ -176,6 +182,7 @@ def command(
     cpu_ms: float,
     step_ms: float | None,
     data_dir: Path | None,
+    decode: str | None,
     dataset: str | None,
     loader: str | None,
     start_method: str | None,
@@ -192,6 +199,8 @@ def command(
     FAIL."""
     if loader and (dataset or data_dir):
         raise UsageError("--loader checks your own DataLoader as given; drop --dataset/--data (or --loader)")
+    if decode and not data_dir:
+        raise UsageError("--decode image decodes the files of --data DIR; add --data DIR (or drop --decode)")
     if distributed:
         from envguard.distributed.run import report_distributed
 
@@ -224,6 +233,7 @@ def command(
         loader=loader,
         start_method=start_method,
         local_ranks=local_ranks,
+        decode=decode,
     )
     report = run_smoke(options)
     if plot is not None:
