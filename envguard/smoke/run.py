@@ -14,6 +14,7 @@ from envguard.smoke import (
     determinism,
     gpu_verdicts,
     pipeline,
+    record,
     runner,
     storage,
     storage_verdicts,
@@ -48,6 +49,7 @@ def settings(
     probe: Path | None,
     cpus_usable: int = 1,
     stored: storage.StorageResult | None = None,
+    recorded: record.Recording | None = None,
 ) -> dict[str, Any]:
     """The JSON the in-environment module reads."""
     synthetic = options.data_dir is None and options.dataset is None and options.loader is None
@@ -73,7 +75,14 @@ def settings(
         "refine": options.workers is None,
         **pipeline_settings(options),
         **storage.settings(stored, options.decode),
+        "record": record.run_settings(options.seed, options.batch_size, recorded)
+        if _recording(options)
+        else None,
     }
+
+
+def _recording(options: SmokeOptions) -> bool:
+    return options.record is not None or options.compare is not None
 
 
 def pipeline_settings(options: SmokeOptions) -> dict[str, Any]:
@@ -139,8 +148,13 @@ def _lock_fingerprints(lock: Path | None) -> tuple[Fingerprints | None, Path | N
 def run_smoke(options: SmokeOptions) -> SmokeReport:
     """Run the whole smoke test and judge it."""
     started = time.perf_counter()
+    recorded = record.load(options.compare) if options.compare is not None else None
     label, python = _environment(options.source)
     fingerprints, probe = _lock_fingerprints(options.lock)
+    if probe is None and _recording(options):  # the recording carries the fingerprints
+        from envguard.prefix.probe import PROBE_SCRIPT
+
+        probe = PROBE_SCRIPT
     cpus = host.cpu_info()
     workers = worker_counts(options, cpus)
     stored = storage.measure(options.data_dir, options.budget_s) if options.data_dir else None
@@ -150,7 +164,7 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     # import)
     raw = runner.run_target(
         python,
-        settings(options, workers, budget, probe, cpus.usable, stored),
+        settings(options, workers, budget, probe, cpus.usable, stored, recorded),
         timeout=left + KILL_GRACE_S,
         progress=runner.progress_wanted(),
     )
@@ -161,6 +175,8 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
         d.name: throughput.recommend(d, cuda=cuda, pin_measured=_pin_helps(raw.get("gpu"))) for d in datasets
     }
     found = judge(raw, options, datasets, recs, fingerprints, cpus, stored)
+    found += record.compare(recorded, raw) if recorded is not None else []
+    recording = _write_recording(options, raw, recorded)
     return SmokeReport(
         environment=label,
         python=str(raw.get("python")),
@@ -181,6 +197,7 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
         phase_seconds=dict(raw.get("phase_seconds") or {}),
         pipeline=pipeline.summary(raw),
         storage=_storage_summary(stored, raw),
+        recording=recording,
     )
 
 
@@ -295,3 +312,20 @@ def _storage_summary(stored: storage.StorageResult | None, raw: dict[str, Any]) 
     ]
     data["decode_skipped"] = raw.get("decode_skipped")
     return data
+
+
+def _write_recording(
+    options: SmokeOptions, raw: dict[str, Any], recorded: record.Recording | None
+) -> dict[str, Any]:
+    """--record: write the file atomically; the JSON says what was written and what was compared."""
+    out: dict[str, Any] = {}
+    samples = len((raw.get("record") or {}).get("samples") or ())
+    if recorded is not None:
+        out["compared"] = {"path": str(recorded.path), "samples": len(recorded.samples), "now": samples}
+    if options.record is not None and samples:
+        which = f" --loader {options.loader}" if options.loader else ""
+        which = f" --dataset {options.dataset}" if options.dataset else which
+        reproduce = f"envguard smoke ENV{which} --compare {options.record.name}"
+        run = record.run_settings(options.seed, options.batch_size, recorded)
+        out["written"] = {"path": str(record.write(options.record, raw, run, reproduce)), "samples": samples}
+    return out

@@ -153,6 +153,19 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.",
 )
 @click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.json",
+    help="Write the first batches' per-sample digests and this environment's fingerprints to FILE.json.",
+)
+@click.option(
+    "--compare",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.json",
+    help="Check the first batches against a --record file from another machine or environment (exit 1 on a "
+    "mismatch).",
+)
+@click.option(
     "--seed",
     metavar="INT",
     default="1234",
@@ -188,6 +201,8 @@ def command(
     start_method: str | None,
     local_ranks: int,
     lock: Path | None,
+    record: Path | None,
+    compare: Path | None,
     seed: int,
     distributed: bool,
     plot: Path | None,
@@ -234,6 +249,8 @@ def command(
         start_method=start_method,
         local_ranks=local_ranks,
         decode=decode,
+        record=record,
+        compare=compare,
     )
     report = run_smoke(options)
     if plot is not None:

@@ -231,8 +231,14 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
     def golden() -> None:
         result["golden"] = _golden(settings["probe_script"])
 
+    def record() -> None:  # --record / --compare (issue 10)
+        from . import record as recording
+
+        result["record"] = recording.observe(settings)
+
     phases: List[Tuple[str, Callable[[], None], bool]] = [
         ("golden", golden, bool(settings.get("probe_script"))),
+        ("record", record, bool(settings.get("record"))),
         ("determinism", lambda: _determinism(settings, result, _share(deadline, 0.25, floor=3.0)), True),
         ("gpu", lambda: _gpu(settings, result, device or "cpu", _share(deadline, 0.3)), cuda),
         ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
@@ -244,7 +250,7 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         if pipeline.run(
             settings, result, _share(deadline, 1.0 if settings.get("loader") else 0.4, floor=3.0)
         ):
-            return result
+            phases = phases[:2]  # the fingerprints and --record's batches still come (issue 10)
     if settings.get("watch_dir"):
         from . import watch
 
