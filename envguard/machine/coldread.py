@@ -68,34 +68,38 @@ def drop(fd: int) -> bool:
     return True
 
 
-def _open(path: Path, cold: bool) -> tuple[int, bool, bool] | None:
-    """(fd, cold, direct): fadvise DONTNEED first; O_DIRECT only where fadvise is missing."""
+def _prepare(path: Path) -> tuple[bool, bool] | None:
+    """(cold, direct) for the read that follows: the cached pages dropped (flushed first), or O_DIRECT
+    where posix_fadvise is missing; None when the file cannot be opened."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
         return None
-    if not cold or drop(fd):
-        return fd, cold, False
-    direct = getattr(os, "O_DIRECT", 0)
-    if direct:
-        try:
-            fd2 = os.open(path, os.O_RDONLY | direct)
-        except OSError:
-            return fd, False, False
+    try:
+        if drop(fd):
+            return True, False
+    finally:
         os.close(fd)
-        return fd2, True, True
-    return fd, False, False
+    return (True, True) if getattr(os, "O_DIRECT", 0) else (False, False)
 
 
 def read_file(path: Path, *, cold: bool, limit: int | None = None) -> FileRead | None:
-    """Read `path` whole (or its first `limit` bytes) in 1 MiB chunks; None when it cannot be opened."""
-    opened = _open(path, cold)
-    if opened is None:
+    """Read `path` whole (or its first `limit` bytes) in 1 MiB chunks; None when it cannot be opened.
+
+    The clock starts at open() (a cold file's inode lookup is part of what a worker waits for) and leaves out
+    the flush and drop that made the file cold."""
+    prepared = _prepare(path) if cold else (False, False)
+    if prepared is None:
         return None
-    fd, was_cold, direct = opened
+    was_cold, direct = prepared
+    started = time.perf_counter()
+    try:
+        fd = os.open(path, os.O_RDONLY | (getattr(os, "O_DIRECT", 0) if direct else 0))
+    except OSError:
+        return None if not direct else read_file(path, cold=False, limit=limit)
     size = min(CHUNK, limit) if limit else CHUNK
     buffer = mmap.mmap(-1, CHUNK) if direct else None  # page-aligned, as O_DIRECT needs
-    total, first, started, refused = 0, 0.0, time.perf_counter(), False
+    total, first, refused = 0, 0.0, False
     try:
         while limit is None or total < limit:
             try:
