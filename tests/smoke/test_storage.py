@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.machine import disk
+from envguard.machine import coldread, disk
 from envguard.smoke import storage, storage_verdicts
 from tests.helpers import by_check, envguard, smoke_json
 
@@ -214,3 +214,16 @@ def test_bad_data_input_is_one_line(prefix: Path, tmp_path: Path, capsys: pytest
     )
     assert envguard("smoke", str(prefix), *FAST, "--decode", "image") == 2
     assert "--decode image decodes the files of --data DIR" in capsys.readouterr().err
+
+
+def test_o_direct_where_fadvise_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS has no posix_fadvise: the cold read opens the file with O_DIRECT, a real read past the page
+    cache into an aligned buffer, the short last block included."""
+    on_a_real_disk(tmp_path)
+    if not getattr(os, "O_DIRECT", 0):
+        pytest.skip("no O_DIRECT on this platform")
+    data = os.urandom(3 * 1024 * 1024 + 123)  # not a multiple of the block size: the last read is short
+    (tmp_path / "a.bin").write_bytes(data)
+    monkeypatch.delattr(os, "posix_fadvise")
+    read = coldread.read_file(tmp_path / "a.bin", cold=True)
+    assert read is not None and read.cold and read.bytes == len(data)
