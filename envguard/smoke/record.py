@@ -60,7 +60,7 @@ def document(raw: dict[str, Any], settings: dict[str, Any], reproduce: str) -> d
         "reproduce": reproduce,
         "dataset": observed.get("dataset"),
         "seed": settings["seed"],
-        "batch_size": settings["batch_size"],
+        "batch_size": observed.get("batch_size") or settings["batch_size"],
         "batches": settings["batches"],
         "fingerprints": fingerprints,
         "samples": observed.get("samples") or [],

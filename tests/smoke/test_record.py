@@ -110,3 +110,21 @@ def test_a_missing_recording_is_refused_before_anything_runs(
     missing = tmp_path / "nowhere.json"
     assert envguard("smoke", str(prefix), *FAST, "--compare", str(missing)) == 2
     assert f"--compare {missing}: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_loader_is_recorded_with_its_own_sampler_and_batch_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loader = f"{REPO / 'tests' / 'pipeline_planted.py'}:seeded_loader"
+    recording = tmp_path / "loader.json"
+    _code, data = smoke_json(
+        capsys, str(HERE), "--budget", "20", "--loader", loader, "--record", str(recording)
+    )
+    written = json.loads(recording.read_text())
+    assert written["dataset"] == "loader" and written["batch_size"] == 8 and len(written["samples"]) == 32
+    assert written["reproduce"] == f"envguard smoke ENV --loader {loader} --compare loader.json"
+    _code, data = smoke_json(
+        capsys, str(HERE), "--budget", "20", "--loader", loader, "--compare", str(recording)
+    )
+    assert by_check(data)["matches loader.json"]["status"] == "PASS"

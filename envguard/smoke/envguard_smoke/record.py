@@ -12,9 +12,10 @@ from .canonical import digest, fields
 SYNTHETIC_SIZE = 512
 
 
-def _source(settings: Dict[str, Any], seed: int) -> Tuple[str, Any, Any]:
-    """(name, dataset, sampler): --loader's own sampler, a seeded RandomSampler for --dataset and the
-    synthetic augmented dataset; None for an IterableDataset (no sampler: its stream's order)."""
+def _source(settings: Dict[str, Any], seed: int) -> Tuple[str, Any, Any, int]:
+    """(name, dataset, sampler, batch size): --loader's own sampler and batch size, a seeded RandomSampler
+    for --dataset and the synthetic augmented dataset; no sampler for an IterableDataset (its stream's
+    order)."""
     import torch
     from torch.utils.data import RandomSampler
 
@@ -25,16 +26,18 @@ def _source(settings: Dict[str, Any], seed: int) -> Tuple[str, Any, Any]:
 
         loader = factory(settings["loader"])()
         sampler = loader.batch_sampler if loader.batch_sampler is not None else loader.sampler
-        return "loader", loader.dataset, None if is_iterable(loader.dataset) else sampler
+        size = int(loader.batch_size or settings["record"]["batch_size"])
+        return "loader", loader.dataset, None if is_iterable(loader.dataset) else sampler, size
     if settings.get("dataset"):
         name, dataset = "user", load_user(settings["dataset"])()
     else:
         name, dataset = "augmented", Augmented(SYNTHETIC_SIZE)
+    size = int(settings["record"]["batch_size"])
     if is_iterable(dataset):
-        return name, dataset, None
+        return name, dataset, None, size
     generator = torch.Generator()
     generator.manual_seed(seed)
-    return name, dataset, RandomSampler(dataset, generator=generator)
+    return name, dataset, RandomSampler(dataset, generator=generator), size
 
 
 def _indices(sampler: Any, limit: int) -> List[Any]:
@@ -55,9 +58,10 @@ def observe(settings: Dict[str, Any]) -> Dict[str, Any]:
     from .datasets import index_name, seed_everything
 
     options = settings["record"]
-    seed, limit = int(options["seed"]), int(options["batches"]) * int(options["batch_size"])
+    seed = int(options["seed"])
     seed_everything(seed)
-    name, dataset, sampler = _source(settings, seed)
+    name, dataset, sampler, batch_size = _source(settings, seed)
+    limit = int(options["batches"]) * batch_size
     samples: List[Dict[str, Any]] = []
     seed_everything(seed)
     if sampler is None:
@@ -70,4 +74,4 @@ def observe(settings: Dict[str, Any]) -> Dict[str, Any]:
         seed_everything(seed)
         for index in order:
             samples.append({"index": index_name(index), "fields": _digests(dataset[index])})
-    return {"dataset": name, "samples": samples}
+    return {"dataset": name, "batch_size": batch_size, "samples": samples}
