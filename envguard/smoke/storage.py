@@ -35,7 +35,7 @@ class Pass:
     files: int
     bytes: int
     seconds: float
-    median_first_ms: float  # per file: open to the first chunk (the latency a DataLoader worker waits)
+    median_first_ms: float  # per file: open to the first 128 KiB (the latency a DataLoader worker waits)
 
     @property
     def mb_per_s(self) -> float:
