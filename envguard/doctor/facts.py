@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from envguard.doctor.disk_latency import Latency
+from envguard.machine.coldread import Latency
 from envguard.machine.disk import DiskInfo
 from envguard.machine.gpu import DriverPresence, NvmlReport
 from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo

@@ -3,10 +3,10 @@ health."""
 
 from __future__ import annotations
 
-from envguard.doctor.disk_latency import HDD_MS, Latency
 from envguard.doctor.facts import DoctorFacts
 from envguard.doctor.gpu_rules import gpu_findings, torch_findings
 from envguard.findings import Finding, Status
+from envguard.machine.coldread import HDD_MS, Latency
 from envguard.machine.disk import DiskInfo
 from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo, recommended_workers, shm_needed
 from envguard.output import human_bytes

@@ -59,7 +59,7 @@ def gather(source: str | None, data_dir: Path | None, *, hashes: bool = True) ->
     """Measure the host, the GPUs (NVML), the environment's torch (its own interpreter) and its files."""
     import os
 
-    from envguard.doctor import disk_latency
+    from envguard.machine import coldread
 
     prefix = _prefix(source)
     fingerprints, torch_error = _torch(prefix)
@@ -82,7 +82,7 @@ def gather(source: str | None, data_dir: Path | None, *, hashes: bool = True) ->
         presence=presence,
         ranks=ranks,
         ranks_source=ranks_source,
-        latency=disk_latency.measure(data_dir) if data_dir is not None else None,
+        latency=coldread.measure(data_dir) if data_dir is not None else None,
     )
 
 

@@ -12,6 +12,7 @@ from envguard.findings import table as findings_table
 from envguard.findings import verdict_line
 from envguard.output import human_bytes
 from envguard.smoke.report import DatasetResult, SmokeReport
+from envguard.smoke.storage_verdicts import below_loader_floor, storage_line
 
 BAR_WIDTH = 40
 
@@ -31,8 +32,9 @@ def sweep_table(dataset: DatasetResult) -> Any:
     if dataset.cpu_ms:
         cost += f", CPU {dataset.cpu_ms:g} ms"
     origin = "nominal" if dataset.nominal else "measured"
+    bound = "loader-bound" if below_loader_floor(dataset) else f"{dataset.bound}-bound"
     title = (
-        f"Throughput: {dataset.name} dataset ({dataset.bound}-bound, {cost} per sample {origin}; batch "
+        f"Throughput: {dataset.name} dataset ({bound}, {cost} per sample {origin}; batch "
         f"{human_bytes(dataset.batch_bytes)})"
     )
     out = Table(title=title, title_justify="left")
@@ -105,6 +107,8 @@ def render(report: SmokeReport) -> str:
         f"{cpus.usable} usable CPUs, {cpus.physical} physical cores) in {report.elapsed_s:.1f} s",
         markup=False,
     )
+    if report.storage:
+        console.print(storage_line(report.storage), markup=False)
     for dataset in report.datasets:
         if dataset.rows:
             console.print(sweep_table(dataset))

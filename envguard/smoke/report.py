@@ -36,6 +36,9 @@ class SmokeOptions:
     start_method: str | None = None  # fork, spawn or forkserver for every DataLoader; None: the default
     local_ranks: int = 1  # processes per node sharing the RAM (the copy-on-read projection)
     sweep: tuple[str, ...] | None = None  # --sweep: the loader arguments envguard may vary (issue 10)
+    decode: str | None = None  # --decode image: the --data sweep decodes each file with PIL (issue 10)
+    record: Path | None = None  # --record FILE.json: the first batches' digests and the fingerprints
+    compare: Path | None = None  # --compare FILE.json: check them against a recording
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,8 @@ class SmokeReport:
     phase_seconds: dict[str, float] = field(default_factory=dict)
     # start-method safety, cross-process and --loader runs (issue 10)
     pipeline: dict[str, Any] = field(default_factory=dict)
+    storage: dict[str, Any] = field(default_factory=dict)  # --data: cold/warm reads, page cache (issue 10)
+    recording: dict[str, Any] = field(default_factory=dict)  # --record / --compare: which file, how many
     schema_version: int = SCHEMA_VERSION
 
 

@@ -16,7 +16,10 @@ from envguard.smoke import (
     loader_verdicts,
     memory_verdicts,
     pipeline,
+    record,
     runner,
+    storage,
+    storage_verdicts,
     throughput,
     verdicts,
 )
@@ -42,7 +45,13 @@ def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
 
 
 def settings(
-    options: SmokeOptions, workers: list[int], budget_s: float, probe: Path | None, cpus_usable: int = 1
+    options: SmokeOptions,
+    workers: list[int],
+    budget_s: float,
+    probe: Path | None,
+    cpus_usable: int = 1,
+    stored: storage.StorageResult | None = None,
+    recorded: record.Recording | None = None,
 ) -> dict[str, Any]:
     """The JSON the in-environment module reads."""
     synthetic = options.data_dir is None and options.dataset is None and options.loader is None
@@ -67,7 +76,15 @@ def settings(
         "step_ms": options.step_ms,
         "refine": options.workers is None,
         **pipeline_settings(options),
+        **storage.settings(stored, options.decode),
+        "record": record.run_settings(options.seed, options.batch_size, recorded)
+        if _recording(options)
+        else None,
     }
+
+
+def _recording(options: SmokeOptions) -> bool:
+    return options.record is not None or options.compare is not None
 
 
 def pipeline_settings(options: SmokeOptions) -> dict[str, Any]:
@@ -135,17 +152,23 @@ def _lock_fingerprints(lock: Path | None) -> tuple[Fingerprints | None, Path | N
 def run_smoke(options: SmokeOptions) -> SmokeReport:
     """Run the whole smoke test and judge it."""
     started = time.perf_counter()
+    recorded = record.load(options.compare) if options.compare is not None else None
     label, python = _environment(options.source)
     fingerprints, probe = _lock_fingerprints(options.lock)
+    if probe is None and _recording(options):  # the recording carries the fingerprints
+        from envguard.prefix.probe import PROBE_SCRIPT
+
+        probe = PROBE_SCRIPT
     cpus = host.cpu_info()
     workers = worker_counts(options, cpus)
+    stored = storage.measure(options.data_dir, options.budget_s) if options.data_dir else None
     left = options.budget_s - (time.perf_counter() - started)
     budget = max(1.0, left - SETTLE_S)
     # the module plans for `budget`; at the --budget itself it is stopped, workers and all (a hang, a slow
     # import)
     raw = runner.run_target(
         python,
-        settings(options, workers, budget, probe, cpus.usable),
+        settings(options, workers, budget, probe, cpus.usable, stored, recorded),
         timeout=left + KILL_GRACE_S,
         progress=runner.progress_wanted(),
     )
@@ -158,7 +181,9 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
     recs = {
         d.name: throughput.recommend(d, cuda=cuda, pin_measured=_pin_helps(raw.get("gpu"))) for d in datasets
     }
-    found = judge(raw, options, datasets, recs, fingerprints, cpus)
+    found = judge(raw, options, datasets, recs, fingerprints, cpus, stored)
+    found += record.compare(recorded, raw) if recorded is not None else []
+    recording = _write_recording(options, raw, recorded)
     return SmokeReport(
         environment=label,
         python=str(raw.get("python")),
@@ -178,6 +203,8 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
         options=options_dict(options),
         phase_seconds=dict(raw.get("phase_seconds") or {}),
         pipeline=pipeline.summary(raw),
+        storage=_storage_summary(stored, raw),
+        recording=recording,
     )
 
 
@@ -188,6 +215,7 @@ def judge(
     recs: dict[str, Recommendation | None],
     lock: Fingerprints | None,
     cpus: host.CpuInfo,
+    stored: storage.StorageResult | None = None,
 ) -> list[Finding]:
     """Every verdict, grouped by category in a stable order."""
     found: list[Finding] = [
@@ -212,10 +240,17 @@ def judge(
         found += determinism.findings(raw.get("determinism"))
     found += pipeline.findings(raw)  # start method, cross-process, the user's own loader
     found += _memory(raw, options, cpus)  # issue 10: per-worker memory and /dev/shm for every local rank
+    data = next((d for d in datasets if d.name == "data"), None)
+    found += storage_verdicts.findings(
+        stored, data, recs.get("data"), raw.get("decode_skipped"), options.decode is not None
+    )
     for dataset in datasets:
         rec = recs.get(dataset.name)
         if dataset.name.startswith(loader_verdicts.SWEPT):  # --sweep of the user's own loader (issue 10)
             found += loader_verdicts.sweep(dataset, rec, (raw.get("loader") or {}).get("settings") or {})
+            continue
+        if dataset is data and storage_verdicts.below_loader_floor(dataset):  # a warm read of small files
+            found.append(storage_verdicts.floor_finding(dataset))
             continue
         found += verdicts.efficiency(dataset, rec, cpus.usable)
         found += verdicts.your_workers(dataset, rec, options.num_workers)
@@ -286,3 +321,36 @@ def _determinism_summary(record: dict[str, Any] | None) -> dict[str, Any]:
         "runs": runs,
         "skipped": record.get("skipped") or [],
     }
+
+
+def _storage_summary(stored: storage.StorageResult | None, raw: dict[str, Any]) -> dict[str, Any]:
+    """The storage test for the JSON output, MB/s and files/s next to each pass."""
+    if stored is None:
+        return {}
+    import dataclasses
+
+    data = dataclasses.asdict(stored)
+    data["dropped"] = stored.dropped
+    data["passes"] = [
+        dict(dataclasses.asdict(p), mb_per_s=round(p.mb_per_s, 2), files_per_s=round(p.files_per_s, 1))
+        for p in stored.passes
+    ]
+    data["decode_skipped"] = raw.get("decode_skipped")
+    return data
+
+
+def _write_recording(
+    options: SmokeOptions, raw: dict[str, Any], recorded: record.Recording | None
+) -> dict[str, Any]:
+    """--record: write the file atomically; the JSON says what was written and what was compared."""
+    out: dict[str, Any] = {}
+    samples = len((raw.get("record") or {}).get("samples") or ())
+    if recorded is not None:
+        out["compared"] = {"path": str(recorded.path), "samples": len(recorded.samples), "now": samples}
+    if options.record is not None and samples:
+        which = f" --loader {options.loader}" if options.loader else ""
+        which = f" --dataset {options.dataset}" if options.dataset else which
+        reproduce = f"envguard smoke ENV{which} --compare {options.record.name}"
+        run = record.run_settings(options.seed, options.batch_size, recorded)
+        out["written"] = {"path": str(record.write(options.record, raw, run, reproduce)), "samples": samples}
+    return out

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from envguard.doctor import disk_latency, gpu_rules, host_rules
-from envguard.machine import host
+from envguard.doctor import gpu_rules, host_rules
+from envguard.machine import coldread, host
 from envguard.machine.disk import DiskInfo
 from envguard.machine.gpu import DriverPresence, NvmlReport, driver_presence
 from envguard.machine.host import CpuInfo, ShmInfo
@@ -115,7 +115,7 @@ def test_virtio_disk_with_the_rotational_flag_is_judged_by_latency(tmp_path: Pat
     """Cloud VMs' virtio disks say rotational=1; a measured read latency decides (real files, real reads)."""
     for i in range(8):
         (tmp_path / f"{i}.bin").write_bytes(bytes([i]) * 131072)
-    latency = disk_latency.measure(tmp_path)
+    latency = coldread.measure(tmp_path)
     assert latency.samples == 8 and 0 < latency.median_ms < 1000
     virtio = DiskInfo(
         path=str(tmp_path),
@@ -128,9 +128,9 @@ def test_virtio_disk_with_the_rotational_flag_is_judged_by_latency(tmp_path: Pat
         truncated=False,
     )
     shm = ShmInfo(path="/dev/shm", exists=True, total=2**20, free=2**20)
-    fast = disk_latency.Latency(samples=8, median_ms=0.21, cold=True)
+    fast = coldread.Latency(samples=8, median_ms=0.21, cold=True)
     found = host_rules.disk_findings(virtio, shm, fast)[0]
     assert found.status == "PASS" and "0.21 ms" in found.evidence and "HDD" not in found.evidence
-    slow = disk_latency.Latency(samples=8, median_ms=9.5, cold=True)
+    slow = coldread.Latency(samples=8, median_ms=9.5, cold=True)
     found = host_rules.disk_findings(virtio, shm, slow)[0]
     assert found.status == "WARN" and "9.5 ms" in found.evidence and "SSD" in found.fix

@@ -138,6 +138,12 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     help="Time reading the files under DIR instead of the synthetic datasets.",
 )
 @click.option(
+    "--decode",
+    type=click.Choice(["image"]),
+    help="With --data: decode each file as an image with PIL in the sweep (shows whether decoding is the "
+    "bottleneck).",
+)
+@click.option(
     "--dataset",
     metavar="FILE.py:NAME",
     help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic "
@@ -173,6 +179,19 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.",
 )
 @click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.json",
+    help="Write the first batches' per-sample digests and this environment's fingerprints to FILE.json.",
+)
+@click.option(
+    "--compare",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE.json",
+    help="Check the first batches against a --record file from another machine or environment (exit 1 on a "
+    "mismatch).",
+)
+@click.option(
     "--seed",
     metavar="INT",
     default="1234",
@@ -202,12 +221,15 @@ def command(
     cpu_ms: float,
     step_ms: float | None,
     data_dir: Path | None,
+    decode: str | None,
     dataset: str | None,
     loader: str | None,
     sweep_text: str | None,
     start_method: str | None,
     local_ranks: int,
     lock: Path | None,
+    record: Path | None,
+    compare: Path | None,
     seed: int,
     distributed: bool,
     plot: Path | None,
@@ -220,6 +242,8 @@ def command(
     if loader and (dataset or data_dir):
         raise UsageError("--loader checks your own DataLoader as given; drop --dataset/--data (or --loader)")
     sweep = _sweep(sweep_text, loader)
+    if decode and not data_dir:
+        raise UsageError("--decode image decodes the files of --data DIR; add --data DIR (or drop --decode)")
     if distributed:
         from envguard.distributed.run import report_distributed
 
@@ -253,6 +277,9 @@ def command(
         start_method=start_method,
         local_ranks=local_ranks,
         sweep=sweep,
+        decode=decode,
+        record=record,
+        compare=compare,
     )
     report = run_smoke(options)
     if plot is not None:

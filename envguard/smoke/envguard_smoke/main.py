@@ -45,9 +45,10 @@ def _golden(probe_script: str) -> Dict[str, Any]:
     return json.loads(line[len(PROBE_MARKER) :])  # type: ignore[no-any-return]
 
 
-def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
+def _datasets(settings: Dict[str, Any], result: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The sweep's datasets: name, kind, factory by size, nominal per-sample cost, collate."""
     from . import datasets as ds
+    from . import storage
 
     shape = tuple(settings["shape"])
     io_ms, cpu_ms = float(settings["io_ms"]), float(settings["cpu_ms"])
@@ -65,8 +66,8 @@ def _datasets(settings: Dict[str, Any]) -> List[Dict[str, Any]]:
             }
         )
     if settings.get("data_dir"):
-        folder = ds.Folder(settings["data_dir"])
-        out.append({"name": "data", "make": lambda n: folder, "collate": ds.collate_ragged})
+        folder = storage.folder(settings, result)  # read cold, decoded with --decode (issue 10)
+        out.append({"name": "data", "make": folder.sized})
     if settings.get("dataset"):
         factory = ds.load_user(settings["dataset"])
         out.append({"name": "user", "make": lambda n: factory()})
@@ -77,7 +78,7 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
     from . import datasets as ds
     from . import profiling, throughput, watch
 
-    specs = _datasets(settings)
+    specs = _datasets(settings, result)
     workers = sorted(set(settings["workers"]))
     essential = list(settings.get("essential_workers") or [min(workers), max(workers)])
     step_ms = settings.get("step_ms")
@@ -230,8 +231,14 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
     def golden() -> None:
         result["golden"] = _golden(settings["probe_script"])
 
+    def record() -> None:  # --record / --compare (issue 10)
+        from . import record as recording
+
+        result["record"] = recording.observe(settings)
+
     phases: List[Tuple[str, Callable[[], None], bool]] = [
         ("golden", golden, bool(settings.get("probe_script"))),
+        ("record", record, bool(settings.get("record"))),
         ("determinism", lambda: _determinism(settings, result, _share(deadline, 0.25, floor=3.0)), True),
         ("gpu", lambda: _gpu(settings, result, device or "cpu", _share(deadline, 0.3)), cuda),
         ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
@@ -243,7 +250,7 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         if pipeline.run(
             settings, result, _share(deadline, 1.0 if settings.get("loader") else 0.4, floor=3.0)
         ):
-            return result
+            phases = phases[:2]  # the fingerprints and --record's batches still come (issue 10)
     if settings.get("watch_dir"):
         from . import watch
 
