@@ -22,6 +22,7 @@ KNOWN_SUBDIRS = frozenset(
         "linux-armv7l",
         "linux-armv6l",
         "linux-riscv64",
+        "linux-loongarch64",
         "osx-64",
         "osx-arm64",
         "win-64",
@@ -36,6 +37,18 @@ DEFAULTS = ("https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pk
 _TOKEN = re.compile(r"/t/[^/\s'\"<>]+")
 _URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<rest>[^\s'\"<>]*)")
 _KEEP_USER = ("ssh://", "git+ssh://", "hg+ssh://", "svn+ssh://", "bzr+ssh://")
+
+
+def check_platform(platform: str) -> str:
+    """`platform` when it is a conda platform (a known subdir other than noarch); else bad input (exit 2)
+    naming it and the choices."""
+    if platform in KNOWN_SUBDIRS and platform != "noarch":
+        return platform
+    common = "linux-64, linux-aarch64, osx-64, osx-arm64, win-64"
+    raise BadInputError(
+        f"platform {platform!r} (from --platform or the file's `platforms:`) is not a conda platform; "
+        f"use one of {common} (or another conda subdir except noarch)"
+    )
 
 
 def scrub(text: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard.channels import expand_channels, remember, remembered, strip_credentials
+from envguard.channels import check_platform, expand_channels, remember, remembered, strip_credentials
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import Package, VirtualPackage
 from envguard.prefix.records import rattler_to_package
@@ -43,6 +43,7 @@ def solve(
     solves of one lock (each platform's noarch subdir and the channel index are read once)."""
     import rattler
 
+    check_platform(platform)
     known = remembered()
     specs = [_spec_without_credential(s) for s in specs]
     sources = [remember(c) for c in expand_channels(channels, specs)]
