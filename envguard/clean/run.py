@@ -28,18 +28,20 @@ class CleanOutcome:
 def clean(request: Request, *, yes: bool, verbose: bool) -> CleanOutcome:
     """A dry run (default) or, with `yes`, move everything unused to each cache's trash."""
     from envguard.clean.render import plan_to_dict, render_plan
+    from envguard.output import waiting
 
     caches, envs, notes = discover(request)
-    usage = analyse(envs, request.keep_locked)
+    with waiting(f"reading what {len(envs)} environment(s) use", request.progress):
+        usage = analyse(envs, request.keep_locked)
     if not yes:
-        plan = plan_for(caches, usage, only=request.only, notes=notes)
+        plan = plan_for(caches, usage, only=request.only, notes=notes, progress=request.progress)
         return CleanOutcome(
             lambda: plan_to_dict(plan, "dry-run"),
             lambda: render_plan(plan, "dry-run", verbose=verbose),
             EXIT_OK,
         )
     with locks.hold(caches):
-        plan = plan_for(caches, usage, only=request.only, notes=notes)
+        plan = plan_for(caches, usage, only=request.only, notes=notes, progress=request.progress)
         result = execute.move_to_trash(plan, caches, execute.new_run_id())
     return CleanOutcome(
         lambda: plan_to_dict(plan, "clean", result),
