@@ -2,6 +2,7 @@
 run.
 
     python scripts/bench/bench_conda.py [--runs 9] [--packages 300] [--create-packages 30] [--work DIR]
+        [--only TEXT]
 
 Builds the kit, the fixture channels plus `--packages` bulk packages (scripts/fixture_channel.py), and a
 prefix made BY CONDA (`conda create` python, numpy, pip and every bulk package). Then times, interleaved
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--packages", type=int, default=300, help="bulk packages in the conda-made prefix")
     parser.add_argument("--create-packages", type=int, default=30, help="bulk packages in the create pair")
     parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
+    parser.add_argument("--only", help="time only the pairs whose name contains this text (e.g. clean)")
     args = parser.parse_args(argv)
     if not KIT.is_file():
         print(f"no conda kit at {KIT}: nothing to compare against", file=sys.stderr)
@@ -236,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         conda, prefix, yml = build(work, args.packages, args.create_packages)
         env = environment(work)
         count = sum(1 for p in (prefix / "conda-meta").iterdir() if p.suffix == ".json")
-        print(report(measure(pairs(conda, prefix, yml, work), args.runs, env), count, args.runs))
+        cases = {k: v for k, v in pairs(conda, prefix, yml, work).items() if (args.only or "") in k}
+        print(report(measure(cases, args.runs, env), count, args.runs))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
