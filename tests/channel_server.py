@@ -65,13 +65,6 @@ class _StrictHandler(http.server.SimpleHTTPRequestHandler):
     kind = "token"
     served: list[str]
 
-    def send_head(self):  # type: ignore[no-untyped-def]
-        # always 200: py-rattler 0.28 fails on a 304 when it revalidates sharded repodata ("unexpected status
-        # code (304 Not Modified)"), which a freshly built channel triggers on the second solve
-        for header in ("If-Modified-Since", "If-None-Match"):
-            del self.headers[header]
-        return super().send_head()
-
     def translate_path(self, path: str) -> str:
         if self.kind == "token":
             prefix = f"/t/{PRIVATE_TOKEN}/"

@@ -61,30 +61,40 @@ def solve(
     if gateway is None or remembered() != known:  # a credential this gateway's client does not have
         gateway = new_gateway(cache_dir)
 
-    async def run() -> list[Any]:
+    async def run(through: Any) -> list[Any]:
         result: list[Any] = await rattler.solve(
             [rattler.Channel(c) for c in sources],
             match_specs,
-            gateway=gateway,
+            gateway=through,
             platforms=[rattler.Subdir(platform), rattler.Subdir("noarch")],
             virtual_packages=virtual,
         )
         return result
 
     try:
-        records = asyncio.run(run())
+        try:
+            records = asyncio.run(run(gateway))
+        except Exception as exc:
+            if "unexpected status code (304" not in str(exc):
+                raise
+            # py-rattler 0.28 fails when a server answers 304 Not Modified while it revalidates a cached
+            # sharded index; the plain repodata.json path handles 304, so read that instead
+            records = asyncio.run(run(new_gateway(cache_dir, sharded=False)))
     except Exception as exc:
         raise _solve_error(exc, platform, sources, virtual_packages) from exc
     packages = tuple(rattler_to_package(r) for r in records)
     return SolveResult(platform=platform, packages=packages, records=tuple(records))
 
 
-def new_gateway(cache_dir: str | None = None) -> Any:
+def new_gateway(cache_dir: str | None = None, *, sharded: bool = True) -> Any:
     """A rattler Gateway: one per lock or create, shared by its per-platform solves; it authenticates with
-    the channel credentials remembered so far (see `client`)."""
+    the channel credentials remembered so far (see `client`). `sharded=False` reads repodata.json only."""
     import rattler
 
-    return rattler.Gateway(cache_dir=Path(cache_dir) if cache_dir else None, client=client())
+    config = None if sharded else rattler.SourceConfig(sharded_enabled=False)
+    return rattler.Gateway(
+        cache_dir=Path(cache_dir) if cache_dir else None, client=client(), default_config=config
+    )
 
 
 def _spec_without_credential(spec: str) -> str:

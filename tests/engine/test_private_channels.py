@@ -77,3 +77,39 @@ def test_a_credential_stays_in_memory_only() -> None:
     assert remembered() == (Credential("h.example", username="u", password="p"),)
     forget()
     assert remembered() == ()
+
+
+def test_a_second_solve_against_a_server_answering_304_works(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path
+) -> None:
+    """A plain HTTP server honours If-Modified-Since: rattler's second solve revalidates its cached sharded
+    index of a just-built channel and gets 304 Not Modified, which py-rattler 0.28 reports as an error."""
+    import functools
+    import http.server
+    import os
+    import shutil
+    import threading
+
+    from envguard.engine.solver import solve
+    from envguard.model import VirtualPackage
+
+    root = tmp_path / "served"
+    shutil.copytree(channels["forge"], root / "forge")
+    for path in (root / "forge").rglob("*"):
+        os.utime(path)  # fresh files: the cached copies are stale at once, so rattler revalidates
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/forge"
+    glibc = [VirtualPackage("__glibc", "2.35", "0")]
+    try:
+        first = solve(["zlib"], [url], "linux-64", glibc)
+        second = solve(["zlib"], [url], "linux-64", glibc)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [p.name for p in first.packages] == [p.name for p in second.packages] == ["zlib"]
