@@ -147,6 +147,7 @@ class Credential:
 
 _ROOT_TOKEN = re.compile(r"^/t/(?P<token>[^/\s'\"<>]+)(?=/|$)")
 _MEMORY: dict[str, Credential] = {}
+_CONFLICTS: set[str] = set()
 
 
 def split_credential(url: str) -> tuple[str, Credential | None]:
@@ -178,18 +179,23 @@ def remember(url: str) -> str:
     if credential is not None:
         _MEMORY.setdefault(credential.host, credential)
         if _MEMORY[credential.host] != credential:
-            raise BadInputError(
-                f"two different credentials for the channel host {credential.host}; rattler keeps one per "
-                "host: use one token or user:password for all of that host's channels"
-            )
+            _CONFLICTS.add(credential.host)
     return clean
 
 
 def remembered() -> tuple[Credential, ...]:
-    """Every channel credential this process was given, one per host."""
+    """Every channel credential this process was given, one per host; bad input when one host was given two
+    (rattler's authentication storage keeps one per host), raised only when they are about to be used."""
+    if _CONFLICTS:
+        hosts = ", ".join(sorted(_CONFLICTS))
+        raise BadInputError(
+            f"two different credentials for the channel host {hosts}; rattler keeps one per host: use one "
+            "token or user:password for all of that host's channels"
+        )
     return tuple(_MEMORY[host] for host in sorted(_MEMORY))
 
 
 def forget() -> None:
     """Drop every remembered credential (tests, and long-lived callers between runs)."""
     _MEMORY.clear()
+    _CONFLICTS.clear()

@@ -63,6 +63,7 @@ def test_lock_and_create_from_a_private_channel_leave_the_credential_nowhere(
 
 def test_a_credential_stays_in_memory_only() -> None:
     from envguard.channels import Credential, forget, remember, remembered, split_credential
+    from envguard.errors import BadInputError
 
     assert split_credential("https://h.example/t/tk-1/chan") == (
         "https://h.example/chan",
@@ -77,6 +78,11 @@ def test_a_credential_stays_in_memory_only() -> None:
     assert remembered() == (Credential("h.example", username="u", password="p"),)
     forget()
     assert remembered() == ()
+    remember("https://h.example/t/tk-1/a")
+    assert remember("https://h.example/t/tk-2/b") == "https://h.example/b"  # reading a file never fails
+    with pytest.raises(BadInputError, match=r"two different credentials for the channel host h\.example"):
+        remembered()  # using them does: rattler keeps one credential per host
+    forget()
 
 
 def test_a_second_solve_against_a_server_answering_304_works(
