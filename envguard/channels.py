@@ -5,6 +5,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from envguard.errors import BadInputError
 
 ANACONDA_ORG = "https://conda.anaconda.org/"
 REPO_ANACONDA = "https://repo.anaconda.com/"
@@ -19,6 +23,7 @@ KNOWN_SUBDIRS = frozenset(
         "linux-armv7l",
         "linux-armv6l",
         "linux-riscv64",
+        "linux-loongarch64",
         "osx-64",
         "osx-arm64",
         "win-64",
@@ -33,6 +38,18 @@ DEFAULTS = ("https://repo.anaconda.com/pkgs/main", "https://repo.anaconda.com/pk
 _TOKEN = re.compile(r"/t/[^/\s'\"<>]+")
 _URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<rest>[^\s'\"<>]*)")
 _KEEP_USER = ("ssh://", "git+ssh://", "hg+ssh://", "svn+ssh://", "bzr+ssh://")
+
+
+def check_platform(platform: str) -> str:
+    """`platform` when it is a conda platform (a known subdir other than noarch); else bad input (exit 2)
+    naming it and the choices."""
+    if platform in KNOWN_SUBDIRS and platform != "noarch":
+        return platform
+    common = "linux-64, linux-aarch64, osx-64, osx-arm64, win-64"
+    raise BadInputError(
+        f"platform {platform!r} (from --platform or the file's `platforms:`) is not a conda platform; "
+        f"use one of {common} (or another conda subdir except noarch)"
+    )
 
 
 def scrub(text: str) -> str:
@@ -115,3 +132,76 @@ def expand_channels(channels: Sequence[str], specs: Sequence[str] = ()) -> list[
             if channel and channel not in result:
                 result.append(channel)
     return result
+
+
+@dataclass(frozen=True)
+class Credential:
+    """A channel credential kept in memory only: an anaconda.org-style `/t/<token>` at the start of the path,
+    or `user:password@`. `host` is the URL's host without the port (rattler keys credentials so)."""
+
+    host: str
+    token: str = ""
+    username: str = ""
+    password: str = ""
+
+    def rattler_entry(self) -> dict[str, object]:
+        """This credential as one value of rattler's RATTLER_AUTH_FILE JSON (keyed by host)."""
+        if self.token:
+            return {"CondaToken": self.token}
+        return {"BasicHTTP": {"username": self.username, "password": self.password}}
+
+
+_ROOT_TOKEN = re.compile(r"^/t/(?P<token>[^/\s'\"<>]+)(?=/|$)")
+_MEMORY: dict[str, Credential] = {}
+_CONFLICTS: set[str] = set()
+
+
+def split_credential(url: str) -> tuple[str, Credential | None]:
+    """(`url` without its credential, the credential) for `scheme://user:pw@host/...` and
+    `scheme://host/t/<token>/...` (the token must start the path: rattler's token authentication puts
+    `/t/<token>` in front of the whole path); other strings pass unchanged with None."""
+    try:
+        parts = urlsplit(url) if "://" in url else None
+    except ValueError:  # a malformed IPv6 host: nothing to keep, the scrubber still strips what it can
+        return strip_credentials(url), None
+    if parts is None or not parts.hostname or (parts.password is None and not parts.path.startswith("/t/")):
+        return url, None
+    token = _ROOT_TOKEN.match(parts.path)
+    if token is None and parts.password is None:
+        return url, None
+    host = parts.hostname
+    if token is not None:
+        credential = Credential(host, token=token.group("token"))
+    else:
+        user, password = unquote(parts.username or ""), unquote(parts.password or "")
+        credential = Credential(host, username=user, password=password)
+    return strip_credentials(url), credential
+
+
+def remember(url: str) -> str:
+    """Keep `url`'s credential in this process's memory (never on disk) for the solver and the installer to
+    hand to rattler; return the URL without it."""
+    clean, credential = split_credential(url)
+    if credential is not None:
+        _MEMORY.setdefault(credential.host, credential)
+        if _MEMORY[credential.host] != credential:
+            _CONFLICTS.add(credential.host)
+    return clean
+
+
+def remembered() -> tuple[Credential, ...]:
+    """Every channel credential this process was given, one per host; bad input when one host was given two
+    (rattler's authentication storage keeps one per host), raised only when they are about to be used."""
+    if _CONFLICTS:
+        hosts = ", ".join(sorted(_CONFLICTS))
+        raise BadInputError(
+            f"two different credentials for the channel host {hosts}; rattler keeps one per host: use one "
+            "token or user:password for all of that host's channels"
+        )
+    return tuple(_MEMORY[host] for host in sorted(_MEMORY))
+
+
+def forget() -> None:
+    """Drop every remembered credential (tests, and long-lived callers between runs)."""
+    _MEMORY.clear()
+    _CONFLICTS.clear()

@@ -4,6 +4,7 @@ anaconda.org does, so tests can prove tokens never leak into output or files."""
 
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import threading
@@ -51,3 +52,53 @@ def leaks(*texts: str, folders: tuple[Path, ...] = ()) -> list[str]:
                 if SECRET.encode() in data or TOKEN.encode() in data:
                     found.append(str(path))
     return found
+
+
+PRIVATE_TOKEN = "tk-private-77f1"
+PRIVATE_PASSWORD = "pw-private-9c2e"
+
+
+class _StrictHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves only requests that carry the credential: `/t/<PRIVATE_TOKEN>/...` paths, or basic auth
+    bob:PRIVATE_PASSWORD; everything else is 404, as a private channel is to a stranger."""
+
+    kind = "token"
+    served: list[str]
+
+    def translate_path(self, path: str) -> str:
+        if self.kind == "token":
+            prefix = f"/t/{PRIVATE_TOKEN}/"
+            if not path.startswith(prefix):
+                return "/nonexistent/" + path
+            path = "/" + path[len(prefix) :]
+        else:
+            wanted = "Basic " + base64.b64encode(f"bob:{PRIVATE_PASSWORD}".encode()).decode()
+            if self.headers.get("Authorization") != wanted:
+                return "/nonexistent/" + path
+        self.served.append(path)
+        return super().translate_path(path)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serve_private(root: Path, kind: str, served: list[str]) -> Iterator[str]:
+    """Serve `root` only to requests with the credential (`kind` "token" or "basic"); yield the channel
+    base URL with it (`http://127.0.0.1:PORT/t/TOKEN` or `http://bob:PW@127.0.0.1:PORT`); every path
+    served is appended to `served`."""
+    handler = type("Handler", (_StrictHandler,), {"kind": kind, "served": served})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(root))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    port = server.server_address[1]
+    try:
+        if kind == "token":
+            yield f"http://127.0.0.1:{port}/t/{PRIVATE_TOKEN}"
+        else:
+            yield f"http://bob:{PRIVATE_PASSWORD}@127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        server.server_close()

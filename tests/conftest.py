@@ -40,6 +40,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     ):
         monkeypatch.delenv(var, raising=False)
     yield home
+    from envguard.channels import forget
+
+    forget()  # channel credentials are kept in memory for the process: never carry them to the next test
 
 
 @pytest.fixture(scope="session")

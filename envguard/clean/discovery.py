@@ -25,10 +25,12 @@ PIXI_SEARCH_DEPTH = 3
 
 
 def conda_info() -> tuple[CondaInfo | None, list[str]]:
-    """Run the first conda-like tool found (CONDA_EXE, MAMBA_EXE, conda, mamba, micromamba) with `info
-    --json`."""
+    """What only the conda-like tool itself can say, or None. Its root prefix, envs dirs and package caches
+    are read from files (the executable's location, CONDA_* variables, .condarc: `condaconfig`), so `info
+    --json` (a second of conda's start-up) runs only when no root can be derived that way: a standalone
+    micromamba without MAMBA_ROOT_PREFIX, a conda shim that names no interpreter."""
     exe = _find_conda()
-    if exe is None:
+    if exe is None or condaconfig.root_prefix() is not None:
         return None, []
     try:
         proc = process.run([exe, "info", "--json"], timeout=60)

@@ -192,9 +192,7 @@ def _print_footer(console: Any, plan: Plan, result: RunResult | None) -> None:
         kept = ", ".join(f"{n} {reason}" for reason, n in sorted(plan.kept.items()))
         console.print(f"Kept: {kept}.")
     if not plan.usage.complete:
-        console.print(
-            "No package or tarball is removed: an environment's conda-meta could not be read (see problems)."
-        )
+        console.print("No package or tarball is removed: an environment's usage is unknown (see problems).")
     trash = [s for s in plan.caches if s.trash_runs]
     if trash:
         size = human_bytes(sum(s.trash_disk_bytes for s in trash))

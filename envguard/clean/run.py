@@ -8,9 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from envguard.clean import discovery, execute, locks
+from envguard.clean.model import RunResult
 from envguard.clean.survey import Request, discover, plan_for
 from envguard.clean.usage import analyse
-from envguard.errors import EXIT_OK, EXIT_OPERATIONAL
+from envguard.errors import EXIT_DRIFT, EXIT_OK, EXIT_OPERATIONAL
+
+EXIT_INCOMPLETE = EXIT_DRIFT  # 1: the check "everything was restored" failed
 
 
 @dataclass(frozen=True)
@@ -25,18 +28,20 @@ class CleanOutcome:
 def clean(request: Request, *, yes: bool, verbose: bool) -> CleanOutcome:
     """A dry run (default) or, with `yes`, move everything unused to each cache's trash."""
     from envguard.clean.render import plan_to_dict, render_plan
+    from envguard.output import waiting
 
     caches, envs, notes = discover(request)
-    usage = analyse(envs, request.keep_locked)
+    with waiting(f"reading what {len(envs)} environment(s) use", request.progress):
+        usage = analyse(envs, request.keep_locked)
     if not yes:
-        plan = plan_for(caches, usage, only=request.only, notes=notes)
+        plan = plan_for(caches, usage, only=request.only, notes=notes, progress=request.progress)
         return CleanOutcome(
             lambda: plan_to_dict(plan, "dry-run"),
             lambda: render_plan(plan, "dry-run", verbose=verbose),
             EXIT_OK,
         )
     with locks.hold(caches):
-        plan = plan_for(caches, usage, only=request.only, notes=notes)
+        plan = plan_for(caches, usage, only=request.only, notes=notes, progress=request.progress)
         result = execute.move_to_trash(plan, caches, execute.new_run_id())
     return CleanOutcome(
         lambda: plan_to_dict(plan, "clean", result),
@@ -56,5 +61,15 @@ def trash_action(request: Request, action: str) -> CleanOutcome:
     return CleanOutcome(
         lambda: {"mode": action, "result": result_to_dict(result)},
         lambda: render_result(result),
-        EXIT_OPERATIONAL if result.failed else EXIT_OK,
+        _trash_exit(result),
     )
+
+
+def _trash_exit(result: RunResult) -> int:
+    """3 when a restore or delete failed; 1 when an undo left items in the trash (they exist again), so a
+    script never takes a partial undo for a whole one; else 0 (also for "nothing to undo")."""
+    if result.failed:
+        return EXIT_OPERATIONAL
+    if result.action == "undo" and result.run_id is not None and result.skipped:
+        return EXIT_INCOMPLETE
+    return EXIT_OK

@@ -27,6 +27,7 @@ class Request:
     keep_locked: tuple[Path, ...] = ()
     only: tuple[Category, ...] = ()
     conda_info: bool = True
+    progress: bool = False  # bars on stderr while caches are scanned and items measured (a person, a TTY)
 
 
 def discover(request: Request) -> tuple[list[Cache], list[EnvRef], list[str]]:
@@ -44,23 +45,31 @@ def plan_for(
     only: Sequence[Category] = (),
     now: float | None = None,
     notes: Sequence[str] = (),
+    progress: bool = False,
 ) -> Plan:
-    """Scan `caches` and decide against `usage`."""
+    """Scan `caches` and decide against `usage`; with `progress`, bars on stderr for the scan and the
+    measuring."""
+    from envguard.output import progress_bar
+
     now = time.time() if now is None else now
     entries: list[Entry] = []
     problems: list[str] = list(usage.problems)
-    for cache in caches:
-        found, scan_problems = scan(cache, known=lambda name: usage.uses(name, name))
-        entries += found
-        problems += scan_problems
+    with progress_bar(f"scanning {len(caches)} package cache(s)", len(caches), progress) as advance:
+        for cache in caches:
+            found, scan_problems = scan(cache, known=lambda name: usage.uses(name, name))
+            entries += found
+            problems += scan_problems
+            advance()
     candidates, kept = classify(entries, usage, now=now, only=only)
     measured: list[tuple[Candidate, Sequence[FileFact]]] = []
-    for candidate in candidates:
-        try:
-            measured.append((candidate, facts((candidate.entry.path, *candidate.entry.companions))))
-        except Unreadable as exc:
-            problems.append(f"{exc}; {candidate.entry.name} left alone (its size is unknown)")
-            kept["unreadable"] = kept.get("unreadable", 0) + 1
+    with progress_bar(f"measuring {len(candidates)} item(s)", len(candidates), progress) as advance:
+        for candidate in candidates:
+            try:
+                measured.append((candidate, facts((candidate.entry.path, *candidate.entry.companions))))
+            except Unreadable as exc:
+                problems.append(f"{exc}; {candidate.entry.name} left alone (its size is unknown)")
+                kept["unreadable"] = kept.get("unreadable", 0) + 1
+            advance()
     states = tuple(_state(cache, entries, usage) for cache in caches)
     return Plan(
         items=tuple(account(measured)),

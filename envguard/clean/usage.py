@@ -55,8 +55,7 @@ def environment_references(prefix: Path) -> tuple[set[str], set[str], list[str],
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
     except OSError as exc:
-        problem = f"{meta}: cannot list ({exc.strerror}); no package is removed while its use is unknown"
-        return set(), set(), [problem], False
+        return set(), set(), [_unknown_usage(prefix, meta, exc)], False
     dists: set[str] = set()
     folders: set[str] = set()
     problems: list[str] = []
@@ -86,6 +85,19 @@ def _record(path: str) -> dict[str, Any] | str:
         return load_record(Path(path))
     except BadInputError as exc:
         return str(exc)
+
+
+def _unknown_usage(prefix: Path, meta: str, exc: OSError) -> str:
+    """Why an environment's usage is unknown, and what the user can do about it."""
+    keep = "its usage is unknown, so no package or tarball is removed"
+    if not os.path.lexists(prefix):
+        return (
+            f"{prefix}: environment is registered but its folder is missing (deleted, or on a disk not "
+            f"mounted now); {keep}; if it is gone for good, remove its line from ~/.conda/environments.txt"
+        )
+    if not os.path.lexists(meta):
+        return f"{meta}: missing (a half-deleted environment?); {keep}; delete {prefix} or reinstall it"
+    return f"{meta}: cannot list ({exc.strerror}); {keep}"
 
 
 def lock_references(path: Path) -> set[str]:

@@ -79,13 +79,18 @@ def check_request(specs: Sequence[str], machine: Sequence[VirtualPackage], origi
 
 
 def check_plan(
-    packages: Sequence[Package], machine: Sequence[VirtualPackage], requested: Sequence[str] = ()
+    packages: Sequence[Package],
+    machine: Sequence[VirtualPackage],
+    requested: Sequence[str] = (),
+    *,
+    solved: bool = True,
 ) -> list[str]:
     """Refuse packages whose `__cuda`/`__glibc` needs the machine cannot meet; warn on a CPU framework build
-    chosen on a GPU machine unless a CPU build was asked for."""
+    a solver chose on a GPU machine unless a CPU build was asked for. A lock (`solved=False`) names its
+    builds exactly: no solver chose anything, so there is nothing to warn about."""
     for requirement in requirements(packages):
         _require(requirement, machine)
-    return _cpu_on_gpu(packages, machine, requested)
+    return _cpu_on_gpu(packages, machine, requested) if solved else []
 
 
 def requirements(packages: Sequence[Package]) -> list[Requirement]:

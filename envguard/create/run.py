@@ -118,7 +118,7 @@ def plan(
     warnings += machine_check.check_request(source.specs, machine, source.origin)
     request = Request(source.specs, source.channels, platform, machine, source.locked, source.origin)
     solved = backend.solve(request)
-    warnings += machine_check.check_plan(solved.packages, machine, source.specs)
+    warnings += machine_check.check_plan(solved.packages, machine, source.specs, solved=not source.locked)
     resolved = make_environment(
         kind="prefix",
         packages=(*solved.packages, *_pip(source)),

@@ -19,8 +19,10 @@ def diff_environments(a: Environment, b: Environment, *, engine: Engine = "deepd
 
 def diff_sources(a: str, b: str, *, platform: str | None, probe: bool) -> tuple[Diff, tuple[str, ...]]:
     """Read both SOURCEs and compare them; returns the diff and the readers' warnings."""
+    from envguard.prefix.probe import skip_hint
     from envguard.sources import load
 
-    env_a = load(a, platform=platform, probe=probe)
-    env_b = load(b, platform=platform, probe=probe)
+    with skip_hint("run diff without --probe to skip the probe"):
+        env_a = load(a, platform=platform, probe=probe)
+        env_b = load(b, platform=platform, probe=probe)
     return diff_environments(env_a, env_b), (*env_a.warnings, *env_b.warnings)

@@ -99,7 +99,7 @@ def _one(package: Package, pkgs_dir: Path | None) -> Archive:
     elif package.md5:
         algorithm, expected = "md5", package.md5.lower()
     else:
-        raise OperationalError(
+        raise BadInputError(  # the lock is incomplete: bad input (exit 2), not an operational failure
             f"{package.describe()}: the lock has no sha256 or md5 for it, so it cannot be "
             "verified; re-create the lock"
         )

@@ -118,9 +118,10 @@ def link(
     platform: str | None,
     pkgs_dir: Path,
     progress: bool | None = None,
+    client: Any = None,
 ) -> None:
     """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) a progress
-    bar."""
+    bar; `client` (engine.solver.client) downloads from channels that need credentials."""
     import rattler
 
     target = rattler.Subdir(platform) if platform else None
@@ -137,6 +138,7 @@ def link(
             platform=target,
             requested_specs=requested,
             reporter=reporter,
+            client=client,
         )
 
     tag = prefix / "CACHEDIR.TAG"

@@ -8,12 +8,13 @@ says whether the target has a GPU (`__cuda`) — nothing is silently assumed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard.channels import expand_channels, strip_credentials
+from envguard.channels import check_platform, expand_channels, remember, remembered, strip_credentials
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import Package, VirtualPackage
 from envguard.prefix.records import rattler_to_package
@@ -42,7 +43,10 @@ def solve(
     solves of one lock (each platform's noarch subdir and the channel index are read once)."""
     import rattler
 
-    sources = expand_channels(channels, specs)
+    check_platform(platform)
+    known = remembered()
+    specs = [_spec_without_credential(s) for s in specs]
+    sources = [remember(c) for c in expand_channels(channels, specs)]
     if not sources:
         raise BadInputError(
             "no channels to solve against; add `channels:` to the environment.yml or pass -c CHANNEL"
@@ -54,32 +58,115 @@ def solve(
         )
         for v in virtual_packages
     ]
-    if gateway is None:
+    if gateway is None or remembered() != known:  # a credential this gateway's client does not have
         gateway = new_gateway(cache_dir)
 
-    async def run() -> list[Any]:
+    async def run(through: Any) -> list[Any]:
         result: list[Any] = await rattler.solve(
             [rattler.Channel(c) for c in sources],
             match_specs,
-            gateway=gateway,
+            gateway=through,
             platforms=[rattler.Subdir(platform), rattler.Subdir("noarch")],
             virtual_packages=virtual,
         )
         return result
 
     try:
-        records = asyncio.run(run())
+        try:
+            records = asyncio.run(run(gateway))
+        except Exception as exc:
+            if "unexpected status code (304" not in str(exc):
+                raise
+            # py-rattler 0.28 fails when a server answers 304 Not Modified while it revalidates a cached
+            # sharded index; the plain repodata.json path handles 304, so read that instead
+            records = asyncio.run(run(new_gateway(cache_dir, sharded=False)))
     except Exception as exc:
         raise _solve_error(exc, platform, sources, virtual_packages) from exc
     packages = tuple(rattler_to_package(r) for r in records)
     return SolveResult(platform=platform, packages=packages, records=tuple(records))
 
 
-def new_gateway(cache_dir: str | None = None) -> Any:
-    """A rattler Gateway: one per lock or create, shared by its per-platform solves."""
+def new_gateway(cache_dir: str | None = None, *, sharded: bool = True) -> Any:
+    """A rattler Gateway: one per lock or create, shared by its per-platform solves; it authenticates with
+    the channel credentials remembered so far (see `client`). `sharded=False` reads repodata.json only."""
     import rattler
 
-    return rattler.Gateway(cache_dir=Path(cache_dir)) if cache_dir else rattler.Gateway()
+    config = None if sharded else rattler.SourceConfig(sharded_enabled=False)
+    return rattler.Gateway(
+        cache_dir=Path(cache_dir) if cache_dir else None, client=client(), default_config=config
+    )
+
+
+def _spec_without_credential(spec: str) -> str:
+    """`URL::name` with the URL's credential remembered and removed (rattler would cache the URL as given)."""
+    if "::" not in spec or "://" not in spec.split("::", 1)[0]:
+        return spec
+    channel, rest = spec.split("::", 1)
+    return f"{remember(channel.strip())}::{rest}"
+
+
+def client() -> Any:
+    """A rattler networking client (rattler's default middleware stack) that knows the remembered channel
+    credentials, or None when there are none. They reach rattler's authentication storage through a
+    RATTLER_AUTH_FILE that lives in memory (a memfd, Linux) and is read once while the client is built;
+    the user's own RATTLER_AUTH_FILE entries are kept, envguard's win for the same host."""
+    credentials = remembered()
+    if not credentials:
+        return None
+    import json
+
+    from rattler.networking import Client
+
+    entries = _user_auth_file()
+    entries.update({c.host: c.rattler_entry() for c in credentials})
+    with _auth_file(json.dumps(entries).encode()):
+        return Client.default_client()
+
+
+@contextlib.contextmanager
+def _auth_file(data: bytes) -> Iterator[None]:
+    """RATTLER_AUTH_FILE set to a file holding `data` for the duration: an anonymous in-memory file where
+    the OS has one, else a 0600 file in a private temp folder, removed on exit; the variable is restored."""
+    import os
+    import tempfile
+
+    old = os.environ.get("RATTLER_AUTH_FILE")
+    folder = None
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("envguard-auth")  # close-on-exec: no child process inherits it
+        path = f"/proc/self/fd/{fd}"
+    else:
+        folder = tempfile.mkdtemp(prefix="envguard-auth-")
+        path = os.path.join(folder, "auth.json")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, data)
+        os.environ["RATTLER_AUTH_FILE"] = path
+        yield
+    finally:
+        os.close(fd)
+        if old is None:
+            os.environ.pop("RATTLER_AUTH_FILE", None)
+        else:
+            os.environ["RATTLER_AUTH_FILE"] = old
+        if folder is not None:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _user_auth_file() -> dict[str, Any]:
+    import json
+    import os
+
+    path = os.environ.get("RATTLER_AUTH_FILE")
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 _DETAIL_LIMIT = 1500

@@ -9,9 +9,11 @@ def snapshot(source: str | None, no_probe: bool, platform: str | None, output: s
     """Read SOURCE and write it as envguard JSON to `output` (stdout when None); exit code 0."""
     from envguard.model import to_dict
     from envguard.output import dumps, emit, warn
+    from envguard.prefix.probe import SKIP_WITH_NO_PROBE, skip_hint
     from envguard.sources import load
 
-    env = load(source, platform=platform, probe=not no_probe)
+    with skip_hint(SKIP_WITH_NO_PROBE):
+        env = load(source, platform=platform, probe=not no_probe)
     for message in env.warnings:
         warn(message)
     emit(dumps(to_dict(env)), output)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envguard.channels import normalize, strip_credentials
+from envguard.channels import normalize, remember, strip_credentials
 from envguard.errors import BadInputError
 from envguard.model import Environment, RequestedSpec, make_environment
 from envguard.textio import read_text
@@ -61,7 +61,7 @@ def parse(text: str, origin: str = "environment.yml", platform: str | None = Non
         )
     name = _scalar(mapping.get("name"), origin, "name")
     channels = tuple(
-        normalize(strip_credentials(c)) for c in _string_list(mapping.get("channels"), origin, "channels")
+        normalize(remember(c)) for c in _string_list(mapping.get("channels"), origin, "channels")
     )
     platforms = tuple(_string_list(mapping.get("platforms"), origin, "platforms"))
     _dependencies(mapping.get("dependencies"), origin, found)

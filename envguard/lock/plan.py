@@ -185,10 +185,13 @@ def probe_into(env: Environment, prefix: Path) -> tuple[Environment, str | None]
     """The environment with fingerprints from its own interpreter, or unchanged plus a warning when the probe
     cannot run (no python in the environment, a broken numpy...)."""
     from envguard.output import progress_wanted, waiting
-    from envguard.prefix.probe import run_probe
+    from envguard.prefix.probe import SKIP_WITH_NO_PROBE, run_probe, skip_hint
 
     try:
-        with waiting(f"probing RNG fingerprints with {prefix}'s python", progress_wanted()):
+        with (
+            waiting(f"probing RNG fingerprints with {prefix}'s python", progress_wanted()),
+            skip_hint(SKIP_WITH_NO_PROBE),
+        ):
             fingerprints = run_probe(prefix)
         return dataclasses.replace(env, fingerprints=fingerprints), None
     except EnvguardError as exc:

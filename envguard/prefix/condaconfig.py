@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +19,9 @@ def condarc_paths() -> list[Path]:
     """condarc files in conda's search order (later ones win)."""
     home = Path.home()
     paths = [Path("/etc/conda/.condarc"), Path("/etc/conda/condarc"), Path("/var/lib/conda/.condarc")]
-    root = os.environ.get("CONDA_ROOT")
-    if root:
-        paths.append(Path(root) / ".condarc")
+    root = root_prefix()  # conda reads its root's condarc ($CONDA_ROOT/.condarc and condarc)
+    if root is not None:
+        paths += [root / ".condarc", root / "condarc"]
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
     paths += [
         xdg / "conda" / ".condarc",
@@ -74,13 +75,43 @@ def _expand(value: str) -> Path:
 
 
 def root_prefix() -> Path | None:
-    """conda's base prefix when one is known (CONDA_ROOT, CONDA_EXE's parent, MAMBA_ROOT_PREFIX)."""
+    """conda's base prefix when one is known: CONDA_ROOT, MAMBA_ROOT_PREFIX, CONDA_EXE's parent, else
+    derived from the `conda` (or `mamba`) executable on PATH (`executable_root`)."""
     for var in ("CONDA_ROOT", "MAMBA_ROOT_PREFIX"):
         if os.environ.get(var):
             return Path(os.environ[var])
     exe = os.environ.get("CONDA_EXE")
     if exe:
         return Path(exe).parent.parent
+    import shutil
+
+    for name in ("conda", "mamba"):
+        found = shutil.which(name)
+        if found:
+            return executable_root(Path(found))
+    return None
+
+
+_INTERPRETER = re.compile(rb"""["'\s!]([^\s"'!]+)/(?:bin/python[0-9.]*|python\.exe)["'\s]""")
+
+
+def executable_root(exe: Path) -> Path | None:
+    """The prefix a conda executable runs from, read from files (conda's own `info --json` costs a second):
+    `ROOT/bin/conda` or `ROOT/condabin/conda` beside `ROOT/conda-meta`, else the interpreter the script
+    starts (its `#!ROOT/bin/python` line, or an `exec ROOT/bin/python -m conda` wrapper): conda's root is
+    that interpreter's prefix (its sys.prefix). None when neither says."""
+    real = Path(os.path.realpath(exe))
+    if real.parent.name in ("bin", "condabin", "Scripts") and (real.parent.parent / "conda-meta").is_dir():
+        return real.parent.parent
+    try:
+        with open(real, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return None
+    for match in _INTERPRETER.finditer(head):
+        root = Path(os.fsdecode(match.group(1)))
+        if root.is_absolute() and ((root / "bin").is_dir() or (root / "python.exe").is_file()):
+            return root
     return None
 
 

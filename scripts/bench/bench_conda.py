@@ -2,6 +2,7 @@
 run.
 
     python scripts/bench/bench_conda.py [--runs 9] [--packages 300] [--create-packages 30] [--work DIR]
+        [--only TEXT]
 
 Builds the kit, the fixture channels plus `--packages` bulk packages (scripts/fixture_channel.py), and a
 prefix made BY CONDA (`conda create` python, numpy, pip and every bulk package). Then times, interleaved

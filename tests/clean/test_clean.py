@@ -195,7 +195,7 @@ def test_undo_leaves_what_came_back_meanwhile_in_the_trash(world: World, capsys)
     data = clean_json(capsys, "--yes", *world.all_options())
     partial = next(Path(i["paths"][0]) for i in data["items"] if i["category"] == "partial-download")
     partial.write_bytes(b"new download")
-    assert envguard("clean", "--undo") == 0
+    assert envguard("clean", "--undo") == 1  # not 0: a script must not take a partial undo for a whole one
     assert "exists again" in capsys.readouterr().out
     assert partial.read_bytes() == b"new download"
     assert any(world.pkgs.glob("python-3.12.4-*/")), "everything else came back"
@@ -348,3 +348,36 @@ def test_keep_locked_reads_every_environment_of_a_pixi_lock(
     lock.to_path(path)
     data = clean_json(capsys, "--cache", str(pkgs), "--keep-locked", str(path))
     assert {n.split("-")[0] for n in names(data, "unused-package")} == {"six"}
+
+
+@pytest.mark.parametrize("gone", ["folder", "conda-meta"])
+def test_a_registered_env_that_is_gone_keeps_what_it_might_use(world: World, gone: str, capsys) -> None:
+    """W8 end to end: a registered environment whose folder or conda-meta is missing makes the usage
+    unknown; a real clean (dry run and --yes) keeps every package and tarball and says why; `~` in
+    environments.txt is expanded. Once it is unregistered, the same packages are removed."""
+    registry = Path.home() / ".conda" / "environments.txt"
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    if gone == "folder":
+        line, missing = "~/envs/deleted", Path.home() / "envs" / "deleted"
+        why = "registered but its folder is missing"
+    else:
+        shutil.rmtree(world.hidden / "conda-meta")
+        line, missing, why = str(world.hidden), world.hidden / "conda-meta", "missing (a half-deleted"
+    registry.write_text(f"{world.hard}\n{line}\n", encoding="utf-8")
+    unused = sorted(world.pkgs.glob("python-3.12.4-*/"))
+    assert unused, "the world has a package no environment uses"
+    assert envguard("clean") == 0
+    out = capsys.readouterr().out
+    assert "an environment's usage is unknown" in " ".join(out.split())
+    data = clean_json(capsys, "--yes")
+    assert data["usage_complete"] is False
+    assert any(p.startswith(f"{missing}: ") and why in p for p in data["problems"]), data["problems"]
+    removed = {
+        (i["category"], i["reason"]) for i in data["items"] if i["category"] in ("unused-package", "tarball")
+    }
+    assert removed <= {("tarball", "package in use and already extracted")}, removed
+    assert all(p.is_dir() for p in unused), "nothing it might use was removed"
+    registry.write_text(f"{world.hard}\n", encoding="utf-8")
+    data = clean_json(capsys, "--yes")
+    assert data["usage_complete"] is True
+    assert not any(p.exists() for p in unused)

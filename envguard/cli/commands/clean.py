@@ -13,7 +13,7 @@ from envguard.clean.run import clean, trash_action
 from envguard.clean.survey import Request
 from envguard.cli.options import output_style
 from envguard.errors import UsageError
-from envguard.output import Style, Views, present
+from envguard.output import Style, Views, present, progress_wanted
 
 _PATH = click.Path(path_type=Path)
 
@@ -84,6 +84,7 @@ def command(
         pixi_roots=pixi_roots,
         keep_locked=keep_locked,
         only=cast(tuple[Category, ...], only),
+        progress=progress_wanted(style),
     )
     if undo or purge_trash:
         outcome = trash_action(request, "undo" if undo else "purge-trash")

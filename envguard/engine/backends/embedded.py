@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,14 +44,9 @@ class EmbeddedBackend(Backend):
     def _solve(self, request: Request) -> Plan:
         from envguard.engine.solver import solve
 
-        if not any(strip_credentials(c) != c for c in request.channels):
-            result = solve(request.specs, request.channels, request.platform, request.virtual_packages)
-            return Plan(result.platform, result.packages, result.records)
-        # rattler's repodata cache records channel URLs verbatim: keep a token's cache private to this run
-        with tempfile.TemporaryDirectory(prefix="envguard-repodata-") as private:
-            result = solve(
-                request.specs, request.channels, request.platform, request.virtual_packages, cache_dir=private
-            )
+        # solve() hands channel credentials to rattler's authentication, never in a URL: rattler's shared
+        # repodata cache only sees credential-free channel URLs
+        result = solve(request.specs, request.channels, request.platform, request.virtual_packages)
         return Plan(result.platform, result.packages, result.records)
 
     def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
@@ -69,6 +63,8 @@ class EmbeddedBackend(Backend):
                 progress=self.progress,
             )
         else:
+            from envguard.engine.solver import client
+
             plan = plan if plan is not None and plan.native else self.solve(request)
             packages = plan.packages
             verify_local_archives(packages)
@@ -79,6 +75,7 @@ class EmbeddedBackend(Backend):
                 platform=request.platform,
                 pkgs_dir=self.pkgs_dir,
                 progress=self.progress,
+                client=client(),
             )
         if any(strip_credentials(c) != c for c in request.channels):
             scrub_credentials(prefix)

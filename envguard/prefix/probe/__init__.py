@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from envguard import process
@@ -32,10 +34,26 @@ def interpreter(prefix: Path) -> Path:
         versioned = sorted(p for p in bin_dir.glob("python3.*") if p.name.replace("python3.", "").isdigit())
         if versioned:
             return versioned[-1]
-    raise BadInputError(
-        f"{prefix}: no Python interpreter (bin/python) in this environment; install python into it "
-        "or use --no-probe"
+    raise NoInterpreterError(
+        f"{prefix}: no Python interpreter (bin/python) in this environment; install python into it"
     )
+
+
+class NoInterpreterError(BadInputError):
+    """The environment has no Python interpreter to run."""
+
+
+SKIP_WITH_NO_PROBE = "use --no-probe to skip the probe"
+
+
+@contextlib.contextmanager
+def skip_hint(hint: str) -> Iterator[None]:
+    """A probe failure inside re-raised with `hint` appended: how the running command lets the user skip
+    the probe. Only commands that have such an option say so (the probe's own messages never do)."""
+    try:
+        yield
+    except (ProbeError, NoInterpreterError) as exc:
+        raise type(exc)(f"{exc}; {hint}") from exc
 
 
 def timeout_seconds() -> float:
@@ -56,12 +74,10 @@ def run_probe(prefix: Path, *, timeout: float | None = None, python: Path | None
     except process.TimedOut as exc:
         raise ProbeError(
             f"{exe}: fingerprint probe did not finish within {limit:.0f} s (hung import?); "
-            "set ENVGUARD_PROBE_TIMEOUT or use --no-probe"
+            "set ENVGUARD_PROBE_TIMEOUT to wait longer"
         ) from exc
     except OSError as exc:
-        raise ProbeError(
-            f"{exe}: cannot run the environment's interpreter ({exc.strerror}); use --no-probe"
-        ) from exc
+        raise ProbeError(f"{exe}: cannot run the environment's interpreter ({exc.strerror})") from exc
     return parse_output(done.stdout, done.stderr, done.returncode, exe)
 
 
@@ -70,7 +86,7 @@ def parse_output(stdout: str, stderr: str, returncode: int, exe: object = "pytho
     line = next((ln for ln in stdout.splitlines() if ln.startswith(MARKER)), None)
     if returncode != 0 or line is None:
         last = (stderr.strip().splitlines() or [f"exit code {returncode}"])[-1]
-        raise ProbeError(f"{exe}: fingerprint probe failed ({last}); use --no-probe to skip it")
+        raise ProbeError(f"{exe}: fingerprint probe failed ({last})")
     try:
         data = json.loads(line[len(MARKER) :])
     except ValueError as exc:

@@ -1,0 +1,86 @@
+"""Bad input says one line, exit 2, and only advises options the command has: wrongly typed conda-meta
+fields name the file and the field (a plain-string `depends` is never split into characters), an unknown
+platform and a lock without hashes are bad input (2), and "use --no-probe" comes only from commands that
+have --no-probe."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import MakePrefix, envguard
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("envguard: error: "), err
+    return err[0]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("depends", "python >=3.8"), ("constrains", "numpy <2"), ("requested_specs", 1.5), ("files", "lib/x")],
+)
+def test_a_wrongly_typed_record_field_is_exit_2_naming_file_and_field(
+    field: str, value: object, make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prefix = make_prefix(["zlib"])
+    record = next((prefix / "conda-meta").glob("zlib-*.json"))
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data[field] = value
+    record.write_text(json.dumps(data), encoding="utf-8")
+    yml = tmp_path / "environment.yml"
+    yml.write_text("name: x\nchannels: [conda-forge]\ndependencies:\n  - zlib\n", encoding="utf-8")
+    for argv in (
+        ["snapshot", "--no-probe", str(prefix)],
+        ["export", str(prefix)],
+        ["check", str(prefix), "-f", str(yml)],
+        ["check", str(prefix), "--files", "-f", str(yml)],
+        ["diff", str(prefix), str(yml)],
+        ["lock", str(prefix), "--no-probe", "-o", str(tmp_path / "l.yml")],
+    ):
+        assert envguard(*argv) == 2, argv
+        line = _one_error_line(capsys)
+        assert record.name in line and repr(field) in line, (argv, line)
+
+
+def test_an_unknown_platform_is_exit_2(channels: dict[str, Path], tmp_path: Path, capsys) -> None:
+    yml = tmp_path / "environment.yml"
+    yml.write_text(
+        f"name: x\nchannels:\n  - {channels['forge'].resolve().as_uri()}\ndependencies:\n  - zlib\n",
+        encoding="utf-8",
+    )
+    for platform in ("bogus", "linux-65", "noarch"):
+        assert envguard("lock", "-f", str(yml), "--platform", platform, "--no-cuda") == 2
+        line = _one_error_line(capsys)
+        assert repr(platform) in line and "linux-64" in line
+
+
+def test_a_lock_without_hashes_is_exit_2(channels: dict[str, Path], tmp_path: Path, capsys) -> None:
+    yml = tmp_path / "environment.yml"
+    yml.write_text(
+        f"name: x\nchannels:\n  - {channels['forge'].resolve().as_uri()}\nplatforms: [linux-64]\n"
+        "dependencies:\n  - zlib\n",
+        encoding="utf-8",
+    )
+    lock = tmp_path / "conda-linux-64.lock"
+    assert envguard("lock", "-f", str(yml), "--no-cuda", "--format", "explicit", "-o", str(lock)) == 0
+    lines = lock.read_text(encoding="utf-8").splitlines()
+    lock.write_text("\n".join(ln.split("#", 1)[0] if "://" in ln else ln for ln in lines) + "\n")
+    capsys.readouterr()
+    assert envguard("create", "--lock", str(lock), "-p", str(tmp_path / "env")) == 2
+    assert "no sha256 or md5" in _one_error_line(capsys)
+    assert not (tmp_path / "env").exists()
+
+
+def test_only_commands_with_no_probe_advise_it(make_prefix: MakePrefix, tmp_path: Path, capsys) -> None:
+    prefix = make_prefix(["zlib"])  # no python: the probe cannot run
+    assert envguard("snapshot", str(prefix)) == 2
+    assert "use --no-probe" in _one_error_line(capsys)
+    assert envguard("diff", "--probe", str(prefix), str(prefix)) == 2
+    line = _one_error_line(capsys)
+    assert "without --probe" in line and "--no-probe" not in line
+    assert envguard("smoke", str(prefix)) == 2
+    assert "--no-probe" not in _one_error_line(capsys)
