@@ -21,7 +21,7 @@ class SmokeOptions:
 
     source: str | None = None
     device: Device = "auto"
-    budget_s: float = 25.0
+    budget_s: float = 28.0
     workers: tuple[int, ...] | None = None
     num_workers: int | None = None
     batch_size: int = 32

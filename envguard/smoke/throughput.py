@@ -75,7 +75,8 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
     arrivals, waits, batch_size = raw["arrivals_s"], raw["waits_s"], int(raw["batch_size"])
     lanes = max(workers, 1)
     rounds = len(arrivals) // lanes
-    rate = steady_rate(arrivals, lanes, batch_size)
+    # a persistent-workers row is measured over a round or two for its epoch-2 start-up only: no rate
+    rate = None if base.persistent_workers else steady_rate(arrivals, lanes, batch_size)
     ideal = ideal_rate(workers, latency_ms, cpu_ms, physical)
     step = float(raw.get("step_s") or 0.0)
     if ideal and step > 0 and workers == 0:  # the loop loads, then steps: one after the other

@@ -71,7 +71,7 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
 @click.option(
     "--budget",
     metavar="SECONDS",
-    default="25",
+    default="28",
     show_default=True,
     callback=_number("--budget", 3.0, "seconds"),
     help="Seconds the whole command may take (the sweep shrinks to fit).",

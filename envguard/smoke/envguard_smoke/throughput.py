@@ -242,9 +242,16 @@ class Sweep:
             self.rates[workers] = rate
 
     def _persistent(self, workers: int) -> None:
-        """persistent_workers=True at `workers`: only its epoch-2 first batch is news (the rate is the
-        plain one)."""
-        if workers <= 0:
+        """persistent_workers=True at `workers`, where they could be worth it: only its epoch-2 first batch is
+        news (the rate is the plain one)."""
+        plain = [
+            r for r in self.rows if r["workers"] == workers and r.get("epoch2_first_batch_s") is not None
+        ]
+        if workers <= 0 or not plain:
+            return
+        # persistent workers save at most the start-up a new epoch pays beyond producing its first batch:
+        # below what would make them recommended, measuring them cannot change the answer
+        if plain[0]["epoch2_first_batch_s"] - self.round_s(workers) < planner.PERSISTENT_SAVES_S:
             return
         steady = planner.FLOOR_STEADY
         self._one(
