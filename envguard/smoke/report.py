@@ -62,6 +62,7 @@ class SweepRow:
     rounds: int = 0  # complete rounds of `workers` batches (round 0, start-up, is not in the rate)
     few_rounds: bool = False  # fewer than MIN_STEADY_ROUNDS after round 0: the budget could not fit them
     unreliable: str = ""  # why the rate is not reported (an efficiency above the physical limit)
+    rate_spread: float | None = None  # the rate's relative uncertainty (95% band of the fit)
     arrivals_s: tuple[float, ...] = ()  # raw: each batch's arrival, seconds after iter(loader)
     waits_s: tuple[float, ...] = ()  # raw: how long the loop blocked in next() for each batch
 
@@ -100,6 +101,7 @@ class Recommendation:
     samples_per_s: float
     efficiency: float | None
     reason: str
+    tied_with: int | None = None  # a worker count within the measurements' spread (the fewer are given)
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,7 +89,7 @@ def test_recommendation_prefers_fewest_workers_within_five_percent() -> None:
     summary = throughput.summarize(io_entry({0: 60.0, 1: 96.0, 2: 99.0}), physical=2)
     rec = throughput.recommend(summary, cuda=False)
     assert rec is not None and rec.workers == 1
-    assert "more workers (up to 2) add less than 5%" in rec.reason
+    assert "num_workers=1 and 2 are within 3%: a tie" in rec.reason and rec.tied_with == 2
     assert summary.rows[1].efficiency == pytest.approx(0.96, rel=1e-3)
 
 
