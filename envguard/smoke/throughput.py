@@ -85,6 +85,16 @@ def bound_of(latency_ms: float | None, cpu_ms: float | None) -> Bound:
     return "io"
 
 
+def with_step(ideal: float | None, step: float, workers: int, batch_size: int) -> float | None:
+    """The ideal rate with a training step of `step` s after each batch: in series with loading at N=0 (the
+    loop loads, then steps), only a bound with workers (they load while the loop steps)."""
+    if not ideal or step <= 0:
+        return ideal
+    if workers == 0:
+        return batch_size / (batch_size / ideal + step)
+    return min(ideal, batch_size / step)
+
+
 def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, physical: int) -> SweepRow:
     workers = int(raw["workers"])
     base = SweepRow(
@@ -99,30 +109,20 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
     rounds = len(arrivals) // lanes
     # a persistent-workers row is measured over a round or two for its epoch-2 start-up only: no rate
     rate = None if base.persistent_workers else steady_rate(arrivals, lanes, batch_size)
-    ideal = ideal_rate(workers, latency_ms, cpu_ms, physical)
-    step = float(raw.get("step_s") or 0.0)
-    if ideal and step > 0 and workers == 0:  # the loop loads, then steps: one after the other
-        ideal = batch_size / (batch_size / ideal + step)
-    elif ideal and step > 0:  # workers load while the loop steps: the step only bounds the rate
-        ideal = min(ideal, batch_size / step)
-    efficiency = rate / ideal if rate and ideal else None
-    unreliable = ""
-    if efficiency is not None and efficiency > MAX_EFFICIENCY:
-        unreliable = (
-            f"unreliable measurement: {efficiency:.2f} of the ideal is above the physical limit "
-            f"(over {rounds - 1} rounds after start-up), so this rate is not used"
-        )
-        rate = efficiency = None
-    one_batch = batch_size * (latency_ms or 0.0) / 1000.0
-    return SweepRow(
-        workers=workers,
-        pin_memory=base.pin_memory,
-        persistent_workers=base.persistent_workers,
+    ideal = with_step(
+        ideal_rate(workers, latency_ms, cpu_ms, physical),
+        float(raw.get("step_s") or 0.0),
+        workers,
+        batch_size,
+    )
+    rate, efficiency, unreliable = _judged(rate, ideal, rounds)
+    return _replace(
+        base,
         batches=int(raw["batches"]),
         batch_size=batch_size,
         batch_bytes=int(raw.get("batch_bytes") or 0),
         first_batch_s=arrivals[0],
-        startup_s=round(max(0.0, arrivals[0] - one_batch), 4),
+        startup_s=startup(arrivals[0], lanes, batch_size, rate, latency_ms),
         epoch2_first_batch_s=raw.get("epoch2_first_batch_s"),
         samples_per_s=round(rate, 2) if rate else None,
         ideal_per_s=round(ideal, 2) if ideal else None,
@@ -139,6 +139,30 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
         arrivals_s=tuple(arrivals),
         waits_s=tuple(waits),
     )
+
+
+def _judged(rate: float | None, ideal: float | None, rounds: int) -> tuple[float | None, float | None, str]:
+    """(rate, efficiency, why unreliable): a rate above MAX_EFFICIENCY of its ideal beat physics and is
+    dropped."""
+    efficiency = rate / ideal if rate and ideal else None
+    if efficiency is None or efficiency <= MAX_EFFICIENCY:
+        return rate, efficiency, ""
+    return (
+        None,
+        None,
+        f"unreliable measurement: {efficiency:.2f} of the ideal is above the physical limit "
+        f"(over {rounds - 1} rounds after start-up), so this rate is not used",
+    )
+
+
+def startup(
+    first_batch_s: float, lanes: int, batch_size: int, rate: float | None, latency_ms: float | None
+) -> float:
+    """Worker start-up: the first batch's arrival minus the time the loader takes to deliver a batch per lane
+    in steady state (one measured round: lanes x batch / rate), else one nominal batch. Oversubscribed CPUs
+    make every round slow, the first one too: that is not start-up."""
+    one_round = lanes * batch_size / rate if rate else batch_size * (latency_ms or 0.0) / 1000.0
+    return round(max(0.0, first_batch_s - one_round), 4)
 
 
 def _replace(row: SweepRow, **changes: Any) -> SweepRow:

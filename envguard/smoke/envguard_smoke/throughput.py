@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from torch.utils.data import DataLoader
@@ -56,41 +56,11 @@ def _measure(
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
-    dataset = watch.wrap(dataset, watch_dir)
-    generator = torch.Generator()
-    generator.manual_seed(0)
-    loader = DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=not is_iterable(dataset),
-        num_workers=workers,
-        drop_last=True,
-        pin_memory=pin_memory,
-        persistent_workers=persistent and workers > 0,
-        generator=generator,
-        collate_fn=collate,
-    )
-    arrivals: List[float] = []
-    waits: List[float] = []
-    size = 0
+    loader = _loader(watch.wrap(dataset, watch_dir), workers, pin_memory, persistent, batch_size, collate)
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
     busy = contention.Contention(iterator, contention.own_cpu_stat())
-    for _ in range(batches):
-        if stop_at is not None and time.perf_counter() > stop_at:
-            break
-        asked = time.perf_counter()
-        try:
-            batch = next(iterator)
-        except StopIteration:
-            break
-        now = time.perf_counter()
-        waits.append(now - asked)
-        arrivals.append(now - started)
-        size = size or batch_bytes(batch)
-        del batch
-        if step_s > 0:
-            time.sleep(step_s)
+    arrivals, waits, size = _timed_batches(iterator, batches, started, stop_at, step_s)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
     evidence = busy.result()
     del iterator, busy
@@ -113,6 +83,56 @@ def _measure(
         "shutdown_s": round(time.perf_counter() - closing, 6),
         **evidence,
     }
+
+
+def _loader(
+    dataset: Any,
+    workers: int,
+    pin_memory: bool,
+    persistent: bool,
+    batch_size: int,
+    collate: Optional[Callable[..., Any]],
+) -> Any:
+    """The DataLoader under test: a fixed shuffle seed, whole batches only."""
+    generator = torch.Generator()
+    generator.manual_seed(0)
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        shuffle=not is_iterable(dataset),
+        num_workers=workers,
+        drop_last=True,
+        pin_memory=pin_memory,
+        persistent_workers=persistent and workers > 0,
+        generator=generator,
+        collate_fn=collate,
+    )
+
+
+def _timed_batches(
+    iterator: Any, batches: int, started: float, stop_at: Optional[float], step_s: float
+) -> Tuple[List[float], List[float], int]:
+    """(arrival times after `started`, blocking waits, one batch's bytes) of up to `batches` batches, a
+    simulated training step after each; stops early past `stop_at`."""
+    arrivals: List[float] = []
+    waits: List[float] = []
+    size = 0
+    for _ in range(batches):
+        if stop_at is not None and time.perf_counter() > stop_at:
+            break
+        asked = time.perf_counter()
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            break
+        now = time.perf_counter()
+        waits.append(now - asked)
+        arrivals.append(now - started)
+        size = size or batch_bytes(batch)
+        del batch
+        if step_s > 0:
+            time.sleep(step_s)
+    return arrivals, waits, size
 
 
 def _next_epoch_first_batch(loader: Any) -> float:
