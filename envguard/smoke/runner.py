@@ -149,7 +149,7 @@ def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> d
 def check_started(result: dict[str, Any], where: str, device: str) -> None:
     """Turn the module's refusals (no torch, no CUDA) into one-line bad-input errors."""
     error = result.get("error")
-    if error == "bad-loader":  # the in-environment loader's own one line, naming FILE.py:NAME
+    if error in ("bad-loader", "bad-dataset"):  # the module's own one line, naming FILE.py (and LINE)
         raise BadInputError(str(result.get("message")))
     if error == "torch-missing":
         raise BadInputError(

@@ -192,6 +192,11 @@ def command(
     FAIL."""
     if loader and (dataset or data_dir):
         raise UsageError("--loader checks your own DataLoader as given; drop --dataset/--data (or --loader)")
+    if dataset and data_dir:
+        raise UsageError(
+            "--data and --dataset are mutually exclusive: --data DIR times reading the files in DIR, "
+            "--dataset FILE.py:NAME your own Dataset; give one"
+        )
     if distributed:
         from envguard.distributed.run import report_distributed
 

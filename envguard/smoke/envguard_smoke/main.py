@@ -267,6 +267,8 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
     ]
     result["phase_seconds"] = {"start-up": round(time.perf_counter() - started, 3)}
+    if settings.get("dataset") and not _dataset_imports(settings["dataset"], result):
+        return result
     if settings.get("dataset") or settings.get("loader"):  # the user's pipeline first (issue 10)
         from . import pipeline
 
@@ -297,6 +299,19 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
             watch.partial(settings["watch_dir"], result)
     result["elapsed_s"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def _dataset_imports(spec: str, result: Dict[str, Any]) -> bool:
+    """Import the --dataset module once, up front; when it cannot be (a SyntaxError, an exception at import,
+    no such NAME) the one-line reason goes into `result` and no phase runs."""
+    from . import datasets as ds
+
+    try:
+        ds.load_user(spec)
+    except ValueError as exc:
+        result["error"], result["message"] = "bad-dataset", str(exc)
+        return False
+    return True
 
 
 def _share(deadline: float, fraction: float, floor: float = 0.0) -> float:
