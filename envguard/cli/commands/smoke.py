@@ -12,7 +12,7 @@ import click
 
 from envguard.cli.options import output_style
 from envguard.errors import UsageError
-from envguard.output import Style, Views, present
+from envguard.output import Style, Views, present, progress_wanted
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -230,7 +230,7 @@ def command(
         start_method=start_method,
         local_ranks=local_ranks,
     )
-    report = run_smoke(options)
+    report = run_smoke(options, progress=progress_wanted(style))
     if plot is not None:
         from envguard.atomic import write_bytes
 
