@@ -111,7 +111,9 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
                 collate=spec.get("collate"),
                 watch_dir=settings.get("watch_dir"),
                 step_ms=float(step_ms) if step_ms else None,
+                on_row=lambda: watch.partial(settings.get("watch_dir"), result),
             )
+            entry["rows"] = sweep.rows  # filled row by row: a run stopped at the budget keeps them
             entry["rows"] = sweep.run(workers, essential, refine=bool(settings.get("refine")))
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()

@@ -47,12 +47,12 @@ def _measure(
     stop_at: Optional[float] = None,
     watch_dir: Optional[str] = None,
     step_s: float = 0.0,
+    epoch2_by: Optional[float] = None,
 ) -> Row:
-    """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first.
-
-    After each batch the loop sleeps `step_s` (a training step: the GPU works, the CPU waits), so a wait means
-    "the loop waited for data". Past `stop_at` (a busy machine runs slower than planned) it stops: the budget
-    comes first, and a row with too few rounds says so."""
+    """Time one configuration: arrivals and waits of `batches` batches, then the next epoch's first (if,
+    as slow as this one's first, it arrives by `epoch2_by`). After each batch the loop sleeps `step_s`
+    (a training step), so a wait means "the loop waited for data". Past `stop_at` (a busy machine) it stops:
+    the budget comes first, and a row with too few rounds says so."""
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
@@ -64,7 +64,8 @@ def _measure(
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
     evidence = busy.result()
     del iterator, busy
-    second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 else None
+    late = epoch2_by is not None and time.perf_counter() + (arrivals[:1] or [0.0])[0] > epoch2_by
+    second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 and not late else None
     closing = time.perf_counter()
     del loader
     return {
@@ -165,10 +166,12 @@ class Sweep:
         collate: Optional[Callable[..., Any]] = None,
         watch_dir: Optional[str] = None,
         step_ms: Optional[float] = None,
+        on_row: Optional[Callable[[], None]] = None,
     ) -> None:
         self.make, self.batch_size, self.per_sample_s = make, batch_size, per_sample_s
         self.cpu_bound, self.cpus, self.deadline = cpu_bound, cpus, deadline
         self.collate, self.watch_dir, self.step_ms = collate, watch_dir, step_ms
+        self.on_row = on_row  # after each row (main writes the partial results: a kill keeps them)
         self.startup = 0.1
         self.rows: List[Row] = []
         self.rates: Dict[int, float] = {}
@@ -252,9 +255,12 @@ class Sweep:
             ),
             watch_dir=self.watch_dir,
             step_s=self.step_s(workers),
+            epoch2_by=self.deadline,
         )
         row["planned_steady_rounds"] = entry["steady_rounds"]
         self.rows.append(row)
+        if self.on_row is not None:
+            self.on_row()
         if row["arrivals_s"]:
             self.startup = min(2.0, max(0.02, row["arrivals_s"][0] - round_s))
         rate = planner.quick_rate(row["arrivals_s"], max(workers, 1), self.batch_size)
