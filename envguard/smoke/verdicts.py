@@ -74,13 +74,14 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     out += _measurement_notes(category, dataset)
     slow = slow_startups(dataset)
     if slow:
-        worst = max(slow, key=lambda r: r.startup_s or 0.0)
+        worst, seconds, against = max(slow, key=lambda item: item[1])
+        how = " (persistent workers got theirs that much sooner)" if against else ""
         out.append(
             Finding(
                 category,
                 "worker start-up",
                 "WARN",
-                f"num_workers={worst.workers} needs {worst.startup_s:.2f} s before its first batch",
+                f"num_workers={worst.workers} needs {seconds:.2f} s before its first batch{how}",
                 "slow start-up is paid every epoch unless persistent_workers=True; keep the dataset cheap to "
                 "pickle "
                 "(open files lazily in the worker) and avoid heavy imports at module level under "
@@ -90,19 +91,20 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     return out
 
 
-def slow_startups(dataset: DatasetResult) -> list[SweepRow]:
-    """Rows whose workers start slowly: start-up (first batch minus a measured round) above SLOW_STARTUP_S,
-    unless persistent workers at that count, which start nothing, were just as slow to their epoch-2 first
-    batch (then the slow first batch is the loading itself: oversubscribed CPUs, a busy machine)."""
+def slow_startups(dataset: DatasetResult) -> list[tuple[SweepRow, float, bool]]:
+    """(row, start-up seconds, measured against persistent workers) for workers that start slowly. Where
+    persistent workers (which start nothing) were timed at that count, start-up is what they save: the
+    plain first batch minus their epoch-2 first batch; else the first batch minus a measured round. Either
+    way a first batch slow because the CPUs are shared (oversubscribed, a busy machine) is not start-up."""
     warm = {r.workers: r.epoch2_first_batch_s for r in dataset.rows if r.persistent_workers}
     out = []
     for row in dataset.measured():
-        if row.workers == 0 or row.persistent_workers or (row.startup_s or 0.0) <= SLOW_STARTUP_S:
+        if row.workers == 0 or row.persistent_workers or row.first_batch_s is None:
             continue
         again = warm.get(row.workers)
-        if again is not None and row.first_batch_s and again >= JUST_AS_SLOW * row.first_batch_s:
-            continue
-        out.append(row)
+        seconds = row.first_batch_s - again if again is not None else row.startup_s or 0.0
+        if seconds > SLOW_STARTUP_S:
+            out.append((row, seconds, again is not None))
     return out
 
 

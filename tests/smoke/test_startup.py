@@ -74,17 +74,27 @@ def test_slow_start_up_still_warns() -> None:
 
 
 def test_a_real_oversubscribed_loader_gets_no_start_up_warn() -> None:
-    """Real workers, four per core, each sample 8 ms of CPU: the first batch waits for the shared cores, and
+    """Real workers, four per core, each sample 12 ms of CPU: the first batch waits for the shared cores, and
     so does the epoch-2 first batch of the same workers kept alive (persistent: nothing to start)."""
     cores = len(os.sched_getaffinity(0))
-    workers, burn = 4 * cores, 8.0
+    workers, burn = 4 * cores, 12.0
+    # the first workers this process forks pay one-time costs (page faults, shared libraries): out of the way
+    measure(
+        CPUBound(workers, 0.1, (3, 8, 8)),
+        workers=workers,
+        pin_memory=False,
+        persistent=False,
+        batch_size=1,
+        batches=workers,
+        epoch2=False,
+    )
     raw = measure(
-        CPUBound(workers * 4 * BATCH, burn, (3, 8, 8)),
+        CPUBound(workers * 3 * BATCH, burn, (3, 8, 8)),
         workers=workers,
         pin_memory=False,
         persistent=True,
         batch_size=BATCH,
-        batches=workers * 4,
+        batches=workers * 3,
         epoch2=True,
     )
     # epoch 1 of a persistent loader is a plain loader's epoch 1; its epoch 2 is the persistent evidence
@@ -100,8 +110,12 @@ def test_a_real_oversubscribed_loader_gets_no_start_up_warn() -> None:
     )
     entry = {"name": "cpu", "nominal_latency_ms": burn, "nominal_cpu_ms": burn, "rows": [main, plain, raw]}
     summary = throughput.summarize(entry, physical=cores)
-    first = raw["arrivals_s"][0]
+    first, again = raw["arrivals_s"][0], raw["epoch2_first_batch_s"]
     assert first - BATCH * burn / 1000.0 > verdicts.SLOW_STARTUP_S, raw["arrivals_s"][:4]  # the old reading
     rec = throughput.recommend(summary, cuda=False)
     found = {f.check: f for f in verdicts.efficiency(summary, rec, cores)}
-    assert "worker start-up" not in found, (first, raw["epoch2_first_batch_s"], summary.rows[0].startup_s)
+    # start-up is what persistent workers save; the shared cores' wait, which both pay, is not (a loaded
+    # machine can make forking the workers itself slow: then the WARN is right and names that saving)
+    assert ("worker start-up" in found) is (first - again > verdicts.SLOW_STARTUP_S), (first, again)
+    if "worker start-up" in found:
+        assert f"{first - again:.2f} s before its first batch" in found["worker start-up"].evidence
