@@ -112,10 +112,10 @@ def progress_wanted(style: str = "human") -> bool:
 
 @contextlib.contextmanager
 def progress_bar(label: str, total: int, shown: bool) -> Iterator[Callable[..., None]]:
-    """A rich progress bar on stderr while the block runs; yields `advance(*_)` (thread-safe). When not
-    `shown`, advancing does nothing and nothing is printed."""
+    """A rich progress bar on stderr while the block runs; yields `advance(*_, label=None)` (thread-safe; a
+    label replaces the description). When not `shown`, advancing does nothing and nothing is printed."""
     if not shown or total <= 0:
-        yield lambda *_: None
+        yield lambda *_, **__: None
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -129,8 +129,12 @@ def progress_bar(label: str, total: int, shown: bool) -> Iterator[Callable[..., 
         transient=True,
     )
     task = bar.add_task(label, total=total)
+
+    def advance(*_: Any, label: str | None = None) -> None:
+        bar.update(task, advance=1, description=label)  # None keeps the description
+
     with bar:
-        yield lambda *_: bar.advance(task)
+        yield advance
 
 
 @contextlib.contextmanager

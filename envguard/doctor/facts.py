@@ -27,6 +27,7 @@ class DoctorFacts:
     disk: DiskInfo | None = None
     integrity: IntegrityReport | None = None
     integrity_note: str = ""
+    integrity_unreadable: bool = False  # conda-meta could not be read (a corrupt record): the note names it
     presence: DriverPresence = field(
         default_factory=DriverPresence
     )  # GPUs the kernel driver shows, NVML or not

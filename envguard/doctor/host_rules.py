@@ -185,7 +185,17 @@ def disk_findings(disk: DiskInfo | None, shm: ShmInfo, latency: Latency | None =
     ]
 
 
-def health_findings(report: IntegrityReport | None, note: str) -> list[Finding]:
+CORRUPT_FIX = (
+    "reinstall the package whose record is named (`conda install --force-reinstall -p PREFIX NAME`), or "
+    "remove that file; then run envguard doctor again"
+)
+
+
+def health_findings(report: IntegrityReport | None, note: str, unreadable: bool = False) -> list[Finding]:
+    """The environment's files against conda-meta; `unreadable`: its records could not be read (`note` names
+    the file), which conda itself trips over too."""
+    if report is None and unreadable:
+        return [Finding("environment", "files", "FAIL", f"files not checked: {note}", CORRUPT_FIX)]
     if report is None:
         return [
             Finding(
@@ -235,5 +245,5 @@ def all_findings(facts: DoctorFacts) -> list[Finding]:
         *memory_findings(facts.memory),
         *shm_findings(facts.shm, workers),
         *disk_findings(facts.disk, facts.shm, facts.latency),
-        *health_findings(facts.integrity, facts.integrity_note),
+        *health_findings(facts.integrity, facts.integrity_note, facts.integrity_unreadable),
     ]

@@ -46,13 +46,14 @@ def _torch(prefix: Path) -> tuple[Any, str]:
         return None, str(exc)
 
 
-def _integrity(prefix: Path, hashes: bool) -> tuple[IntegrityReport | None, str]:
+def _integrity(prefix: Path, hashes: bool) -> tuple[IntegrityReport | None, str, bool]:
+    """(the file check, why there is none, whether conda-meta was unreadable)."""
     if not (prefix / "conda-meta").is_dir():
-        return None, f"{prefix} is not a conda environment (no conda-meta/): file check skipped"
+        return None, f"{prefix} is not a conda environment (no conda-meta/): file check skipped", False
     try:
-        return verify_files(prefix, hashes=hashes), ""
+        return verify_files(prefix, hashes=hashes), "", False
     except BadInputError as exc:
-        return None, str(exc)
+        return None, str(exc), True
 
 
 def gather(source: str | None, data_dir: Path | None, *, hashes: bool = True) -> DoctorFacts:
@@ -63,7 +64,7 @@ def gather(source: str | None, data_dir: Path | None, *, hashes: bool = True) ->
 
     prefix = _prefix(source)
     fingerprints, torch_error = _torch(prefix)
-    report, note = _integrity(prefix, hashes)
+    report, note, unreadable = _integrity(prefix, hashes)
     nvml, presence = gpu.read_nvml(), gpu.driver_presence()
     visible = host.visible_gpu_count(os.environ, len(nvml.gpus) or presence.count)
     ranks, ranks_source = host.ranks_per_node(os.environ, visible)
@@ -79,6 +80,7 @@ def gather(source: str | None, data_dir: Path | None, *, hashes: bool = True) ->
         disk=disk.disk_info(data_dir) if data_dir is not None else None,
         integrity=report,
         integrity_note=note,
+        integrity_unreadable=unreadable,
         presence=presence,
         ranks=ranks,
         ranks_source=ranks_source,

@@ -21,7 +21,7 @@ class SmokeOptions:
 
     source: str | None = None
     device: Device = "auto"
-    budget_s: float = 25.0
+    budget_s: float = 28.0
     workers: tuple[int, ...] | None = None
     num_workers: int | None = None
     batch_size: int = 32
@@ -66,6 +66,7 @@ class SweepRow:
     rounds: int = 0  # complete rounds of `workers` batches (round 0, start-up, is not in the rate)
     few_rounds: bool = False  # fewer than MIN_STEADY_ROUNDS after round 0: the budget could not fit them
     unreliable: str = ""  # why the rate is not reported (an efficiency above the physical limit)
+    rate_spread: float | None = None  # the rate's relative uncertainty (95% band of the fit)
     arrivals_s: tuple[float, ...] = ()  # raw: each batch's arrival, seconds after iter(loader)
     waits_s: tuple[float, ...] = ()  # raw: how long the loop blocked in next() for each batch
 
@@ -104,6 +105,7 @@ class Recommendation:
     samples_per_s: float
     efficiency: float | None
     reason: str
+    tied_with: int | None = None  # a worker count within the measurements' spread (the fewer are given)
 
 
 @dataclass(frozen=True, slots=True)

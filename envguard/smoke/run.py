@@ -71,7 +71,7 @@ def settings(
         "essential_workers": sorted(
             {min(workers), max(workers), *([options.num_workers] if options.num_workers is not None else [])}
         ),
-        "progress": runner.progress_wanted(),
+        "progress": False,  # the module's own stderr lines: envguard's bar shows its phase instead
         "cpus": cpus_usable,
         "step_ms": options.step_ms,
         "refine": options.workers is None,
@@ -149,8 +149,8 @@ def _lock_fingerprints(lock: Path | None) -> tuple[Fingerprints | None, Path | N
     return read_file(lock).fingerprints, PROBE_SCRIPT
 
 
-def run_smoke(options: SmokeOptions) -> SmokeReport:
-    """Run the whole smoke test and judge it."""
+def run_smoke(options: SmokeOptions, progress: bool = False) -> SmokeReport:
+    """Run the whole smoke test and judge it; `progress`: a bar on stderr while the module runs."""
     started = time.perf_counter()
     recorded = record.load(options.compare) if options.compare is not None else None
     label, python = _environment(options.source)
@@ -170,7 +170,7 @@ def run_smoke(options: SmokeOptions) -> SmokeReport:
         python,
         settings(options, workers, budget, probe, cpus.usable, stored, recorded),
         timeout=left + KILL_GRACE_S,
-        progress=runner.progress_wanted(),
+        progress=progress,
     )
     runner.check_started(raw, label, options.device)
     cuda = raw.get("device") == "cuda"

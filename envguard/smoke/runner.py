@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,8 @@ LAUNCH = (
 def run_target(
     python: Path, settings: dict[str, Any], *, timeout: float, progress: bool = False
 ) -> dict[str, Any]:
-    """Run the smoke module with `settings`; stderr passes through when `progress` is on (a terminal).
+    """Run the smoke module with `settings`; with `progress` (a person at a terminal) a bar on stderr shows
+    the module's current phase and the time used of `timeout`.
 
     The module runs in its own session, so it and every DataLoader worker form one process group; that group
     is killed when the module ends, at `timeout`, on Ctrl-C and on any error: no worker outlives the command.
@@ -48,7 +52,7 @@ def run_target(
             process = subprocess.Popen(
                 command,
                 stdout=subprocess.PIPE,
-                stderr=None if progress else subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 text=True,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -57,13 +61,46 @@ def run_target(
         except OSError as exc:
             raise ProbeError(f"{python}: cannot run the environment's interpreter ({exc.strerror})") from exc
         try:
-            stdout, stderr = process.communicate(timeout=max(timeout, 0.1))
+            with _progress(Path(watch_dir), timeout, progress):
+                stdout, stderr = process.communicate(timeout=max(timeout, 0.1))
         except subprocess.TimeoutExpired:
             kill_group(process)
             return stopped(Path(watch_dir), timeout, time.time() - started)
         finally:
             kill_group(process)
     return parse_output(stdout, stderr or "", process.returncode, python)
+
+
+TICK_S = 0.5
+
+
+@contextlib.contextmanager
+def _progress(watch_dir: Path, timeout: float, shown: bool) -> Iterator[None]:
+    """While the block waits for the module: a bar over the budget, labelled with the phase the module
+    records in its watch folder (`determinism phase`, `throughput: num_workers=4, ...`), when `shown`."""
+    from envguard.output import progress_bar
+
+    if not shown:
+        yield
+        return
+    done = threading.Event()
+    with progress_bar("envguard smoke: starting", max(1, math.ceil(timeout / TICK_S)), True) as advance:
+
+        def tick() -> None:
+            while not done.wait(TICK_S):
+                try:
+                    phase = (watch_dir / "phase").read_text(errors="replace").strip()
+                except OSError:
+                    phase = ""
+                advance(label=f"envguard smoke: {phase}" if phase else None)
+
+        ticker = threading.Thread(target=tick, daemon=True)
+        ticker.start()
+        try:
+            yield
+        finally:
+            done.set()
+            ticker.join()
 
 
 def kill_group(process: subprocess.Popen[str]) -> None:
@@ -154,7 +191,7 @@ def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> d
 def check_started(result: dict[str, Any], where: str, device: str) -> None:
     """Turn the module's refusals (no torch, no CUDA) into one-line bad-input errors."""
     error = result.get("error")
-    if error == "bad-loader":  # the in-environment loader's own one line, naming FILE.py:NAME
+    if error in ("bad-loader", "bad-dataset"):  # the module's own one line, naming FILE.py (and LINE)
         raise BadInputError(str(result.get("message")))
     if error == "torch-missing":
         raise BadInputError(
@@ -172,5 +209,5 @@ def check_started(result: dict[str, Any], where: str, device: str) -> None:
 
 
 def progress_wanted() -> bool:
-    """Pass the module's progress lines through only to an interactive terminal."""
+    """A person at an interactive terminal (the command adds: and not --json)."""
     return sys.stderr.isatty()

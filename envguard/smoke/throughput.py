@@ -8,6 +8,7 @@ which is N/L for an I/O-bound dataset (C ~ 0) and min(N, cores)/C for a CPU-boun
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -34,6 +35,27 @@ def steady_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> float
     if sxx <= 0 or sxy <= 0:
         return None
     return lanes * batch_size / (sxy / sxx)
+
+
+# Student's t at 97.5% by degrees of freedom (rounds after round 0, minus 2): a 95% band from few rounds
+T_975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+
+
+def rate_spread(arrivals: Sequence[float], lanes: int) -> float | None:
+    """The steady rate's relative uncertainty: the 95% half-band (Student's t) of the mean round duration
+    between the ends of rounds 1.. (the points `steady_rate` fits; each round's duration is what varies
+    independently on a busy machine), relative to that mean; None with fewer than three rounds after round 0.
+    """
+    ends = [arrivals[r * lanes + lanes - 1] for r in range(1, len(arrivals) // lanes)]
+    durations = [later - earlier for earlier, later in itertools.pairwise(ends)]
+    if len(durations) < 2:
+        return None
+    mean = sum(durations) / len(durations)
+    if mean <= 0:
+        return None
+    sd = math.sqrt(sum((d - mean) ** 2 for d in durations) / (len(durations) - 1))
+    t = T_975.get(len(durations) - 1, 2.0 if len(durations) < 32 else 1.96)
+    return round(t * sd / math.sqrt(len(durations)) / mean, 4)
 
 
 def percentile(values: Sequence[float], fraction: float) -> float | None:
@@ -63,6 +85,16 @@ def bound_of(latency_ms: float | None, cpu_ms: float | None) -> Bound:
     return "io"
 
 
+def with_step(ideal: float | None, step: float, workers: int, batch_size: int) -> float | None:
+    """The ideal rate with a training step of `step` s after each batch: in series with loading at N=0 (the
+    loop loads, then steps), only a bound with workers (they load while the loop steps)."""
+    if not ideal or step <= 0:
+        return ideal
+    if workers == 0:
+        return batch_size / (batch_size / ideal + step)
+    return min(ideal, batch_size / step)
+
+
 def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, physical: int) -> SweepRow:
     workers = int(raw["workers"])
     base = SweepRow(
@@ -75,31 +107,22 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
     arrivals, waits, batch_size = raw["arrivals_s"], raw["waits_s"], int(raw["batch_size"])
     lanes = max(workers, 1)
     rounds = len(arrivals) // lanes
-    rate = steady_rate(arrivals, lanes, batch_size)
-    ideal = ideal_rate(workers, latency_ms, cpu_ms, physical)
-    step = float(raw.get("step_s") or 0.0)
-    if ideal and step > 0 and workers == 0:  # the loop loads, then steps: one after the other
-        ideal = batch_size / (batch_size / ideal + step)
-    elif ideal and step > 0:  # workers load while the loop steps: the step only bounds the rate
-        ideal = min(ideal, batch_size / step)
-    efficiency = rate / ideal if rate and ideal else None
-    unreliable = ""
-    if efficiency is not None and efficiency > MAX_EFFICIENCY:
-        unreliable = (
-            f"unreliable measurement: {efficiency:.2f} of the ideal is above the physical limit "
-            f"(over {rounds - 1} rounds after start-up), so this rate is not used"
-        )
-        rate = efficiency = None
-    one_batch = batch_size * (latency_ms or 0.0) / 1000.0
-    return SweepRow(
-        workers=workers,
-        pin_memory=base.pin_memory,
-        persistent_workers=base.persistent_workers,
+    # a persistent-workers row is measured over a round or two for its epoch-2 start-up only: no rate
+    rate = None if base.persistent_workers else steady_rate(arrivals, lanes, batch_size)
+    ideal = with_step(
+        ideal_rate(workers, latency_ms, cpu_ms, physical),
+        float(raw.get("step_s") or 0.0),
+        workers,
+        batch_size,
+    )
+    rate, efficiency, unreliable = _judged(rate, ideal, rounds)
+    return _replace(
+        base,
         batches=int(raw["batches"]),
         batch_size=batch_size,
         batch_bytes=int(raw.get("batch_bytes") or 0),
         first_batch_s=arrivals[0],
-        startup_s=round(max(0.0, arrivals[0] - one_batch), 4),
+        startup_s=startup(arrivals[0], lanes, batch_size, rate, latency_ms),
         epoch2_first_batch_s=raw.get("epoch2_first_batch_s"),
         samples_per_s=round(rate, 2) if rate else None,
         ideal_per_s=round(ideal, 2) if ideal else None,
@@ -112,9 +135,34 @@ def _row(raw: dict[str, Any], latency_ms: float | None, cpu_ms: float | None, ph
         rounds=rounds,
         few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
         unreliable=unreliable,
+        rate_spread=rate_spread(arrivals, lanes) if rate else None,
         arrivals_s=tuple(arrivals),
         waits_s=tuple(waits),
     )
+
+
+def _judged(rate: float | None, ideal: float | None, rounds: int) -> tuple[float | None, float | None, str]:
+    """(rate, efficiency, why unreliable): a rate above MAX_EFFICIENCY of its ideal beat physics and is
+    dropped."""
+    efficiency = rate / ideal if rate and ideal else None
+    if efficiency is None or efficiency <= MAX_EFFICIENCY:
+        return rate, efficiency, ""
+    return (
+        None,
+        None,
+        f"unreliable measurement: {efficiency:.2f} of the ideal is above the physical limit "
+        f"(over {rounds - 1} rounds after start-up), so this rate is not used",
+    )
+
+
+def startup(
+    first_batch_s: float, lanes: int, batch_size: int, rate: float | None, latency_ms: float | None
+) -> float:
+    """Worker start-up: the first batch's arrival minus the time the loader takes to deliver a batch per lane
+    in steady state (one measured round: lanes x batch / rate), else one nominal batch. Oversubscribed CPUs
+    make every round slow, the first one too: that is not start-up."""
+    one_round = lanes * batch_size / rate if rate else batch_size * (latency_ms or 0.0) / 1000.0
+    return round(max(0.0, first_batch_s - one_round), 4)
 
 
 def _replace(row: SweepRow, **changes: Any) -> SweepRow:
@@ -148,16 +196,43 @@ def summarize(entry: dict[str, Any], physical: int) -> DatasetResult:
 PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
 
 
+def tie_window(a: SweepRow, b: SweepRow) -> float:
+    """How far apart (relative) two rates may be and still be one: NEAR_BEST, or the two measurements'
+    spreads together where those are wider."""
+    return max(NEAR_BEST, (a.rate_spread or 0.0) + (b.rate_spread or 0.0))
+
+
+def _plain(dataset: DatasetResult) -> list[SweepRow]:
+    return [r for r in dataset.measured() if not r.persistent_workers]
+
+
 def best_row(dataset: DatasetResult, *, cuda: bool) -> SweepRow | None:
-    """The recommended worker count's row: fastest within NEAR_BEST, then fewest workers (plain rows: the
-    persistent-workers row is measured briefly, for its epoch-2 start-up only)."""
-    measured = [r for r in dataset.measured() if not r.persistent_workers]
+    """The recommended worker count's row: the fewest workers whose rate ties with the fastest (within
+    `tie_window`), so two counts a measurement cannot tell apart give the same answer in every run (plain
+    rows: the persistent-workers row is measured briefly, for its epoch-2 start-up only)."""
+    measured = _plain(dataset)
     if not measured:
         return None
-    top = max(r.samples_per_s or 0.0 for r in measured)
-    near = [r for r in measured if (r.samples_per_s or 0.0) >= (1 - NEAR_BEST) * top]
+    top = max(measured, key=lambda r: r.samples_per_s or 0.0)
+    rate = top.samples_per_s or 0.0
+    near = [r for r in measured if (r.samples_per_s or 0.0) >= (1 - tie_window(r, top)) * rate]
     fewest = min(r.workers for r in near)
     return max((r for r in near if r.workers == fewest), key=lambda r: r.samples_per_s or 0.0)
+
+
+def tie(dataset: DatasetResult, best: SweepRow) -> tuple[SweepRow, float, float] | None:
+    """The fastest other worker count within the spread of `best`: (its row, the relative difference, the
+    window), or None when `best` stands alone."""
+    others = [r for r in _plain(dataset) if r.workers != best.workers and r.samples_per_s]
+    if not others or not best.samples_per_s:
+        return None
+    other = max(others, key=lambda r: r.samples_per_s or 0.0)
+    fast, slow = (
+        max(best.samples_per_s, other.samples_per_s or 0.0),
+        min(best.samples_per_s, other.samples_per_s or 0.0),
+    )
+    gap, window = (fast - slow) / fast, tie_window(best, other)
+    return (other, gap, window) if gap <= window else None
 
 
 def persistent_saving(dataset: DatasetResult) -> float | None:
@@ -192,8 +267,15 @@ def recommend(
         parts.append(f"({best.efficiency:.0%} of the ideal {best.ideal_per_s:.0f})")
     if zero and best.workers > 0:
         parts.append(f"= {best.samples_per_s / zero[0]:.1f}x num_workers=0")
-    if best.workers < tried:
-        parts.append(f"; more workers (up to {tried}) add less than {NEAR_BEST:.0%}")
+    tied = tie(dataset, best)
+    if tied is not None:
+        other, gap, window = tied
+        parts.append(
+            f"; num_workers={best.workers} and {other.workers} are within {gap:.0%}: a tie (the measurements "
+            f"cannot tell apart rates within {window:.0%}), so the fewer workers"
+        )
+    elif best.workers < tried:
+        parts.append(f"; more workers (up to {tried}) are slower")
     elif dataset.bound == "io" and best.workers > 0:
         parts.append("; still scaling at the most workers tried (I/O-bound: more workers than CPUs can help)")
     saving = persistent_saving(dataset)
@@ -211,6 +293,7 @@ def recommend(
         samples_per_s=best.samples_per_s,
         efficiency=best.efficiency,
         reason=" ".join(parts).replace(" ;", ";"),
+        tied_with=tied[0].workers if tied else None,
     )
 
 

@@ -122,3 +122,17 @@ def test_doctor_writes_its_report_file_on_bad_input(tmp_path: Path) -> None:
     assert envguard("doctor", str(tmp_path / "no-such-env"), "--markdown", "-o", str(report)) == 2
     assert report.read_text().startswith("### ❌ envguard doctor: error (exit 2)")
     assert "no-such-env" in report.read_text()
+
+
+def test_doctor_on_a_corrupt_record_gives_the_fix(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: INFO "point SOURCE at a conda environment", for a folder that is one with a broken record."""
+    record = next((prefix / "conda-meta").glob("zlib-*.json"))
+    record.write_text(record.read_text()[:40])
+    code, data = doctor_json(capsys, str(prefix))
+    files = checks(data)["files"]
+    assert files["status"] == "FAIL" and code == 1
+    assert record.name in files["evidence"] and "corrupt conda-meta record" in files["evidence"]
+    assert (
+        "reinstall the package whose record is named" in files["fix"] and "remove that file" in files["fix"]
+    )
+    assert "point SOURCE" not in files["fix"]

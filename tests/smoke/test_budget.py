@@ -153,3 +153,30 @@ def test_slow_dataset_is_stopped_at_the_budget_with_the_results_so_far(prefix: P
     stopped = [f for f in json.loads(out)["findings"] if f["check"] == "finished within --budget"]
     assert stopped and stopped[0]["status"] == "WARN" and "stopped at the budget" in stopped[0]["evidence"]
     assert settle(tag) == []
+
+
+def test_the_epoch2_batch_waits_only_when_it_fits_and_rows_are_kept_as_they_come() -> None:
+    """Under load the epoch-2 first batch (workers started again) overran the sweep's deadline and the whole
+    run was killed, losing the last dataset's rows: it is now taken only if it can arrive in time, and each
+    row is handed over as soon as it is measured."""
+    from envguard.smoke.envguard_smoke.datasets import IOBound
+    from envguard.smoke.envguard_smoke.throughput import Sweep, measure
+
+    options = {"workers": 1, "pin_memory": False, "persistent": False, "batch_size": 4, "batches": 3}
+    late = measure(IOBound(12, 1.0, (3, 8, 8)), **options, epoch2_by=time.perf_counter())
+    in_time = measure(IOBound(12, 1.0, (3, 8, 8)), **options, epoch2_by=time.perf_counter() + 60)
+    assert late["epoch2_first_batch_s"] is None and in_time["epoch2_first_batch_s"] > 0
+    seen: list[int] = []
+    sweep = Sweep(
+        lambda n: IOBound(n, 1.0, (3, 8, 8)),
+        batch_size=4,
+        per_sample_s=0.001,
+        cpu_bound=False,
+        cpus=2,
+        deadline=time.perf_counter() + 20,
+        on_row=lambda: seen.append(len(sweep.rows)),
+    )
+    rows = sweep.run([0, 1], [0, 1], refine=False)
+    assert seen == list(range(1, len(seen) + 1)) and len(seen) == len(
+        [r for r in rows if not r.get("skipped")]
+    )

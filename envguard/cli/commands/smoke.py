@@ -12,7 +12,7 @@ import click
 
 from envguard.cli.options import output_style
 from envguard.errors import UsageError
-from envguard.output import Style, Views, present
+from envguard.output import Style, Views, present, progress_wanted
 
 _DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -90,7 +90,7 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
 @click.option(
     "--budget",
     metavar="SECONDS",
-    default="25",
+    default="28",
     show_default=True,
     callback=_number("--budget", 3.0, "seconds"),
     help="Seconds the whole command may take (the sweep shrinks to fit).",
@@ -241,6 +241,11 @@ def command(
     FAIL."""
     if loader and (dataset or data_dir):
         raise UsageError("--loader checks your own DataLoader as given; drop --dataset/--data (or --loader)")
+    if dataset and data_dir:
+        raise UsageError(
+            "--data and --dataset are mutually exclusive: --data DIR times reading the files in DIR, "
+            "--dataset FILE.py:NAME your own Dataset; give one"
+        )
     sweep = _sweep(sweep_text, loader)
     if decode and not data_dir:
         raise UsageError("--decode image decodes the files of --data DIR; add --data DIR (or drop --decode)")
@@ -281,7 +286,7 @@ def command(
         record=record,
         compare=compare,
     )
-    report = run_smoke(options)
+    report = run_smoke(options, progress=progress_wanted(style))
     if plot is not None:
         from envguard.atomic import write_bytes
 

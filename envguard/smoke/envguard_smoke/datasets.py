@@ -12,6 +12,7 @@ import os
 import random
 import sys
 import time
+import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -113,6 +114,30 @@ def collate_ragged(batch: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"index": torch.tensor([s["index"] for s in batch]), "data": [s["data"] for s in batch]}
 
 
+class DatasetImportError(ValueError):
+    """The --dataset module cannot be imported; the message names the file and line and what to do."""
+
+
+def _import_failure(exc: BaseException, path: str, spec: str) -> str:
+    """`FILE:LINE: SyntaxError: ...` (or the exception the import raised, at the deepest line of the user's
+    file), then what to do, in one line."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        where, line, what = exc.filename, exc.lineno, "SyntaxError: %s" % exc.msg
+    else:
+        frames = traceback.extract_tb(exc.__traceback__)
+        mine = [f for f in frames if os.path.abspath(f.filename) == path] or frames[-1:]
+        where = mine[-1].filename if mine else path
+        line = mine[-1].lineno if mine else None
+        what = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
+    return "%s:%s: %s (importing --dataset %s failed: fix that line; `python %s` shows the same error)" % (
+        where,
+        line if line is not None else "?",
+        what,
+        spec,
+        path,
+    )
+
+
 def load_user(spec: str) -> Callable[[], Any]:
     """`path/to/module.py:NAME` -> a zero-argument factory for the user's Dataset (a class or a function).
 
@@ -126,7 +151,10 @@ def load_user(spec: str) -> Callable[[], Any]:
         raise ValueError("--dataset %s: no such file" % path)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    module = importlib.import_module(filename[: -len(".py")])
+    try:
+        module = importlib.import_module(filename[: -len(".py")])
+    except Exception as exc:  # a SyntaxError, or the module raised while it was imported
+        raise DatasetImportError(_import_failure(exc, os.path.join(folder, filename), spec)) from exc
     factory = getattr(module, name, None)
     if not callable(factory):
         raise ValueError("--dataset %s: %s is not a Dataset class or a function returning one" % (path, name))

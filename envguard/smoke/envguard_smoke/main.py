@@ -75,47 +75,79 @@ def _datasets(settings: Dict[str, Any], result: Dict[str, Any]) -> List[Dict[str
 
 
 def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: float, cuda: bool) -> None:
-    from . import datasets as ds
-    from . import profiling, throughput, watch
+    from . import planner, throughput, watch
 
     specs = _datasets(settings, result)
     workers = sorted(set(settings["workers"]))
     essential = list(settings.get("essential_workers") or [min(workers), max(workers)])
     step_ms = settings.get("step_ms")
-    costs = [float(spec.get("latency_ms") or settings["io_ms"]) for spec in specs]
-    for position, spec in enumerate(specs):
-        # each dataset's share of the time left in proportion to its per-sample cost
-        share = (deadline - time.perf_counter()) * costs[position] / max(sum(costs[position:]), 1e-9)
-        entry: Dict[str, Any] = {
-            "name": spec["name"],
-            "nominal_latency_ms": spec.get("latency_ms"),
-            "nominal_cpu_ms": spec.get("cpu_ms"),
-        }
-        result["throughput"].append(entry)
+    entries = [_profiled(settings, spec) for spec in specs]
+    result["throughput"] += [entry for entry, _ in entries]
+    costs = [cost for _, cost in entries if cost]
+    shares = planner.shares(
+        [{"per_sample_s": s, "cpu_bound": bound} for s, bound in costs],
+        workers,
+        essential,
+        batch_size=int(settings["batch_size"]),
+        budget_s=deadline - time.perf_counter(),
+        startup_s=0.1,
+        cpus=int(settings.get("cpus") or 1),
+        step_s=float(step_ms) / 1000.0 if step_ms else None,
+    )
+    for spec, (entry, cost) in [(spec, entries[i]) for i, spec in enumerate(specs)]:
+        if cost is None:
+            continue
+        # each dataset's share (as many worker counts each as fit), of the time actually left
+        share = shares.pop(0)
+        share *= (deadline - time.perf_counter()) / max(share + sum(shares), 1e-9)
         _say(settings, "throughput sweep: %s dataset, num_workers %s" % (spec["name"], workers))
         try:
-            probe = spec["make"](16)
-            entry["length"] = ds.sized(probe)
-            entry["iterable"] = ds.is_iterable(probe)
-            watch.phase(settings.get("watch_dir"), "profiling the %s dataset" % spec["name"])
-            entry["profile"] = profiling.profile(watch.wrap(probe, settings.get("watch_dir")))
-            wall_ms = spec.get("latency_ms") or entry["profile"]["wall_ms"] or 1.0
-            cpu_ms = spec.get("cpu_ms") if spec.get("latency_ms") else entry["profile"]["cpu_ms"]
             sweep = throughput.Sweep(
                 spec["make"],
                 batch_size=int(settings["batch_size"]),
-                per_sample_s=wall_ms / 1000.0,
-                cpu_bound=bool(cpu_ms and cpu_ms >= 0.5 * wall_ms),
+                per_sample_s=cost[0],
+                cpu_bound=cost[1],
                 cpus=int(settings.get("cpus") or 1),
                 deadline=time.perf_counter() + share,
                 collate=spec.get("collate"),
                 watch_dir=settings.get("watch_dir"),
                 step_ms=float(step_ms) if step_ms else None,
+                on_row=lambda: watch.partial(settings.get("watch_dir"), result),
             )
+            entry["rows"] = sweep.rows  # filled row by row: a run stopped at the budget keeps them
             entry["rows"] = sweep.run(workers, essential, refine=bool(settings.get("refine")))
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
         watch.partial(settings.get("watch_dir"), result)
+
+
+def _profiled(
+    settings: Dict[str, Any], spec: Dict[str, Any]
+) -> Tuple[Dict[str, Any], Optional[Tuple[float, bool]]]:
+    """A dataset's entry and its (per-sample seconds, CPU-bound): nominal for the synthetic ones, else
+    profiled in a worker; None when it cannot even be profiled (the entry carries the error)."""
+    from . import datasets as ds
+    from . import profiling, watch
+
+    entry: Dict[str, Any] = {
+        "name": spec["name"],
+        "nominal_latency_ms": spec.get("latency_ms"),
+        "nominal_cpu_ms": spec.get("cpu_ms"),
+    }
+    try:
+        probe = spec["make"](16)
+        entry["length"] = ds.sized(probe)
+        entry["iterable"] = ds.is_iterable(probe)
+        if spec.get("latency_ms"):  # synthetic: its cost is known, no profile to pay for
+            return entry, (spec["latency_ms"] / 1000.0, bool(spec["cpu_ms"] >= 0.5 * spec["latency_ms"]))
+        watch.phase(settings.get("watch_dir"), "profiling the %s dataset" % spec["name"])
+        entry["profile"] = profiling.profile(watch.wrap(probe, settings.get("watch_dir")))
+    except Exception as exc:
+        entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return entry, None
+    wall_ms = entry["profile"]["wall_ms"] or 1.0
+    cpu_ms = entry["profile"]["cpu_ms"]
+    return entry, (wall_ms / 1000.0, bool(cpu_ms and cpu_ms >= 0.5 * wall_ms))
 
 
 def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
@@ -244,6 +276,8 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         ("throughput", lambda: _throughput(settings, result, deadline, cuda), True),
     ]
     result["phase_seconds"] = {"start-up": round(time.perf_counter() - started, 3)}
+    if settings.get("dataset") and not _dataset_imports(settings["dataset"], result):
+        return result
     if settings.get("dataset") or settings.get("loader"):  # the user's pipeline first (issue 10)
         from . import pipeline
 
@@ -274,6 +308,19 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
             watch.partial(settings["watch_dir"], result)
     result["elapsed_s"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def _dataset_imports(spec: str, result: Dict[str, Any]) -> bool:
+    """Import the --dataset module once, up front; when it cannot be (a SyntaxError, an exception at import,
+    no such NAME) the one-line reason goes into `result` and no phase runs."""
+    from . import datasets as ds
+
+    try:
+        ds.load_user(spec)
+    except ValueError as exc:
+        result["error"], result["message"] = "bad-dataset", str(exc)
+        return False
+    return True
 
 
 def _share(deadline: float, fraction: float, floor: float = 0.0) -> float:

@@ -15,6 +15,7 @@ MIN_STEADY = 6  # rounds after round 0 for a rate to trust
 FLOOR_STEADY = 2  # the least an essential count gets when the budget is short (flagged)
 SHUTDOWN_S = 0.05  # joining workers that finished their batch
 NEAR_BEST = 0.05
+PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended (as envguard's)
 STEP_FRACTION = 0.5  # default simulated training step: half the ideal time between two batches
 
 Plan = Dict[str, Any]
@@ -41,7 +42,8 @@ def round_seconds(
 def cost_seconds(workers: int, steady: int, round_s: float, startup_s: float, epoch2: bool = False) -> float:
     """Wall time of one configuration: start-up and round 0, `steady` rounds, the next epoch's first batch."""
     second = startup_s + round_s if epoch2 and workers > 0 else 0.0
-    return startup_s + round_s * (1 + steady) + second + SHUTDOWN_S
+    start = startup_s if workers > 0 else 0.0  # no worker processes to start at N=0
+    return start + round_s * (1 + steady) + second + SHUTDOWN_S
 
 
 def coarse_to_fine(counts: Sequence[int], essential: Sequence[int]) -> List[int]:
@@ -96,6 +98,52 @@ def plan(
             }
         )
     return out
+
+
+def shares(
+    datasets: Sequence[Dict[str, Any]],
+    counts: Sequence[int],
+    essential: Sequence[int],
+    *,
+    batch_size: int,
+    budget_s: float,
+    startup_s: float,
+    cpus: int,
+    step_s: Optional[float] = None,
+) -> List[float]:
+    """Seconds of the sweep for each dataset (`per_sample_s`, `cpu_bound`) sharing `budget_s`: worker counts
+    are handed out in turn, the next one (coarse to fine) to the dataset with the fewest so far, each with
+    round 0 + MIN_STEADY rounds, while one fits; then the most workers' epoch-2 first batch where it fits.
+    So two datasets get as many counts each as the budget holds, whatever one round of each costs; the time
+    left over is split in proportion to what each got."""
+    order = coarse_to_fine(counts, essential)
+    got, taken = [0.0] * len(datasets), [0] * len(datasets)
+    open_ = set(range(len(datasets)))
+    left = budget_s
+    while open_:
+        turn = min(open_, key=lambda i: (taken[i], i))
+        spec = datasets[turn]
+        if taken[turn] < len(order):
+            workers = order[taken[turn]]
+            round_s = round_seconds(
+                workers, spec["per_sample_s"], batch_size, spec["cpu_bound"], cpus, step_s
+            )
+            cost = cost_seconds(workers, MIN_STEADY, round_s, startup_s)
+            if cost <= left:
+                got[turn], taken[turn], left = got[turn] + cost, taken[turn] + 1, left - cost
+                continue
+        open_.discard(turn)
+    for turn, spec in enumerate(datasets):  # the start-up a new epoch pays at the most workers
+        most = max(order[: taken[turn]], default=0)
+        extra = startup_s + round_seconds(
+            most, spec["per_sample_s"], batch_size, spec["cpu_bound"], cpus, step_s
+        )
+        if most > 0 and extra <= left:
+            got[turn], left = got[turn] + extra, left - extra
+    total = sum(got)
+    if total <= 0:
+        return [budget_s / max(len(datasets), 1)] * len(datasets)
+    return [g + left * g / total for g in got]
 
 
 def quick_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> Optional[float]:

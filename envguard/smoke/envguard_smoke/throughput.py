@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from torch.utils.data import DataLoader
@@ -47,54 +47,25 @@ def _measure(
     stop_at: Optional[float] = None,
     watch_dir: Optional[str] = None,
     step_s: float = 0.0,
+    epoch2_by: Optional[float] = None,
 ) -> Row:
-    """Time one configuration: batch arrivals and waits for `batches` batches, then the next epoch's first.
-
-    After each batch the loop sleeps `step_s` (a training step: the GPU works, the CPU waits), so a wait means
-    "the loop waited for data". Past `stop_at` (a busy machine runs slower than planned) it stops: the budget
-    comes first, and a row with too few rounds says so."""
+    """Time one configuration: arrivals and waits of `batches` batches, then the next epoch's first (if,
+    as slow as this one's first, it arrives by `epoch2_by`). After each batch the loop sleeps `step_s`
+    (a training step), so a wait means "the loop waited for data". Past `stop_at` (a busy machine) it stops:
+    the budget comes first, and a row with too few rounds says so."""
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
-    dataset = watch.wrap(dataset, watch_dir)
-    generator = torch.Generator()
-    generator.manual_seed(0)
-    loader = DataLoader(
-        dataset,
-        batch_size=batch_size,
-        shuffle=not is_iterable(dataset),
-        num_workers=workers,
-        drop_last=True,
-        pin_memory=pin_memory,
-        persistent_workers=persistent and workers > 0,
-        generator=generator,
-        collate_fn=collate,
-    )
-    arrivals: List[float] = []
-    waits: List[float] = []
-    size = 0
+    loader = _loader(watch.wrap(dataset, watch_dir), workers, pin_memory, persistent, batch_size, collate)
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
     busy = contention.Contention(iterator, contention.own_cpu_stat())
-    for _ in range(batches):
-        if stop_at is not None and time.perf_counter() > stop_at:
-            break
-        asked = time.perf_counter()
-        try:
-            batch = next(iterator)
-        except StopIteration:
-            break
-        now = time.perf_counter()
-        waits.append(now - asked)
-        arrivals.append(now - started)
-        size = size or batch_bytes(batch)
-        del batch
-        if step_s > 0:
-            time.sleep(step_s)
+    arrivals, waits, size = _timed_batches(iterator, batches, started, stop_at, step_s)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
     evidence = busy.result()
     del iterator, busy
-    second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 else None
+    late = epoch2_by is not None and time.perf_counter() + (arrivals[:1] or [0.0])[0] > epoch2_by
+    second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 and not late else None
     closing = time.perf_counter()
     del loader
     return {
@@ -113,6 +84,56 @@ def _measure(
         "shutdown_s": round(time.perf_counter() - closing, 6),
         **evidence,
     }
+
+
+def _loader(
+    dataset: Any,
+    workers: int,
+    pin_memory: bool,
+    persistent: bool,
+    batch_size: int,
+    collate: Optional[Callable[..., Any]],
+) -> Any:
+    """The DataLoader under test: a fixed shuffle seed, whole batches only."""
+    generator = torch.Generator()
+    generator.manual_seed(0)
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        shuffle=not is_iterable(dataset),
+        num_workers=workers,
+        drop_last=True,
+        pin_memory=pin_memory,
+        persistent_workers=persistent and workers > 0,
+        generator=generator,
+        collate_fn=collate,
+    )
+
+
+def _timed_batches(
+    iterator: Any, batches: int, started: float, stop_at: Optional[float], step_s: float
+) -> Tuple[List[float], List[float], int]:
+    """(arrival times after `started`, blocking waits, one batch's bytes) of up to `batches` batches, a
+    simulated training step after each; stops early past `stop_at`."""
+    arrivals: List[float] = []
+    waits: List[float] = []
+    size = 0
+    for _ in range(batches):
+        if stop_at is not None and time.perf_counter() > stop_at:
+            break
+        asked = time.perf_counter()
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            break
+        now = time.perf_counter()
+        waits.append(now - asked)
+        arrivals.append(now - started)
+        size = size or batch_bytes(batch)
+        del batch
+        if step_s > 0:
+            time.sleep(step_s)
+    return arrivals, waits, size
 
 
 def _next_epoch_first_batch(loader: Any) -> float:
@@ -145,10 +166,12 @@ class Sweep:
         collate: Optional[Callable[..., Any]] = None,
         watch_dir: Optional[str] = None,
         step_ms: Optional[float] = None,
+        on_row: Optional[Callable[[], None]] = None,
     ) -> None:
         self.make, self.batch_size, self.per_sample_s = make, batch_size, per_sample_s
         self.cpu_bound, self.cpus, self.deadline = cpu_bound, cpus, deadline
         self.collate, self.watch_dir, self.step_ms = collate, watch_dir, step_ms
+        self.on_row = on_row  # after each row (main writes the partial results: a kill keeps them)
         self.startup = 0.1
         self.rows: List[Row] = []
         self.rates: Dict[int, float] = {}
@@ -232,9 +255,12 @@ class Sweep:
             ),
             watch_dir=self.watch_dir,
             step_s=self.step_s(workers),
+            epoch2_by=self.deadline,
         )
         row["planned_steady_rounds"] = entry["steady_rounds"]
         self.rows.append(row)
+        if self.on_row is not None:
+            self.on_row()
         if row["arrivals_s"]:
             self.startup = min(2.0, max(0.02, row["arrivals_s"][0] - round_s))
         rate = planner.quick_rate(row["arrivals_s"], max(workers, 1), self.batch_size)
@@ -242,9 +268,16 @@ class Sweep:
             self.rates[workers] = rate
 
     def _persistent(self, workers: int) -> None:
-        """persistent_workers=True at `workers`: only its epoch-2 first batch is news (the rate is the
-        plain one)."""
-        if workers <= 0:
+        """persistent_workers=True at `workers`, where they could be worth it: only its epoch-2 first batch is
+        news (the rate is the plain one)."""
+        plain = [
+            r for r in self.rows if r["workers"] == workers and r.get("epoch2_first_batch_s") is not None
+        ]
+        if workers <= 0 or not plain:
+            return
+        # persistent workers save at most the start-up a new epoch pays beyond producing its first batch:
+        # below what would make them recommended, measuring them cannot change the answer
+        if plain[0]["epoch2_first_batch_s"] - self.round_s(workers) < planner.PERSISTENT_SAVES_S:
             return
         steady = planner.FLOOR_STEADY
         self._one(
