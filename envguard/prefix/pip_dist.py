@@ -13,6 +13,7 @@ from envguard.textio import read_bytes
 
 CONDA_INSTALLERS = frozenset({"conda", "rattler", "pixi", "mamba", "micromamba"})
 _NORMALIZE = re.compile(r"[-_.]+")
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def site_packages_dirs(prefix: Path) -> list[Path]:
@@ -58,13 +59,15 @@ def read_pip_packages(prefix: Path) -> tuple[list[Package], list[str]]:
         if not name or not version:
             warnings.append(f"{folder}: dist-info without Name/Version in METADATA; skipped")
             continue
+        origin, sha256 = _origin(folder / "direct_url.json", warnings)
         packages.append(
             Package(
                 manager="pip",
                 name=canonical_name(name),
                 version=version,
+                sha256=sha256,
                 installer=installer or "unknown",
-                origin=_origin(folder / "direct_url.json", warnings),
+                origin=origin,
             )
         )
     return packages, warnings
@@ -100,16 +103,34 @@ def _name_version(folder: Path) -> tuple[str, str]:
     return name, version
 
 
-def _origin(path: Path, warnings: list[str]) -> PipOrigin | None:
+def _origin(path: Path, warnings: list[str]) -> tuple[PipOrigin | None, str]:
+    """The PEP 610 origin and, for an archive (a wheel or sdist file), its sha256 as pip recorded it."""
     try:
         data = json.loads(read_bytes(path))
     except FileNotFoundError:
-        return None
+        return None, ""
     except (OSError, ValueError):
         warnings.append(f"{path}: unreadable direct_url.json; origin unknown")
-        return None
+        return None, ""
     if not isinstance(data, dict):
-        return None
+        return None, ""
+    origin = _parse_origin(data, path, warnings)
+    return origin, (_archive_sha256(data.get("archive_info")) if origin is not None else "")
+
+
+def _archive_sha256(info: object) -> str:
+    """`archive_info.hashes.sha256`, else the older `archive_info.hash` (`sha256=HEX`); '' when absent."""
+    if not isinstance(info, dict):
+        return ""
+    hashes = info.get("hashes")
+    digest = hashes.get("sha256") if isinstance(hashes, dict) else None
+    if not isinstance(digest, str):
+        algorithm, _, value = str(info.get("hash") or "").partition("=")
+        digest = value if algorithm == "sha256" else ""
+    return digest.lower() if _SHA256.fullmatch(digest) else ""
+
+
+def _parse_origin(data: dict[str, object], path: Path, warnings: list[str]) -> PipOrigin | None:
     from envguard.channels import strip_credentials
 
     dir_info = data.get("dir_info") or {}
