@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 from envguard.model import Package, PipOrigin
@@ -149,3 +150,52 @@ def _parse_origin(data: dict[str, object], path: Path, warnings: list[str]) -> P
         commit_id=str(vcs_info.get("commit_id", "")),
         requested_revision=str(vcs_info.get("requested_revision", "")),
     )
+
+
+# --- RECORD: the files pip installed, for `check --files` -------------------------------------------------
+
+# (path relative to the prefix, sha256 hex or None, size or None)
+RecordEntry = tuple[str, str | None, int | None]
+
+
+def record_files(prefix: Path, wanted: set[str] | None = None) -> Iterator[tuple[str, list[RecordEntry]]]:
+    """For each pip-installed dist-info (conda's own are in conda-meta): its label `name version (pip)` and
+    the files its RECORD lists, relative to the prefix. Compiled `.pyc` files (Python regenerates them),
+    entries without a hash or size (RECORD itself) and paths outside the prefix are left out."""
+    root = os.path.realpath(prefix)
+    for folder in dist_info_dirs(prefix):
+        if _read(folder / "INSTALLER").strip().lower() in CONDA_INSTALLERS:
+            continue
+        name, version = _name_version(folder)
+        if wanted is not None and canonical_name(name) not in wanted:
+            continue
+        site = os.path.relpath(folder.parent, prefix)
+        entries = [e for row in _record_rows(folder) if (e := _record_entry(row, site, root)) is not None]
+        yield f"{canonical_name(name)} {version} (pip)", entries
+
+
+def _record_rows(folder: Path) -> list[list[str]]:
+    import csv
+    import io
+
+    return list(csv.reader(io.StringIO(_read(folder / "RECORD"))))
+
+
+def _record_entry(row: list[str], site: str, root: str) -> RecordEntry | None:
+    if len(row) < 3 or not row[0] or not (row[1] or row[2]) or row[0].endswith(".pyc"):
+        return None
+    path = row[0]
+    path = os.path.relpath(path, root) if os.path.isabs(path) else os.path.normpath(os.path.join(site, path))
+    if path.startswith(".."):  # installed outside this prefix (--target elsewhere, --user)
+        return None
+    algorithm, _, encoded = row[1].partition("=")
+    sha256 = None
+    if algorithm == "sha256" and encoded:
+        import base64
+
+        try:
+            sha256 = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).hex()
+        except ValueError:
+            sha256 = None
+    size = int(row[2]) if row[2].isdigit() else None
+    return path.replace(os.sep, "/"), sha256, size
