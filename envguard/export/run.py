@@ -245,6 +245,12 @@ def _pip_section(env: Environment, mode: ExportMode, include_local: bool, warnin
     requested = [_clean(r.spec) for r in env.requested if r.manager == "pip"]
     if env.spec_only or (mode == "from-history" and requested):
         return options + requested
+    if not options and env.prefix and any(p.origin is None for p in env.pip_packages()):
+        from pathlib import Path
+
+        from envguard.prefix.pipconfig import index_options  # from an index: the one the user configured
+
+        options = index_options(Path(env.prefix))
     lines: list[str] = []
     for package in env.pip_packages():
         line = pip_line(package, pinned=mode != "from-history", include_local=include_local)
