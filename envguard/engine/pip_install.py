@@ -78,8 +78,16 @@ def install_locked_wheels(
         with tempfile.TemporaryDirectory(prefix="envguard-wheels-") as links:
             for archive in archives:
                 os.symlink(archive.path.resolve(), Path(links) / archive.package.filename)
-            pins = [f"{a.package.name}=={a.package.version}" for a in archives]
-            pip_install(prefix, pins, [*fixed, "--no-index", f"--find-links {shlex.quote(links)}"])
+            offline = [*fixed, "--no-index", f"--find-links {shlex.quote(links)}"]
+            if all(a.algorithm == "sha256" for a in archives):  # pip proves each file again as it installs
+                lines = [
+                    f"{a.package.name}=={a.package.version} --hash=sha256:{a.expected}\n" for a in archives
+                ]
+                requirements = Path(links) / "requirements.txt"
+                requirements.write_text("".join(lines), encoding="utf-8")
+                pip_install(prefix, ["-r", str(requirements)], [*offline, "--require-hashes"])
+            else:  # md5 is no hash pip accepts; envguard proved the archives
+                pip_install(prefix, [f"{a.package.name}=={a.package.version}" for a in archives], offline)
     if others:
         local = [] if pkgs_dir is None else [f"--find-links {shlex.quote(str(pkgs_dir))}"]
         if local and all(_has_wheel(pkgs_dir, p) for p in others):
