@@ -11,6 +11,7 @@ No `prefix:` line, no credentials, and no local paths of pip packages unless `in
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -95,7 +96,8 @@ def export_name(env: Environment) -> str | None:
         or name.lower() not in _VENV_FOLDERS | {n.lstrip(".") for n in _VENV_FOLDERS}
     ):
         return name
-    parent = re.sub(r"[^A-Za-z0-9._-]+", "-", PurePath(env.prefix).parent.name).lstrip("-.")
+    folder = PurePath(os.path.abspath(env.prefix)).parent.name  # `.venv` given from the project folder too
+    parent = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).lstrip("-.")
     return parent or name
 
 

@@ -97,7 +97,7 @@ def header(
         "Reproduce it with:",
         f"    {reproduce or f'envguard lock -o {lock_name}'}",
         *(
-            _PIP_ONLY_INSTALL
+            _pip_only_install(lock_name)
             if pip_only
             else ['Install it as "YOURENV" with:', f"    conda-lock install -n YOURENV {lock_name}"]
         ),
@@ -115,12 +115,15 @@ def header(
     return "".join(f"# {line}".rstrip() + "\n" for line in lines)
 
 
-# a venv's lock: conda cannot install it, and its pip entries are name==version pins (no wheel URLs)
-_PIP_ONLY_INSTALL = [
-    "It holds pip packages only (no conda packages); install them into a fresh venv with:",
-    "    python -m venv YOURENV && YOURENV/bin/pip install --no-deps NAME==VERSION ...  (each `package:` "
-    "entry)",
-]
+def _pip_only_install(lock_name: str) -> list[str]:
+    """A venv's lock: conda cannot install it; verify rebuilds it in a venv of the recorded Python."""
+    return [
+        "It holds pip packages only (no conda packages); rebuild it in a fresh venv and check it with:",
+        f"    envguard verify --lock {lock_name} --keep",
+        "or by hand (the entry's URL and --hash=sha256:... where it has them):",
+        "    python -m venv YOURENV && YOURENV/bin/pip install --no-deps NAME==VERSION ...  (each `package:` "
+        "entry)",
+    ]
 
 
 def custom_metadata(envs: Mapping[str, Environment], source_kind: str, reproduce: str) -> dict[str, str]:
