@@ -65,8 +65,9 @@ def pip_install(
 def install_locked_wheels(
     prefix: Path, archives: Sequence[Archive], others: Sequence[Package], pkgs_dir: Path | None = None
 ) -> list[str]:
-    """Install locked pip packages without dependencies: verified archives through a --find-links folder (so
-    they install as index releases, like the original), the rest by `name==version` (warned) from pkgs_dir
+    """Install locked pip packages without dependencies: verified archives installed from a URL originally
+    from that URL again (same PEP 610 origin), the other verified ones through a --find-links folder (index
+    releases, like the original), both `--require-hashes`; the rest by `name==version` (warned) from pkgs_dir
     when it holds their wheels (offline), else from the index."""
     warnings: list[str] = []
     fixed = ["--no-deps", "--ignore-installed", "--no-compile"]
@@ -96,8 +97,7 @@ def install_locked_wheels(
         names = ", ".join(p.name for p in others)
         warnings.append(
             f"pip package(s) {names} have no archive hash in the lock; installed by version (from --pkgs-dir "
-            "or the index), "
-            "not verified"
+            "or the index), not verified"
         )
     return warnings
 
