@@ -143,6 +143,7 @@ class Environment:
     prefix: str | None = None
     platform: str | None = None
     python: str | None = None
+    python_implementation: str | None = None  # `cpython`, `pypy`: known for venvs (pyvenv.cfg), else None
     channels: tuple[str, ...] = ()
     packages: tuple[Package, ...] = ()
     requested: tuple[RequestedSpec, ...] = ()
@@ -241,6 +242,7 @@ def from_dict(data: Mapping[str, Any], origin: str = "<snapshot>") -> Environmen
             prefix=data.get("prefix"),
             platform=data.get("platform"),
             python=data.get("python"),
+            python_implementation=data.get("python_implementation"),
             channels=tuple(data.get("channels", ())),
             packages=sort_packages(packages),
             requested=tuple(RequestedSpec(**r) for r in data.get("requested", ())),
@@ -264,6 +266,7 @@ _SNAPSHOT_FIELDS: dict[str, Kind] = {
     "prefix": "str",
     "platform": "str",
     "python": "str",
+    "python_implementation": "str",
     "channels": "list[str]",
     "packages": "list[dict]",
     "requested": "list[dict]",

@@ -149,3 +149,35 @@ def smoke_json(capsys: Any, *argv: str) -> tuple[int, dict[str, Any]]:
 def by_check(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """A smoke/doctor JSON report's findings keyed by their check."""
     return {f["check"]: f for f in data["findings"]}
+
+
+def _pythons() -> list[Path]:
+    """Real interpreters on this machine (pyenv's versions, /usr/bin), found before HOME is isolated."""
+    roots = [Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"]
+    found = [p for root in roots for p in sorted(root.glob("3.*/bin/python3.*")) if p.name.count(".") == 1]
+    found += sorted(Path("/usr/bin").glob("python3.[0-9]*"))
+    return [p for p in found if p.name[len("python") :].replace(".", "").isdigit() and os.access(p, os.X_OK)]
+
+
+PYTHONS = _pythons()
+
+
+def other_python() -> Path | None:
+    """An interpreter of another minor version than the test's (3.10+), or None."""
+    mine = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return next((p for p in PYTHONS if p.name != mine and p.name >= "python3.10"), None)
+
+
+def make_venv(path: Path, python: Path | str = sys.executable, *wheels: str) -> Path:
+    """A real `python -m venv --without-pip` with `wheels` installed by real pip (the test interpreter's,
+    acting on the venv through `--python`, offline, no dependencies)."""
+    subprocess.run([str(python), "-m", "venv", "--without-pip", str(path)], check=True, capture_output=True)
+    if wheels:
+        pip = [sys.executable, "-m", "pip", "--python", str(path / "bin" / "python")]
+        subprocess.run(
+            [*pip, "install", "--no-index", "--no-deps", "--disable-pip-version-check", *wheels],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    return path

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envguard.check.report import CheckReport, Difference, check_environment
-from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
+from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError, UsageError
 from envguard.model import Environment
 
 if TYPE_CHECKING:
@@ -226,8 +226,24 @@ def file_findings(prefix: Path) -> tuple[list[Difference], list[str], list[str]]
     )
     from envguard.check.fixes import reinstall_command
 
-    packages = [p.package for p in result.problems]
-    return findings, notes, [reinstall_command(str(prefix), packages)] if packages else []
+    conda = [p.package for p in result.problems if not p.package.endswith(" (pip)")]
+    pip = [p.package for p in result.problems if p.package.endswith(" (pip)")]
+    fixes = [reinstall_command(str(prefix), conda)] if conda else []
+    return findings, notes, fixes + ([pip_reinstall_command(prefix, pip)] if pip else [])
+
+
+def pip_reinstall_command(prefix: Path, labels: list[str]) -> str:
+    """pip packages (`name version (pip)` labels) whose files were altered or removed: reinstall them."""
+    import shlex
+
+    from envguard.prefix.probe import interpreter
+
+    try:
+        python = str(interpreter(prefix))
+    except BadInputError:
+        python = str(prefix / "bin" / "python")
+    pins = " ".join(shlex.quote("==".join(label.split()[:2])) for label in dict.fromkeys(labels))
+    return f"{shlex.quote(python)} -m pip install --force-reinstall --no-deps {pins}"
 
 
 def _detail(detail: str) -> str:

@@ -22,7 +22,7 @@ from envguard.model import FINGERPRINT_FIELDS, Environment
 Engine = Literal["deepdiff", "fast"]
 # Fields a side may simply not know (old records lack sha256, locks lack build numbers): compared only when
 # both sides have a value.
-_OPTIONAL_FIELDS = frozenset({"build", "channel", "subdir", "md5", "sha256"})
+_OPTIONAL_FIELDS = frozenset({"build", "channel", "subdir", "md5", "sha256", "implementation"})
 View = dict[str, dict[str, dict[str, str]]]
 
 
@@ -51,6 +51,8 @@ def view(env: Environment) -> View:
         result["platform"]["platform"] = {"value": env.platform}
     if env.python:
         result["python"]["python"] = {"version": env.python}
+        if env.python_implementation:  # compared only when both sides know it (aligned_views)
+            result["python"]["python"]["implementation"] = env.python_implementation
     for p in env.packages:
         if p.manager == "conda":
             result["conda"][p.name] = {
@@ -96,10 +98,10 @@ def aligned_views(a: Environment, b: Environment) -> tuple[View, View, list[str]
     """Views of A and B with what one side cannot know removed from both (so it never counts as a change)."""
     va, vb = view(a), view(b)
     notes: list[str] = []
-    for category in ("conda", "pip"):
+    for category in ("conda", "pip", "python"):
         for name in va[category].keys() & vb[category].keys():
             ra, rb = va[category][name], vb[category][name]
-            for key in [k for k in ra if k in _OPTIONAL_FIELDS and (not ra[k] or not rb.get(k))]:
+            for key in [k for k in ra | rb if k in _OPTIONAL_FIELDS and (not ra.get(k) or not rb.get(k))]:
                 ra.pop(key, None)
                 rb.pop(key, None)
     for side, env, other in (("A", a, b), ("B", b, a)):
@@ -288,8 +290,9 @@ def describe(category: str, record: Mapping[str, str]) -> str:
         return text
     if category == "virtual":
         return f"{record.get('version', '')}={record.get('build', '')}"
-    if category == "python":
-        return record.get("version", "")
+    if category == "python":  # CPython is the default and goes unsaid
+        implementation = record.get("implementation", "cpython")
+        return record.get("version", "") + ("" if implementation == "cpython" else f" ({implementation})")
     value = record.get("value", "")
     return value[:16] if category == "fingerprints" and len(value) == 64 else value
 

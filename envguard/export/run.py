@@ -11,6 +11,7 @@ No `prefix:` line, no credentials, and no local paths of pip packages unless `in
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -132,7 +133,8 @@ def export_name(env: Environment) -> str | None:
         or name.lower() not in _VENV_FOLDERS | {n.lstrip(".") for n in _VENV_FOLDERS}
     ):
         return name
-    parent = re.sub(r"[^A-Za-z0-9._-]+", "-", PurePath(env.prefix).parent.name).lstrip("-.")
+    folder = PurePath(os.path.abspath(env.prefix)).parent.name  # `.venv` given from the project folder too
+    parent = re.sub(r"[^A-Za-z0-9._-]+", "-", folder).lstrip("-.")
     return parent or name
 
 
@@ -272,6 +274,12 @@ def _pip_section(env: Environment, mode: ExportMode, include_local: bool, warnin
     requested = [_clean(r.spec) for r in env.requested if r.manager == "pip"]
     if env.spec_only or (mode == "from-history" and requested):
         return options + requested
+    if not options and env.prefix and any(p.origin is None for p in env.pip_packages()):
+        from pathlib import Path
+
+        from envguard.prefix.pipconfig import index_options  # from an index: the one the user configured
+
+        options = index_options(Path(env.prefix))
     lines: list[str] = []
     for package in env.pip_packages():
         line = pip_line(package, pinned=mode != "from-history", include_local=include_local)

@@ -1,4 +1,5 @@
-"""Missing and altered files of a conda prefix, checked against each package's conda-meta `paths_data`.
+"""Missing and altered files of a prefix, checked against each conda package's conda-meta `paths_data` and
+each pip package's dist-info RECORD (sha256 and size; in venvs too).
 
 Unlike `conda doctor` (which compares `sha256_in_prefix` only, so it misses edits in rattler- or pixi-made
 environments), this compares `sha256_in_prefix` when the installer wrote it and the package's own `sha256` and
@@ -197,26 +198,34 @@ class _Tally:
 
 def _batches(prefix: Path, packages: Iterable[str] | None, tally: _Tally) -> Iterator[list[_Expected]]:
     """The expected files of every (or every named) package, BATCH at a time, each record parsed once."""
-    wanted = set(packages) if packages is not None else None
     batch: list[_Expected] = []
-    for _path, record in iter_records(prefix):
-        if wanted is not None and record["name"] not in wanted:
-            continue
-        tally.packages += 1
-        label = f"{record['name']}-{record['version']}-{record.get('build', '')}"
-        for entry in _entries(record):
-            item = _expected(label, entry)
-            if item is None:
-                continue
-            tally.files += 1
-            if item[2] not in EXISTENCE_ONLY and item[3] is None and item[4] is None:
-                tally.unverified += 1
-            batch.append(item)
-            if len(batch) >= BATCH:
-                yield batch
-                batch = []
+    for item in _expected_files(prefix, set(packages) if packages is not None else None, tally):
+        tally.files += 1
+        if item[2] not in EXISTENCE_ONLY and item[3] is None and item[4] is None:
+            tally.unverified += 1
+        batch.append(item)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
     if batch:
         yield batch
+
+
+def _expected_files(prefix: Path, wanted: set[str] | None, tally: _Tally) -> Iterator[_Expected]:
+    """conda packages' files (conda-meta `paths_data`), then pip packages' (their dist-info RECORD); a folder
+    with neither conda-meta nor site-packages is bad input (iter_records says so)."""
+    from envguard.prefix.pip_dist import record_files, site_packages_dirs
+
+    if (prefix / "conda-meta").is_dir() or not site_packages_dirs(prefix):
+        for _path, record in iter_records(prefix):
+            if wanted is not None and record["name"] not in wanted:
+                continue
+            tally.packages += 1
+            label = f"{record['name']}-{record['version']}-{record.get('build', '')}"
+            yield from (item for entry in _entries(record) if (item := _expected(label, entry)) is not None)
+    for label, entries in record_files(prefix, wanted):
+        tally.packages += 1
+        yield from ((label, path, "hardlink", sha256, size) for path, sha256, size in entries)
 
 
 def workers() -> int:

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from envguard.textio import read_bytes
 
 CONDA_INSTALLERS = frozenset({"conda", "rattler", "pixi", "mamba", "micromamba"})
 _NORMALIZE = re.compile(r"[-_.]+")
+_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def site_packages_dirs(prefix: Path) -> list[Path]:
@@ -65,6 +67,7 @@ def read_pip_packages(prefix: Path) -> tuple[list[Package], list[str]]:
                 manager="pip",
                 name=data["name"],
                 version=data["version"],
+                sha256=data["sha256"],
                 installer=data["installer"],
                 origin=PipOrigin(**origin) if origin is not None else None,
             )
@@ -94,7 +97,7 @@ def _valid(data: Any) -> bool:
     ):
         return False
     return data.get("skip") is False and all(
-        isinstance(data.get(k), str) for k in ("name", "version", "installer")
+        isinstance(data.get(k), str) for k in ("name", "version", "installer", "sha256")
     )
 
 
@@ -108,13 +111,14 @@ def _read_dist(folder: Path) -> dict[str, Any]:
     if not name or not version:
         warnings.append(f"{folder}: dist-info without Name/Version in METADATA; skipped")
         return {"skip": True, "warnings": warnings}
-    origin = _origin(folder / "direct_url.json", warnings)
+    origin, sha256 = _origin(folder / "direct_url.json", warnings)
     return {
         "skip": False,
         "warnings": warnings,
         "name": canonical_name(name),
         "version": version,
         "installer": installer or "unknown",
+        "sha256": sha256,
         "origin": dataclasses.asdict(origin) if origin is not None else None,
     }
 
@@ -149,16 +153,34 @@ def _name_version(folder: Path) -> tuple[str, str]:
     return name, version
 
 
-def _origin(path: Path, warnings: list[str]) -> PipOrigin | None:
+def _origin(path: Path, warnings: list[str]) -> tuple[PipOrigin | None, str]:
+    """The PEP 610 origin and, for an archive (a wheel or sdist file), its sha256 as pip recorded it."""
     try:
         data = json.loads(read_bytes(path))
     except FileNotFoundError:
-        return None
+        return None, ""
     except (OSError, ValueError):
         warnings.append(f"{path}: unreadable direct_url.json; origin unknown")
-        return None
+        return None, ""
     if not isinstance(data, dict):
-        return None
+        return None, ""
+    origin = _parse_origin(data, path, warnings)
+    return origin, (_archive_sha256(data.get("archive_info")) if origin is not None else "")
+
+
+def _archive_sha256(info: object) -> str:
+    """`archive_info.hashes.sha256`, else the older `archive_info.hash` (`sha256=HEX`); '' when absent."""
+    if not isinstance(info, dict):
+        return ""
+    hashes = info.get("hashes")
+    digest = hashes.get("sha256") if isinstance(hashes, dict) else None
+    if not isinstance(digest, str):
+        algorithm, _, value = str(info.get("hash") or "").partition("=")
+        digest = value if algorithm == "sha256" else ""
+    return digest.lower() if _SHA256.fullmatch(digest) else ""
+
+
+def _parse_origin(data: dict[str, object], path: Path, warnings: list[str]) -> PipOrigin | None:
     from envguard.channels import strip_credentials
 
     dir_info = data.get("dir_info") or {}
@@ -177,3 +199,52 @@ def _origin(path: Path, warnings: list[str]) -> PipOrigin | None:
         commit_id=str(vcs_info.get("commit_id", "")),
         requested_revision=str(vcs_info.get("requested_revision", "")),
     )
+
+
+# --- RECORD: the files pip installed, for `check --files` -------------------------------------------------
+
+# (path relative to the prefix, sha256 hex or None, size or None)
+RecordEntry = tuple[str, str | None, int | None]
+
+
+def record_files(prefix: Path, wanted: set[str] | None = None) -> Iterator[tuple[str, list[RecordEntry]]]:
+    """For each pip-installed dist-info (conda's own are in conda-meta): its label `name version (pip)` and
+    the files its RECORD lists, relative to the prefix. Compiled `.pyc` files (Python regenerates them),
+    entries without a hash or size (RECORD itself) and paths outside the prefix are left out."""
+    root = os.path.realpath(prefix)
+    for folder in dist_info_dirs(prefix):
+        if _read(folder / "INSTALLER").strip().lower() in CONDA_INSTALLERS:
+            continue
+        name, version = _name_version(folder)
+        if wanted is not None and canonical_name(name) not in wanted:
+            continue
+        site = os.path.relpath(folder.parent, prefix)
+        entries = [e for row in _record_rows(folder) if (e := _record_entry(row, site, root)) is not None]
+        yield f"{canonical_name(name)} {version} (pip)", entries
+
+
+def _record_rows(folder: Path) -> list[list[str]]:
+    import csv
+    import io
+
+    return list(csv.reader(io.StringIO(_read(folder / "RECORD"))))
+
+
+def _record_entry(row: list[str], site: str, root: str) -> RecordEntry | None:
+    if len(row) < 3 or not row[0] or not (row[1] or row[2]) or row[0].endswith(".pyc"):
+        return None
+    path = row[0]
+    path = os.path.relpath(path, root) if os.path.isabs(path) else os.path.normpath(os.path.join(site, path))
+    if path.startswith(".."):  # installed outside this prefix (--target elsewhere, --user)
+        return None
+    algorithm, _, encoded = row[1].partition("=")
+    sha256 = None
+    if algorithm == "sha256" and encoded:
+        import base64
+
+        try:
+            sha256 = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).hex()
+        except ValueError:
+            sha256 = None
+    size = int(row[2]) if row[2].isdigit() else None
+    return path.replace(os.sep, "/"), sha256, size

@@ -5,6 +5,7 @@ Works for environments made by conda, mamba, micromamba, pixi and rattler, and f
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -103,10 +104,38 @@ def _read_venv(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environment
         prefix=str(prefix),
         platform=current_platform(),
         python=_venv_python(prefix),
+        python_implementation=venv_implementation(prefix),
         packages=pip,
         virtual_packages=virtual,
         warnings=tuple(warnings),
     )
+
+
+def venv_implementation(prefix: Path) -> str | None:
+    """`cpython`, `pypy` or `graalpy`, from the interpreter pyvenv.cfg names, bin/python's target and the lib
+    folder's name; None when the folder is no venv."""
+    names = []
+    try:
+        text = read_bytes(prefix / "pyvenv.cfg").decode("utf-8", "replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in ("executable", "home", "base-executable"):
+            names.append(Path(value.strip()).name.lower())
+    names += [Path(os.readlink(p)).name.lower() for p in (prefix / "bin").glob("python*") if p.is_symlink()]
+    names += [entry.lower() for entry in _listdir(prefix / "lib")]
+    for implementation in ("pypy", "graalpy"):
+        if any(implementation in name for name in names):
+            return implementation
+    return "cpython"
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
 
 
 def _venv_python(prefix: Path) -> str | None:

@@ -92,9 +92,37 @@ def read_lock(path: Path, platform: str | None) -> Environment:
         raise BadInputError(
             f"{path}: an environment.yml is not a lock; lock it first (`envguard lock -f {path}`)"
         )
-    if not env.conda_packages():
-        raise BadInputError(f"{path}: no conda packages for {env.platform or platform}; nothing to rebuild")
+    if not env.packages:
+        raise BadInputError(f"{path}: no packages for {env.platform or platform}; nothing to rebuild")
     return env
+
+
+def venv_python(env: Environment, path: Path) -> Path:
+    """The interpreter a pip-only lock (a venv's) is rebuilt with, or bad input saying why there is none."""
+    from envguard.engine.pip_install import find_python
+    from envguard.machine.platform import current_platform
+
+    if env.platform and env.platform != current_platform():
+        raise BadInputError(
+            f"{path}: a pip-only lock for {env.platform} is rebuilt in a venv of that platform's Python; run "
+            "verify there"
+        )
+    if not env.python:
+        raise BadInputError(
+            f"{path}: a pip-only lock that does not say which Python it needs (an older envguard wrote it); "
+            "re-lock the venv with `envguard lock PREFIX`"
+        )
+    implementation = env.python_implementation or "cpython"
+    found = find_python(env.python, implementation)
+    if found is None:
+        word = {"cpython": "CPython", "pypy": "PyPy"}.get(implementation, implementation)
+        stem = "pypy" if implementation == "pypy" else "python"
+        minor = ".".join(env.python.split(".")[:2])
+        raise BadInputError(
+            f"{path}: a pip-only lock for {word} {env.python}, but no {stem}{minor} runs here (neither the "
+            f"running interpreter nor one on PATH); install {word} {minor} or run verify where it is"
+        )
+    return found[0]
 
 
 def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) -> VerifyResult:
@@ -107,8 +135,10 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
     env = read_lock(options.lock, options.platform)
     platform = env.platform or options.platform or current_platform()
     pkgs_dir = options.pkgs_dir or default_pkgs_dir()
+    python = None if env.conda_packages() else venv_python(env, options.lock)  # a venv's lock
     with _prefix(options.keep, later) as prefix:
         state = _Run(env, platform, prefix, pkgs_dir)
+        state.python = python
         state.lock_path, state.smoke_budget = options.lock, options.smoke_budget
         state.progress = options.progress
         state.stage("hashes", state.hashes)
@@ -160,6 +190,7 @@ class _Run:
         self.lock_path: Path | None = None
         self.smoke_budget = 25.0
         self.progress = False
+        self.python: Path | None = None  # a pip-only lock: rebuilt in a venv of this interpreter
 
     def stage(self, name: str, action: Callable[[], Stage]) -> None:
         if any(s.status == "failed" for s in self.stages):
@@ -196,6 +227,8 @@ class _Run:
         if poisoned:  # the archives were fine but the cache that would be linked was not: FAIL, naming it
             detail = "; ".join(p.describe() for p in poisoned[:3])
             return Stage("install", "failed", detail=f"{detail}; removed, run again to re-extract")
+        if self.python is not None:
+            return self.install_venv()
         specs = [r.spec for r in self.env.requested if r.manager == "conda"]
         self.warnings += install.install(
             self.fetched,
@@ -211,6 +244,25 @@ class _Run:
             "install",
             "ok",
             detail=f"{len(conda)} conda + {len(pip)} pip package(s) into a temporary prefix",
+        )
+
+    def install_venv(self) -> Stage:
+        """A pip-only lock: a fresh venv of the locked Python, the locked packages with pip (`--no-deps`,
+        hashed ones `--require-hashes`), minus the pip/setuptools the venv brought that the lock lacks."""
+        from envguard.engine import install
+        from envguard.engine.pip_install import make_venv, remove_bootstrap
+
+        assert self.python is not None
+        make_venv(self.python, self.prefix)
+        self.warnings += install.install(
+            self.fetched, self.prefix, specs=[], platform=self.platform, pkgs_dir=self.pkgs_dir
+        )
+        remove_bootstrap(self.prefix, self.env.pip_packages())
+        return Stage(
+            "install",
+            "ok",
+            detail=f"0 conda + {len(self.env.pip_packages())} pip package(s) into a fresh venv "
+            f"(python {self.python})",
         )
 
     def check(self) -> Stage:

@@ -187,8 +187,9 @@ def test_the_fix_lines_fix_it(
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # offline: pip finds the locked wheel in the fixture folder
     monkeypatch.setenv("PIP_FIND_LINKS", str(channels["wheels"]))
     assert envguard(*shlex.split(fix[0])[1:]) == 0, capsys.readouterr()  # envguard create --lock ... --force
-    # create installs the pip part by name and version (not the recorded direct URL): the pip line, run
-    # offline into the prefix's site-packages (its python is a test wrapper), restores the origin too
+    # create installs the pip part from the wheel URL the lock recorded, proved by its sha256: same origin
+    assert check_out(prefix, lock, capsys) == (0, f"OK: {prefix} matches {lock}\n")
+    # and the package-level pip line, run offline into the prefix's site-packages, keeps it so
     pip_install(prefix, "--upgrade", "--force-reinstall", shlex.split(fix[3])[-1])
     assert check_out(prefix, lock, capsys) == (0, f"OK: {prefix} matches {lock}\n")
 

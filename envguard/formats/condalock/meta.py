@@ -20,6 +20,21 @@ REPRODUCE_KEY = "envguard.reproduce"
 FIELD_VIRTUAL = "virtual_packages"
 FIELD_FINGERPRINTS = "fingerprints"
 FIELD_PIP_ORIGINS = "pip_origins"
+FIELD_PIP_BY_VERSION = "pip_by_version"  # pip packages locked as name==version only (no file known)
+FIELD_PYTHON = "python"  # a venv's interpreter (`cpython 3.11.7`): no conda package says it there
+
+
+def encode_python(implementation: str | None, version: str) -> str:
+    """`cpython 3.11.7`."""
+    return f"{implementation or 'cpython'} {version}"
+
+
+def decode_python(text: str) -> tuple[str, str]:
+    """(implementation, version) from `cpython 3.11.7` (a bare `3.11.7` is CPython)."""
+    implementation, _, version = text.strip().rpartition(" ")
+    if not version:
+        raise ValueError("expected `IMPLEMENTATION VERSION`, e.g. `cpython 3.11.7`")
+    return implementation or "cpython", version
 
 
 def platform_key(platform: str, field: str) -> str:

@@ -123,11 +123,17 @@ def _environment(
         custom, platform, lockmeta.FIELD_FINGERPRINTS, lockmeta.decode_fingerprints, origin, None
     )
     python = next((p.version for p in packages if p.manager == "conda" and p.name == "python"), None)
+    implementation: str | None = None
+    if python is None:  # a venv's lock says which interpreter it ran
+        recorded = _decode(custom, platform, lockmeta.FIELD_PYTHON, lockmeta.decode_python, origin, None)
+        if recorded is not None:
+            implementation, python = recorded
     return make_environment(
         kind="conda-lock",
         source=origin,
         platform=platform,
         python=python or (fingerprints.python if fingerprints else None),
+        python_implementation=implementation,
         channels=channels,
         packages=packages,
         platforms=tuple(sorted(platforms)),
@@ -216,7 +222,7 @@ def _channels(metadata: Mapping[str, Any], origin: str) -> list[str]:
 def _package(
     entry: Any, index: int, text: str, origin: str, custom: Mapping[str, str]
 ) -> tuple[Package, str, bool]:
-    if not isinstance(entry, dict) or any(entry.get(k) in (None, "") for k in _REQUIRED):
+    if not isinstance(entry, dict) or any(_missing(entry, k) for k in _REQUIRED):
         _invalid(entry, index, _where(origin, text, index))
     where = _Where(origin, text, index)
     check_fields(entry, _ENTRY_FIELDS, where, FIX)
@@ -292,11 +298,18 @@ def _pip(
         manager="pip",
         name=name,
         version=str(entry["version"]),
-        url=strip_credentials(str(entry["url"])),
+        url=_pip_file_url(strip_credentials(str(entry["url"]))),
         sha256=sha256 if len(sha256) == 64 else "",
         origin=origin,
         depends=depends_from_mapping(entry.get("dependencies")),
     )
+
+
+def _pip_file_url(url: str) -> str:
+    """A pip entry's file URL; '' for a `name==version` entry (no file known) or an index page."""
+    if "://" not in url or url.rstrip("/").rsplit("/", 2)[-2:-1] == ["simple"]:
+        return ""
+    return url
 
 
 def origin_from_url(url: str) -> PipOrigin:
@@ -324,11 +337,17 @@ def depends_from_mapping(value: Any) -> tuple[str, ...]:
     return tuple(f"{k} {v}".strip() if v else str(k) for k, v in value.items())
 
 
+def _missing(entry: Mapping[str, Any], key: str) -> bool:
+    """A required field absent or empty; a pip entry's `url` may be empty (name==version only)."""
+    value = entry.get(key)
+    return value is None or (value == "" and not (key == "url" and entry.get("manager") == "pip"))
+
+
 def _invalid(entry: Any, index: int, where: str) -> None:
     if not isinstance(entry, dict):
         raise BadInputError(f"{where}: package entry #{index + 1} is not a mapping; {FIX}")
     label = entry.get("name") or f"#{index + 1}"
-    missing = next(k for k in _REQUIRED if entry.get(k) in (None, ""))
+    missing = next(k for k in _REQUIRED if _missing(entry, k))
     raise BadInputError(f"{where}: package {label} lacks `{missing}`; {FIX}")
 
 

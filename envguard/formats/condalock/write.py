@@ -18,8 +18,6 @@ from envguard.channels import strip_credentials
 from envguard.formats.condalock import meta as lockmeta
 from envguard.model import Environment, Package, VirtualPackage
 
-PYPI_SIMPLE = "https://pypi.org/simple"
-
 
 def input_hash(inputs: Environment, platform: str, virtual: Sequence[VirtualPackage] = ()) -> str:
     """sha256 of the normalised input for one platform: the file's channels and specs (environment.yml) or the
@@ -66,10 +64,26 @@ def render_lock(
         "package": [entry for _key, entry in sorted(_entries(envs_by_platform), key=lambda item: item[0])],
     }
     pip_only = not any(env.conda_packages() for env in envs_by_platform.values())
-    return header(reproduce, lock_name, source_kind, pip_only=pip_only) + dump(document)
+    by_version = sorted({p.name for env in envs_by_platform.values() for p in by_version_only(env)})
+    return header(reproduce, lock_name, source_kind, pip_only=pip_only, by_version=by_version) + dump(
+        document
+    )
 
 
-def header(reproduce: str, lock_name: str, source_kind: str, *, pip_only: bool = False) -> str:
+def by_version_only(env: Environment) -> tuple[Package, ...]:
+    """pip packages whose file is not known (installed from an index: pip records no URL or hash for them);
+    their lock entry's `url` is `name==version` (conda-lock needs some text there) and its `hash` is empty."""
+    return tuple(p for p in env.pip_packages() if not pip_url(p))
+
+
+def header(
+    reproduce: str,
+    lock_name: str,
+    source_kind: str,
+    *,
+    pip_only: bool = False,
+    by_version: Sequence[str] = (),
+) -> str:
     """The comment block: what wrote the file, how to reproduce, install and check it."""
     origin = (
         "an environment.yml (solved with py-rattler)"
@@ -83,22 +97,33 @@ def header(reproduce: str, lock_name: str, source_kind: str, *, pip_only: bool =
         "Reproduce it with:",
         f"    {reproduce or f'envguard lock -o {lock_name}'}",
         *(
-            _PIP_ONLY_INSTALL
+            _pip_only_install(lock_name)
             if pip_only
             else ['Install it as "YOURENV" with:', f"    conda-lock install -n YOURENV {lock_name}"]
         ),
         "Check an environment against it (exit 0 clean, 1 drift) with:",
         f"    envguard check --lock {lock_name}",
+        *(
+            [
+                f"pip package(s) {', '.join(by_version)}: name==version only (installed from an index, the "
+                "wheel file is not known: `url: NAME==VERSION`, no hash; pip installs them from your index)"
+            ]
+            if by_version
+            else []
+        ),
     ]
     return "".join(f"# {line}".rstrip() + "\n" for line in lines)
 
 
-# a venv's lock: conda cannot install it, and its pip entries are name==version pins (no wheel URLs)
-_PIP_ONLY_INSTALL = [
-    "It holds pip packages only (no conda packages); install them into a fresh venv with:",
-    "    python -m venv YOURENV && YOURENV/bin/pip install --no-deps NAME==VERSION ...  (each `package:` "
-    "entry)",
-]
+def _pip_only_install(lock_name: str) -> list[str]:
+    """A venv's lock: conda cannot install it; verify rebuilds it in a venv of the recorded Python."""
+    return [
+        "It holds pip packages only (no conda packages); rebuild it in a fresh venv and check it with:",
+        f"    envguard verify --lock {lock_name} --keep",
+        "or by hand (the entry's URL and --hash=sha256:... where it has them):",
+        "    python -m venv YOURENV && YOURENV/bin/pip install --no-deps NAME==VERSION ...  (each `package:` "
+        "entry)",
+    ]
 
 
 def custom_metadata(envs: Mapping[str, Environment], source_kind: str, reproduce: str) -> dict[str, str]:
@@ -117,9 +142,16 @@ def custom_metadata(envs: Mapping[str, Environment], source_kind: str, reproduce
         data[lockmeta.platform_key(platform, lockmeta.FIELD_VIRTUAL)] = lockmeta.encode_virtual(
             env.virtual_packages
         )
+        if env.python and env.python_implementation and env.get("python") is None:  # a venv's interpreter
+            key = lockmeta.platform_key(platform, lockmeta.FIELD_PYTHON)
+            data[key] = lockmeta.encode_python(env.python_implementation, env.python)
         if env.fingerprints is not None:
             key = lockmeta.platform_key(platform, lockmeta.FIELD_FINGERPRINTS)
             data[key] = lockmeta.encode_fingerprints(env.fingerprints)
+        unknown = by_version_only(env)
+        if unknown:
+            key = lockmeta.platform_key(platform, lockmeta.FIELD_PIP_BY_VERSION)
+            data[key] = ",".join(sorted(p.name for p in unknown))
         origins = {p.name: p.origin for p in env.pip_packages() if p.origin is not None}
         if origins:
             key = lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS)
@@ -152,7 +184,9 @@ def package_entry(package: Package, platform: str) -> dict[str, Any]:
         "manager": package.manager,
         "platform": platform,
         "dependencies": dependencies_mapping(package.depends),
-        "url": strip_credentials(package.url) if package.url else pip_url(package),
+        "url": strip_credentials(package.url)
+        if package.manager == "conda"
+        else (pip_url(package) or by_version_url(package)),
         "hash": {k: v for k, v in (("md5", package.md5), ("sha256", package.sha256)) if v},
     }
     if package.manager == "conda" and package.build:
@@ -163,11 +197,18 @@ def package_entry(package: Package, platform: str) -> dict[str, Any]:
 
 
 def pip_url(package: Package) -> str:
-    """Where a pip package comes from: its direct URL (PEP 610), else its index page (the wheel file of an
-    installed package is not knowable)."""
+    """The file a pip package comes from: its locked URL, else its direct URL (PEP 610); '' when unknown (an
+    index install: an index page is no file pip can install, so none is made up)."""
+    if package.url:
+        return strip_credentials(package.url)
     if package.origin is not None and package.origin.url:
         return strip_credentials(package.origin.url)
-    return f"{PYPI_SIMPLE}/{package.name}/"
+    return ""
+
+
+def by_version_url(package: Package) -> str:
+    """The `url` of a pip entry whose file is unknown: `name==version`, a requirement, not a made-up URL."""
+    return f"{package.name}=={package.version}"
 
 
 def dependencies_mapping(depends: Sequence[str]) -> dict[str, str]:

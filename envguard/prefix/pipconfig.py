@@ -1,0 +1,58 @@
+"""The package index pip uses for an environment, read as pip reads it (config files, then environment
+variables), so an export can say where its pip packages came from. Read, never spawned."""
+
+from __future__ import annotations
+
+import configparser
+import os
+from pathlib import Path
+
+from envguard.channels import scrub
+
+_KEYS = ("index-url", "extra-index-url")
+_DEFAULT_INDEX = "https://pypi.org/simple"
+
+
+def config_files(prefix: Path | None) -> list[Path]:
+    """pip's config files in its override order (later wins): global (XDG_CONFIG_DIRS, /etc), user
+    (~/.pip, XDG_CONFIG_HOME), the environment's own `pip.conf`, then PIP_CONFIG_FILE."""
+    dirs = (os.environ.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(os.pathsep)
+    files = [Path(d) / "pip" / "pip.conf" for d in dirs if d] + [Path("/etc/pip.conf")]
+    home = Path.home()
+    files += [
+        home / ".pip" / "pip.conf",
+        Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "pip" / "pip.conf",
+    ]
+    if prefix is not None:
+        files.append(prefix / "pip.conf")
+    explicit = os.environ.get("PIP_CONFIG_FILE")
+    if explicit and explicit != os.devnull:
+        files.append(Path(explicit))
+    return [] if explicit == os.devnull else files
+
+
+def index_options(prefix: Path | None) -> list[str]:
+    """`--index-url URL` and `--extra-index-url URL` lines for what is configured (sections [global] then
+    [install] of each file, then PIP_INDEX_URL / PIP_EXTRA_INDEX_URL), credentials stripped; PyPI, pip's
+    default index, goes unsaid."""
+    values: dict[str, str] = {}
+    for path in config_files(prefix):
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError, OSError):
+            continue  # pip would refuse it too; an export does not fail for it
+        for section in ("global", "install"):
+            for key in _KEYS:
+                if parser.has_option(section, key):
+                    values[key] = parser.get(section, key)
+    for key in _KEYS:
+        variable = "PIP_" + key.upper().replace("-", "_")
+        if os.environ.get(variable):
+            values[key] = os.environ[variable]
+    lines = []
+    for key in _KEYS:
+        for url in values.get(key, "").split():
+            if url.rstrip("/") != _DEFAULT_INDEX or key != "index-url":
+                lines.append(f"--{key} {scrub(url)}")
+    return lines

@@ -1,0 +1,42 @@
+"""pip entries of a live lock: the wheel a package was installed from, with its sha256, where pip recorded it
+(direct_url.json); else clearly name==version only (no made-up index URL). conda-lock still reads the lock."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+
+import yaml
+
+from envguard.formats.condalock import read as condalock
+from tests.helpers import envguard, make_venv
+
+
+def test_pip_entries_carry_the_wheel_and_its_sha256_or_say_name_version_only(
+    tmp_path: Path, channels: dict[str, Path]
+) -> None:
+    from conda_lock.lockfile import parse_conda_lock_file
+
+    wheels = channels["wheels"]
+    wheel = wheels / "tinyproj-1.0.0-py3-none-any.whl"
+    # tinyproj from its file (pip records the URL and hash), other-pkg from an index (pip records neither)
+    venv = make_venv(tmp_path / ".venv", sys.executable, str(wheel), "--find-links", str(wheels), "other-pkg")
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(venv), "--no-probe", "-o", str(lock)) == 0
+    text = lock.read_text()
+    data = yaml.safe_load(text)
+    entries = {e["name"]: e for e in data["package"]}
+    assert entries["tinyproj"]["url"] == wheel.as_uri()
+    assert entries["tinyproj"]["hash"] == {"sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
+    assert entries["other-pkg"]["url"] == "other-pkg==0.3.0" and entries["other-pkg"]["hash"] == {}
+    assert "/simple/" not in text
+    custom = data["metadata"]["custom_metadata"]
+    assert custom["envguard.linux-64.pip_by_version"] == "other-pkg"
+    assert "other-pkg: name==version only" in text  # the header says so too
+    env = condalock.read(lock, "linux-64")
+    by_name = {p.name: p for p in env.pip_packages()}
+    assert by_name["tinyproj"].sha256 == entries["tinyproj"]["hash"]["sha256"]
+    assert by_name["other-pkg"].url == "" and not by_name["other-pkg"].sha256
+    parsed = parse_conda_lock_file(lock)  # conda-lock's own model still accepts every entry
+    assert {p.name for p in parsed.package} == {"tinyproj", "other-pkg"}
