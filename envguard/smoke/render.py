@@ -4,14 +4,13 @@ PNG plot."""
 from __future__ import annotations
 
 import io
-import shutil
 from pathlib import Path
 from typing import Any
 
 from envguard.findings import table as findings_table
 from envguard.findings import verdict_line
 from envguard.output import human_bytes
-from envguard.smoke.report import DatasetResult, SmokeReport
+from envguard.smoke.report import DatasetResult, SmokeReport, SweepRow
 from envguard.smoke.storage_verdicts import below_loader_floor, storage_line
 
 BAR_WIDTH = 40
@@ -25,9 +24,33 @@ def _s(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def sweep_table(dataset: DatasetResult) -> Any:
+# Columns of the sweep table; below NARROW terminal columns only the PRIMARY ones are shown (the rest are in
+# --json, with every batch's raw times).
+COLUMNS = (
+    "workers",
+    "pin",
+    "persistent",
+    "first batch s",
+    "start-up s",
+    "epoch-2 first s",
+    "samples/s",
+    "ideal",
+    "efficiency",
+    "wait p50 ms",
+    "wait p95 ms",
+    "others' CPU",
+)
+PRIMARY = ("workers", "first batch s", "samples/s", "ideal", "efficiency", "wait p95 ms")
+
+
+def sweep_table(dataset: DatasetResult, width: int | None = None) -> Any:
+    """The sweep as a rich table at the terminal's width: every column from NARROW columns up; below that the
+    configuration in one column (`2 pin persistent`) and the primary figures only. Nothing is cut short."""
     from rich.table import Table
 
+    from envguard.output import NARROW, terminal_width
+
+    narrow = (width or terminal_width()) < NARROW
     cost = f"L={dataset.latency_ms:g} ms" if dataset.latency_ms is not None else "cost unknown"
     if dataset.cpu_ms:
         cost += f", CPU {dataset.cpu_ms:g} ms"
@@ -38,68 +61,66 @@ def sweep_table(dataset: DatasetResult) -> Any:
         f"{human_bytes(dataset.batch_bytes)})"
     )
     out = Table(title=title, title_justify="left")
-    for name in (
-        "workers",
-        "pin",
-        "persistent",
-        "first batch s",
-        "start-up s",
-        "epoch-2 first s",
-        "samples/s",
-        "ideal",
-        "efficiency",
-        "wait p50 ms",
-        "wait p95 ms",
-        "others' CPU",
-    ):
-        out.add_column(name, justify="right")
+    shown = PRIMARY if narrow else COLUMNS
+    for name in shown:
+        out.add_column(name, justify="right", overflow="fold")
     for r in dataset.rows:
-        flags = [str(r.workers), "yes" if r.pin_memory else "no", "yes" if r.persistent_workers else "no"]
+        cells = dict(zip(COLUMNS, _cells(r), strict=True))
+        if narrow:
+            cells["workers"] = " ".join(
+                [str(r.workers)] + ["pin"] * r.pin_memory + ["persistent"] * r.persistent_workers
+            )
         if r.skipped:
-            out.add_row(*flags, f"skipped: {r.skipped}", *([""] * 8))
+            out.add_row(cells["workers"], f"skipped: {r.skipped}", *([""] * (len(shown) - 2)))
             continue
-        out.add_row(
-            *flags,
-            _s(r.first_batch_s),
-            _s(r.startup_s),
-            _s(r.epoch2_first_batch_s),
-            f"{r.samples_per_s:.0f}" if r.samples_per_s else "-",
-            f"{r.ideal_per_s:.0f}" if r.ideal_per_s else "-",
-            "unreliable" if r.unreliable else f"{r.efficiency:.2f}" if r.efficiency is not None else "-",
-            _ms(r.wait_p50_s),
-            _ms(r.wait_p95_s),
-            f"{r.others_cpu:.0%}" if r.others_cpu is not None else "-",
-        )
+        out.add_row(*(cells[name] for name in shown))
     return out
 
 
-def bar_chart(dataset: DatasetResult) -> str:
-    """Best samples/s per worker count as text bars, with efficiency against the ideal."""
+def _cells(r: SweepRow) -> list[str]:
+    return [
+        str(r.workers),
+        "yes" if r.pin_memory else "no",
+        "yes" if r.persistent_workers else "no",
+        _s(r.first_batch_s),
+        _s(r.startup_s),
+        _s(r.epoch2_first_batch_s),
+        f"{r.samples_per_s:.0f}" if r.samples_per_s else "-",
+        f"{r.ideal_per_s:.0f}" if r.ideal_per_s else "-",
+        "unreliable" if r.unreliable else f"{r.efficiency:.2f}" if r.efficiency is not None else "-",
+        _ms(r.wait_p50_s),
+        _ms(r.wait_p95_s),
+        f"{r.others_cpu:.0%}" if r.others_cpu is not None else "-",
+    ]
+
+
+def bar_chart(dataset: DatasetResult, width: int | None = None) -> str:
+    """Best samples/s per worker count as text bars, with efficiency against the ideal, within `width`."""
+    from envguard.output import terminal_width
+
     best: dict[int, tuple[float, float | None]] = {}
     for r in dataset.measured():
         if r.samples_per_s and r.samples_per_s > best.get(r.workers, (0.0, None))[0]:
             best[r.workers] = (r.samples_per_s, r.efficiency)
     if not best:
         return ""
+    bars = max(10, min(BAR_WIDTH, (width or terminal_width()) - 40))  # 40: the label, rate and efficiency
     top = max(rate for rate, _eff in best.values())
     lines = [f"samples/s by num_workers ({dataset.name}):"]
     for workers, (rate, eff) in sorted(best.items()):
-        filled = max(1, round(BAR_WIDTH * rate / top))
+        filled = max(1, round(bars * rate / top))
         tail = f" ({eff:.2f} of ideal)" if eff is not None else ""
-        lines.append(f"  {workers:>3} | {'█' * filled}{' ' * (BAR_WIDTH - filled)} {rate:8.0f}{tail}")
+        lines.append(f"  {workers:>3} | {'█' * filled}{' ' * (bars - filled)} {rate:8.0f}{tail}")
     return "\n".join(lines)
 
 
-def render(report: SmokeReport) -> str:
-    """The human view: environment line, sweep tables and bars, recommendations, findings, verdict."""
-    from rich.console import Console
+def render(report: SmokeReport, width: int | None = None) -> str:
+    """The human view at the terminal's width (COLUMNS honoured): environment line, sweep tables and bars,
+    recommendations, findings, verdict."""
+    from envguard.output import text_console
 
-    console = Console(
-        file=io.StringIO(),
-        width=max(100, shutil.get_terminal_size((130, 24)).columns),
-        highlight=False,
-        soft_wrap=False,
-    )
+    console = text_console(width)
+    columns = console.width
     cpus = report.cpus
     console.print(
         f"envguard smoke: {report.environment} (python {report.python}, torch {report.torch}, "
@@ -111,17 +132,17 @@ def render(report: SmokeReport) -> str:
         console.print(storage_line(report.storage), markup=False)
     for dataset in report.datasets:
         if dataset.rows:
-            console.print(sweep_table(dataset))
-            console.print(bar_chart(dataset), markup=False)
+            console.print(sweep_table(dataset, columns))
+            console.print(bar_chart(dataset, columns), markup=False)
     for rec in report.recommendations:
         console.print(
             f"Recommended for {rec.dataset}: DataLoader(num_workers={rec.workers}, "
             f"pin_memory={rec.pin_memory}, persistent_workers={rec.persistent_workers}): {rec.reason}",
             markup=False,
         )
-    console.print(findings_table(report.findings, "Verdicts"))
+    console.print(findings_table(report.findings, "Verdicts", columns))
     console.print(verdict_line(report.findings, "smoke"), markup=False)
-    output: str = console.file.getvalue()  # type: ignore[attr-defined]
+    output: str = console.file.getvalue()
     return output
 
 
