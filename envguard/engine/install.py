@@ -105,8 +105,9 @@ def install_locked(
     pkgs_dir: Path,
     progress: bool | None = None,
 ) -> list[str]:
-    """fetch() then install(): the whole locked install in one call."""
-    fetched = fetch(packages, pkgs_dir)
+    """fetch() then install(): the whole locked install in one call (with `progress`, or on a terminal when
+    it is None, a bar counts the archives fetched and hashed, another the packages linked)."""
+    fetched = fetch(packages, pkgs_dir, progress=sys.stderr.isatty() if progress is None else progress)
     return install(fetched, prefix, specs=specs, platform=platform, pkgs_dir=pkgs_dir, progress=progress)
 
 

@@ -66,6 +66,7 @@ def command(
     from envguard.create import run as create
     from envguard.engine import backends
     from envguard.machine.platform import current_platform
+    from envguard.output import progress_wanted
 
     if name and prefix:
         raise UsageError("give --name or --prefix, not both")
@@ -73,7 +74,7 @@ def command(
         naming.validate(name)
     platform = current_platform()
     source = create.read_source(envfile, lockfile, specs, channels, platform)
-    chosen = backends.select(backend)
+    chosen = backends.select(backend, progress=progress_wanted(style))
     target = Path(prefix) if prefix else None
     planned = create.plan(source, chosen, platform, name=name, prefix=target)
     result = create.create(

@@ -20,20 +20,23 @@ CHOICES: tuple[str, ...] = ("auto", "conda", "mamba", "micromamba", "embedded")
 CLI_TOOLS = ("micromamba", "mamba", "conda")
 
 
-def select(choice: str | None = None, *, pkgs_dir: Path | None = None) -> Backend:
+def select(
+    choice: str | None = None, *, pkgs_dir: Path | None = None, progress: bool | None = None
+) -> Backend:
     """The backend to use: the explicit choice, else `$ENVGUARD_BACKEND`, else the first tool on PATH, else
-    the embedded engine. A named tool that is not installed is a one-line BackendError (exit 3)."""
+    the embedded engine. A named tool that is not installed is a one-line BackendError (exit 3). `progress`:
+    the embedded engine's spinner and bars on stderr (None: when stderr is a terminal)."""
     wanted = (choice or os.environ.get("ENVGUARD_BACKEND") or "auto").strip().lower()
     if wanted not in CHOICES:
         raise UsageError(f"unknown backend {wanted!r}; choose one of {', '.join(CHOICES)}")
     if wanted == "embedded":
-        return embedded_backend(pkgs_dir)
+        return embedded_backend(pkgs_dir, progress)
     if wanted == "auto":
         for tool in CLI_TOOLS:
             exe = shutil.which(tool)
             if exe:
                 return _cli(tool, exe)
-        return embedded_backend(pkgs_dir)
+        return embedded_backend(pkgs_dir, progress)
     exe = shutil.which(wanted)
     if exe is None:
         raise BackendError(
@@ -42,10 +45,10 @@ def select(choice: str | None = None, *, pkgs_dir: Path | None = None) -> Backen
     return _cli(wanted, exe)
 
 
-def embedded_backend(pkgs_dir: Path | None = None) -> Backend:
+def embedded_backend(pkgs_dir: Path | None = None, progress: bool | None = None) -> Backend:
     from envguard.engine.backends.embedded import EmbeddedBackend
 
-    return EmbeddedBackend(pkgs_dir)
+    return EmbeddedBackend(pkgs_dir, progress=progress)
 
 
 def _cli(tool: str, exe: str) -> Backend:

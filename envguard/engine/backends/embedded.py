@@ -43,10 +43,13 @@ class EmbeddedBackend(Backend):
 
     def _solve(self, request: Request) -> Plan:
         from envguard.engine.solver import solve
+        from envguard.output import waiting
 
         # solve() hands channel credentials to rattler's authentication, never in a URL: rattler's shared
         # repodata cache only sees credential-free channel URLs
-        result = solve(request.specs, request.channels, request.platform, request.virtual_packages)
+        label = f"solving {len(request.specs)} spec(s) for {request.platform}"
+        with waiting(label, self.progress):
+            result = solve(request.specs, request.channels, request.platform, request.virtual_packages)
         return Plan(result.platform, result.packages, result.records)
 
     def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
