@@ -68,18 +68,28 @@ def _snapshot(args: list[str]) -> int | None:
             source = token
         else:
             return None
+    if not _known_platform(platform):
+        return None
     from envguard.cli.boundary import guarded
     from envguard.export.snapshot import snapshot
 
     return guarded(lambda: snapshot(source, no_probe, platform, output))
 
 
+def _known_platform(platform: str | None) -> bool:
+    if platform is None:
+        return True
+    from envguard.channels import KNOWN_SUBDIRS
+
+    return platform in KNOWN_SUBDIRS and platform != "noarch"
+
+
 def _check(args: list[str]) -> int | None:
     from envguard.check.fast import parse_args, try_cached
 
     parsed = parse_args(args)
-    if parsed is None:
-        return None
+    if parsed is None or not _known_platform(parsed.platform):
+        return None  # click's --platform callback names an unknown platform in one line
     code = try_cached(parsed)
     if code is not None:
         return code

@@ -44,3 +44,12 @@ def output_style(*, markdown: bool = True, output: bool = True) -> Callable[[F],
         return decorated  # type: ignore[no-any-return]
 
     return decorate
+
+
+def valid_platform(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A `--platform` callback: a conda platform, else one line naming it and the choices (exit 2)."""
+    if value is None:
+        return None
+    from envguard.channels import check_platform
+
+    return check_platform(value)

@@ -34,3 +34,24 @@ def test_usage_error_is_one_line(args: list[str], names: str, hint: str, tmp_pat
     assert lines[0].startswith("envguard: error: "), done.stderr
     assert names in lines[0] and hint in lines[0], lines[0]
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", str(Path(sys.prefix)), "--platform", "bogus"],
+        ["snapshot", "--platform", "bogus"],
+        ["snapshot", "--platform", "noarch"],
+        ["diff", "a", "b", "--platform", "linux-65"],
+        ["export", "--platform", "bogus"],
+        ["verify", "--platform", "bogus"],
+    ],
+)
+def test_an_unknown_platform_is_one_line_everywhere(args: list[str], tmp_path: Path) -> None:
+    """Every --platform is checked before anything is read (it was silently accepted by check, diff, export,
+    snapshot and verify)."""
+    done = subprocess.run([SCRIPT, *args], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == EXIT_BAD_INPUT, done
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "is not a conda platform" in lines[0], done.stderr
+    assert done.stdout == ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from envguard.cli.options import output_style
+from envguard.cli.options import output_style, valid_platform
 from envguard.output import Style
 
 
@@ -27,7 +27,11 @@ from envguard.output import Style
     type=click.Path(dir_okay=False),
     help="environment.yml: check that every spec is satisfied and channels respected.",
 )
-@click.option("--platform", help="Platform entry of the lock to use (default: the environment's).")
+@click.option(
+    "--platform",
+    callback=valid_platform,
+    help="Platform entry of the lock to use (default: the environment's).",
+)
 @click.option(
     "--rng", is_flag=True, help="Re-run the fingerprint probe and compare with the lock's fingerprints."
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from envguard.cli.options import output_style
+from envguard.cli.options import output_style, valid_platform
 from envguard.errors import EXIT_DRIFT, EXIT_OK
 from envguard.output import Style
 
@@ -14,7 +14,9 @@ from envguard.output import Style
 @click.argument("a")
 @click.argument("b")
 @click.option(
-    "--platform", help="Platform entry to read from conda-lock.yml / pixi.lock (default: this machine's)."
+    "--platform",
+    callback=valid_platform,
+    help="Platform entry to read from conda-lock.yml / pixi.lock (default: this machine's).",
 )
 @click.option(
     "--probe", is_flag=True, help="Run the fingerprint probe in live environments (compares RNG streams)."

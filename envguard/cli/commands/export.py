@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from envguard.cli.options import valid_platform
 from envguard.errors import EXIT_OK, UsageError
 from envguard.output import emit, warn
 
@@ -63,7 +64,10 @@ class _ExportCommand(click.Command):
     help="environment.yml, or an @EXPLICIT spec with a sha256 after each URL (conda packages only).",
 )
 @click.option(
-    "--platform", "platform", help="Platform to read from a multi-platform lock (default: this machine's)."
+    "--platform",
+    "platform",
+    callback=valid_platform,
+    help="Platform to read from a multi-platform lock (default: this machine's).",
 )
 @click.option(
     "--include-local",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from envguard.cli.options import valid_platform
 from envguard.export.snapshot import snapshot
 
 
@@ -12,7 +13,10 @@ from envguard.export.snapshot import snapshot
 @click.argument("source", required=False)
 @click.option("--no-probe", is_flag=True, help="Skip the fingerprint probe (no interpreter is started).")
 @click.option(
-    "--platform", "platform", help="Platform to read from a multi-platform lock (default: this machine's)."
+    "--platform",
+    "platform",
+    callback=valid_platform,
+    help="Platform to read from a multi-platform lock (default: this machine's).",
 )
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout."

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from envguard.cli.options import output_style
+from envguard.cli.options import output_style, valid_platform
 from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError
 from envguard.output import Style, Views, present, warn
 
@@ -22,7 +22,9 @@ from envguard.output import Style, Views, present, warn
     metavar="FILE",
     help="The lock to rebuild (conda-lock.yml, explicit spec or pixi.lock).",
 )
-@click.option("--platform", help="Platform of the lock to rebuild (default: this machine's).")
+@click.option(
+    "--platform", callback=valid_platform, help="Platform of the lock to rebuild (default: this machine's)."
+)
 @click.option("--smoke", is_flag=True, help="Also run the DataLoader smoke test in the rebuilt environment.")
 @click.option(
     "--smoke-budget",
