@@ -7,20 +7,9 @@ A spawn/forkserver worker starts a fresh interpreter that imports torch and unpi
 from __future__ import annotations
 
 import multiprocessing
-import time
 from typing import Any, Dict, List
 
 WORKERS = 2  # when the user's loader has none: start-up needs workers to mean anything
-
-
-def first_batch(loader: Any) -> float:
-    """Seconds from iter() to the first batch, then the workers are shut down."""
-    started = time.perf_counter()
-    iterator = iter(loader)
-    next(iterator)
-    seconds = time.perf_counter() - started
-    del iterator
-    return round(seconds, 4)
 
 
 def _loader(settings: Dict[str, Any], method: str) -> Any:
@@ -49,6 +38,8 @@ def methods(in_use: str, picklable: bool) -> List[str]:
 
 def phase(settings: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
     """{"in_use": method, "workers": N, "seconds": {method: first-batch seconds}}."""
+    from .throughput import first_batch
+
     in_use = multiprocessing.get_start_method(allow_none=False)
     safety = result.get("start_method_safety") or {}
     record: Dict[str, Any] = {"in_use": in_use, "seconds": {}, "unpicklable": bool(safety.get("problems"))}

@@ -80,26 +80,11 @@ def batch_size_of(loader: Any) -> int:
 
 def time_one(loader: Any, batches: int, stop_at: float) -> Dict[str, Any]:
     """Batch arrivals and waits of one configuration (the synthetic sweep's row format)."""
-    from .datasets import batch_bytes
+    from .throughput import timed_batches
 
-    arrivals: List[float] = []
-    waits: List[float] = []
-    size = 0
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
-    for _ in range(batches):
-        if time.perf_counter() > stop_at:
-            break
-        asked = time.perf_counter()
-        try:
-            batch = next(iterator)
-        except StopIteration:
-            break
-        now = time.perf_counter()
-        waits.append(now - asked)
-        arrivals.append(now - started)
-        size = size or batch_bytes(batch)
-        del batch
+    arrivals, waits, size = timed_batches(iterator, batches, started, stop_at, 0.0)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
     del iterator
     return {

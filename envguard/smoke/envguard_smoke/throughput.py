@@ -60,12 +60,12 @@ def _measure(
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
     busy = contention.Contention(iterator, contention.own_cpu_stat())
-    arrivals, waits, size = _timed_batches(iterator, batches, started, stop_at, step_s)
+    arrivals, waits, size = timed_batches(iterator, batches, started, stop_at, step_s)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
     evidence = busy.result()
     del iterator, busy
     late = epoch2_by is not None and time.perf_counter() + (arrivals[:1] or [0.0])[0] > epoch2_by
-    second = _next_epoch_first_batch(loader) if epoch2 and workers > 0 and not late else None
+    second = first_batch(loader) if epoch2 and workers > 0 and not late else None
     closing = time.perf_counter()
     del loader
     return {
@@ -110,7 +110,7 @@ def _loader(
     )
 
 
-def _timed_batches(
+def timed_batches(
     iterator: Any, batches: int, started: float, stop_at: Optional[float], step_s: float
 ) -> Tuple[List[float], List[float], int]:
     """(arrival times after `started`, blocking waits, one batch's bytes) of up to `batches` batches, a
@@ -136,7 +136,8 @@ def _timed_batches(
     return arrivals, waits, size
 
 
-def _next_epoch_first_batch(loader: Any) -> float:
+def first_batch(loader: Any) -> float:
+    """Seconds from iter() to the first batch, then the workers are shut down."""
     started = time.perf_counter()
     iterator = iter(loader)
     next(iterator)
