@@ -181,3 +181,33 @@ def make_venv(path: Path, python: Path | str = sys.executable, *wheels: str) -> 
             text=True,
         )
     return path
+
+
+# --- processes a test started, found by an environment marker (no orphan may outlive a smoke run)
+
+RUN_MARKER = "ENVGUARD_TEST_RUN"
+
+
+def marked(tag: str) -> list[int]:
+    """Live processes whose environment carries RUN_MARKER=tag (zombies have no readable environ)."""
+    needle = f"{RUN_MARKER}={tag}".encode()
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def settle(tag: str, seconds: float = 2.0) -> list[int]:
+    """The marked processes still alive after up to `seconds` (a killed group takes a moment to go)."""
+    import time
+
+    until = time.monotonic() + seconds
+    while marked(tag) and time.monotonic() < until:
+        time.sleep(0.1)
+    return marked(tag)

@@ -13,30 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, MakePrefix
+from tests.helpers import REPO, RUN_MARKER, MakePrefix, marked, settle
 
 PLANTED = REPO / "tests" / "smoke_planted.py"
-MARKER = "ENVGUARD_TEST_RUN"
+MARKER = RUN_MARKER
 
 
 @pytest.fixture
 def prefix(make_prefix: MakePrefix) -> Path:
     return make_prefix(["python=3.11", "numpy=1.26"])
-
-
-def marked(tag: str) -> list[int]:
-    """Live (non-zombie) processes whose environment carries MARKER=tag."""
-    needle = f"{MARKER}={tag}".encode()
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def start(tag: str, *argv: str) -> subprocess.Popen[str]:
@@ -49,14 +34,6 @@ def start(tag: str, *argv: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-
-
-def settle(tag: str, seconds: float = 2.0) -> list[int]:
-    """The marked processes left once `seconds` have passed (killed ones need a moment to leave /proc)."""
-    until = time.monotonic() + seconds
-    while marked(tag) and time.monotonic() < until:
-        time.sleep(0.05)
-    return marked(tag)
 
 
 def test_hanging_dataset_is_stopped_at_the_budget_with_every_worker(prefix: Path) -> None:

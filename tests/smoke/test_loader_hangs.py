@@ -13,33 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, RUN_MARKER, settle
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
-MARKER = "ENVGUARD_TEST_RUN"
+MARKER = RUN_MARKER
 BUDGET = 8
-
-
-def marked(tag: str) -> list[int]:
-    """Live processes whose environment carries MARKER=tag (zombies have no readable environ)."""
-    needle = f"{MARKER}={tag}".encode()
-    found: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
-
-
-def settle(tag: str, seconds: float = 2.0) -> list[int]:
-    until = time.monotonic() + seconds
-    while marked(tag) and time.monotonic() < until:
-        time.sleep(0.05)
-    return marked(tag)
 
 
 @pytest.mark.slow
