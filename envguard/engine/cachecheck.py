@@ -12,7 +12,8 @@ again. ctime cannot be part of it: rattler hard-links these very files into each
 or unlink changes their ctime. A replaced or rewritten file gets another inode or mtime; a cache restored on a
 CI runner (a new boot) is always hashed in full, so a poisoned CI cache cannot bring a forged memo along.
 Files changed within the last 2 s are not remembered (a coarse clock could give a second edit the same
-signature)"""
+signature). What a stat signature cannot see: an in-place rewrite of a file that keeps its size and has its
+mtime set back on purpose, within the same boot, by someone who can already write to the cache."""
 
 from __future__ import annotations
 
