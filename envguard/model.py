@@ -16,6 +16,9 @@ from envguard.errors import BadInputError
 from envguard.validate import Kind, check_fields, require
 
 SCHEMA_VERSION = 1
+# A pip origin whose local path was not written (`envguard lock` without --include-local): it matches any
+# file: origin when compared, and cannot be installed from the lock.
+LOCAL_ORIGIN = "file:"
 
 Manager = Literal["conda", "pip"]
 SourceKind = Literal["prefix", "venv", "environment.yml", "explicit", "conda-lock", "pixi-lock", "snapshot"]

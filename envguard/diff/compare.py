@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from envguard.diff.changes import CATEGORIES, Change, Diff
-from envguard.model import FINGERPRINT_FIELDS, Environment
+from envguard.model import FINGERPRINT_FIELDS, LOCAL_ORIGIN, Environment
 
 Engine = Literal["deepdiff", "fast"]
 # Fields a side may simply not know (old records lack sha256, locks lack build numbers): compared only when
@@ -104,6 +104,9 @@ def aligned_views(a: Environment, b: Environment) -> tuple[View, View, list[str]
             for key in [k for k in ra | rb if k in _OPTIONAL_FIELDS and (not ra.get(k) or not rb.get(k))]:
                 ra.pop(key, None)
                 rb.pop(key, None)
+            if category == "pip" and _unrecorded_local(ra.get("url", ""), rb.get("url", "")):
+                ra.pop("url", None)  # a lock that did not write the local path: any local path matches
+                rb.pop("url", None)
     for side, env, other in (("A", a, b), ("B", b, a)):
         if not env.virtual_packages and other.virtual_packages:
             notes.append(
@@ -121,6 +124,10 @@ def aligned_views(a: Environment, b: Environment) -> tuple[View, View, list[str]
         if not va[category] or not vb[category]:
             va[category], vb[category] = {}, {}
     return va, vb, notes
+
+
+def _unrecorded_local(a: str, b: str) -> bool:
+    return LOCAL_ORIGIN in (a, b) and a.startswith("file:") and b.startswith("file:")
 
 
 # --- engines: (category, item, field or None, kind) leaves

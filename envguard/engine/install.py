@@ -16,7 +16,7 @@ from typing import Any
 from envguard.engine import archives
 from envguard.engine.archives import Archive
 from envguard.engine.backends.base import one_line
-from envguard.errors import BackendError
+from envguard.errors import BackendError, BadInputError
 from envguard.model import Package
 
 
@@ -49,8 +49,16 @@ class Fetched:
 def fetch(packages: Sequence[Package], pkgs_dir: Path, *, progress: bool = False) -> Fetched:
     """Locate or download every archive (conda packages; pip packages locked with a file URL and hash),
     hashed; with `progress`, a bar on stderr counts them."""
+    from envguard.model import LOCAL_ORIGIN
     from envguard.output import progress_bar
 
+    local = [p.name for p in packages if p.origin is not None and p.origin.url == LOCAL_ORIGIN]
+    if local:
+        raise BadInputError(
+            f"pip package(s) {', '.join(local)} were installed from a local path that the lock does not "
+            "record; re-lock with `envguard lock --include-local`, or drop them from the lock and install "
+            "them yourself"
+        )
     total = sum(1 for p in packages if p.manager == "conda" or archives.has_archive(p))
     with progress_bar("fetching and hashing archives", total, progress) as advance:
         found = archives.fetch(packages, pkgs_dir, done=advance if progress else None)

@@ -199,3 +199,23 @@ def probe_into(env: Environment, prefix: Path) -> tuple[Environment, str | None]
             env,
             f"no RNG fingerprints recorded ({exc}); `envguard check --rng` will not work with this lock",
         )
+
+
+def without_local_paths(env: Environment) -> tuple[Environment, tuple[str, ...]]:
+    """The environment with every local path of its pip packages (a wheel, a folder or an editable project
+    installed from this machine's disk) replaced by LOCAL_ORIGIN, and the names of those packages: a lock is
+    for other machines, where the path means nothing, and it would tell them where your files are."""
+    from envguard.model import LOCAL_ORIGIN
+
+    names: list[str] = []
+    packages = []
+    for package in env.packages:
+        origin = package.origin
+        local = origin is not None and origin.url.startswith("file:") and origin.url != LOCAL_ORIGIN
+        if package.manager == "pip" and origin is not None and local:
+            names.append(package.name)
+            package = dataclasses.replace(
+                package, url="", origin=dataclasses.replace(origin, url=LOCAL_ORIGIN)
+            )
+        packages.append(package)
+    return dataclasses.replace(env, packages=tuple(packages)), tuple(names)

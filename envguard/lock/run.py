@@ -12,7 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envguard.errors import UsageError
-from envguard.lock.plan import CudaChoice, LockPlan, from_environment_yml, from_live, probe_into
+from envguard.lock.plan import (
+    CudaChoice,
+    LockPlan,
+    from_environment_yml,
+    from_live,
+    probe_into,
+    without_local_paths,
+)
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,7 @@ class LockOptions:
     no_probe: bool = False
     fmt: str = "conda-lock"
     output: str | None = None
+    include_local: bool = False  # write the local paths of pip packages installed from this machine's disk
 
 
 @dataclass(frozen=True)
@@ -67,7 +75,8 @@ def lock(options: LockOptions) -> LockResult:
             raise UsageError(
                 "--cuda/--no-cuda apply to `-f environment.yml`; a live environment is locked as is"
             )
-        plan, reproduce = _live_plan(o.source, o.platforms, o.no_probe, target, explicit, out)
+        flags = [*explicit, *(["--include-local"] if o.include_local else [])]
+        plan, reproduce = _live_plan(o.source, o.platforms, o.no_probe, target, flags, out, o.include_local)
         sources = []
     out.warnings[:0] = list(plan.warnings)
     if o.fmt == "explicit":
@@ -107,7 +116,13 @@ def _platforms(path: Path, given: tuple[str, ...]) -> list[str]:
 
 
 def _live_plan(
-    source: str | None, platforms: tuple[str, ...], no_probe: bool, target: str, flags: list[str], out: _Out
+    source: str | None,
+    platforms: tuple[str, ...],
+    no_probe: bool,
+    target: str,
+    flags: list[str],
+    out: _Out,
+    include_local: bool = False,
 ) -> tuple[LockPlan, str]:
     from envguard.sources import read_live, resolve_prefix
 
@@ -122,6 +137,13 @@ def _live_plan(
         env, problem = probe_into(env, prefix)
         if problem:
             out.warnings.append(problem)
+    if not include_local:
+        env, local = without_local_paths(env)
+        if local:
+            out.warnings.append(
+                f"pip package(s) {', '.join(local)} were installed from a local path; locked as "
+                "name==version without the path (pass --include-local to write it)"
+            )
     parts = [
         "envguard lock",
         _live_source(source, prefix, target),

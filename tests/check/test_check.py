@@ -22,11 +22,11 @@ TINY = "tinyproj-1.0.0-py3-none-any.whl"
 
 @pytest.fixture
 def locked(make_prefix: MakePrefix, channels: dict[str, Path], tmp_path: Path) -> tuple[Path, Path]:
-    """A real prefix (conda + a pip wheel) and its lock."""
+    """A real prefix (conda + a pip wheel from a local file) and its lock, the wheel's path included."""
     prefix = make_prefix(BASE, cuda="12.4")
     pip_install(prefix, str(channels["wheels"] / TINY))
     lock = tmp_path / "conda-lock.yml"
-    assert envguard("lock", str(prefix), "--no-probe", "-o", str(lock)) == 0
+    assert envguard("lock", str(prefix), "--no-probe", "--include-local", "-o", str(lock)) == 0
     return prefix, lock
 
 

@@ -122,12 +122,13 @@ def _pip_editable(prefix: Path, project: Path) -> None:
 def test_editable_install_pointing_elsewhere(
     make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """With the path locked (`--include-local`: one machine), another checkout is drift."""
     pytest.importorskip("setuptools")
     first, second = _project(tmp_path / "work" / "proja"), _project(tmp_path / "old-checkout" / "proja")
     prefix = make_prefix(["python=3.11"])
     _pip_editable(prefix, first)
     lock = tmp_path / "conda-lock.yml"
-    assert envguard("lock", str(prefix), "--no-probe", "-o", str(lock)) == 0
+    assert envguard("lock", str(prefix), "--no-probe", "--include-local", "-o", str(lock)) == 0
     assert _check(prefix, lock, capsys)[0] == 0
     _pip_editable(prefix, second)  # same name and version, another folder
     code, out = _check(prefix, lock, capsys)
@@ -136,3 +137,19 @@ def test_editable_install_pointing_elsewhere(
         f"[drift] proja (pip): 0.1.0 editable from {first.as_uri()} in the lock, 0.1.0 editable from "
         f"{second.as_uri()} installed (url changed)"
     ) in out
+
+
+def test_a_default_lock_of_an_editable_install_holds_for_another_checkout(
+    make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --include-local the lock carries no local path (a teammate's checkout is elsewhere): the same
+    project, version and editable mode from another folder is clean, and the lock names no folder of ours."""
+    pytest.importorskip("setuptools")
+    first, second = _project(tmp_path / "work" / "proja"), _project(tmp_path / "old-checkout" / "proja")
+    prefix = make_prefix(["python=3.11"])
+    _pip_editable(prefix, first)
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(prefix), "--no-probe", "-o", str(lock)) == 0
+    assert str(first) not in lock.read_text()
+    _pip_editable(prefix, second)
+    assert _check(prefix, lock, capsys)[0] == 0

@@ -24,7 +24,7 @@ def test_conda_env_pip_wheel_locked_with_url_and_hash_round_trips_through_conda(
     wheel = channels["wheels"] / "tinyproj-1.0.0-py3-none-any.whl"
     pip_install(source, str(wheel))
     lock = tmp_path / "conda-lock.yml"
-    assert envguard("lock", str(source), "--no-probe", "-o", str(lock)) == 0
+    assert envguard("lock", str(source), "--no-probe", "--include-local", "-o", str(lock)) == 0
     entry = next(e for e in yaml.safe_load(lock.read_text())["package"] if e["name"] == "tinyproj")
     assert entry["url"] == wheel.as_uri()
     assert entry["hash"] == {"sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}

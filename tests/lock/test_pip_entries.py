@@ -7,6 +7,7 @@ import hashlib
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from envguard.formats.condalock import read as condalock
@@ -23,7 +24,7 @@ def test_pip_entries_carry_the_wheel_and_its_sha256_or_say_name_version_only(
     # tinyproj from its file (pip records the URL and hash), other-pkg from an index (pip records neither)
     venv = make_venv(tmp_path / ".venv", sys.executable, str(wheel), "--find-links", str(wheels), "other-pkg")
     lock = tmp_path / "conda-lock.yml"
-    assert envguard("lock", str(venv), "--no-probe", "-o", str(lock)) == 0
+    assert envguard("lock", str(venv), "--no-probe", "--include-local", "-o", str(lock)) == 0
     text = lock.read_text()
     data = yaml.safe_load(text)
     entries = {e["name"]: e for e in data["package"]}
@@ -40,3 +41,29 @@ def test_pip_entries_carry_the_wheel_and_its_sha256_or_say_name_version_only(
     assert by_name["other-pkg"].url == "" and not by_name["other-pkg"].sha256
     parsed = parse_conda_lock_file(lock)  # conda-lock's own model still accepts every entry
     assert {p.name for p in parsed.package} == {"tinyproj", "other-pkg"}
+
+
+def test_a_local_path_is_written_only_when_asked(
+    tmp_path: Path, channels: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 13, item 12: a wheel installed from this machine's disk is locked as name==version (its path
+    would mean nothing elsewhere and says where your files are); the lock still checks clean, and installing
+    it (verify, create --lock) refuses in one line instead of failing inside pip."""
+    wheels = channels["wheels"]
+    venv = make_venv(tmp_path / ".venv", sys.executable, str(wheels / "tinyproj-1.0.0-py3-none-any.whl"))
+    lock = tmp_path / "conda-lock.yml"
+    capsys.readouterr()
+    assert envguard("lock", str(venv), "--no-probe", "-o", str(lock)) == 0
+    err = capsys.readouterr().err
+    assert "tinyproj were installed from a local path" in err and "--include-local" in err
+    text = lock.read_text()
+    assert str(wheels) not in text and str(tmp_path) not in text
+    entry = next(e for e in yaml.safe_load(text)["package"] if e["name"] == "tinyproj")
+    assert entry["url"] == "tinyproj==1.0.0"
+    assert envguard("check", str(venv), "--lock", str(lock)) == 0  # any local path matches the unwritten one
+    capsys.readouterr()
+    code = envguard("verify", "--lock", str(lock))  # the rebuild refuses before anything is installed
+    err = capsys.readouterr().err
+    assert code == 2 and "tinyproj" in err and "--include-local" in err and len(err.splitlines()) == 1
+    assert envguard("lock", str(venv), "--no-probe", "--include-local", "-o", str(lock)) == 0
+    assert (wheels / "tinyproj-1.0.0-py3-none-any.whl").as_uri() in lock.read_text()

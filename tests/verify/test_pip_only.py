@@ -18,7 +18,7 @@ def _venv_lock(tmp_path: Path, wheels: Path) -> Path:
         tmp_path / "proj" / ".venv", sys.executable, str(wheel), "--find-links", str(wheels), "other-pkg"
     )
     lock = tmp_path / "proj" / "conda-lock.yml"
-    assert envguard("lock", str(venv), "--no-probe", "-o", str(lock)) == 0
+    assert envguard("lock", str(venv), "--no-probe", "--include-local", "-o", str(lock)) == 0
     return lock
 
 
@@ -28,7 +28,11 @@ def test_pip_only_lock_rebuilds_in_a_fresh_venv_and_checks_clean(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import tempfile
+
     lock = _venv_lock(tmp_path, channels["wheels"])
+    (tmp_path / "scratch").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "scratch"))  # where --keep leaves it
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # offline: other-pkg (name==version only) from the wheel folder
     monkeypatch.setenv("PIP_FIND_LINKS", str(channels["wheels"]))
     capsys.readouterr()

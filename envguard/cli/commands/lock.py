@@ -30,6 +30,11 @@ from envguard.output import warn
     help="explicit: one @EXPLICIT file per platform; pixi: a pixi.lock (rattler lock v6).",
 )
 @click.option(
+    "--include-local",
+    is_flag=True,
+    help="Write the local paths of pip packages installed from this machine's disk (default: name==version).",
+)
+@click.option(
     "-o",
     "--output",
     help="Output file (default conda-lock.yml, conda-{platform}.lock for explicit, pixi.lock for pixi; "
@@ -43,12 +48,14 @@ def command(
     no_cuda: bool,
     no_probe: bool,
     fmt: str,
+    include_local: bool,
     output: str | None,
 ) -> int:
     """Write a conda-lock.yml from a live environment (exact, no solving) or an environment.yml (solved)."""
     from envguard.lock.run import LockOptions, lock
 
-    result = lock(LockOptions(source, envfile, platforms, cuda, no_cuda, no_probe, fmt, output))
+    options = LockOptions(source, envfile, platforms, cuda, no_cuda, no_probe, fmt, output, include_local)
+    result = lock(options)
     for message in result.warnings:
         warn(message)
     click.echo(result.stdout, nl=False)

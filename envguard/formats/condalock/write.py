@@ -16,7 +16,7 @@ from typing import Any
 from envguard import __version__
 from envguard.channels import strip_credentials
 from envguard.formats.condalock import meta as lockmeta
-from envguard.model import Environment, Package, VirtualPackage
+from envguard.model import LOCAL_ORIGIN, Environment, Package, VirtualPackage
 
 
 def input_hash(inputs: Environment, platform: str, virtual: Sequence[VirtualPackage] = ()) -> str:
@@ -106,7 +106,8 @@ def header(
         *(
             [
                 f"pip package(s) {', '.join(by_version)}: name==version only (installed from an index, the "
-                "wheel file is not known: `url: NAME==VERSION`, no hash; pip installs them from your index)"
+                "wheel file is not known, or from a local path not written without --include-local: "
+                "`url: NAME==VERSION`, no hash; pip installs them from your index)"
             ]
             if by_version
             else []
@@ -201,7 +202,7 @@ def pip_url(package: Package) -> str:
     index install: an index page is no file pip can install, so none is made up)."""
     if package.url:
         return strip_credentials(package.url)
-    if package.origin is not None and package.origin.url:
+    if package.origin is not None and package.origin.url and package.origin.url != LOCAL_ORIGIN:
         return strip_credentials(package.origin.url)
     return ""
 
