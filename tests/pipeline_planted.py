@@ -458,3 +458,18 @@ class Frames(Dataset):  # type: ignore[type-arg]
 
     def __getitem__(self, index: int) -> torch.Tensor:
         return torch.full((3, 224, 224), float(index % 251))
+
+
+class CollectingArray(PathArray):
+    """Twin of PathArray whose worker runs a full cyclic collection once, well into its reads (as an automatic
+    generation-2 collection comes when allocation-heavy code has made enough objects)."""
+
+    reads = 0
+
+    def __getitem__(self, index: int) -> Any:
+        self.reads += 1
+        if self.reads == 2000:  # each worker's own copy counts its own reads
+            import gc
+
+            gc.collect()
+        return super().__getitem__(index)

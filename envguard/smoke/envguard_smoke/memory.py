@@ -6,6 +6,7 @@ arrays do not.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import time
@@ -89,12 +90,20 @@ def measure(
     }
     from .datasets import batch_bytes
 
-    iterator = iter(loader)
-    read = 0
-    for _warm in range(2 * max(workers, 1)):  # past each worker's start-up allocations
-        batch = next(iterator)
-        record["sample_bytes"] = record.get("sample_bytes") or batch_bytes(batch) // batch_size
-        read += batch_size
+    # The workers fork with this process's objects frozen out of the cyclic GC: a collection in a worker
+    # would otherwise write to every container this process holds (a test runner's whole heap) and count
+    # as the dataset's copy-on-read; the dataset's own reads (refcounts) still copy the pages they touch.
+    gc.collect()
+    gc.freeze()
+    try:
+        iterator = iter(loader)
+        read = 0
+        for _warm in range(2 * max(workers, 1)):  # past each worker's start-up allocations
+            batch = next(iterator)
+            record["sample_bytes"] = record.get("sample_bytes") or batch_bytes(batch) // batch_size
+            read += batch_size
+    finally:
+        gc.unfreeze()  # the workers keep their frozen copy
     del batch
     record["start"] = _workers_usage()
     record["parent_start"] = usage(os.getpid())  # with the workers: the pages they share are split now
