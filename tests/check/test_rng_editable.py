@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import MakePrefix, envguard
+from tests.helpers import MakePrefix, envguard, pip_install
 
 pytestmark = pytest.mark.slow  # the probe imports torch (~2 s); pip builds editable wheels
 
@@ -96,27 +96,7 @@ def _project(root: Path, name: str = "proja") -> Path:
 
 
 def _pip_editable(prefix: Path, project: Path) -> None:
-    site = next((prefix / "lib").glob("python3*/site-packages"))
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-index",
-            "--no-deps",
-            "--no-build-isolation",
-            "--upgrade",
-            "--disable-pip-version-check",
-            "--target",
-            str(site),
-            "-e",
-            str(project),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    pip_install(prefix, "--no-build-isolation", "--upgrade", "-e", str(project))
 
 
 def test_editable_install_pointing_elsewhere(
