@@ -69,15 +69,19 @@ def load(
     platform: str | None = None,
     probe: bool = False,
     detect_virtual: bool = True,
+    fingerprint: str | None = None,
 ) -> Environment:
-    """Read SOURCE into an Environment; live environments get virtual packages and optionally fingerprints."""
+    """Read SOURCE into an Environment; live environments get virtual packages and optionally fingerprints.
+    `fingerprint`: the live prefix's stat fingerprint, when the caller took it before (envguard check)."""
     resolved = source if isinstance(source, Source) else resolve(source)
     if not resolved.live:
         return read_file(resolved.path, platform=platform, kind=resolved.kind)
-    return read_live(resolved.path, probe=probe, detect_virtual=detect_virtual)
+    return read_live(resolved.path, probe=probe, detect_virtual=detect_virtual, fingerprint=fingerprint)
 
 
-def read_live(prefix: Path, *, probe: bool = False, detect_virtual: bool = True) -> Environment:
+def read_live(
+    prefix: Path, *, probe: bool = False, detect_virtual: bool = True, fingerprint: str | None = None
+) -> Environment:
     """Snapshot a live prefix; with `probe`, run the fingerprint probe in its own interpreter."""
     from envguard.prefix.reader import read_prefix
 
@@ -86,7 +90,7 @@ def read_live(prefix: Path, *, probe: bool = False, detect_virtual: bool = True)
         from envguard.machine import virtual as virtual_mod
 
         virtual = virtual_mod.detect()
-    env = read_prefix(prefix, virtual)
+    env = read_prefix(prefix, virtual, fingerprint=fingerprint)
     if probe:
         from envguard.prefix.probe import run_probe
 

@@ -109,7 +109,7 @@ def run_check(
     if source.live:
         reuse = taken is not None and taken[0] == str(prefix)
         fingerprint = taken[1] if taken is not None and reuse else statcache.stat_fingerprint(prefix)
-    live = sources.load(source)
+    live = sources.load(source, fingerprint=fingerprint)
     _warn(live.warnings)
     wanted = platform or live.platform
     if lock is not None:

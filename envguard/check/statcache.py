@@ -1,13 +1,7 @@
 """The `envguard check` fast path: confirm an unchanged environment from file metadata alone.
 
-The stat fingerprint covers `conda-meta/` (every record's name, size, mtime, ctime, inode), a venv's
-`pyvenv.cfg` and the interpreter it names (`python -m venv --upgrade` changes them) and, in each
-site-packages folder, every `*.dist-info`/`*.egg-info` folder (its own mtime and ctime change when a file in
-it is added, removed or renamed) with the files envguard reads in it (METADATA, INSTALLER, direct_url.json),
-plus `*.pth` and `*.egg-link` files. Symlinks are followed (the target's metadata counts, and the link's
-own). Any install, removal, upgrade, reinstall or edit of those changes it (ctime cannot be set back by a
-user). Where the filesystem does not report a field the fingerprint relies on (an inode or ctime of 0), there
-is no fingerprint and the check runs in full.
+The stat fingerprint (envguard.prefix.statsig) covers every file the prefix reader reads; any install,
+removal, upgrade, reinstall or edit changes it.
 
 A cached verdict is identified by the check's material (envguard's version, the prefix, the input file paths
 and options) and holds the stat signature of the input files (lock, environment.yml) and of the environment at
@@ -22,131 +16,20 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import zlib
 from collections.abc import Iterable, Mapping
 
 from envguard import __version__
 from envguard.cache import OVERRIDE_VARS, cache_path
+from envguard.prefix.statsig import stat_fingerprint as stat_fingerprint  # what entries are validated by
 
 FORMAT = 2
-_PIP_SUFFIXES = (".dist-info", ".egg-info", ".pth", ".egg-link")
-# What envguard.prefix.pip_dist reads inside a dist-info (PKG-INFO: an egg-info's METADATA).
-_READ_FILES = ("METADATA", "PKG-INFO", "INSTALLER", "direct_url.json")
 MACHINE_FILES = ("/proc/sys/kernel/random/boot_id", "/proc/driver/nvidia/version")
 
 
 def cache_root() -> str:
     """`<envguard's cache folder>/check`."""
     return os.path.join(cache_path(), "check")
-
-
-def stat_fingerprint(prefix: str | os.PathLike[str]) -> str:
-    """The stat metadata of conda-meta/ and of the pip metadata in each site-packages folder, as text."""
-    root = os.fspath(prefix)
-    lines: list[str] = []
-    _scan(os.path.join(root, "conda-meta"), lines, descend=False)
-    _interpreter(root, lines)
-    for site in _site_packages(root):
-        lines.append(f"site {site}")
-        _scan(site, lines, descend=True)
-    if any(UNRELIABLE in line for line in lines):
-        return ""  # no trustworthy fingerprint: never a cache hit
-    return "\n".join(lines)
-
-
-UNRELIABLE = "unreliable-stat"
-
-
-def _interpreter(root: str, lines: list[str]) -> None:
-    """pyvenv.cfg, the interpreter its `home`/`executable` names and the prefix's own bin/python."""
-    cfg = os.path.join(root, "pyvenv.cfg")
-    lines.append(_path_line("pyvenv.cfg", cfg))
-    try:
-        with open(cfg, "rb") as handle:  # a venv's pyvenv.cfg is a few hundred bytes
-            text = handle.read(65536).decode("utf-8", "replace")
-    except OSError:
-        text = ""
-    for raw in text.splitlines():
-        key, _, value = raw.partition("=")
-        key, value = key.strip(), value.strip()
-        if key == "executable" and value:
-            lines.append(_path_line("executable", value))
-        elif key == "home" and value:
-            for name in ("python3", "python"):
-                lines.append(_path_line(f"home {name}", os.path.join(value, name)))
-    for name in ("bin/python", "bin/python3", "python.exe"):
-        lines.append(_path_line(name, os.path.join(root, name)))
-
-
-def _scan(folder: str, lines: list[str], *, descend: bool) -> None:
-    try:
-        with os.scandir(folder) as entries:
-            items = sorted(entries, key=lambda e: e.name)
-    except OSError:
-        lines.append(f"missing {folder}")
-        return
-    for entry in items:
-        if descend and not entry.name.endswith(_PIP_SUFFIXES):
-            continue
-        lines.append(_stat_line(entry.name, entry))
-        if descend and _is_dir(entry):
-            # The folder's own mtime/ctime (above) changes whenever a file in it is added, removed or renamed;
-            # an in-place edit changes only that file, so the files the pip reader reads are signed too.
-            lines.extend(_path_line(f"  {name}", os.path.join(entry.path, name)) for name in _READ_FILES)
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir(follow_symlinks=True)  # a symlinked dist-info folder is scanned too
-    except OSError:
-        return False
-
-
-def _stat_line(name: str, entry: os.DirEntry[str]) -> str:
-    """Name and stat fields; for a symlink, the link's and its target's (an edit behind the link counts)."""
-    try:
-        own = entry.stat(follow_symlinks=False)
-    except OSError:
-        return f"{name} gone"
-    line = f"{name} {_fields(own)}"
-    if entry.is_symlink():
-        try:
-            line += f" -> {_fields(os.stat(entry.path))}"
-        except OSError:
-            line += " -> dangling"
-    return line
-
-
-def _path_line(name: str, path: str) -> str:
-    try:
-        own = os.lstat(path)
-    except OSError:
-        return f"{name} absent"
-    line = f"{name} {_fields(own)}"
-    if stat.S_ISLNK(own.st_mode):
-        try:
-            line += f" -> {os.path.realpath(path)} {_fields(os.stat(path))}"
-        except OSError:
-            line += " -> dangling"
-    return line
-
-
-def _fields(st: os.stat_result) -> str:
-    if not st.st_ino or not st.st_ctime_ns:
-        return UNRELIABLE
-    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
-
-
-def _site_packages(root: str) -> list[str]:
-    lib = os.path.join(root, "lib")
-    try:
-        names = sorted(n for n in os.listdir(lib) if n.startswith("python"))
-    except OSError:
-        names = []
-    found = [os.path.join(lib, n, "site-packages") for n in names]
-    found.append(os.path.join(root, "Lib", "site-packages"))
-    return [f for f in found if os.path.isdir(f)]
 
 
 def inputs_signature(paths: Iterable[str | os.PathLike[str]]) -> str:

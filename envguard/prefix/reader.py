@@ -28,13 +28,21 @@ def is_venv(path: Path) -> bool:
     return (path / "pyvenv.cfg").is_file()
 
 
-def read_prefix(prefix: Path, virtual_packages: tuple[VirtualPackage, ...] = ()) -> Environment:
-    """Snapshot a live conda prefix or venv (no probe)."""
+def read_prefix(
+    prefix: Path, virtual_packages: tuple[VirtualPackage, ...] = (), *, fingerprint: str | None = None
+) -> Environment:
+    """Snapshot a live conda prefix or venv (no probe). A conda prefix whose stat fingerprint is unchanged
+    comes from the whole-environment cache (`fingerprint`: one the caller took before, else taken here)."""
     prefix = prefix.expanduser()
     if not prefix.is_dir():
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
     if is_conda_prefix(prefix):
-        return _read_conda(prefix, virtual_packages)
+        from envguard.prefix.envcache import cached_read
+
+        def read() -> Environment:
+            return _read_conda(prefix, virtual_packages)
+
+        return cached_read(prefix, virtual_packages, current_platform(), read, fingerprint)
     if is_venv(prefix) or (prefix / "lib").is_dir() or (prefix / "Lib").is_dir():
         return _read_venv(prefix, virtual_packages)
     raise BadInputError(f"{prefix}: neither a conda environment (no conda-meta/) nor a venv (no pyvenv.cfg)")

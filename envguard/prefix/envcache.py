@@ -1,0 +1,189 @@
+"""The whole-environment cache: a conda prefix's Environment as the reader built it, served again while the
+prefix's stat fingerprint (envguard.prefix.statsig) is unchanged.
+
+The slim-record cache (envguard.prefix.slim) spares parsing unchanged records, but a read still stats and
+decodes every record's entry and builds every Package; for a 3,000-package prefix that is most of `diff`,
+`export` and a full `check`. This cache keeps the finished Environment, one file per prefix, and serves it
+when the fingerprint — every conda-meta entry, every dist-info and the files the pip reader opens, by size,
+mtime, ctime and inode — is identical to the one taken before the stored read began.
+
+Safety: the entry is stored under the fingerprint taken BEFORE the read, so a change racing the read leaves
+an entry whose fingerprint the prefix no longer has (ctime cannot be set back); nothing is stored when a file
+in it changed within slim's `FRESH_NS` (a coarse file-system clock can give two edits the same stamp). The
+entry names envguard's version, the prefix (as given and resolved), the platform and the virtual packages
+the reader was handed, and carries a CRC of its payload; anything else, unreadable or malformed, is a miss.
+No fingerprint (a filesystem without inodes or ctimes) means no cache. At most `MAX_ENTRIES` prefixes are
+kept (the least recently written go first), so the temporary prefixes verify builds cannot pile up.
+`ENVGUARD_RECORD_CACHE=0` turns it off with the slim cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from envguard import __version__
+from envguard.cache import cache_dir
+from envguard.cuda import CudaSummary
+from envguard.model import Environment, Package, PipOrigin, RequestedSpec, VirtualPackage
+from envguard.prefix import slim
+from envguard.prefix.statsig import newest, stat_fingerprint
+
+FORMAT = 1
+MAX_ENTRIES = 16
+_PACKAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Package))
+_ORIGIN = _PACKAGE_FIELDS.index("origin")
+_DEPENDS = _PACKAGE_FIELDS.index("depends")
+
+
+def cached_read(
+    prefix: Path,
+    virtual: tuple[VirtualPackage, ...],
+    platform: str,
+    read: Callable[[], Environment],
+    fingerprint: str | None = None,
+) -> Environment:
+    """`read()`'s Environment for PREFIX, from the cache while its fingerprint is unchanged. `fingerprint`:
+    one the caller took before it began (envguard check takes it once for its own cache)."""
+    if not slim.enabled():
+        return read()
+    if fingerprint is None:
+        fingerprint = stat_fingerprint(prefix)
+    if not fingerprint:
+        return read()
+    where = _entry_path(prefix)
+    header = _header(prefix, virtual, platform)
+    env = _load(where, header, fingerprint, prefix)
+    if env is not None:
+        return env
+    env = read()
+    if time.time_ns() - newest(fingerprint) > slim.FRESH_NS and env.fingerprints is None:
+        _store(where, header, fingerprint, env)  # under the fingerprint taken BEFORE the read
+    return env
+
+
+def _entry_path(prefix: Path) -> Path:
+    real = os.path.realpath(prefix)
+    return cache_dir() / "envs" / f"{zlib.crc32(real.encode('utf-8', 'surrogateescape')):08x}.json"
+
+
+def _header(prefix: Path, virtual: tuple[VirtualPackage, ...], platform: str) -> list[Any]:
+    return [
+        FORMAT,
+        __version__,
+        str(prefix),
+        os.path.realpath(prefix),
+        platform,
+        [[v.name, v.version, v.build] for v in virtual],
+    ]
+
+
+def _load(where: Path, header: list[Any], fingerprint: str, prefix: Path) -> Environment | None:
+    try:
+        with open(where, "rb") as handle:
+            data = json.loads(handle.read())
+        if data["header"] != header or data["fingerprint"] != fingerprint:
+            return None
+        payload = data["env"]
+        if zlib.crc32(payload.encode("utf-8", "surrogateescape")) != data["crc"]:
+            return None
+        return _decode(json.loads(payload), prefix)
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None  # unreadable or not what _store writes: read the prefix instead
+
+
+def _store(where: Path, header: list[Any], fingerprint: str, env: Environment) -> None:
+    """Write the entry (atomic, private) and drop the oldest beyond MAX_ENTRIES; a cache that cannot be
+    written only costs speed next time."""
+    from envguard.atomic import write_text
+    from envguard.errors import EnvguardError
+
+    payload = json.dumps(_encode(env), separators=(",", ":"))
+    crc = zlib.crc32(payload.encode("utf-8", "surrogateescape"))
+    entry = {"header": header, "fingerprint": fingerprint, "crc": crc, "env": payload}
+    try:
+        write_text(where, json.dumps(entry), durable=False, private=True)
+        _prune(where.parent)
+    except (EnvguardError, OSError):
+        return
+
+
+def _prune(folder: Path) -> None:
+    entries = []
+    with os.scandir(folder) as found:
+        for item in found:
+            if item.name.endswith(".json"):
+                try:
+                    entries.append((item.stat().st_mtime_ns, item.path))
+                except OSError:
+                    continue
+    for _mtime, path in sorted(entries, reverse=True)[MAX_ENTRIES:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+
+
+# --- the payload: positional rows (a fraction of model.from_dict's cost; the types are the reader's own)
+
+
+def _encode(env: Environment) -> list[Any]:
+    return [
+        env.kind,
+        env.platform,
+        env.python,
+        env.python_implementation,
+        list(env.channels),
+        [_package_row(p) for p in env.packages],
+        [[r.manager, r.spec] for r in env.requested],
+        list(env.pip_options),
+        list(env.platforms),
+        [[v.name, v.version, v.build] for v in env.virtual_packages],
+        list(dataclasses.astuple(env.cuda)),
+        list(env.warnings),
+    ]
+
+
+def _package_row(package: Package) -> list[Any]:
+    row = [getattr(package, name) for name in _PACKAGE_FIELDS]
+    if package.origin is not None:
+        row[_ORIGIN] = list(dataclasses.astuple(package.origin))
+    row[_DEPENDS] = list(package.depends)
+    return row
+
+
+def _decode(data: list[Any], prefix: Path) -> Environment:
+    kind, platform, python, implementation, channels, rows, requested, pip_options = data[:8]
+    platforms, virtual, cuda, warnings = data[8:]
+    packages = []
+    for row in rows:
+        if len(row) != len(_PACKAGE_FIELDS):
+            raise ValueError("package row")
+        origin = row[_ORIGIN]
+        if origin is not None:
+            row[_ORIGIN] = PipOrigin(*origin)
+        row[_DEPENDS] = tuple(row[_DEPENDS])
+        packages.append(Package(*row))
+    return Environment(
+        kind=kind,
+        source=str(prefix),
+        name=prefix.name,
+        prefix=str(prefix),
+        platform=platform,
+        python=python,
+        python_implementation=implementation,
+        channels=tuple(channels),
+        packages=tuple(packages),
+        requested=tuple(RequestedSpec(m, s) for m, s in requested),
+        pip_options=tuple(pip_options),
+        platforms=tuple(platforms),
+        virtual_packages=tuple(VirtualPackage(n, v, b) for n, v, b in virtual),
+        cuda=CudaSummary(*cuda),
+        warnings=tuple(warnings),
+    )
