@@ -1,9 +1,9 @@
 """The `envguard` console script: the most frequent invocations without importing click.
 
-`envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot` is scripted;
-`envguard --help` is the first thing people type. Click's import alone costs more than answering them, so
-their common forms are parsed here and run inside the same error boundary (envguard.cli.boundary). Any other
-command, option or form goes to envguard.cli.app, unchanged.
+`envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot` and `envguard
+diff` are scripted; `envguard --help` is the first thing people type. Click's import alone costs more than
+answering them, so their common forms are parsed here and run inside the same error boundary
+(envguard.cli.boundary). Any other command, option or form goes to envguard.cli.app, unchanged.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from envguard.errors import EXIT_OK
 TYPE_CHECKING = False  # typing's own constant would cost an import on every start
 if TYPE_CHECKING:
     from envguard.check.fast import FastArgs
+    from envguard.output import Style
 
 
 def main() -> None:
@@ -48,7 +49,49 @@ def fast_path(args: list[str]) -> int | None:
         return _check(args[1:])
     if args[:1] == ["snapshot"]:
         return _snapshot(args[1:])
+    if args[:1] == ["diff"]:
+        return _diff(args[1:])
     return None
+
+
+_DIFF_FLAGS = {"--probe": "probe", "--all": "show_all", "--json": "json", "--markdown": "markdown"}
+
+
+def _diff(args: list[str]) -> int | None:
+    """`diff A B [--platform P] [--probe] [--all] [--json | --markdown]`; None for anything else (-o FILE,
+    --help, a misspelt option: click)."""
+    sources: list[str] = []
+    flags: set[str] = set()
+    platform = None
+    rest = list(args)
+    while rest:
+        token = rest.pop(0)
+        if token in _DIFF_FLAGS and _DIFF_FLAGS[token] not in flags:
+            flags.add(_DIFF_FLAGS[token])
+        elif token == "--platform" and platform is None and rest and not rest[0].startswith("-"):
+            platform = rest.pop(0)
+        elif not token.startswith("-") and len(sources) < 2:
+            sources.append(token)
+        else:
+            return None
+    if len(sources) != 2 or {"json", "markdown"} <= flags or not _known_platform(platform):
+        return None  # click names what is missing or wrong in one line
+    from envguard.cli.boundary import guarded
+    from envguard.diff.run import main
+
+    style: Style = "json" if "json" in flags else "markdown" if "markdown" in flags else "human"
+    a, b = sources
+    return guarded(
+        lambda: main(
+            a,
+            b,
+            platform=platform,
+            probe="probe" in flags,
+            show_all="show_all" in flags,
+            style=style,
+            output=None,
+        )
+    )
 
 
 def _snapshot(args: list[str]) -> int | None:

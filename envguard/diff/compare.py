@@ -136,7 +136,9 @@ def aligned_views(a: Environment, b: Environment, *, whole: bool = False) -> tup
 def _differing_names(a: Environment, b: Environment) -> dict[str, set[str]]:
     """Per manager, the names whose Package differs between A and B or is on one side only (the last
     package of a name wins, as in `view`)."""
-    result: dict[str, set[str]] = {}
+    result: dict[str, set[str]] = {"conda": set(), "pip": set()}
+    if a.packages is b.packages:  # two reads of identical content share one decoded tuple (prefix.envcache)
+        return result
     for manager in ("conda", "pip"):
         pa = {p.name: p for p in a.packages if p.manager == manager}
         pb = {p.name: p for p in b.packages if p.manager == manager}
@@ -335,5 +337,6 @@ def both_manager_hazards(a: Environment, b: Environment) -> list[Change]:
             if p.name in conda
         }
 
-    da, db = dual(a), dual(b)
+    da = dual(a)
+    db = da if b.packages is a.packages else dual(b)
     return [Change("both-managers", "hazard", n, da.get(n), db.get(n)) for n in sorted(da.keys() | db.keys())]

@@ -6,7 +6,9 @@ from __future__ import annotations
 from envguard.diff.changes import Diff
 from envguard.diff.compare import Engine, exact
 from envguard.diff.satisfy import diff_specs
+from envguard.errors import EXIT_DRIFT, EXIT_OK
 from envguard.model import Environment
+from envguard.output import Style
 
 
 def diff_environments(a: Environment, b: Environment, *, engine: Engine = "deepdiff") -> Diff:
@@ -26,3 +28,24 @@ def diff_sources(a: str, b: str, *, platform: str | None, probe: bool) -> tuple[
         env_a = load(a, platform=platform, probe=probe)
         env_b = load(b, platform=platform, probe=probe)
     return diff_environments(env_a, env_b), (*env_a.warnings, *env_b.warnings)
+
+
+def main(
+    a: str, b: str, *, platform: str | None, probe: bool, show_all: bool, style: Style, output: str | None
+) -> int:
+    """`envguard diff A B`: print the comparison in STYLE; exit 0 equal, 1 different (the click command and
+    the console script's own path for its common forms)."""
+    from envguard.diff import render
+    from envguard.output import Views, present, warn
+
+    result, warnings = diff_sources(a, b, platform=platform, probe=probe)
+    for message in warnings:
+        warn(message)
+    present(
+        Views(
+            result.to_dict, lambda: render.table(result, show_all=show_all), lambda: render.markdown(result)
+        ),
+        style,
+        output,
+    )
+    return EXIT_OK if result.equal else EXIT_DRIFT

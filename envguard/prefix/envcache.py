@@ -85,15 +85,15 @@ def _header(prefix: Path, virtual: tuple[VirtualPackage, ...], platform: str) ->
 
 
 def _load(where: Path, header: list[Any], fingerprint: str, prefix: Path) -> Environment | None:
+    """The entry: one JSON line [header, fingerprint, CRC of the payload], then the payload (JSON)."""
     try:
         with open(where, "rb") as handle:
-            data = json.loads(handle.read())
-        if data["header"] != header or data["fingerprint"] != fingerprint:
+            head = json.loads(handle.readline())
+            payload = handle.read()
+        crc = zlib.crc32(payload)
+        if head[0] != header or head[1] != fingerprint or crc != head[2]:
             return None
-        payload = data["env"]
-        if zlib.crc32(payload.encode("utf-8", "surrogateescape")) != data["crc"]:
-            return None
-        return _decode(json.loads(payload), prefix)
+        return _decoded(payload, crc, prefix)
     except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None  # unreadable or not what _store writes: read the prefix instead
 
@@ -101,14 +101,15 @@ def _load(where: Path, header: list[Any], fingerprint: str, prefix: Path) -> Env
 def _store(where: Path, header: list[Any], fingerprint: str, env: Environment) -> None:
     """Write the entry (atomic, private) and drop the oldest beyond MAX_ENTRIES; a cache that cannot be
     written only costs speed next time."""
-    from envguard.atomic import write_text
+    from envguard.atomic import write_bytes
+    from envguard.channels import scrub
     from envguard.errors import EnvguardError
 
-    payload = json.dumps(_encode(env), separators=(",", ":"))
-    crc = zlib.crc32(payload.encode("utf-8", "surrogateescape"))
-    entry = {"header": header, "fingerprint": fingerprint, "crc": crc, "env": payload}
+    text = scrub(json.dumps(_encode(env), separators=(",", ":")))  # no credentials on disk, as everywhere
+    payload = text.encode("utf-8", "surrogateescape")
+    head = json.dumps([header, fingerprint, zlib.crc32(payload)]).encode("utf-8", "surrogateescape")
     try:
-        write_text(where, json.dumps(entry), durable=False, private=True)
+        write_bytes(where, head + b"\n" + payload, durable=False, private=True)
         _prune(where.parent)
     except (EnvguardError, OSError):
         return
@@ -128,6 +129,21 @@ def _prune(folder: Path) -> None:
             os.unlink(path)
         except OSError:
             continue
+
+
+# This process's last decoded payload: a second prefix with the very same content (a clone, `diff A A`'s
+# twin) shares its frozen packages instead of decoding them again, and comparing them is a matter of identity.
+_LAST: dict[int, tuple[bytes, Environment]] = {}
+
+
+def _decoded(payload: bytes, crc: int, prefix: Path) -> Environment:
+    seen = _LAST.get(crc)
+    if seen is not None and seen[0] == payload:
+        return dataclasses.replace(seen[1], source=str(prefix), name=prefix.name, prefix=str(prefix))
+    env = _decode(json.loads(payload), prefix)
+    _LAST.clear()
+    _LAST[crc] = (payload, env)
+    return env
 
 
 # --- the payload: positional rows (a fraction of model.from_dict's cost; the types are the reader's own)

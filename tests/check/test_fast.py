@@ -144,6 +144,9 @@ def test_statcache_agrees_with_the_modules_it_mirrors() -> None:
 
     assert statcache.cache_root() == str(virtual.cache_dir() / "check")
     assert statcache.OVERRIDE_VARS == virtual.OVERRIDE_VARS
+    from envguard.prefix import pip_dist, statsig
+
+    assert statsig.READ_FILES == pip_dist.READ_FILES  # the fingerprint signs every file the pip reader opens
 
 
 _SCANNED: list[str] = []

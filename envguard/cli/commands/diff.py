@@ -6,7 +6,6 @@ from __future__ import annotations
 import click
 
 from envguard.cli.options import output_style, valid_platform
-from envguard.errors import EXIT_DRIFT, EXIT_OK
 from envguard.output import Style
 
 
@@ -30,18 +29,6 @@ def command(
 ) -> int:
     """Compare A with B: each a prefix, name:ENV, environment.yml, conda-lock.yml, explicit, pixi.lock or
     snapshot."""
-    from envguard.diff import render
-    from envguard.diff.run import diff_sources
-    from envguard.output import Views, present, warn
+    from envguard.diff.run import main
 
-    result, warnings = diff_sources(a, b, platform=platform, probe=probe)
-    for message in warnings:
-        warn(message)
-    present(
-        Views(
-            result.to_dict, lambda: render.table(result, show_all=show_all), lambda: render.markdown(result)
-        ),
-        style,
-        output,
-    )
-    return EXIT_OK if result.equal else EXIT_DRIFT
+    return main(a, b, platform=platform, probe=probe, show_all=show_all, style=style, output=output)
