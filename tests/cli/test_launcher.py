@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,9 @@ PROBE = (
 
 
 def run_fast(*args: str) -> tuple[str, tuple[int | None, bool]]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, env=dict(os.environ)
+    )
     return done.stdout, eval(done.stderr.strip().splitlines()[-1])
 
 
@@ -67,9 +70,36 @@ def test_snapshot_fast_path_errors_use_the_boundary(
     assert capsys.readouterr().err.startswith("envguard: error: ")
 
 
+@pytest.mark.parametrize("style", [(), ("--json",), ("--markdown",), ("--all",)])
+def test_diff_fast_path_matches_click(
+    make_prefix, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, style: tuple[str, ...]
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")  # both processes draw the table at the same width
+    a = make_prefix(["python=3.11", "numpy=1.26", "requests=2.32.3"], name="a")
+    b = make_prefix(["python=3.11", "numpy=2.0", "six"], name="b")
+    for pair, want in (((a, b), 1), ((a, a), 0)):
+        args = ["diff", str(pair[0]), str(pair[1]), *style]
+        out, (code, click_loaded) = run_fast(*args)
+        assert (code, click_loaded) == (want, False)
+        assert envguard(*args) == want
+        assert out == capsys.readouterr().out  # the same text, byte for byte
+
+
+def test_diff_fast_path_errors_use_the_boundary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert launcher.fast_path(["diff", str(tmp_path / "missing"), str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("envguard: error: ")
+
+
 @pytest.mark.parametrize(
     "args",
     [
+        ["diff", "a"],
+        ["diff", "a", "b", "c"],
+        ["diff", "a", "b", "--json", "--markdown"],
+        ["diff", "a", "b", "-o", "out.json"],
+        ["diff", "a", "b", "--platform", "bogus"],
+        ["diff", "a", "b", "--help"],
+        ["diff", "--all", "--all", "a", "b"],
         ["snapshot", "--help"],
         ["snapshot", "a", "b"],
         ["snapshot", "--no-probe", "--no-probe"],
