@@ -8,6 +8,7 @@ answering them, so their common forms are parsed here and run inside the same er
 
 from __future__ import annotations
 
+import os
 import sys
 
 from envguard.errors import EXIT_OK
@@ -51,43 +52,83 @@ def fast_path(args: list[str]) -> int | None:
         return _snapshot(args[1:])
     if args[:1] == ["diff"]:
         return _diff(args[1:])
+    if args[:1] == ["lock"]:
+        return _lock(args[1:])
     return None
 
 
-_DIFF_FLAGS = {"--probe": "probe", "--all": "show_all", "--json": "json", "--markdown": "markdown"}
+class _Form:
+    """A command line in the few forms the launcher answers: positionals, flags given once, options with a
+    value given once (`--opt VALUE`, never `--opt=VALUE` or a value starting with `-`) and repeatable ones."""
+
+    def __init__(
+        self, positional: list[str], flags: set[str], values: dict[str, str], lists: dict[str, list[str]]
+    ):
+        self.positional, self.flags, self.values, self.lists = positional, flags, values, lists
+
+
+def _parse(
+    args: list[str],
+    *,
+    positional: int,
+    flags: dict[str, str],
+    valued: dict[str, str],
+    repeated: dict[str, str] | None = None,
+) -> _Form | None:
+    """`args` as a _Form, or None for anything else (click then answers it, errors included)."""
+    form = _Form([], set(), {}, {})
+    repeated = repeated or {}
+    rest = list(args)
+    while rest:
+        token = rest.pop(0)
+        has_value = bool(rest) and not rest[0].startswith("-")
+        if token in flags and flags[token] not in form.flags:
+            form.flags.add(flags[token])
+        elif token in valued and valued[token] not in form.values and has_value:
+            form.values[valued[token]] = rest.pop(0)
+        elif token in repeated and has_value:
+            form.lists.setdefault(repeated[token], []).append(rest.pop(0))
+        elif not token.startswith("-") and len(form.positional) < positional:
+            form.positional.append(token)
+        else:
+            return None
+    return form
+
+
+_STYLE_FLAGS = {"--json": "json", "--markdown": "markdown"}
+
+
+def _style(form: _Form) -> Style | None:
+    if {"json", "markdown"} <= form.flags:
+        return None  # click says they are alternatives
+    return "json" if "json" in form.flags else "markdown" if "markdown" in form.flags else "human"
 
 
 def _diff(args: list[str]) -> int | None:
     """`diff A B [--platform P] [--probe] [--all] [--json | --markdown]`; None for anything else (-o FILE,
     --help, a misspelt option: click)."""
-    sources: list[str] = []
-    flags: set[str] = set()
-    platform = None
-    rest = list(args)
-    while rest:
-        token = rest.pop(0)
-        if token in _DIFF_FLAGS and _DIFF_FLAGS[token] not in flags:
-            flags.add(_DIFF_FLAGS[token])
-        elif token == "--platform" and platform is None and rest and not rest[0].startswith("-"):
-            platform = rest.pop(0)
-        elif not token.startswith("-") and len(sources) < 2:
-            sources.append(token)
-        else:
-            return None
-    if len(sources) != 2 or {"json", "markdown"} <= flags or not _known_platform(platform):
+    form = _parse(
+        args,
+        positional=2,
+        flags={"--probe": "probe", "--all": "show_all", **_STYLE_FLAGS},
+        valued={"--platform": "platform"},
+    )
+    if form is None or len(form.positional) != 2 or not _known_platform(form.values.get("platform")):
         return None  # click names what is missing or wrong in one line
+    style = _style(form)
+    if style is None:
+        return None
     from envguard.cli.boundary import guarded
     from envguard.diff.run import main
 
-    style: Style = "json" if "json" in flags else "markdown" if "markdown" in flags else "human"
-    a, b = sources
+    a, b = form.positional
     return guarded(
         lambda: main(
             a,
             b,
-            platform=platform,
-            probe="probe" in flags,
-            show_all="show_all" in flags,
+            platform=form.values.get("platform"),
+            probe="probe" in form.flags,
+            show_all="show_all" in form.flags,
             style=style,
             output=None,
         )
@@ -96,27 +137,62 @@ def _diff(args: list[str]) -> int | None:
 
 def _snapshot(args: list[str]) -> int | None:
     """`snapshot [SOURCE] [--no-probe] [--platform P] [-o FILE]`; None for anything else."""
-    source = platform = output = None
-    no_probe = False
-    rest = list(args)
-    while rest:
-        token = rest.pop(0)
-        if token == "--no-probe" and not no_probe:
-            no_probe = True
-        elif token == "--platform" and platform is None and rest and not rest[0].startswith("-"):
-            platform = rest.pop(0)
-        elif token in ("-o", "--output") and output is None and rest and not rest[0].startswith("-"):
-            output = rest.pop(0)
-        elif not token.startswith("-") and source is None:
-            source = token
-        else:
-            return None
-    if not _known_platform(platform):
+    form = _parse(
+        args,
+        positional=1,
+        flags={"--no-probe": "no_probe"},
+        valued={"--platform": "platform", "-o": "output", "--output": "output"},
+    )
+    if form is None or not _known_platform(form.values.get("platform")):
         return None
     from envguard.cli.boundary import guarded
     from envguard.export.snapshot import snapshot
 
-    return guarded(lambda: snapshot(source, no_probe, platform, output))
+    source = form.positional[0] if form.positional else None
+    values = form.values
+    return guarded(
+        lambda: snapshot(source, "no_probe" in form.flags, values.get("platform"), values.get("output"))
+    )
+
+
+_LOCK_FORMATS = ("conda-lock", "explicit", "pixi")
+
+
+def _lock(args: list[str]) -> int | None:
+    """`lock [SOURCE] [-f FILE] [--platform P ...] [--cuda V | --no-cuda] [--no-probe] [--format F]
+    [--include-local] [-o FILE]`; None for anything else."""
+    form = _parse(
+        args,
+        positional=1,
+        flags={"--no-cuda": "no_cuda", "--no-probe": "no_probe", "--include-local": "include_local"},
+        valued={"-f": "envfile", "--file": "envfile", "--cuda": "cuda", "--format": "fmt", "-o": "output"}
+        | {"--output": "output"},
+        repeated={"--platform": "platforms"},
+    )
+    if form is None:
+        return None
+    platforms = tuple(form.lists.get("platforms", ()))
+    values = form.values
+    envfile, fmt = values.get("envfile"), values.get("fmt", "conda-lock")
+    if not all(_known_platform(p) for p in platforms) or fmt not in _LOCK_FORMATS:
+        return None
+    if envfile is not None and os.path.isdir(envfile):
+        return None  # click's own message for a folder given as -f
+    from envguard.cli.boundary import guarded
+    from envguard.lock.run import LockOptions, main
+
+    options = LockOptions(
+        form.positional[0] if form.positional else None,
+        envfile,
+        platforms,
+        values.get("cuda"),
+        "no_cuda" in form.flags,
+        "no_probe" in form.flags,
+        fmt,
+        values.get("output"),
+        "include_local" in form.flags,
+    )
+    return guarded(lambda: main(options))
 
 
 def _known_platform(platform: str | None) -> bool:

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envguard.errors import UsageError
+from envguard.errors import EXIT_OK, UsageError
 from envguard.lock.plan import (
     CudaChoice,
     LockPlan,
@@ -51,6 +51,23 @@ class _Out:
     written: list[str] = field(default_factory=list)
     stdout: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+def main(options: LockOptions) -> int:
+    """`envguard lock`: write the lock, print its summary lines (stderr) and `-o -` text (stdout); exit 0
+    (the click command and the console script's own path)."""
+    import sys
+
+    from envguard.output import warn
+
+    result = lock(options)
+    for message in result.warnings:
+        warn(message)
+    sys.stdout.write(result.stdout)
+    sys.stdout.flush()
+    for line in result.written:
+        sys.stderr.write(f"envguard: {line}\n")
+    return EXIT_OK
 
 
 def lock(options: LockOptions) -> LockResult:

@@ -20,9 +20,14 @@ PROBE = (
 )
 
 
-def run_fast(*args: str) -> tuple[str, tuple[int | None, bool]]:
+def run_fast(*args: str, cwd: Path | None = None) -> tuple[str, tuple[int | None, bool]]:
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, check=True, env=dict(os.environ)
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        cwd=cwd,
     )
     return done.stdout, eval(done.stderr.strip().splitlines()[-1])
 
@@ -85,6 +90,30 @@ def test_diff_fast_path_matches_click(
         assert out == capsys.readouterr().out  # the same text, byte for byte
 
 
+def test_lock_fast_path_matches_click(
+    make_prefix, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    prefix = make_prefix(["python=3.11", "numpy=1.26"])
+    fast, slow = tmp_path / "fast" / "conda-lock.yml", tmp_path / "slow" / "conda-lock.yml"
+    fast.parent.mkdir(), slow.parent.mkdir()
+    _out, (code, click_loaded) = run_fast(
+        "lock", str(prefix), "--no-probe", "-o", "conda-lock.yml", cwd=fast.parent
+    )
+    assert (code, click_loaded) == (0, False)
+    monkeypatch.chdir(slow.parent)  # the lock records its own command line, -o included
+    assert envguard("lock", str(prefix), "--no-probe", "-o", "conda-lock.yml") == 0
+    assert fast.read_text() == slow.read_text()
+    explicit = tmp_path / "conda-{platform}.lock"
+    args = ["lock", str(prefix), "--no-probe", "--format", "explicit", "-o", str(explicit)]
+    capfd.readouterr()
+    assert launcher.fast_path(args) == 0
+    fast_lines = capfd.readouterr()
+    assert envguard(*args) == 0
+    assert capfd.readouterr() == fast_lines  # the same summary lines on stderr, nothing on stdout
+    assert "wrote" in fast_lines.err and fast_lines.out == ""
+
+
 def test_diff_fast_path_errors_use_the_boundary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert launcher.fast_path(["diff", str(tmp_path / "missing"), str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("envguard: error: ")
@@ -100,6 +129,12 @@ def test_diff_fast_path_errors_use_the_boundary(tmp_path: Path, capsys: pytest.C
         ["diff", "a", "b", "--platform", "bogus"],
         ["diff", "a", "b", "--help"],
         ["diff", "--all", "--all", "a", "b"],
+        ["lock", "--format", "yaml"],
+        ["lock", "--platform", "bogus"],
+        ["lock", "-f", "."],
+        ["lock", "-o", "-"],
+        ["lock", "--file=environment.yml"],
+        ["lock", "a", "b"],
         ["snapshot", "--help"],
         ["snapshot", "a", "b"],
         ["snapshot", "--no-probe", "--no-probe"],

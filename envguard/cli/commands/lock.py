@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import click
 
-from envguard.errors import EXIT_OK
-from envguard.output import warn
-
 
 @click.command("lock")
 @click.argument("source", required=False)
@@ -52,13 +49,6 @@ def command(
     output: str | None,
 ) -> int:
     """Write a conda-lock.yml from a live environment (exact, no solving) or an environment.yml (solved)."""
-    from envguard.lock.run import LockOptions, lock
+    from envguard.lock.run import LockOptions, main
 
-    options = LockOptions(source, envfile, platforms, cuda, no_cuda, no_probe, fmt, output, include_local)
-    result = lock(options)
-    for message in result.warnings:
-        warn(message)
-    click.echo(result.stdout, nl=False)
-    for line in result.written:
-        click.echo(f"envguard: {line}", err=True)
-    return EXIT_OK
+    return main(LockOptions(source, envfile, platforms, cuda, no_cuda, no_probe, fmt, output, include_local))
