@@ -1,10 +1,11 @@
 """File digests, read in chunks (hashlib releases the GIL while hashing, so threads hash files in
-parallel)."""
+parallel), and a memo of the digests of unchanged archives (DigestMemo)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import time
 
 CHUNK = 1 << 20
 
@@ -16,3 +17,92 @@ def file_digest(path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
         while chunk := handle.read(CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+class DigestMemo:
+    """Archive digests already taken, kept per folder in envguard's cache and keyed by each file's stat
+    signature (size, mtime, ctime, inode, device): rewriting, replacing or touching a file gives it a new
+    ctime, which no user can set back, so a remembered digest is only ever served for the very bytes that
+    were hashed. A file changed within `FRESH_NS` of being hashed is not remembered (a coarse file-system
+    clock can give two writes the same stamp), nor is one whose signature changed while it was hashed or
+    whose file system reports no inode or ctime. Thread-safe; `save()` writes what was learnt (best
+    effort)."""
+
+    FORMAT = 1
+    FRESH_NS = 2_000_000_000
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._folders: dict[str, dict[str, list[object]]] = {}
+        self._changed: set[str] = set()
+
+    def digest(self, path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
+        """`file_digest(path, algorithm)`, from the memo while the file is unchanged."""
+        folder, name = os.path.split(os.path.realpath(path))
+        before = _signature(path)
+        entries = self._entries(folder)
+        known = entries.get(name)
+        if before and isinstance(known, list) and len(known) == 3 and known[:2] == [before, algorithm]:
+            return str(known[2])
+        value = file_digest(path, algorithm)
+        if before and _signature(path) == before and time.time_ns() - max(before[1:3]) > self.FRESH_NS:
+            with self._lock:
+                entries[name] = [before, algorithm, value]
+                self._changed.add(folder)
+        return value
+
+    def save(self) -> None:
+        import json
+
+        from envguard.atomic import write_bytes
+        from envguard.errors import EnvguardError
+
+        for folder in sorted(self._changed):
+            document = {"header": [self.FORMAT, folder], "files": self._folders[folder]}
+            try:  # a memo not written only costs a hash next time
+                write_bytes(_memo_path(folder), json.dumps(document).encode(), durable=False, private=True)
+            except (EnvguardError, OSError):
+                continue
+        self._changed.clear()
+
+    def _entries(self, folder: str) -> dict[str, list[object]]:
+        with self._lock:
+            entries = self._folders.get(folder)
+            if entries is None:
+                entries = self._folders[folder] = _load_memo(folder, [self.FORMAT, folder])
+            return entries
+
+
+def _signature(path: str | os.PathLike[str]) -> list[int]:
+    """[size, mtime, ctime, inode, device], or [] where the file system leaves one of them unreliable."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    if not st.st_ino or not st.st_ctime_ns:
+        return []
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def _memo_path(folder: str) -> str:
+    import zlib
+
+    from envguard.cache import cache_path
+
+    name = f"{zlib.crc32(folder.encode('utf-8', 'surrogateescape')):08x}.json"
+    return os.path.join(cache_path(), "digests", name)
+
+
+def _load_memo(folder: str, header: list[object]) -> dict[str, list[object]]:
+    import json
+
+    try:
+        with open(_memo_path(folder), "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("header") != header or not isinstance(data.get("files"), dict):
+        return {}
+    return data["files"]  # type: ignore[no-any-return]

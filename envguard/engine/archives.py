@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from envguard.channels import strip_credentials
 from envguard.errors import BadInputError, OperationalError
-from envguard.hashing import file_digest
+from envguard.hashing import DigestMemo
 from envguard.model import Package
 
 DOWNLOAD_TIMEOUT = 120.0
@@ -68,18 +68,26 @@ def fetch(
     OperationalError naming the package; mismatches are returned. Without a pkgs_dir only file:// archives can
     be found."""
     wanted = [p for p in packages if p.manager == "conda" or has_archive(p)]
-    one = _one if done is None else lambda p, d: _reported(_one(p, d), done)
-    if len(wanted) <= 1:
-        return [one(p, pkgs_dir) for p in wanted]
-    # a few long-lived batches instead of one task per package: hundreds of small archives hash in
-    # milliseconds
-    batches = [list(range(i, len(wanted), workers)) for i in range(min(workers, len(wanted)))]
-    with ThreadPoolExecutor(max_workers=len(batches)) as pool:
-        results = pool.map(lambda batch: [(i, one(wanted[i], pkgs_dir)) for i in batch], batches)
-        return [
-            archive
-            for _i, archive in sorted((pair for batch in results for pair in batch), key=lambda x: x[0])
-        ]
+    memo = DigestMemo()  # an archive hashed before and unchanged since (stat signature) is not read again
+
+    def one(package: Package) -> Archive:
+        archive = _one(package, pkgs_dir, memo)
+        return archive if done is None else _reported(archive, done)
+
+    try:
+        if len(wanted) <= 1:
+            return [one(p) for p in wanted]
+        # a few long-lived batches instead of one task per package: hundreds of small archives hash in
+        # milliseconds
+        batches = [list(range(i, len(wanted), workers)) for i in range(min(workers, len(wanted)))]
+        with ThreadPoolExecutor(max_workers=len(batches)) as pool:
+            results = pool.map(lambda batch: [(i, one(wanted[i])) for i in batch], batches)
+            return [
+                archive
+                for _i, archive in sorted((pair for batch in results for pair in batch), key=lambda x: x[0])
+            ]
+    finally:
+        memo.save()
 
 
 def _reported(archive: Archive, done: Callable[[Package], None]) -> Archive:
@@ -93,7 +101,7 @@ def has_archive(package: Package) -> bool:
     return bool(package.filename.endswith(PIP_ARCHIVES) and (package.sha256 or package.md5))
 
 
-def _one(package: Package, pkgs_dir: Path | None) -> Archive:
+def _one(package: Package, pkgs_dir: Path | None, memo: DigestMemo) -> Archive:
     if package.sha256:
         algorithm, expected = "sha256", package.sha256.lower()
     elif package.md5:
@@ -109,7 +117,7 @@ def _one(package: Package, pkgs_dir: Path | None) -> Archive:
             raise OperationalError(f"{package.describe()}: not a local archive ({package.url})")
         path = download(package, pkgs_dir)
     try:
-        actual = file_digest(path, algorithm)
+        actual = memo.digest(path, algorithm)
     except OSError as exc:
         raise OperationalError(
             f"{package.describe()}: cannot read {path} ({exc.strerror}); check permissions"

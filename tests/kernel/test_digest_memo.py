@@ -1,0 +1,130 @@
+"""The archive digest memo: an unchanged archive is not read again, and any write to it — in place with the
+size and mtime put back, a replacement, another algorithm — is hashed again, so a poisoned archive in the
+package cache still fails verify after a verify that remembered its digest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from envguard.hashing import DigestMemo, _memo_path
+from tests.helpers import envguard
+
+_OPENED: list[str] = []
+_WATCHING = [False]
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _WATCHING[0] and isinstance(args[0], str | Path):
+        _OPENED.append(os.path.realpath(str(args[0])))
+
+
+sys.addaudithook(_audit)  # the interpreter's own record of every file opened (gated: hooks stay forever)
+
+
+@pytest.fixture
+def opened() -> Iterator[list[str]]:
+    _OPENED.clear()
+    _WATCHING[0] = True
+    try:
+        yield _OPENED
+    finally:
+        _WATCHING[0] = False
+
+
+@pytest.fixture
+def aged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files count as settled at once (the real 2 s rule has its own test)."""
+    monkeypatch.setattr(DigestMemo, "FRESH_NS", -(10**12))
+
+
+def _sha(path: Path, algorithm: str = "sha256") -> str:
+    return hashlib.new(algorithm, path.read_bytes()).hexdigest()
+
+
+def _memo_digest(path: Path, algorithm: str = "sha256") -> str:
+    """One process's view: a new memo (loaded from the cache), one digest, saved."""
+    memo = DigestMemo()
+    value = memo.digest(path, algorithm)
+    memo.save()
+    return value
+
+
+def test_an_unchanged_archive_is_not_read_again(tmp_path: Path, aged: None, opened: list[str]) -> None:
+    archive = tmp_path / "zlib-1.3.1-h0_0.conda"
+    archive.write_bytes(b"an archive" * 1000)
+    assert _memo_digest(archive) == _sha(archive)
+    _OPENED.clear()
+    assert _memo_digest(archive) == _sha(archive)
+    assert str(archive.resolve()) not in opened[:-1]  # only _sha's own read, after the memo answered
+    assert _memo_digest(archive, "md5") == _sha(archive, "md5")  # another algorithm: hashed, not mixed up
+
+
+@pytest.mark.parametrize("how", ["in place, size and mtime put back", "replaced", "appended"])
+def test_any_write_to_the_archive_is_hashed_again(tmp_path: Path, aged: None, how: str) -> None:
+    archive = tmp_path / "six-1.16.0-py_0.conda"
+    archive.write_bytes(b"genuine" * 100)
+    assert _memo_digest(archive) == _sha(archive)
+    before = archive.stat()
+    if how == "replaced":
+        other = tmp_path / "other"
+        other.write_bytes(b"poisoned" * 100)
+        os.utime(other, ns=(before.st_atime_ns, before.st_mtime_ns))
+        other.replace(archive)
+    elif how == "appended":
+        with open(archive, "ab") as handle:
+            handle.write(b"x")
+    else:
+        with open(archive, "r+b") as handle:
+            handle.write(b"POISON!")
+        os.utime(archive, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert archive.stat().st_size == before.st_size and archive.stat().st_mtime_ns == before.st_mtime_ns
+    assert _memo_digest(archive) == _sha(archive)
+
+
+def test_fresh_files_and_damaged_memos_are_never_trusted(tmp_path: Path) -> None:
+    archive = tmp_path / "zlib-1.3.1-h0_0.tar.bz2"
+    archive.write_bytes(b"just written")
+    assert _memo_digest(archive) == _sha(archive)
+    assert not os.path.exists(_memo_path(str(tmp_path.resolve())))  # younger than 2 s: not remembered
+    memo_file = Path(_memo_path(str(tmp_path.resolve())))
+    memo_file.parent.mkdir(parents=True, exist_ok=True)
+    lie = {"header": [1, str(tmp_path.resolve())], "files": {archive.name: [[1], "sha256", "00" * 32]}}
+    for text in ("not json", json.dumps(lie), json.dumps({"header": 5})):
+        memo_file.write_text(text)
+        assert _memo_digest(archive) == _sha(archive)
+
+
+def _lock(folder: Path, channel: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    yml = folder / "environment.yml"
+    yml.write_text(f"channels:\n  - {channel.resolve().as_uri()}\ndependencies:\n  - zlib\n")
+    lock = folder / "conda-lock.yml"
+    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
+    return lock
+
+
+def test_a_poisoned_archive_fails_verify_after_its_digest_was_remembered(
+    channels: dict[str, Path], tmp_path: Path, aged: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = _lock(tmp_path / "proj", channels["forge"])
+    pkgs = tmp_path / "pkgs"
+    argv = ["verify", "--lock", str(lock), "--pkgs-dir", str(pkgs), "--json"]
+    assert envguard(*argv) == 0 and envguard(*argv) == 0  # the second run is served by the memo
+    archive = next(pkgs.glob("zlib-*.conda"))
+    before = archive.stat()
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    with open(archive, "r+b") as handle:  # in place: same inode, same size, the mtime put back
+        handle.write(bytes(data))
+    os.utime(archive, ns=(before.st_atime_ns, before.st_mtime_ns))
+    capsys.readouterr()
+    assert envguard(*argv) == 1
+    result = json.loads(capsys.readouterr().out)
+    assert [m["name"] for m in result["mismatches"]] == ["zlib"]
