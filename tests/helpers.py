@@ -211,3 +211,15 @@ def settle(tag: str, seconds: float = 2.0) -> list[int]:
     while marked(tag) and time.monotonic() < until:
         time.sleep(0.1)
     return marked(tag)
+
+
+def settled(scratch: Path, timeout: float = 30.0) -> list[Path]:
+    """What is left in a temp folder once verify's background deleter is done with it (envguard.verify.run
+    .discard renames the temporary prefix into a trash folder that a detached rm empties and removes)."""
+    import time
+
+    trash = scratch / "envguard-verify-trash"
+    deadline = time.monotonic() + timeout
+    while trash.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return sorted(scratch.iterdir())

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import envguard, fixture_channel
+from tests.helpers import envguard, fixture_channel, settled
 
 
 def test_an_absolute_path_in_paths_json_is_refused(channels, tmp_path) -> None:
@@ -57,4 +57,4 @@ def test_an_absolute_path_in_paths_json_is_refused(channels, tmp_path) -> None:
     )
     assert proc.returncode == 3, proc.stderr
     assert "zlib" in proc.stderr and "outside the environment" in proc.stderr
-    assert not Path(evil).exists() and list(scratch.iterdir()) == []
+    assert not Path(evil).exists() and settled(scratch) == []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import envguard
+from tests.helpers import envguard, settled
 
 
 def _lock(folder: Path, channel: Path) -> Path:
@@ -56,4 +56,4 @@ def test_a_signal_mid_verify_leaves_no_temp_folder(channels, tmp_path, signum) -
     else:
         pytest.skip("verify finished before it could be interrupted, five times")
     assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
-    assert list(scratch.glob("envguard-verify-*")) == []
+    assert settled(scratch) == []

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.channel_server import SECRET, TOKEN, leaks
-from tests.helpers import MakePrefix, envguard, fixture_channel
+from tests.helpers import MakePrefix, envguard, fixture_channel, settled
 
 SPECS = ["python=3.11", "numpy=1.26", "six", "zlib"]
 
@@ -67,7 +67,7 @@ def test_intact_lock_passes(
         ("check", "ok"),
     ]
     assert data["check"]["clean"] is True and data["prefix"] is None
-    assert list(scratch.iterdir()) == []  # the rebuilt prefix is removed without --keep
+    assert settled(scratch) == []  # the rebuilt prefix is removed without --keep
 
 
 def test_tampered_lock_hash_fails_naming_the_package(
@@ -322,7 +322,7 @@ _WATCHING: list[bool] = [False]  # the hook stays for the whole session: it reco
 
 
 def _audit(event: str, args: tuple[object, ...]) -> None:
-    if _WATCHING[0] and event in ("open", "shutil.rmtree") and args:
+    if _WATCHING[0] and event in ("open", "os.rename") and args:
         _EVENTS.append((event, str(args[0])))
 
 
@@ -346,11 +346,11 @@ def test_the_report_is_out_before_the_temporary_prefix_is_deleted(
     finally:
         _WATCHING[0] = False
     written = next(i for i, (e, p) in enumerate(_EVENTS) if e == "open" and ".report.json." in p)
-    removed = next(
-        i for i, (e, p) in enumerate(_EVENTS) if e == "shutil.rmtree" and p.startswith(str(scratch))
+    removed = next(  # moved into the trash, where a detached rm deletes it
+        i for i, (e, p) in enumerate(_EVENTS) if e == "os.rename" and p.startswith(str(scratch))
     )
     assert written < removed, _EVENTS[min(written, removed) : max(written, removed) + 1]
-    assert json.loads(report.read_text())["passed"] is True and list(scratch.iterdir()) == []
+    assert json.loads(report.read_text())["passed"] is True and settled(scratch) == []
 
 
 def test_the_lock_is_parsed_once_per_content(
