@@ -40,7 +40,7 @@ class DigestMemo:
 
     def digest(self, path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
         """`file_digest(path, algorithm)`, from the memo while the file is unchanged."""
-        folder, name = os.path.split(os.path.realpath(path))
+        folder, name = os.path.split(os.path.abspath(path))  # signed by os.stat: a re-pointed link misses
         before = _signature(path)
         entries = self._entries(folder)
         known = entries.get(name)

@@ -21,12 +21,17 @@ def diff_environments(a: Environment, b: Environment, *, engine: Engine = "deepd
 
 def diff_sources(a: str, b: str, *, platform: str | None, probe: bool) -> tuple[Diff, tuple[str, ...]]:
     """Read both SOURCEs and compare them; returns the diff and the readers' warnings."""
-    from envguard.prefix.probe import skip_hint
     from envguard.sources import load
 
-    with skip_hint("run diff without --probe to skip the probe"):
-        env_a = load(a, platform=platform, probe=probe)
-        env_b = load(b, platform=platform, probe=probe)
+    if probe:  # the probe's module (subprocess and friends) only where the probe runs
+        from envguard.prefix.probe import skip_hint
+
+        with skip_hint("run diff without --probe to skip the probe"):
+            env_a = load(a, platform=platform, probe=True)
+            env_b = load(b, platform=platform, probe=True)
+    else:
+        env_a = load(a, platform=platform)
+        env_b = load(b, platform=platform)
     return diff_environments(env_a, env_b), (*env_a.warnings, *env_b.warnings)
 
 
