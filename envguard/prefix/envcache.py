@@ -33,7 +33,7 @@ from envguard.cache import cache_dir
 from envguard.cuda import CudaSummary
 from envguard.model import Environment, Package, PipOrigin, RequestedSpec, VirtualPackage
 from envguard.prefix import slim
-from envguard.prefix.statsig import newest, stat_fingerprint
+from envguard.prefix.statsig import Stats, newest, stat_fingerprint, stats_of
 
 FORMAT = 1
 MAX_ENTRIES = 16
@@ -46,23 +46,24 @@ def cached_read(
     prefix: Path,
     virtual: tuple[VirtualPackage, ...],
     platform: str,
-    read: Callable[[], Environment],
+    read: Callable[[Stats | None], Environment],
     fingerprint: str | None = None,
 ) -> Environment:
-    """`read()`'s Environment for PREFIX, from the cache while its fingerprint is unchanged. `fingerprint`:
-    one the caller took before it began (envguard check takes it once for its own cache)."""
+    """`read(stats)`'s Environment for PREFIX, from the cache while its fingerprint is unchanged.
+    `fingerprint`: one the caller took before it began (envguard check takes it once for its own cache); on a
+    miss, the stat results it was built from go to `read`, which then stats nothing twice."""
     if not slim.enabled():
-        return read()
+        return read(None)
     if fingerprint is None:
         fingerprint = stat_fingerprint(prefix)
     if not fingerprint:
-        return read()
+        return read(None)
     where = _entry_path(prefix)
     header = _header(prefix, virtual, platform)
     env = _load(where, header, fingerprint, prefix)
     if env is not None:
         return env
-    env = read()
+    env = read(stats_of(fingerprint))
     if time.time_ns() - newest(fingerprint) > slim.FRESH_NS and env.fingerprints is None:
         _store(where, header, fingerprint, env)  # under the fingerprint taken BEFORE the read
     return env
@@ -89,9 +90,11 @@ def _load(where: Path, header: list[Any], fingerprint: str, prefix: Path) -> Env
     try:
         with open(where, "rb") as handle:
             head = json.loads(handle.readline())
+            if head[0] != header or head[1] != fingerprint:
+                return None  # the prefix changed: its payload is not even read
             payload = handle.read()
         crc = zlib.crc32(payload)
-        if head[0] != header or head[1] != fingerprint or crc != head[2]:
+        if crc != head[2]:
             return None
         return _decoded(payload, crc, prefix)
     except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):

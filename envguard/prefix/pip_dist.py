@@ -12,6 +12,7 @@ from typing import Any
 
 from envguard.model import Package, PipOrigin
 from envguard.names import canonical_name
+from envguard.prefix.statsig import Stats
 from envguard.textio import read_bytes
 
 CONDA_INSTALLERS = frozenset({"conda", "rattler", "pixi", "mamba", "micromamba"})
@@ -50,14 +51,14 @@ def dist_info_dirs(prefix: Path) -> list[Path]:
     return result
 
 
-def read_pip_packages(prefix: Path) -> tuple[list[Package], list[str]]:
+def read_pip_packages(prefix: Path, stats: Stats | None = None) -> tuple[list[Package], list[str]]:
     """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own.
     Unchanged dist-infos come from the slim cache (envguard.prefix.slim.read_dists)."""
     from envguard.prefix.slim import read_dists
 
     packages: list[Package] = []
     warnings: list[str] = []
-    for data in read_dists(prefix, dist_info_dirs(prefix), READ_FILES, _read_dist, _valid):
+    for data in read_dists(prefix, dist_info_dirs(prefix), READ_FILES, _read_dist, _valid, stats):
         warnings.extend(data["warnings"])
         if data["skip"]:
             continue

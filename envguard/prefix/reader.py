@@ -17,6 +17,7 @@ from envguard.prefix import history as history_mod
 from envguard.prefix.pip_dist import read_pip_packages
 from envguard.prefix.records import record_to_package
 from envguard.prefix.slim import read_slim
+from envguard.prefix.statsig import Stats
 from envguard.textio import read_bytes
 
 
@@ -39,8 +40,8 @@ def read_prefix(
     if is_conda_prefix(prefix):
         from envguard.prefix.envcache import cached_read
 
-        def read() -> Environment:
-            return _read_conda(prefix, virtual_packages)
+        def read(stats: Stats | None) -> Environment:
+            return _read_conda(prefix, virtual_packages, stats)
 
         return cached_read(prefix, virtual_packages, current_platform(), read, fingerprint)
     if is_venv(prefix) or (prefix / "lib").is_dir() or (prefix / "Lib").is_dir():
@@ -48,11 +49,11 @@ def read_prefix(
     raise BadInputError(f"{prefix}: neither a conda environment (no conda-meta/) nor a venv (no pyvenv.cfg)")
 
 
-def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environment:
+def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats | None = None) -> Environment:
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
     subdirs: set[str] = set()
-    for _name, record in read_slim(prefix):  # the fields the model uses, parsed once per record change
+    for _name, record in read_slim(prefix, stats):  # the fields the model uses, parsed once per record change
         package = record_to_package(record)
         packages.append(package)
         if package.subdir and package.subdir != "noarch":
@@ -65,7 +66,7 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environmen
     history = _history(prefix)
     requested = dict(record_specs)
     requested.update(history)
-    pip, warnings = read_pip_packages(prefix)
+    pip, warnings = read_pip_packages(prefix, stats)
     packages.extend(pip)
     python = next((p.version for p in packages if p.name == "python" and p.manager == "conda"), None)
     channels = _channels_in_use(packages)

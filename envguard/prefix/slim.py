@@ -29,6 +29,7 @@ from envguard import __version__
 from envguard.cache import cache_dir
 from envguard.errors import BadInputError
 from envguard.prefix.records import iter_records, load_record
+from envguard.prefix.statsig import Stats
 
 FORMAT = 1
 # Every field record_to_package and the prefix reader use; nothing else is kept.
@@ -65,9 +66,10 @@ def signature(st: os.stat_result) -> Signature:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
-def read_slim(prefix: Path) -> list[tuple[str, dict[str, Any]]]:
+def read_slim(prefix: Path, stats: Stats | None = None) -> list[tuple[str, dict[str, Any]]]:
     """(file name, slim record) for each `conda-meta/*.json` in name order, parsing only new or changed
-    records."""
+    records. `stats`: the stat results of a fingerprint walk taken before (envguard.prefix.statsig), used
+    instead of statting each record again."""
     if not enabled():
         return [(path.name, slim(record)) for path, record in iter_records(prefix)]
     meta = prefix / "conda-meta"
@@ -86,11 +88,13 @@ def read_slim(prefix: Path) -> list[tuple[str, dict[str, Any]]]:
     now = time.time_ns()
     for name in names:
         path = os.path.join(folder, name)  # plain strings: a Path per record costs more than its stat
-        try:
-            st = os.stat(path)
-        except OSError:
-            load_record(Path(path))  # raises the reader's one-line error for this record
-            raise
+        st = stats.get(path) if stats is not None else None
+        if st is None:
+            try:
+                st = os.stat(path)
+            except OSError:
+                load_record(Path(path))  # raises the reader's one-line error for this record
+                raise
         sign = signature(st)
         entry = stored.get(name)
         if entry is not None and entry[0] == sign:
@@ -114,7 +118,12 @@ def _entry_path(prefix: Path, kind: str = "records") -> Path:
 
 
 def read_dists(
-    prefix: Path, folders: list[Path], files: tuple[str, ...], read: Reader, valid: Callable[[Any], bool]
+    prefix: Path,
+    folders: list[Path],
+    files: tuple[str, ...],
+    read: Reader,
+    valid: Callable[[Any], bool],
+    stats: Stats | None = None,
 ) -> list[Any]:
     """`read(folder)` for each dist-info folder, from the cache where the folder (its own stat: a file added,
     removed or renamed in it changes its mtime and ctime) and each of `files` in it (an in-place edit) are
@@ -130,7 +139,7 @@ def read_dists(
     now = time.time_ns()
     for folder in folders:
         key = str(folder)
-        sign, newest = _dist_signature(key, files)
+        sign, newest = _dist_signature(key, files, stats)
         entry = stored.get(key)
         if entry is not None and entry[0] == sign and valid(entry[1]):
             data = entry[1]
@@ -147,26 +156,38 @@ def read_dists(
     return result
 
 
-def _dist_signature(folder: str, files: tuple[str, ...]) -> tuple[Signature, int]:
+def _dist_signature(folder: str, files: tuple[str, ...], stats: Stats | None) -> tuple[Signature, int]:
     """The folder's and its files' signatures (0s for a missing file), and the newest mtime/ctime among
-    them; an unreadable folder has no signature (never served from the cache)."""
+    them; an unreadable folder has no signature (never served from the cache). `stats`: a fingerprint
+    walk's results, where it has them."""
     try:
-        st = os.stat(folder)
+        st = _stat(folder, stats)
     except OSError:
+        return [], 0
+    if st is None:
         return [], 0
     sign = signature(st)
     newest = max(st.st_mtime_ns, st.st_ctime_ns)
     for name in files:
         try:
-            inner = os.stat(os.path.join(folder, name))
+            inner = _stat(os.path.join(folder, name), stats)
         except FileNotFoundError:
-            sign += [0, 0, 0, 0, 0]
-            continue
+            inner = None
         except OSError:
             return [], 0
+        if inner is None:
+            sign += [0, 0, 0, 0, 0]
+            continue
         sign += signature(inner)
         newest = max(newest, inner.st_mtime_ns, inner.st_ctime_ns)
     return sign, newest
+
+
+def _stat(path: str, stats: Stats | None) -> os.stat_result | None:
+    """os.stat(path) (None: no such file), from the walk's results where it has this path."""
+    if stats is not None and path in stats:
+        return stats[path]
+    return os.stat(path)
 
 
 def _header(prefix: Path) -> list[object]:

@@ -25,9 +25,26 @@ READ_FILES = ("INSTALLER", "METADATA", "direct_url.json")
 UNRELIABLE = "unreliable-stat"
 
 
+Stats = dict[str, "os.stat_result | None"]  # path -> what os.stat returned (None: no such file)
+
+
+class Fingerprint(str):
+    """A fingerprint's text, carrying the stat results it was built from (`stats`: path -> os.stat of each
+    conda-meta entry, dist-info folder and file read in it, symlinks followed; None for a file that does not
+    exist), so the read that follows on a cache miss does not stat every record again. Any str where the
+    stats are not known."""
+
+    stats: Stats
+
+
+def stats_of(fingerprint: str | None) -> Stats | None:
+    """The stat results a fingerprint was built from, when it carries them."""
+    return fingerprint.stats if isinstance(fingerprint, Fingerprint) else None
+
+
 def stat_fingerprint(prefix: str | os.PathLike[str]) -> str:
-    """The stat metadata of conda-meta/ and of the pip metadata in each site-packages folder, as text; its
-    last line is the newest mtime or ctime in it (see `newest`)."""
+    """The stat metadata of conda-meta/ and of the pip metadata in each site-packages folder, as text (a
+    Fingerprint); its last line is the newest mtime or ctime in it (see `newest`)."""
     root = os.fspath(prefix)
     walk = _Walk()
     walk.scan(os.path.join(root, "conda-meta"), descend=False)
@@ -38,7 +55,9 @@ def stat_fingerprint(prefix: str | os.PathLike[str]) -> str:
     if walk.unreliable:
         return ""
     walk.lines.append(f"newest {walk.newest}")
-    return "\n".join(walk.lines)
+    result = Fingerprint("\n".join(walk.lines))
+    result.stats = walk.stats
+    return result
 
 
 def newest(fingerprint: str) -> int:
@@ -49,12 +68,13 @@ def newest(fingerprint: str) -> int:
 
 
 class _Walk:
-    __slots__ = ("lines", "newest", "unreliable")
+    __slots__ = ("lines", "newest", "stats", "unreliable")
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.newest = 0
         self.unreliable = False
+        self.stats: Stats = {}
 
     def interpreter(self, root: str) -> None:
         """pyvenv.cfg, the interpreter its `home`/`executable` names and the prefix's own bin/python."""
@@ -104,6 +124,7 @@ class _Walk:
                 if mtime > self.newest or ctime > self.newest:
                     self.newest = max(mtime, ctime)
                 append(f"{name} {st.st_size} {mtime} {ctime} {ino}")
+                self.stats[entry.path] = st
             if descend and name.endswith(".dist-info") and _is_dir(entry):
                 # The folder's own mtime/ctime (above) changes whenever a file in it is added, removed or
                 # renamed; an in-place edit changes only that file, so the files the pip reader reads are
@@ -122,22 +143,33 @@ class _Walk:
         line = f"{name} {self.fields(own)}"
         if entry.is_symlink():
             try:
-                line += f" -> {self.fields(os.stat(entry.path))}"
+                target = os.stat(entry.path)
             except OSError:
-                line += " -> dangling"
+                return line + " -> dangling"
+            line += f" -> {self.fields(target)}"
+            self.stats[entry.path] = target
+        else:
+            self.stats[entry.path] = own
         return line
 
     def path_line(self, name: str, path: str) -> str:
         try:
             own = os.lstat(path)
+        except FileNotFoundError:
+            self.stats[path] = None
+            return f"{name} absent"
         except OSError:
             return f"{name} absent"
         line = f"{name} {self.fields(own)}"
         if stat.S_ISLNK(own.st_mode):
             try:
-                line += f" -> {os.path.realpath(path)} {self.fields(os.stat(path))}"
+                target = os.stat(path)
             except OSError:
-                line += " -> dangling"
+                return line + " -> dangling"
+            line += f" -> {os.path.realpath(path)} {self.fields(target)}"
+            self.stats[path] = target
+        else:
+            self.stats[path] = own
         return line
 
     def fields(self, st: os.stat_result) -> str:

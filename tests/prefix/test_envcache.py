@@ -33,10 +33,10 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     seen: list[Path] = []
     real = reader._read_conda
 
-    def counting(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> object:
+    def counting(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: object = None) -> object:
         if slim.enabled():  # not _fresh's own reads
             seen.append(prefix)
-        return real(prefix, virtual)
+        return real(prefix, virtual, stats)
 
     monkeypatch.setattr(reader, "_read_conda", counting)
     return seen
@@ -127,8 +127,8 @@ def test_a_change_during_the_read_is_never_served(
     history = prefix / "conda-meta" / "history"
     real = reader._read_conda
 
-    def racing(where: Path, virtual: tuple[VirtualPackage, ...]) -> object:
-        env = real(where, virtual)
+    def racing(where: Path, virtual: tuple[VirtualPackage, ...], stats: object = None) -> object:
+        env = real(where, virtual, stats)
         history.write_text(history.read_text() + SIX_REQUESTED)  # what the stored read did not see
         return env
 
