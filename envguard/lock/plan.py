@@ -42,7 +42,8 @@ def from_live(env: Environment) -> LockPlan:
 
 
 def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice) -> LockPlan:
-    """Solve an environment.yml for every platform (selectors applied per platform)."""
+    """Solve an environment.yml for every platform (selectors applied per platform); no `platforms`: the
+    file's `platforms:`, else this machine's."""
     from envguard.formats import envyml
     from envguard.textio import read_text
 
@@ -50,9 +51,18 @@ def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice)
     hashes: dict[str, str] = {}
     warnings: list[str] = []
     channels: tuple[str, ...] = ()
+    from envguard.machine.platform import current_platform
+
     text = read_text(path)  # read once; parsed once unless `# [selector]` lines make platforms differ
-    uniform = envyml.apply_selectors(text, platforms[0])[1] == 0 if platforms else True
-    parsed = envyml.parse(text, str(path), platform=platforms[0]) if uniform and platforms else None
+    uniform = envyml.apply_selectors(text, current_platform())[1] == 0  # any selector line counts
+    parsed = None
+    if not platforms:  # the file's `platforms:` (read with this machine's selectors), else this machine
+        parsed = envyml.parse(text, str(path))
+        platforms = sorted(set(parsed.platforms)) or [current_platform()]
+    elif uniform:
+        parsed = envyml.parse(text, str(path), platform=platforms[0])
+    if not uniform:
+        parsed = None  # each platform gets its own selectors
     gateway: list[Any] = []  # one rattler Gateway for every platform's solve, made by the first one
     for platform in platforms:
         if parsed is not None:

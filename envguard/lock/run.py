@@ -84,7 +84,7 @@ def lock(options: LockOptions) -> LockResult:
         given_cuda, no_cuda = override or None, not override
     if yml is not None:
         cuda: CudaChoice = False if no_cuda else given_cuda
-        plan = from_environment_yml(yml, _platforms(yml, o.platforms), cuda)
+        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda)
         reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, explicit)
         sources = [_relative(yml, target)]
     else:
@@ -120,16 +120,6 @@ def _environment_yml(source: str | None, envfile: str | None) -> Path | None:
             return Path(source)
         raise UsageError(f"{source}: lock from an environment (prefix, name:ENV) or `-f environment.yml`")
     return None
-
-
-def _platforms(path: Path, given: tuple[str, ...]) -> list[str]:
-    if given:
-        return sorted(set(given))
-    from envguard.formats import envyml
-    from envguard.machine.platform import current_platform
-
-    declared = envyml.read(path).platforms
-    return sorted(set(declared)) if declared else [current_platform()]
 
 
 def _live_plan(
