@@ -25,8 +25,8 @@ import fixture_channel
 from bench_scale import BASE_COMMIT, archive, environments, load, measure
 
 PLATFORMS = ("linux-64", "linux-aarch64", "osx-64", "osx-arm64")
-RAW = (
-    "import asyncio, sys, rattler\n"
+RAW = (  # ends with os._exit as envguard does (boundary.exit_process): rattler's runtime can crash finalisation
+    "import asyncio, os, sys, rattler\n"
     "channel, platforms = sys.argv[1], sys.argv[2].split(',')\n"
     "gateway = rattler.Gateway()\n"
     "async def one(p):\n"
@@ -34,6 +34,7 @@ RAW = (
     "        gateway=gateway, platforms=[rattler.Subdir(p), rattler.Subdir('noarch')], virtual_packages=[])\n"
     "for p in platforms:\n"
     "    asyncio.run(one(p))\n"
+    "os._exit(0)\n"
 )
 
 

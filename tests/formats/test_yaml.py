@@ -67,3 +67,13 @@ def test_property_dump_reads_back(document) -> None:
     from envguard.formats.yaml import dump
 
     assert yaml.safe_load(dump(document)) == document
+
+
+def test_printable_is_pyyamls_set_for_every_code_point() -> None:
+    """The hand-written ranges agree with PyYAML's own NON_PRINTABLE pattern on all 1,114,112 code points."""
+    from yaml.reader import Reader
+
+    from envguard.formats.yaml import printable
+
+    wrong = [c for c in map(chr, range(0x110000)) if printable(c) == bool(Reader.NON_PRINTABLE.match(c))]
+    assert wrong == []
