@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,36 @@ def settled(scratch: Path, timeout: float = 30.0) -> list[Path]:
     while trash.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     return sorted(scratch.iterdir())
+
+
+_OPENED: list[str] = []
+_WATCHING = [False]
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _WATCHING[0] and args and isinstance(args[0], str | Path):
+        _OPENED.append(str(args[0]))
+
+
+sys.addaudithook(_audit)  # the interpreter's own record of every file opened (hooks stay: it is gated)
+
+
+@contextlib.contextmanager
+def files_opened() -> Iterator[list[str]]:
+    """Every path this process opens inside the block, as the interpreter's audit hook reports it."""
+    _OPENED.clear()
+    _WATCHING[0] = True
+    try:
+        yield _OPENED
+    finally:
+        _WATCHING[0] = False
+
+
+def zlib_lock(folder: Path, channel: Path) -> Path:
+    """FOLDER/conda-lock.yml for an environment.yml asking for zlib from CHANNEL (locked by envguard)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    yml = folder / "environment.yml"
+    yml.write_text(f"channels:\n  - {channel.resolve().as_uri()}\ndependencies:\n  - zlib\n")
+    lock = folder / "conda-lock.yml"
+    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
+    return lock

@@ -7,35 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
-from collections.abc import Iterator
+import shutil
 from pathlib import Path
 
 import pytest
 
 from envguard.hashing import DigestMemo, _memo_path
-from tests.helpers import envguard
-
-_OPENED: list[str] = []
-_WATCHING = [False]
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if event == "open" and _WATCHING[0] and isinstance(args[0], str | Path):
-        _OPENED.append(os.path.realpath(str(args[0])))
-
-
-sys.addaudithook(_audit)  # the interpreter's own record of every file opened (gated: hooks stay forever)
-
-
-@pytest.fixture
-def opened() -> Iterator[list[str]]:
-    _OPENED.clear()
-    _WATCHING[0] = True
-    try:
-        yield _OPENED
-    finally:
-        _WATCHING[0] = False
+from tests.helpers import envguard, files_opened, zlib_lock
 
 
 @pytest.fixture
@@ -56,13 +34,14 @@ def _memo_digest(path: Path, algorithm: str = "sha256") -> str:
     return value
 
 
-def test_an_unchanged_archive_is_not_read_again(tmp_path: Path, aged: None, opened: list[str]) -> None:
+def test_an_unchanged_archive_is_not_read_again(tmp_path: Path, aged: None) -> None:
     archive = tmp_path / "zlib-1.3.1-h0_0.conda"
     archive.write_bytes(b"an archive" * 1000)
-    assert _memo_digest(archive) == _sha(archive)
-    _OPENED.clear()
-    assert _memo_digest(archive) == _sha(archive)
-    assert str(archive.resolve()) not in opened[:-1]  # only _sha's own read, after the memo answered
+    expected = _sha(archive)
+    assert _memo_digest(archive) == expected
+    with files_opened() as opened:
+        assert _memo_digest(archive) == expected
+    assert str(archive) not in opened  # served by the memo: the archive was not opened
     assert _memo_digest(archive, "md5") == _sha(archive, "md5")  # another algorithm: hashed, not mixed up
 
 
@@ -101,19 +80,14 @@ def test_fresh_files_and_damaged_memos_are_never_trusted(tmp_path: Path) -> None
         assert _memo_digest(archive) == _sha(archive)
 
 
-def _lock(folder: Path, channel: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    yml = folder / "environment.yml"
-    yml.write_text(f"channels:\n  - {channel.resolve().as_uri()}\ndependencies:\n  - zlib\n")
-    lock = folder / "conda-lock.yml"
-    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
-    return lock
-
-
 def test_a_poisoned_archive_fails_verify_after_its_digest_was_remembered(
     channels: dict[str, Path], tmp_path: Path, aged: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    lock = _lock(tmp_path / "proj", channels["forge"])
+    # a private copy: the package cache hard-links its archives, and one is written in place below (the
+    # session's channel must stay whole)
+    forge = tmp_path / "forge"
+    shutil.copytree(channels["forge"], forge)
+    lock = zlib_lock(tmp_path / "proj", forge)
     pkgs = tmp_path / "pkgs"
     argv = ["verify", "--lock", str(lock), "--pkgs-dir", str(pkgs), "--json"]
     assert envguard(*argv) == 0 and envguard(*argv) == 0  # the second run is served by the memo

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,29 +14,14 @@ import pytest
 from envguard.cache import cache_dir
 from envguard.prefix import slim
 from envguard.prefix.reader import read_prefix
-from tests.helpers import MakePrefix, envguard
-
-_OPENED: list[str] = []
-_WATCHING: list[bool] = [False]
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if event == "open" and _WATCHING[0] and isinstance(args[0], str | Path):
-        _OPENED.append(str(args[0]))
-
-
-sys.addaudithook(_audit)  # the interpreter's own record of every file opened (cannot be removed: gated)
+from tests.helpers import MakePrefix, envguard, files_opened
 
 
 @pytest.fixture
 def opened() -> Iterator[list[str]]:
     """conda-meta records opened while the test body runs."""
-    _OPENED.clear()
-    _WATCHING[0] = True
-    try:
-        yield _OPENED
-    finally:
-        _WATCHING[0] = False
+    with files_opened() as seen:
+        yield seen
 
 
 def _records_opened(paths: list[str]) -> list[str]:

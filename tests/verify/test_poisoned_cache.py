@@ -9,16 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import envguard
-
-
-def _lock(folder: Path, channel: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    yml = folder / "environment.yml"
-    yml.write_text(f"channels:\n  - {channel.resolve().as_uri()}\ndependencies:\n  - zlib\n")
-    lock = folder / "conda-lock.yml"
-    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
-    return lock
+from tests.helpers import envguard, zlib_lock
 
 
 def _poison(pkgs: Path) -> Path:
@@ -31,7 +22,7 @@ def _poison(pkgs: Path) -> Path:
 
 @pytest.mark.parametrize("same_size", [True, False])
 def test_verify_fails_on_an_edited_cache_entry(channels, tmp_path, capsys, same_size) -> None:
-    lock = _lock(tmp_path / "proj", channels["forge"])
+    lock = zlib_lock(tmp_path / "proj", channels["forge"])
     pkgs = tmp_path / "pkgs"
     assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(pkgs)) == 0  # extracts into pkgs
     victim = _poison(pkgs)
@@ -50,7 +41,7 @@ def test_verify_fails_on_an_edited_cache_entry(channels, tmp_path, capsys, same_
 def test_create_from_a_lock_never_links_the_edited_file(
     channels, tmp_path, isolated_home, monkeypatch
 ) -> None:
-    lock = _lock(tmp_path / "proj", channels["forge"])
+    lock = zlib_lock(tmp_path / "proj", channels["forge"])
     pkgs = tmp_path / "pkgs"
     monkeypatch.setenv("ENVGUARD_PKGS_DIR", str(pkgs))
     assert envguard("create", "--lock", str(lock), "-n", "first") == 0
@@ -83,7 +74,7 @@ def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_proved_folder_is_not_hashed_again_until_it_changes(channels, tmp_path, hashed) -> None:
-    lock = _lock(tmp_path / "proj", channels["forge"])
+    lock = zlib_lock(tmp_path / "proj", channels["forge"])
     pkgs = tmp_path / "pkgs"
     verify = ["verify", "--lock", str(lock), "--pkgs-dir", str(pkgs)]
     assert envguard(*verify) == 0  # extracts into pkgs (nothing there to check yet)
@@ -100,7 +91,7 @@ def test_a_replaced_file_with_its_old_mtime_or_another_boot_is_hashed(channels, 
 
     from envguard.cache import cache_dir
 
-    lock = _lock(tmp_path / "proj", channels["forge"])
+    lock = zlib_lock(tmp_path / "proj", channels["forge"])
     pkgs = tmp_path / "pkgs"
     verify = ["verify", "--lock", str(lock), "--pkgs-dir", str(pkgs)]
     assert envguard(*verify) == 0 and envguard(*verify) == 0
