@@ -10,11 +10,11 @@ mtime, ctime and inode — is identical to the one taken before the stored read 
 Safety: the entry is stored under the fingerprint taken BEFORE the read, so a change racing the read leaves
 an entry whose fingerprint the prefix no longer has (ctime cannot be set back); nothing is stored when a file
 in it changed within slim's `FRESH_NS` (a coarse file-system clock can give two edits the same stamp). The
-entry names envguard's version, the prefix (as given and resolved), the platform and the virtual packages
-the reader was handed, and carries a CRC of its payload; anything else, unreadable or malformed, is a miss.
-No fingerprint (a filesystem without inodes or ctimes) means no cache. At most `MAX_ENTRIES` prefixes are
-kept (the least recently written go first), so the temporary prefixes verify builds cannot pile up.
-`ENVGUARD_RECORD_CACHE=0` turns it off with the slim cache.
+entry names envguard's version, the prefix (as given and resolved), the platform and the virtual packages the
+reader was handed (each set of them has its own entry), and carries a CRC of its payload; anything else,
+unreadable or malformed, is a miss. No fingerprint (a filesystem without inodes or ctimes) means no cache. At
+most `MAX_ENTRIES` entries are kept (the least recently written go first), so the temporary prefixes verify
+builds cannot pile up. `ENVGUARD_RECORD_CACHE=0` turns it off with the slim cache.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def cached_read(
         fingerprint = stat_fingerprint(prefix)
     if not fingerprint:
         return read(None)
-    where = _entry_path(prefix)
+    where = _entry_path(prefix, virtual)
     header = _header(prefix, virtual, platform)
     env = _load(where, header, fingerprint, prefix)
     if env is not None:
@@ -69,9 +69,12 @@ def cached_read(
     return env
 
 
-def _entry_path(prefix: Path) -> Path:
-    real = os.path.realpath(prefix)
-    return cache_dir() / "envs" / f"{zlib.crc32(real.encode('utf-8', 'surrogateescape')):08x}.json"
+def _entry_path(prefix: Path, virtual: tuple[VirtualPackage, ...] = ()) -> Path:
+    """One entry per prefix and set of virtual packages: export reads without them, diff and check with the
+    machine's, and neither evicts the other's."""
+    real = os.path.realpath(prefix).encode("utf-8", "surrogateescape")
+    machine = repr([(v.name, v.version, v.build) for v in virtual]).encode("utf-8", "surrogateescape")
+    return cache_dir() / "envs" / f"{zlib.crc32(real):08x}-{zlib.crc32(machine):08x}.json"
 
 
 def _header(prefix: Path, virtual: tuple[VirtualPackage, ...], platform: str) -> list[Any]:

@@ -160,3 +160,13 @@ def test_at_most_max_entries_prefixes_are_kept(
     for where in made:
         read_prefix(where)
     assert _entries() == sorted(envcache._entry_path(p) for p in made[2:])  # the newest two
+
+
+def test_readers_with_and_without_virtual_packages_do_not_evict_each_other(
+    prefix: Path, aged: None, reads: list[Path]
+) -> None:
+    """export reads without virtual packages, diff and check with the machine's: one entry each."""
+    with_cuda, without = read_prefix(prefix, CUDA), read_prefix(prefix, ())
+    assert len(reads) == 2 and len(_entries()) == 2
+    assert read_prefix(prefix, CUDA) == with_cuda and read_prefix(prefix, ()) == without
+    assert len(reads) == 2, "one read evicted the other's entry"
