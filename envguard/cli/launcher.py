@@ -1,8 +1,8 @@
 """The `envguard` console script: the most frequent invocations without importing click.
 
-`envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot` and `envguard
-diff` are scripted; `envguard --help` is the first thing people type. Click's import alone costs more than
-answering them, so their common forms are parsed here and run inside the same error boundary
+`envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot`, `diff` and
+`lock` are scripted; `envguard --help` is the first thing people type. Click's import alone costs more than
+answering some of them, so their common forms are parsed here and run inside the same error boundary
 (envguard.cli.boundary). Any other command, option or form goes to envguard.cli.app, unchanged.
 """
 

@@ -25,7 +25,9 @@ import fixture_channel
 from bench_scale import BASE_COMMIT, archive, environments, load, measure
 
 PLATFORMS = ("linux-64", "linux-aarch64", "osx-64", "osx-arm64")
-RAW = (  # ends with os._exit as envguard does (boundary.exit_process): rattler's runtime can crash finalisation
+# The floor ends with os._exit as envguard does (cli/boundary.exit_process): rattler's runtime can crash
+# CPython's finalisation (exit 139), and finalising costs time envguard never pays.
+RAW = (
     "import asyncio, os, sys, rattler\n"
     "channel, platforms = sys.argv[1], sys.argv[2].split(',')\n"
     "gateway = rattler.Gateway()\n"
