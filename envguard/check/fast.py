@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 
 from envguard.check import statcache
 from envguard.errors import EXIT_OK
+
+TYPE_CHECKING = False  # typing's constant (and collections.abc) would cost imports on the fast path
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 STYLES = ("human", "json", "markdown")
 

@@ -95,7 +95,7 @@ def test_stat_fingerprint_covers_conda_meta_and_pip_metadata(
     assert statcache.stat_fingerprint(prefix) != second
 
 
-HEAVY = ("torch", "rattler", "deepdiff", "rich", "yaml", "numpy", "click", "dataclasses", "hashlib")
+HEAVY = ("torch", "rattler", "deepdiff", "rich", "yaml", "numpy", "click", "dataclasses", "hashlib", "json")
 _PROBE_IMPORTS = (
     "import sys, atexit\n"
     "atexit.register(lambda: print('IMPORTED', sorted(m for m in {heavy!r} if m in sys.modules)))\n"
@@ -127,12 +127,12 @@ def test_console_script_fast_and_full_paths_stay_light(
     prefix, lock = locked
     argv = ["check", str(prefix), "--lock", str(lock)]
     code, out, modules = _launch(argv)  # full check, lock parsed once: no click, deepdiff, rattler or rich
-    assert (code, modules) == (0, ["dataclasses", "hashlib", "yaml"]) and CACHED not in out
-    code, out, modules = _launch(argv)  # fast path: standard library only
+    assert (code, modules) == (0, ["dataclasses", "hashlib", "json", "yaml"]) and CACHED not in out
+    code, out, modules = _launch(argv)  # fast path: a few standard library modules, not even json
     assert (code, modules) == (0, []) and out.endswith(CACHED)
     pip_install(prefix, str(channels["wheels"] / "other_pkg-0.3.0-py3-none-any.whl"))
     code, out, modules = _launch(argv)  # a change: full check, the parsed lock comes from the JSON cache
-    assert (code, modules) == (1, ["dataclasses", "hashlib"]) and "other-pkg (pip) 0.3.0" in out
+    assert (code, modules) == (1, ["dataclasses", "hashlib", "json"]) and "other-pkg (pip) 0.3.0" in out
     code, out, modules = _launch([*argv, "--no-cache"])  # anything else goes through click
     assert code == 1 and "click" in modules
     code, out, _ = _launch(["check", str(prefix), "--lock", str(lock.with_name("missing.yml"))])

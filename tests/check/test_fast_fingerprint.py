@@ -101,3 +101,19 @@ def test_every_change_the_pip_reader_could_see_changes_it(tmp_path) -> None:
     assert changed(), "a file added to the dist-info"
     (dist / "REQUESTED").rename(dist / "OTHER")
     assert changed(), "a file renamed in the dist-info"
+
+
+def test_a_verdict_entry_round_trips_and_a_damaged_one_is_a_miss(tmp_path) -> None:
+    material = statcache.material(tmp_path, [], {})
+    outputs = {"human": "OK: ✓ matches\n", "json": '{"clean": true}\n', "markdown": "**OK**\n\n"}
+    statcache.store(material, "inputs", "fp\nnewest 1", True, outputs)
+    assert statcache.lookup(material, "inputs", "fp\nnewest 1") == outputs
+    assert statcache.lookup(material, "inputs", "fp\nnewest 2") is None
+    assert statcache.lookup(material, "other inputs", "fp\nnewest 1") is None
+    entry = next(Path(statcache.cache_root()).glob("*.entry"))
+    blob = entry.read_bytes()
+    # truncated; another magic; a last field whose size overruns the file; an extra unpaired style
+    other = blob.replace(b"envguard", b"envguarD", 1)
+    for damaged in (blob[:-5], other, blob + b"7\nabc", blob + b"3\nabc\n"):
+        entry.write_bytes(damaged)
+        assert statcache.lookup(material, "inputs", "fp\nnewest 1") is None
