@@ -25,11 +25,13 @@ class DigestMemo:
     ctime, which no user can set back, so a remembered digest is only ever served for the very bytes that
     were hashed. A file changed within `FRESH_NS` of being hashed is not remembered (a coarse file-system
     clock can give two writes the same stamp), nor is one whose signature changed while it was hashed or
-    whose file system reports no inode or ctime. Thread-safe; `save()` writes what was learnt (best
-    effort)."""
+    whose file system reports no inode or ctime. A folder's memo holds at most `MAX_ENTRIES` files: beyond
+    that, `save()` keeps only those this run used (archives deleted since leave no trace for ever).
+    Thread-safe; `save()` writes what was learnt (best effort)."""
 
     FORMAT = 1
     FRESH_NS = 2_000_000_000
+    MAX_ENTRIES = 20_000
 
     def __init__(self) -> None:
         import threading
@@ -37,6 +39,7 @@ class DigestMemo:
         self._lock = threading.Lock()
         self._folders: dict[str, dict[str, list[object]]] = {}
         self._changed: set[str] = set()
+        self._used: set[tuple[str, str]] = set()
 
     def digest(self, path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
         """`file_digest(path, algorithm)`, from the memo while the file is unchanged."""
@@ -44,6 +47,8 @@ class DigestMemo:
         before = _signature(path)
         entries = self._entries(folder)
         known = entries.get(name)
+        with self._lock:
+            self._used.add((folder, name))
         if before and isinstance(known, list) and len(known) == 3 and known[:2] == [before, algorithm]:
             return str(known[2])
         value = file_digest(path, algorithm)
@@ -60,7 +65,10 @@ class DigestMemo:
         from envguard.errors import EnvguardError
 
         for folder in sorted(self._changed):
-            document = {"header": [self.FORMAT, folder], "files": self._folders[folder]}
+            files = self._folders[folder]
+            if len(files) > self.MAX_ENTRIES:
+                files = {name: entry for name, entry in files.items() if (folder, name) in self._used}
+            document = {"header": [self.FORMAT, folder], "files": files}
             try:  # a memo not written only costs a hash next time
                 write_bytes(_memo_path(folder), json.dumps(document).encode(), durable=False, private=True)
             except (EnvguardError, OSError):

@@ -102,3 +102,23 @@ def test_a_poisoned_archive_fails_verify_after_its_digest_was_remembered(
     assert envguard(*argv) == 1
     result = json.loads(capsys.readouterr().out)
     assert [m["name"] for m in result["mismatches"]] == ["zlib"]
+
+
+def test_a_full_memo_keeps_only_what_its_run_used(
+    tmp_path: Path, aged: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(DigestMemo, "MAX_ENTRIES", 2)
+    archives = [tmp_path / f"pkg{i}-1.0-0.conda" for i in range(4)]
+    for number, archive in enumerate(archives):
+        archive.write_bytes(b"archive %d" % number)
+    memo = DigestMemo()
+    for archive in archives[:2]:
+        memo.digest(archive)
+    memo.save()
+    memo = DigestMemo()  # a later run: two more archives, the memo now over its bound
+    for archive in archives[2:]:
+        memo.digest(archive)
+    memo.save()
+    kept = json.loads(Path(_memo_path(str(tmp_path))).read_text())["files"]
+    assert sorted(kept) == [a.name for a in archives[2:]]
+    assert all(_memo_digest(a) == _sha(a) for a in archives)
