@@ -6,7 +6,6 @@ deleted at once."""
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -14,14 +13,6 @@ import pytest
 
 from envguard.verify import run as verify_run
 from tests.helpers import envguard, settled
-
-
-@pytest.fixture
-def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
 
 
 def _gone(paths: list[Path], timeout: float = 20.0) -> bool:

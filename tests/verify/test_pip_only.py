@@ -27,12 +27,9 @@ def test_pip_only_lock_rebuilds_in_a_fresh_venv_and_checks_clean(
     channels: dict[str, Path],
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    scratch: Path,  # where --keep leaves the rebuilt venv
 ) -> None:
-    import tempfile
-
     lock = _venv_lock(tmp_path, channels["wheels"])
-    (tmp_path / "scratch").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "scratch"))  # where --keep leaves it
     monkeypatch.setenv("PIP_NO_INDEX", "1")  # offline: other-pkg (name==version only) from the wheel folder
     monkeypatch.setenv("PIP_FIND_LINKS", str(channels["wheels"]))
     capsys.readouterr()

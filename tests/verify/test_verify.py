@@ -46,17 +46,9 @@ def set_hash(lock: Path, package: str, digest: str) -> None:
 
 
 def test_intact_lock_passes(
-    channels: dict[str, Path],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], scratch: Path
 ) -> None:
-    import tempfile
-
     lock = make_lock(tmp_path, channels["forge"])
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     capsys.readouterr()
     code, data, _ = verify_json("--lock", str(lock), capsys=capsys)
     assert code == 0
@@ -330,14 +322,9 @@ sys.addaudithook(_audit)  # the interpreter's own record of files opened and tre
 
 
 def test_the_report_is_out_before_the_temporary_prefix_is_deleted(
-    channels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    channels: dict[str, Path], tmp_path: Path, scratch: Path
 ) -> None:
-    import tempfile
-
     lock = make_lock(tmp_path, channels["forge"])
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     report = tmp_path / "report.json"
     _EVENTS.clear()
     _WATCHING[0] = True
