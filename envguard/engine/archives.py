@@ -70,22 +70,26 @@ def fetch(
     wanted = [p for p in packages if p.manager == "conda" or has_archive(p)]
     memo = DigestMemo()  # an archive hashed before and unchanged since (stat signature) is not read again
 
-    def one(package: Package) -> Archive:
-        archive = _one(package, pkgs_dir, memo)
-        return archive if done is None else _reported(archive, done)
+    def one(package: Package, remembered_only: bool = False) -> Archive | None:
+        archive = _one(package, pkgs_dir, memo, remembered_only=remembered_only)
+        return archive if done is None or archive is None else _reported(archive, done)
 
     try:
-        if len(wanted) <= 1:
-            return [one(p) for p in wanted]
-        # a few long-lived batches instead of one task per package: hundreds of small archives hash in
-        # milliseconds
-        batches = [list(range(i, len(wanted), workers)) for i in range(min(workers, len(wanted)))]
-        with ThreadPoolExecutor(max_workers=len(batches)) as pool:
-            results = pool.map(lambda batch: [(i, one(wanted[i])) for i in batch], batches)
-            return [
-                archive
-                for _i, archive in sorted((pair for batch in results for pair in batch), key=lambda x: x[0])
-            ]
+        # First, in this thread, what the memo already knows (a stat and a lookup each: threads would only
+        # contend for the GIL); then the archives that must be read or downloaded, on the pool.
+        found = [one(p, remembered_only=True) for p in wanted]
+        todo = [i for i, archive in enumerate(found) if archive is None]
+        if len(todo) == 1:
+            found[todo[0]] = one(wanted[todo[0]])
+        elif todo:
+            # a few long-lived batches instead of one task per package: hundreds of small archives hash in
+            # milliseconds
+            batches = [todo[i::workers] for i in range(min(workers, len(todo)))]
+            with ThreadPoolExecutor(max_workers=len(batches)) as pool:
+                for batch in pool.map(lambda batch: [(i, one(wanted[i])) for i in batch], batches):
+                    for i, archive in batch:
+                        found[i] = archive
+        return [archive for archive in found if archive is not None]
     finally:
         memo.save()
 
@@ -101,7 +105,11 @@ def has_archive(package: Package) -> bool:
     return bool(package.filename.endswith(PIP_ARCHIVES) and (package.sha256 or package.md5))
 
 
-def _one(package: Package, pkgs_dir: Path | None, memo: DigestMemo) -> Archive:
+def _one(
+    package: Package, pkgs_dir: Path | None, memo: DigestMemo, *, remembered_only: bool = False
+) -> Archive | None:
+    """The package's archive, located (or downloaded) and hashed; with `remembered_only`, only an archive
+    already on disk whose digest the memo holds (else None: nothing is read or downloaded)."""
     if package.sha256:
         algorithm, expected = "sha256", package.sha256.lower()
     elif package.md5:
@@ -113,15 +121,19 @@ def _one(package: Package, pkgs_dir: Path | None, memo: DigestMemo) -> Archive:
         )
     path = locate(package, pkgs_dir)
     if path is None:
+        if remembered_only:
+            return None
         if pkgs_dir is None:
             raise OperationalError(f"{package.describe()}: not a local archive ({package.url})")
         path = download(package, pkgs_dir)
     try:
-        actual = memo.digest(path, algorithm)
+        actual = memo.known(path, algorithm) if remembered_only else memo.digest(path, algorithm)
     except OSError as exc:
         raise OperationalError(
             f"{package.describe()}: cannot read {path} ({exc.strerror}); check permissions"
         ) from exc
+    if actual is None:
+        return None
     if actual == expected and pkgs_dir is not None and path.parent != pkgs_dir:
         keep(path, pkgs_dir)  # a file:// channel: the cache alone serves an offline rerun
     return Archive(package, path, algorithm, expected, actual)

@@ -122,3 +122,28 @@ def test_a_full_memo_keeps_only_what_its_run_used(
     kept = json.loads(Path(_memo_path(str(tmp_path))).read_text())["files"]
     assert sorted(kept) == [a.name for a in archives[2:]]
     assert all(_memo_digest(a) == _sha(a) for a in archives)
+
+
+def test_fetch_serves_remembered_archives_and_hashes_the_rest_in_order(tmp_path: Path, aged: None) -> None:
+    from envguard.engine import archives
+    from envguard.model import Package
+
+    folder = tmp_path / "channel" / "linux-64"
+    folder.mkdir(parents=True)
+    packages = []
+    for number in range(12):
+        archive = folder / f"pkg{number}-1.0-h0_0.conda"
+        archive.write_bytes(b"archive %d" % number * 50)
+        packages.append(
+            Package("conda", f"pkg{number}", "1.0", "h0_0", url=archive.as_uri(), sha256=_sha(archive))
+        )
+    first = archives.fetch(packages[::2], None)  # every other archive is remembered
+    assert [a.package for a in first] == packages[::2] and all(a.verified for a in first)
+    poisoned = folder / "pkg5-1.0-h0_0.conda"
+    poisoned.write_bytes(b"poisoned")
+    with files_opened() as opened:
+        found = archives.fetch(packages, None)
+    assert [a.package for a in found] == packages  # the lock's order, remembered or not
+    assert [a.package.name for a in found if not a.verified] == ["pkg5"]
+    read = {Path(p).name for p in opened if p.endswith(".conda")}
+    assert read == {p.filename for p in packages[1::2]}  # only those the memo did not know were read
