@@ -212,8 +212,13 @@ def download(package: Package, pkgs_dir: Path, timeout: float = DOWNLOAD_TIMEOUT
 
 
 def records(archives: Sequence[Archive]) -> list[Any]:
-    """rattler RepoDataRecords read from the verified archives themselves (index.json: noarch, depends...),
-    with the lock's channel; remote packages point at their local copy so nothing is fetched twice."""
+    """rattler RepoDataRecords of the verified archives, from their own index.json (noarch, depends...), with
+    the lock's channel; remote packages point at their local copy so nothing is fetched twice.
+
+    An archive's index.json is read from the archive once and then remembered by the archive's sha256
+    (`index_memo_folder`): the bytes behind a verified sha256 never change, so the next rebuild of the same
+    lock builds its records from the memo instead of reading (and hashing) every archive again. It is
+    remembered only when rattler's own sha256 of what it read is the verified one."""
     import asyncio
 
     import rattler
@@ -228,17 +233,86 @@ def records(archives: Sequence[Archive]) -> list[Any]:
                 f"not a readable conda package ({reason}); the lock points at the wrong file; re-create it"
             ) from exc
 
-    async def read_all() -> list[Any]:
-        return list(await asyncio.gather(*(read_one(a) for a in archives)))
+    async def read_all(todo: list[Archive]) -> list[Any]:
+        return list(await asyncio.gather(*(read_one(a) for a in todo)))
 
-    result = asyncio.run(read_all())
+    memo = index_memo_folder()
+    where = [_record_location(archive) for archive in archives]
+    result: list[Any] = [_remembered_record(a, memo, at) for a, at in zip(archives, where, strict=True)]
+    todo = [i for i, record in enumerate(result) if record is None]
+    if todo:
+        for i, record in zip(todo, asyncio.run(read_all([archives[i] for i in todo])), strict=True):
+            record.url, record.channel = where[i]
+            result[i] = record
+            _remember_record(archives[i], record, memo)
     for archive, record in zip(archives, result, strict=True):
-        url = archive.package.url
-        record.url = url if local_path(url) is not None else archive.local_url
-        record.channel = url.rsplit("/", 2)[0] + "/" if url.count("/") >= 3 else archive.package.channel
         if archive.package.md5 and not record.md5:
             record.md5 = bytes.fromhex(archive.package.md5)
     return result
+
+
+def index_memo_folder() -> str:
+    """Where the index.json of each verified archive is remembered, as `<sha256>.json` (per rattler version:
+    its record format)."""
+    import rattler
+
+    from envguard.cache import cache_path
+
+    return os.path.join(cache_path(), "index", str(getattr(rattler, "__version__", "0")))
+
+
+def _record_location(archive: Archive) -> tuple[str, str]:
+    """The record's url (a local file's own, else the local copy's) and channel (the lock's URL less
+    subdir and file name)."""
+    url = archive.package.url
+    local = url if url.startswith("file:") else archive.local_url
+    return local, url.rsplit("/", 2)[0] + "/" if url.count("/") >= 3 else archive.package.channel
+
+
+def _remembered_record(archive: Archive, memo: str, where: tuple[str, str]) -> Any:
+    """The archive's RepoDataRecord from the index memo, or None (not remembered, unreadable, or not the
+    package the lock names)."""
+    if archive.algorithm != "sha256" or not archive.verified:
+        return None
+    import rattler
+
+    package = archive.package
+    path = Path(memo, f"{archive.actual}.json")
+    try:
+        size = os.stat(archive.path).st_size
+        record = rattler.PackageRecord.from_index_json(path, size=size, sha256=archive.actual)
+        if (record.name.normalized, str(record.version), str(record.build)) != (
+            package.name,
+            package.version,
+            package.build,
+        ):
+            return None
+        return rattler.RepoDataRecord(record, archive.path.name, *where)
+    except Exception:  # no memo yet, or one that rattler cannot read: the archive is read instead
+        return None
+
+
+def _remember_record(archive: Archive, record: Any, memo: str) -> None:
+    """Remember the index.json rattler read from a verified archive, if what it read hashes to the verified
+    sha256 (an archive swapped after it was hashed is never remembered). Best effort."""
+    import json
+
+    from envguard.atomic import write_bytes
+    from envguard.errors import EnvguardError
+
+    if archive.algorithm != "sha256" or not archive.verified:
+        return
+    sha256 = record.sha256
+    if not isinstance(sha256, bytes) or sha256.hex() != archive.actual:
+        return
+    try:
+        index = json.loads(record.to_json())
+        for where in ("fn", "url", "channel", "sha256", "md5", "size"):  # the archive's place and digests
+            index.pop(where, None)
+        path = os.path.join(memo, f"{archive.actual}.json")
+        write_bytes(path, json.dumps(index).encode(), durable=False, private=True)
+    except (EnvguardError, OSError, ValueError):
+        return
 
 
 def restore_urls(prefix: Path, archives: Sequence[Archive]) -> None:
