@@ -149,9 +149,7 @@ def read_target(path: Path, platform: str | None) -> Environment:
 
 def parse_target(path: Path, platform: str | None) -> Environment:
     """`read_target` without printing the warnings (they stay in `env.warnings`): verify reports them."""
-    from envguard.check import statcache
-    from envguard.formats import read_file
-    from envguard.model import from_dict, to_dict
+    from envguard.formats import parsecache, read_file
     from envguard.textio import read_bytes
 
     try:
@@ -160,13 +158,11 @@ def parse_target(path: Path, platform: str | None) -> Environment:
         raise UsageError(f"{path}: no such lock file; create it with `envguard lock` or fix --lock") from exc
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
-    cached = statcache.cached_parse(data, platform)
-    if cached is not None:
-        return dataclasses.replace(from_dict(cached, origin=str(path)), source=str(path))
     # named by its path: a snapshot's own `source` is the environment it was taken from
-    env = dataclasses.replace(read_file(path, platform=platform), source=str(path))
-    statcache.store_parse(data, platform, to_dict(env))
-    return env
+    env = parsecache.parsed(
+        data, f"target\0{platform}", str(path), lambda: read_file(path, platform=platform)
+    )
+    return dataclasses.replace(env, source=str(path))
 
 
 def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], list[str]]:

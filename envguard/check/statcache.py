@@ -140,33 +140,3 @@ def store(
         write_bytes(path, _pack([scrub(f) for f in fields]), durable=False, private=True)
     except Exception:  # a cache that cannot be written only costs speed next time
         return
-
-
-def _parse_path(data: bytes, platform: str | None) -> str:
-    import hashlib
-
-    key = hashlib.sha256(data + f"\0{platform}\0{__version__}\0{FORMAT}".encode()).hexdigest()
-    return os.path.join(cache_root(), "parsed", f"{key}.json")
-
-
-def cached_parse(data: bytes, platform: str | None) -> dict[str, object] | None:
-    """A previously parsed target file (model.to_dict form), keyed by its exact bytes and platform."""
-    import json
-
-    try:
-        with open(_parse_path(data, platform), "rb") as handle:
-            parsed = json.loads(handle.read())
-    except (OSError, ValueError):
-        return None
-    return parsed if isinstance(parsed, dict) else None
-
-
-def store_parse(data: bytes, platform: str | None, parsed: Mapping[str, object]) -> None:
-    import json
-
-    try:
-        from envguard.atomic import write_text
-
-        write_text(_parse_path(data, platform), json.dumps(dict(parsed)), durable=False, private=True)
-    except Exception:
-        return

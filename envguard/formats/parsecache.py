@@ -1,0 +1,71 @@
+"""Parsed input files remembered by their exact bytes: a lock or an environment.yml read again unchanged is
+not parsed again (for `envguard check` and verify, PyYAML's construction of a whole conda-lock.yml).
+
+An entry is the parsed Environment in model.to_dict form, in envguard's cache (`parsed/<sha256>.json`,
+private), named by the SHA-256 of the file's bytes and of everything else the parse depends on (what was
+parsed, the file's name as messages quote it, the platform, envguard's version). An entry that does not
+load back is a miss. Nothing that holds a credential is ever written (a token in a channel URL stays in the
+file it came from): such a file is parsed every time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from envguard import __version__
+from envguard.model import Environment
+
+FORMAT = 1
+
+
+def parsed(data: bytes, key: str, origin: str, parse: Callable[[], Environment]) -> Environment:
+    """`parse()`'s Environment for a file of these exact bytes, from the cache when it was parsed before
+    (`key`: what else the parse depends on)."""
+    env = load(data, key, origin)
+    if env is None:
+        env = parse()
+        store(data, key, env)
+    return env
+
+
+def load(data: bytes, key: str, origin: str) -> Environment | None:
+    """The remembered parse of these bytes, or None."""
+    import json
+
+    from envguard.errors import BadInputError
+    from envguard.model import from_dict
+
+    try:
+        with open(_path(data, key), "rb") as handle:
+            document = json.loads(handle.read())
+        return from_dict(document, origin=origin) if isinstance(document, dict) else None
+    except (OSError, ValueError, BadInputError):
+        return None
+
+
+def store(data: bytes, key: str, env: Environment) -> None:
+    """Remember a parse (best effort: a cache that cannot be written only costs speed next time)."""
+    import json
+
+    from envguard.channels import scrub
+    from envguard.model import to_dict
+
+    try:
+        text = json.dumps(to_dict(env))
+        if scrub(text) != text:  # a credential: never written to the cache
+            return
+        from envguard.atomic import write_text
+
+        write_text(_path(data, key), text, durable=False, private=True)
+    except Exception:
+        return
+
+
+def _path(data: bytes, key: str) -> str:
+    import hashlib
+
+    from envguard.cache import cache_path
+
+    digest = hashlib.sha256(data + f"\0{key}\0{__version__}\0{FORMAT}".encode("utf-8", "surrogatepass"))
+    return os.path.join(cache_path(), "parsed", f"{digest.hexdigest()}.json")

@@ -1,0 +1,63 @@
+"""The parse cache: a lock read again unchanged is served from its remembered parse (equal to parsing it),
+any byte changed is a miss, a damaged entry is a miss, and a file holding a credential is never written
+to the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from envguard.check.run import parse_target
+from envguard.formats import parsecache
+from tests.helpers import zlib_lock
+
+TOKEN = "tk-0123456789abcdef0123456789abcdef"
+
+
+def _entries() -> list[Path]:
+    folder = Path(parsecache._path(b"", "")).parent
+    return sorted(folder.glob("*.json")) if folder.is_dir() else []
+
+
+def test_an_unchanged_lock_is_served_from_its_remembered_parse(channels, tmp_path, monkeypatch) -> None:
+    lock = zlib_lock(tmp_path / "proj", channels["forge"])
+    first = parse_target(lock, "linux-64")
+    assert len(_entries()) == 1
+    calls: list[Path] = []
+    import envguard.formats as formats
+
+    real = formats.read_file
+    monkeypatch.setattr(formats, "read_file", lambda path, **kw: calls.append(path) or real(path, **kw))
+    assert parse_target(lock, "linux-64") == first and calls == []  # from the cache, equal to the parse
+    lock.write_text(lock.read_text() + "\n")  # one byte more: parsed again
+    assert parse_target(lock, "linux-64") == first and calls == [lock]
+    for entry in _entries():
+        entry.write_text('{"schema_version": "nonsense"}')
+    assert parse_target(lock, "linux-64") == first and calls == [lock, lock]  # damaged entries: a miss
+
+
+def test_a_lock_with_a_token_is_never_written_to_the_cache(channels, tmp_path) -> None:
+    lock = zlib_lock(tmp_path / "proj", channels["forge"])
+    text = lock.read_text()
+    url = next(line.split("url: ", 1)[1] for line in text.splitlines() if "url: file:" in line)
+    secret = f"https://conda.anaconda.org/t/{TOKEN}/conda-forge/linux-64/{url.rsplit('/', 1)[1]}"
+    lock.write_text(text.replace(url, secret))
+    parse_target(lock, "linux-64")
+    cache = Path(parsecache._path(b"", "")).parents[1]
+    assert not any(TOKEN in p.read_text(errors="replace") for p in cache.rglob("*") if p.is_file())
+
+
+def test_a_parse_holding_a_credential_is_not_stored() -> None:
+    from envguard.model import RequestedSpec, make_environment
+
+    env = make_environment(
+        kind="environment.yml",
+        source="environment.yml",
+        channels=("conda-forge",),
+        requested=(RequestedSpec("pip", "torch"),),
+        pip_options=(f"--extra-index-url https://user:{TOKEN}@pypi.example.com/simple",),
+    )
+    parsecache.store(b"with a credential", "k", env)
+    assert _entries() == []
+    clean = make_environment(kind="environment.yml", source="environment.yml", channels=("conda-forge",))
+    parsecache.store(b"without", "k", clean)
+    assert len(_entries()) == 1 and parsecache.load(b"without", "k", "environment.yml") == clean
