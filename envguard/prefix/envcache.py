@@ -184,14 +184,19 @@ def _decode(data: list[Any], prefix: Path) -> Environment:
     kind, platform, python, implementation, channels, rows, requested, pip_options = data[:8]
     platforms, virtual, cuda, warnings = data[8:]
     packages = []
+    new, fields, width = object.__new__, _PACKAGE_FIELDS, len(_PACKAGE_FIELDS)
     for row in rows:
-        if len(row) != len(_PACKAGE_FIELDS):
+        if len(row) != width:
             raise ValueError("package row")
         origin = row[_ORIGIN]
         if origin is not None:
             row[_ORIGIN] = PipOrigin(*origin)
         row[_DEPENDS] = tuple(row[_DEPENDS])
-        packages.append(Package(*row))
+        # As pickle rebuilds an instance: the frozen dataclass's __init__ sets each field through
+        # object.__setattr__, twice the cost of filling its __dict__ (the fields were the reader's own).
+        package = new(Package)
+        package.__dict__.update(zip(fields, row))
+        packages.append(package)
     return Environment(
         kind=kind,
         source=str(prefix),
