@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from envguard.channels import strip_credentials
@@ -40,41 +41,52 @@ def _package(package: Package) -> dict[str, Any]:
     }
 
 
-def render(result: CreateResult) -> str:
-    """Human view: what was (or would be) created, the packages by channel, and what to do next."""
-    from rich.table import Table
-
+def render(result: CreateResult, table: str | None = None) -> str:
+    """Human view: what was (or would be) created, the packages by channel, and what to do next. `table`: the
+    package table already rendered (`package_table`) for exactly these packages."""
     from envguard.output import text_console
 
     console = text_console()
     verb = "Would create" if result.dry_run else ("Replaced" if result.replaced else "Created")
     console.print(f"[bold]{verb} {result.name}[/bold] at {result.prefix}")
     console.print(f"backend {result.backend}, platform {result.platform}, {len(result.packages)} package(s)")
+    console.file.write(package_table(result.packages, result.requested) if table is None else table)
+    shown = min(MAX_ROWS, len(result.packages))
+    if shown < len(result.packages):
+        console.print(f"... and {len(result.packages) - shown} more package(s); --json lists them all")
+    for line in _next_steps(result):
+        console.print(line)
+    return console.file.getvalue()  # type: ignore[no-any-return]
+
+
+def package_table(packages: Sequence[Package], requested: Sequence[str]) -> str:
+    """The table of at most MAX_ROWS packages (the requested ones first) by channel, rendered: `envguard
+    create` renders it while the engine links."""
+    from rich.table import Table
+
+    from envguard.output import text_console
+
+    console = text_console()
     table = Table(show_edge=False, pad_edge=False)
     for column in ("Package", "Version", "Build"):
         table.add_column(column)
-    shown = _shown(result)
     by_channel: dict[str, list[Package]] = {}
-    for package in sorted(shown, key=lambda p: p.name):
+    for package in sorted(_shown(packages, requested), key=lambda p: p.name):
         by_channel.setdefault(strip_credentials(package.channel) or package.manager, []).append(package)
     for channel in sorted(by_channel):
         table.add_row(f"[bold]{channel}[/bold]", "", "")
         for package in by_channel[channel]:
             table.add_row(f"  {package.name}", package.version, package.build)
     console.print(table)
-    if len(shown) < len(result.packages):
-        console.print(f"... and {len(result.packages) - len(shown)} more package(s); --json lists them all")
-    for line in _next_steps(result):
-        console.print(line)
     return console.file.getvalue()  # type: ignore[no-any-return]
 
 
-def _shown(result: CreateResult) -> list[Package]:
+def _shown(packages: Sequence[Package], requested: Sequence[str]) -> list[Package]:
     """At most MAX_ROWS packages for the table: the requested ones first."""
     from envguard.names import spec_name
 
-    asked = {spec_name(s) for s in result.requested}
-    ordered = sorted(result.packages, key=lambda p: (p.name not in asked, p.name))
+    asked = {spec_name(s) for s in requested}
+    ordered = sorted(packages, key=lambda p: (p.name not in asked, p.name))
     return ordered[:MAX_ROWS]
 
 

@@ -322,3 +322,35 @@ def test_a_different_existing_lock_is_replaced_with_a_warning(
     assert envguard("create", "-f", str(yml), "-n", "three") == 0
     assert "replaced the existing" in capsys.readouterr().err
     assert "- name: six" in (tmp_path / "conda-lock.yml").read_text()
+
+
+def test_the_table_rendered_while_linking_is_the_created_environments(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from envguard.create import render
+    from envguard.create import run as create_run
+
+    forge = channels["forge"].resolve().as_uri()
+    assert envguard("create", "-c", forge, "python=3.11", "zlib", "--prefix", str(tmp_path / "a")) == 0
+    shown = capsys.readouterr().out
+    assert " zlib " in shown and " python " in shown
+    real = create_run.create
+    results: list[create_run.CreateResult] = []
+
+    def installed_other(*args: object, **kwargs: object) -> create_run.CreateResult:
+        result = real(*args, **kwargs)  # type: ignore[arg-type]
+        result = dataclasses.replace(result, packages=tuple(p for p in result.packages if p.name != "zlib"))
+        results.append(result)
+        return result
+
+    monkeypatch.setattr(create_run, "create", installed_other)
+    assert envguard("create", "-c", forge, "python=3.11", "zlib", "--prefix", str(tmp_path / "b")) == 0
+    out = capsys.readouterr().out
+    assert " zlib " not in out and " python " in out  # not the table rendered ahead from the plan
+    assert out == render.render(results[0])
+    assert render.render(results[0]) == render.render(
+        results[0], render.package_table(results[0].packages, results[0].requested)
+    )

@@ -4,6 +4,7 @@ DIR] [--backend B] [--jupyter] [--force] [--dry-run] [--no-lock] [--json]`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +12,9 @@ from envguard.cli.options import output_style
 from envguard.engine.backends import CHOICES
 from envguard.errors import EXIT_OK, UsageError
 from envguard.output import Style, Views, present, warn
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 @click.command("create")
@@ -62,6 +66,8 @@ def command(
     style: Style,
 ) -> int:
     """Create an environment with a semantic name (pytorch2.1-cuda118-py311) in conda's envs dir."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from envguard.create import naming, render
     from envguard.create import run as create
     from envguard.engine import backends
@@ -77,10 +83,31 @@ def command(
     chosen = backends.select(backend, progress=progress_wanted(style))
     target = Path(prefix) if prefix else None
     planned = create.plan(source, chosen, platform, name=name, prefix=target)
-    result = create.create(
-        planned, chosen, prefix=target, force=force, dry_run=dry_run, jupyter=jupyter, write_lock=not no_lock
-    )
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # the human view's package table is rendered while the engine links (rattler releases the GIL)
+        early = (
+            pool.submit(render.package_table, planned.plan.packages, planned.source.specs)
+            if style == "human"
+            else None
+        )
+        result = create.create(
+            planned,
+            chosen,
+            prefix=target,
+            force=force,
+            dry_run=dry_run,
+            jupyter=jupyter,
+            write_lock=not no_lock,
+        )
+    same = early is not None and result.packages == planned.plan.packages
+    table = _early_table(early) if same and early is not None else None
     for message in result.warnings:
         warn(message)
-    present(Views(lambda: render.to_dict(result), lambda: render.render(result)), style, None)
+    present(Views(lambda: render.to_dict(result), lambda: render.render(result, table)), style, None)
     return EXIT_OK
+
+
+def _early_table(early: Future[str]) -> str | None:
+    """The table rendered ahead, or None where that failed (it is rendered again in this thread, which
+    raises the error where it belongs)."""
+    return None if early.exception() is not None else early.result()
