@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from envguard.diff.changes import Diff
 from envguard.diff.compare import Engine, exact
-from envguard.diff.satisfy import diff_specs
 from envguard.errors import EXIT_DRIFT, EXIT_OK
 from envguard.model import Environment
 from envguard.output import Style
@@ -15,6 +14,8 @@ def diff_environments(a: Environment, b: Environment, *, engine: Engine = "deepd
     """Compare A with B two-way: exact for resolved environments, by satisfaction when one side is
     spec-only."""
     if a.spec_only or b.spec_only:
+        from envguard.diff.satisfy import diff_specs  # MatchSpec satisfaction: only for spec-only sides
+
         return diff_specs(a, b)
     return exact(a, b, engine=engine)
 

@@ -12,13 +12,11 @@ from pathlib import Path
 from envguard.errors import BadInputError
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
-from envguard.names import spec_name
-from envguard.prefix import history as history_mod
-from envguard.prefix.pip_dist import read_pip_packages
-from envguard.prefix.records import record_to_package
-from envguard.prefix.slim import read_slim
 from envguard.prefix.statsig import Stats
 from envguard.textio import read_bytes
+
+# What reads a prefix (records, dist-infos, history) is imported where a prefix is read, not served from the
+# whole-environment cache: an unchanged prefix needs none of it.
 
 
 def is_conda_prefix(path: Path) -> bool:
@@ -50,6 +48,11 @@ def read_prefix(
 
 
 def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats | None = None) -> Environment:
+    from envguard.names import spec_name
+    from envguard.prefix.pip_dist import read_pip_packages
+    from envguard.prefix.records import record_to_package
+    from envguard.prefix.slim import read_slim
+
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
     subdirs: set[str] = set()
@@ -86,6 +89,8 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats 
 
 
 def _history(prefix: Path) -> dict[str, str]:
+    from envguard.prefix import history as history_mod
+
     path = prefix / "conda-meta" / "history"
     try:
         text = read_bytes(path).decode("utf-8", "replace")
@@ -105,6 +110,8 @@ def _channels_in_use(packages: list[Package]) -> tuple[str, ...]:
 
 
 def _read_venv(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environment:
+    from envguard.prefix.pip_dist import read_pip_packages
+
     pip, warnings = read_pip_packages(prefix)
     return make_environment(
         kind="venv",

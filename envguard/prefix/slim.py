@@ -28,7 +28,6 @@ from typing import Any
 from envguard import __version__
 from envguard.cache import cache_dir
 from envguard.errors import BadInputError
-from envguard.prefix.records import iter_records, load_record
 from envguard.prefix.statsig import Stats
 
 FORMAT = 1
@@ -70,6 +69,8 @@ def read_slim(prefix: Path, stats: Stats | None = None) -> list[tuple[str, dict[
     """(file name, slim record) for each `conda-meta/*.json` in name order, parsing only new or changed
     records. `stats`: the stat results of a fingerprint walk taken before (envguard.prefix.statsig), used
     instead of statting each record again."""
+    from envguard.prefix.records import iter_records, load_record  # a read, not what the caches need
+
     if not enabled():
         return [(path.name, slim(record)) for path, record in iter_records(prefix)]
     meta = prefix / "conda-meta"
