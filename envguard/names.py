@@ -11,6 +11,8 @@ _SPEC_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 
 def canonical_name(name: str) -> str:
     """PEP 503 normalised project name: `Typing_Extensions` -> `typing-extensions`."""
+    if "_" not in name and "." not in name and "--" not in name:  # most names: nothing to collapse
+        return name.lower()
     return _NORMALIZE.sub("-", name).lower()
 
 
