@@ -6,7 +6,9 @@ A local file:// channel (scripts/fixture_channel.py), an environment.yml declari
 osx-64 and osx-arm64, and, interleaved as fresh processes: envguard before (--base) and after (the working
 tree), and the floor: one Python process solving the same specs for the 4 platforms with py-rattler and one
 shared Gateway (no envguard). Target (issue 12): lock -f for 4 platforms <= 1.2x raw rattler with a shared
-Gateway. Prints medians of wall and child CPU time, ratios and the load.
+Gateway. A second floor is the same process also reading the environment.yml with PyYAML (what any Python
+tool that takes one pays; rattler does not read environment.yml). Prints medians of wall and child CPU time,
+ratios to the first floor and the load.
 """
 
 from __future__ import annotations
@@ -61,12 +63,23 @@ def main(argv: list[str] | None = None) -> int:
         f"channels:\n  - {uri}\nplatforms: [{', '.join(PLATFORMS)}]\ndependencies:\n  - cuda-version=12.1\n"
     )
     (work / "raw.py").write_text(RAW)
+    # The same floor reading the environment.yml with PyYAML (C loader), as any Python tool taking one must
+    # (rattler itself does not read environment.yml): how much of envguard's margin is PyYAML's import.
+    (work / "raw_yaml.py").write_text(
+        "import yaml, sys\n"
+        "yaml.load(open(sys.argv[3]).read(), Loader=getattr(yaml, 'CSafeLoader', yaml.SafeLoader))\n" + RAW
+    )
     after, before = environments(work, base)
     envguard = str(Path(sys.executable).parent / "envguard")
     lock = [envguard, "lock", "-f", str(envyml), "--no-cuda", "-o", str(work / "out.yml")]
     cases = {
         "raw rattler, 4 solves, one Gateway": (
             [sys.executable, str(work / "raw.py"), uri, ",".join(PLATFORMS)],
+            after,
+            None,
+        ),
+        "raw rattler + PyYAML reading environment.yml": (
+            [sys.executable, str(work / "raw_yaml.py"), uri, ",".join(PLATFORMS), str(envyml)],
             after,
             None,
         ),
