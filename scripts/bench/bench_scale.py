@@ -8,10 +8,11 @@ dist-infos at N=300, 500 at N=3000; real files behind every record), a second an
 versions bumped; identical), a fourth (a copy) whose history is appended to before each run of the "just
 changed" cases, and a copy of envguard at --base (`git archive`, default: the commit this branch started from)
 to run as "before". Then times, interleaved round-robin, each as a fresh subprocess with warm caches: the
-floors (`python -c pass`, `ls conda-meta`, json-load of every record), snapshot, check (unchanged, and full
-just after a change), lock, export (unchanged and just changed), diff (10 changed, identical), before and
-after; and with --files-runs,
+floors (`python -c pass`, `ls conda-meta`, json-load of every record, and the stat fingerprint walk alone: the
+safety of the unchanged check), snapshot, check (unchanged, and full just after a change), lock, export
+(unchanged and just changed), diff (10 changed, identical), before and after; and with --files-runs,
 `check --files` against single-threaded `sha256sum` and a one-thread Python hashlib loop over the same files.
+Run it with the interpreter of a plain `pip install .` venv to measure that install instead of this one.
 Reports medians of wall AND of the child's CPU time (getrusage: less disturbed by other jobs on a shared
 machine), the child's peak RSS for `check --files`, ratios, the machine's load before and after, and whether
 each target of issue 12 is met.
@@ -46,6 +47,7 @@ HASH_LOOP = (
     "        with open(path, 'rb') as h:\n"
     "            hashlib.sha256(h.read()).hexdigest()\n"
 )
+WALK = "import sys\nfrom envguard.prefix.statsig import stat_fingerprint\nstat_fingerprint(sys.argv[1])\n"
 Sample = tuple[float, float, int]  # wall s, child CPU s, child peak RSS KiB
 Case = tuple[list[str], dict[str, str], Callable[[], None] | None]
 
@@ -149,6 +151,8 @@ def cases_for(
             after,
             None,
         ),
+        # what the unchanged check cannot skip: the stat walk its safety rests on, in a fresh interpreter
+        "the stat fingerprint walk alone": ([sys.executable, "-c", WALK, str(prefix)], after, None),
     }
     for name, (argv, hook) in commands.items():
         for side, env in (("before", before), ("after", after)):
