@@ -97,20 +97,28 @@ class _Walk:
             self.lines.append(self.path_line(name, os.path.join(root, name)))
 
     def scan(self, folder: str, *, descend: bool) -> None:
+        fd = _open_dir(folder)
         try:
-            with os.scandir(folder) as entries:
+            with os.scandir(folder if fd is None else fd) as entries:
                 if descend:
                     items = sorted((e for e in entries if e.name.endswith(_PIP_SUFFIXES)), key=_name)
                 else:
                     items = sorted(entries, key=_name)
+            self._entries(folder, items, descend)
         except OSError:
             self.lines.append(f"missing {folder}")
-            return
-        append = self.lines.append
-        for entry in items:  # the loop of a 3,000-record conda-meta: plain entries inline, no method calls
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def _entries(self, folder: str, items: list[os.DirEntry[str]], descend: bool) -> None:
+        # the loop of a 3,000-record conda-meta: plain entries inline, no method calls
+        append, stats, base = self.lines.append, self.stats, folder + os.sep
+        for entry in items:
             name = entry.name
+            path = base + name
             if entry.is_symlink():
-                append(self.stat_line(name, entry))
+                append(self.stat_line(name, entry, path))
             else:
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -124,18 +132,18 @@ class _Walk:
                 if mtime > self.newest or ctime > self.newest:
                     self.newest = max(mtime, ctime)
                 append(f"{name} {st.st_size} {mtime} {ctime} {ino}")
-                self.stats[entry.path] = st
+                stats[path] = st
             if descend and name.endswith(".dist-info") and _is_dir(entry):
                 # The folder's own mtime/ctime (above) changes whenever a file in it is added, removed or
                 # renamed; an in-place edit changes only that file, so the files the pip reader reads are
                 # signed too.
-                inside = entry.path + os.sep  # os.path.join per file costs more than its lstat
+                inside = path + os.sep  # os.path.join per file costs more than its lstat
                 for read in READ_FILES:
                     append(self.path_line(f"  {read}", inside + read))
 
-    def stat_line(self, name: str, entry: os.DirEntry[str]) -> str:
+    def stat_line(self, name: str, entry: os.DirEntry[str], path: str) -> str:
         """Name and stat fields; for a symlink, the link's and its target's (an edit behind the link
-        counts)."""
+        counts). `path`: the entry's full path."""
         try:
             own = entry.stat(follow_symlinks=False)
         except OSError:
@@ -143,13 +151,13 @@ class _Walk:
         line = f"{name} {self.fields(own)}"
         if entry.is_symlink():
             try:
-                target = os.stat(entry.path)
+                target = os.stat(path)
             except OSError:
                 return line + " -> dangling"
             line += f" -> {self.fields(target)}"
-            self.stats[entry.path] = target
+            self.stats[path] = target
         else:
-            self.stats[entry.path] = own
+            self.stats[path] = own
         return line
 
     def path_line(self, name: str, path: str) -> str:
@@ -184,6 +192,18 @@ class _Walk:
 
 def _name(entry: os.DirEntry[str]) -> str:
     return entry.name
+
+
+def _open_dir(folder: str) -> int | None:
+    """A descriptor of FOLDER to scan it through (its entries are then statted relative to it, fstatat, not
+    by full paths the kernel resolves again), or None where scandir takes no descriptor or it cannot be
+    opened (then the folder is scanned by path, and a missing one reported as such)."""
+    if os.scandir not in os.supports_fd:
+        return None
+    try:
+        return os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return None
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

@@ -153,11 +153,12 @@ _SCANNED: list[str] = []
 
 
 def _audit(event: str, args: tuple[object, ...]) -> None:
-    if event == "os.scandir" and args and str(args[0]).endswith("conda-meta"):
+    # the walk opens conda-meta to scan it through a descriptor (else it scans it by path)
+    if event in ("open", "os.scandir") and args and str(args[0]).endswith("conda-meta"):
         _SCANNED.append(str(args[0]))
 
 
-sys.addaudithook(_audit)  # the interpreter's own record of every os.scandir (the stat fingerprint's walk)
+sys.addaudithook(_audit)  # the interpreter's own record of every walk of conda-meta (the stat fingerprint)
 
 
 def test_a_full_check_takes_the_stat_fingerprint_once(

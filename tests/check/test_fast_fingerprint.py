@@ -117,3 +117,29 @@ def test_a_verdict_entry_round_trips_and_a_damaged_one_is_a_miss(tmp_path) -> No
     for damaged in (blob[:-5], other, blob + b"7\nabc", blob + b"3\nabc\n"):
         entry.write_bytes(damaged)
         assert statcache.lookup(material, "inputs", "fp\nnewest 1") is None
+
+
+def test_the_walk_by_descriptor_and_by_path_agree(tmp_path, monkeypatch) -> None:
+    """Folders are scanned through a descriptor where the platform allows it; the fingerprint and the stats it
+    hands down are the same as scanning by path (symlinked record and dist-info, a dangling link included)."""
+    from envguard.prefix import statsig
+
+    prefix = tmp_path / "env"
+    meta = prefix / "conda-meta"
+    meta.mkdir(parents=True)
+    (meta / "zlib-1.3.1-h0_0.json").write_text(json.dumps({"name": "zlib", "version": "1.3.1"}))
+    (meta / "gone-1.0-0.json").symlink_to(tmp_path / "nowhere.json")
+    (tmp_path / "six.json").write_text(json.dumps({"name": "six", "version": "1.16.0"}))
+    (meta / "six-1.16.0-py_0.json").symlink_to(tmp_path / "six.json")
+    site = prefix / "lib" / "python3.11" / "site-packages"
+    for name in ("demo-1.0.dist-info", "other-2.0.dist-info"):
+        (site / name).mkdir(parents=True)
+        (site / name / "METADATA").write_text("Name: demo\n")
+    (site / "linked-3.0.dist-info").symlink_to(site / "other-2.0.dist-info")
+    (site / "x.pth").write_text(".\n")
+    by_descriptor = statsig.stat_fingerprint(prefix)
+    monkeypatch.setattr(statsig, "_open_dir", lambda folder: None)
+    by_path = statsig.stat_fingerprint(prefix)
+    assert by_descriptor and by_descriptor == by_path
+    assert statsig.stats_of(by_descriptor) == statsig.stats_of(by_path)
+    assert len(statsig.stats_of(by_path) or {}) >= 8
