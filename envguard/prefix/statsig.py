@@ -117,8 +117,8 @@ class _Walk:
         for entry in items:
             name = entry.name
             path = base + name
-            if entry.is_symlink():
-                append(self.stat_line(name, entry, path))
+            if entry.is_symlink():  # the link's own fields, its target's path and fields
+                append(self.path_line(name, path))
             else:
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -140,25 +140,6 @@ class _Walk:
                 inside = path + os.sep  # os.path.join per file costs more than its lstat
                 for read in READ_FILES:
                     append(self.path_line(f"  {read}", inside + read))
-
-    def stat_line(self, name: str, entry: os.DirEntry[str], path: str) -> str:
-        """Name and stat fields; for a symlink, the link's and its target's (an edit behind the link
-        counts). `path`: the entry's full path."""
-        try:
-            own = entry.stat(follow_symlinks=False)
-        except OSError:
-            return f"{name} gone"
-        line = f"{name} {self.fields(own)}"
-        if entry.is_symlink():
-            try:
-                target = os.stat(path)
-            except OSError:
-                return line + " -> dangling"
-            line += f" -> {self.fields(target)}"
-            self.stats[path] = target
-        else:
-            self.stats[path] = own
-        return line
 
     def path_line(self, name: str, path: str) -> str:
         try:
