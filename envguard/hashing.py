@@ -43,30 +43,30 @@ class DigestMemo:
 
     def digest(self, path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
         """`file_digest(path, algorithm)`, from the memo while the file is unchanged."""
-        remembered = self.known(path, algorithm)
+        folder, name, before, remembered = self._lookup(path, algorithm)
         if remembered is not None:
             return remembered
-        folder, name = os.path.split(os.path.abspath(path))
-        before = _signature(path)
-        entries = self._entries(folder)
         value = file_digest(path, algorithm)
         if before and _signature(path) == before and time.time_ns() - max(before[1:3]) > self.FRESH_NS:
             with self._lock:
-                entries[name] = [before, algorithm, value]
+                self._entries(folder)[name] = [before, algorithm, value]
                 self._changed.add(folder)
         return value
 
     def known(self, path: str | os.PathLike[str], algorithm: str = "sha256") -> str | None:
         """The remembered digest of an unchanged file (a stat and a lookup, nothing read), else None."""
+        return self._lookup(path, algorithm)[3]
+
+    def _lookup(self, path: str | os.PathLike[str], algorithm: str) -> tuple[str, str, list[int], str | None]:
+        """(folder, name, the file's stat signature taken now, its remembered digest or None)."""
         folder, name = os.path.split(os.path.abspath(path))  # signed by os.stat: a re-pointed link misses
         before = _signature(path)
-        entries = self._entries(folder)
-        known = entries.get(name)
+        known = self._entries(folder).get(name)
         with self._lock:
             self._used.add((folder, name))
         if before and isinstance(known, list) and len(known) == 3 and known[:2] == [before, algorithm]:
-            return str(known[2])
-        return None
+            return folder, name, before, str(known[2])
+        return folder, name, before, None
 
     def save(self) -> None:
         import json
