@@ -48,8 +48,9 @@ class DigestMemo:
             return remembered
         value = file_digest(path, algorithm)
         if before and _signature(path) == before and time.time_ns() - max(before[1:3]) > self.FRESH_NS:
+            entries = self._entries(folder)  # takes the lock itself
             with self._lock:
-                self._entries(folder)[name] = [before, algorithm, value]
+                entries[name] = [before, algorithm, value]
                 self._changed.add(folder)
         return value
 
