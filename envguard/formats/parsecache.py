@@ -25,7 +25,7 @@ def parsed(data: bytes, key: str, origin: str, parse: Callable[[], Environment])
     env = load(data, key, origin)
     if env is None:
         env = parse()
-        store(data, key, env)
+        store(data, key, origin, env)
     return env
 
 
@@ -37,14 +37,14 @@ def load(data: bytes, key: str, origin: str) -> Environment | None:
     from envguard.model import from_dict
 
     try:
-        with open(_path(data, key), "rb") as handle:
+        with open(_path(data, key, origin), "rb") as handle:
             document = json.loads(handle.read())
         return from_dict(document, origin=origin) if isinstance(document, dict) else None
     except (OSError, ValueError, BadInputError):
         return None
 
 
-def store(data: bytes, key: str, env: Environment) -> None:
+def store(data: bytes, key: str, origin: str, env: Environment) -> None:
     """Remember a parse (best effort: a cache that cannot be written only costs speed next time)."""
     import json
 
@@ -57,15 +57,18 @@ def store(data: bytes, key: str, env: Environment) -> None:
             return
         from envguard.atomic import write_text
 
-        write_text(_path(data, key), text, durable=False, private=True)
+        write_text(_path(data, key, origin), text, durable=False, private=True)
     except Exception:
         return
 
 
-def _path(data: bytes, key: str) -> str:
+def _path(data: bytes, key: str, origin: str) -> str:
+    """The entry's file: named by the bytes, what else the parse depends on and the name its messages quote
+    (the same environment.yml in two folders warns with two paths)."""
     import hashlib
 
     from envguard.cache import cache_path
 
-    digest = hashlib.sha256(data + f"\0{key}\0{__version__}\0{FORMAT}".encode("utf-8", "surrogatepass"))
+    tail = f"\0{key}\0{origin}\0{__version__}\0{FORMAT}"
+    digest = hashlib.sha256(data + tail.encode("utf-8", "surrogatepass"))
     return os.path.join(cache_path(), "parsed", f"{digest.hexdigest()}.json")

@@ -14,7 +14,7 @@ TOKEN = "tk-0123456789abcdef0123456789abcdef"
 
 
 def _entries() -> list[Path]:
-    folder = Path(parsecache._path(b"", "")).parent
+    folder = Path(parsecache._path(b"", "", "")).parent
     return sorted(folder.glob("*.json")) if folder.is_dir() else []
 
 
@@ -42,7 +42,7 @@ def test_a_lock_with_a_token_is_never_written_to_the_cache(channels, tmp_path) -
     secret = f"https://conda.anaconda.org/t/{TOKEN}/conda-forge/linux-64/{url.rsplit('/', 1)[1]}"
     lock.write_text(text.replace(url, secret))
     parse_target(lock, "linux-64")
-    cache = Path(parsecache._path(b"", "")).parents[1]
+    cache = Path(parsecache._path(b"", "", "")).parents[1]
     assert not any(TOKEN in p.read_text(errors="replace") for p in cache.rglob("*") if p.is_file())
 
 
@@ -56,8 +56,22 @@ def test_a_parse_holding_a_credential_is_not_stored() -> None:
         requested=(RequestedSpec("pip", "torch"),),
         pip_options=(f"--extra-index-url https://user:{TOKEN}@pypi.example.com/simple",),
     )
-    parsecache.store(b"with a credential", "k", env)
+    parsecache.store(b"with a credential", "k", "environment.yml", env)
     assert _entries() == []
     clean = make_environment(kind="environment.yml", source="environment.yml", channels=("conda-forge",))
-    parsecache.store(b"without", "k", clean)
+    parsecache.store(b"without", "k", "environment.yml", clean)
     assert len(_entries()) == 1 and parsecache.load(b"without", "k", "environment.yml") == clean
+
+
+def test_the_same_bytes_at_another_path_quote_that_path(tmp_path) -> None:
+    """A parse's messages name its file: two copies of one environment.yml each warn with their own path
+    (the cache once served the first copy's warnings for the second)."""
+    text = "name: x\nfoo: 1\ndependencies:\n  - python=3.11\n"
+    first, second = tmp_path / "a" / "environment.yml", tmp_path / "b" / "environment.yml"
+    for path in (first, second):
+        path.parent.mkdir()
+        path.write_text(text)
+    assert any(str(first) in w for w in parse_target(first, "linux-64").warnings)
+    warnings = parse_target(second, "linux-64").warnings
+    assert warnings and all(str(first) not in w for w in warnings)
+    assert any(str(second) in w for w in warnings)
