@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
@@ -64,14 +64,57 @@ def _plain_ok(text: str) -> bool:
     return _resolves_to_str(text)
 
 
-@lru_cache(maxsize=1024)
 def _resolves_to_str(text: str) -> bool:
     """True when YAML would not read the plain text as a bool, number, null, date or `=`."""
-    import yaml
+    return implicit_type(text) is None
 
-    resolver: Any = yaml.resolver.Resolver()
-    tag = resolver.resolve(yaml.ScalarNode, text, (True, False))
-    return bool(tag == "tag:yaml.org,2002:str")
+
+# YAML 1.1's implicit types as PyYAML's SafeLoader resolves plain scalars (tests hold this to its Resolver
+# on every text they generate): the words by exact match, numbers and dates by one pattern.
+_BOOLS = ("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE")
+_WORDS = {
+    **dict.fromkeys((*_BOOLS, "on", "On", "ON", "off", "Off", "OFF"), "bool"),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), "null"),
+    "<<": "merge",
+    "=": "value",
+    **dict.fromkeys("!&*", "yaml"),
+}
+_NUMERIC_START = frozenset("-+.0123456789")
+
+
+def implicit_type(text: str) -> str | None:
+    """The YAML 1.1 type a plain scalar without surrounding white space resolves to (`bool`, `int`,
+    `float`, `null`, `timestamp`, `merge`, `value`, `yaml`), or None for a string."""
+    word = _WORDS.get(text)
+    if word is not None or not text or text[0] not in _NUMERIC_START:
+        return word
+    dots = text.count(".")
+    if dots > 1:
+        return None  # a number or a date has one `.` at most: `1.26.4` is a string
+    if text[4:5] == "-" and _pattern("timestamp").fullmatch(text):  # a date starts with four digits and `-`
+        return "timestamp"
+    if dots:
+        return "float" if _pattern("float").fullmatch(text) else None  # every float has its `.`
+    body = text[1:] if text[0] in "+-" else text
+    if body[:2] not in ("0x", "0b") and body.strip("0123456789_:"):
+        return None  # not digits (a sha256 is a string without reading a pattern)
+    return "int" if _pattern("int").fullmatch(text) else None
+
+
+@cache
+def _pattern(kind: str) -> re.Pattern[str]:
+    """One type's pattern, compiled on first use (the three at once cost ~1 ms a process)."""
+    # ASCII digits only ([0-9], never \d: "١٢" is a string); `_` may separate digits; `:` makes base 60
+    # (1:30 is 90).
+    digits, exponent, base60 = "[0-9][0-9_]*", "(?:[eE][-+][0-9]+)?", "(?::[0-5]?[0-9])+"
+    time = "[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]*)?(?:[ \\t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?"
+    patterns = {
+        "float": f"[-+]?(?:{digits}\\.[0-9_]*{exponent}|{digits}{base60}\\.[0-9_]*|\\.(?:inf|Inf|INF))"
+        f"|\\.[0-9][0-9_]*{exponent}|\\.(?:nan|NaN|NAN)",
+        "int": "[-+]?(?:0b[01_]+|0[0-7_]+|0|[1-9][0-9_]*(?::[0-5]?[0-9])*|0x[0-9a-fA-F_]+)",
+        "timestamp": f"[0-9]{{4}}-(?:[0-9]{{2}}-[0-9]{{2}}|[0-9]{{1,2}}-[0-9]{{1,2}}(?:[Tt]|[ \\t]+){time})",
+    }
+    return re.compile(patterns[kind])
 
 
 def dump(document: Mapping[str, Any]) -> str:
