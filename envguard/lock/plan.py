@@ -44,23 +44,21 @@ def from_live(env: Environment) -> LockPlan:
 def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice) -> LockPlan:
     """Solve an environment.yml for every platform (selectors applied per platform); no `platforms`: the
     file's `platforms:`, else this machine's."""
-    from envguard.formats import envyml
+    from envguard.machine.platform import current_platform
     from envguard.textio import read_text
 
     envs: dict[str, Environment] = {}
     hashes: dict[str, str] = {}
     warnings: list[str] = []
     channels: tuple[str, ...] = ()
-    from envguard.machine.platform import current_platform
-
     text = read_text(path)  # read once; parsed once unless `# [selector]` lines make platforms differ
-    uniform = envyml.apply_selectors(text, current_platform())[1] == 0  # any selector line counts
+    uniform = _selectors(text) == 0  # any selector line counts
     parsed = None
     if not platforms:  # the file's `platforms:` (read with this machine's selectors), else this machine
-        parsed = envyml.parse(text, str(path))
+        parsed = _parse(text, path, None)
         platforms = sorted(set(parsed.platforms)) or [current_platform()]
     elif uniform:
-        parsed = envyml.parse(text, str(path), platform=platforms[0])
+        parsed = _parse(text, path, platforms[0])
     if not uniform:
         parsed = None  # each platform gets its own selectors
     gateway: list[Any] = []  # one rattler Gateway for every platform's solve, made by the first one
@@ -68,7 +66,7 @@ def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice)
         if parsed is not None:
             specs = dataclasses.replace(parsed, platform=platform)
         else:
-            specs = envyml.parse(text, str(path), platform=platform)
+            specs = _parse(text, path, platform)
         warnings.extend(w for w in specs.warnings if w not in warnings)
         virtual = _virtual_for(specs, platform, cuda, path)
         solved = _solve(specs, platform, virtual, cuda, path, gateway)
@@ -88,6 +86,33 @@ def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice)
             c for c in specs.channels if c != "nodefaults"
         )  # a solver directive; conda-lock drops it
     return LockPlan(envs, hashes, channels, "environment.yml", tuple(warnings))
+
+
+def _selectors(text: str) -> int:
+    """How many `# [selector]` lines the file has (none without a `#` and a `[`: no need to read it line by
+    line)."""
+    if "#" not in text or "[" not in text:
+        return 0
+    from envguard.formats import envyml
+    from envguard.machine.platform import current_platform
+
+    return envyml.apply_selectors(text, current_platform())[1]
+
+
+def _parse(text: str, path: Path, platform: str | None) -> Environment:
+    """The environment.yml's specs for `platform` (None: this machine's selectors), parsed once per exact
+    content: a file locked again unchanged is read from envguard's parse cache, without PyYAML."""
+    from envguard.formats import parsecache
+    from envguard.machine.platform import current_platform
+
+    def parse() -> Environment:
+        from envguard.formats import envyml
+
+        return envyml.parse(text, str(path), platform=platform)
+
+    data = text.encode("utf-8", "surrogatepass")
+    key = f"environment.yml\0{platform or current_platform()}"  # a shared cache folder: NFS homes
+    return parsecache.parsed(data, key, str(path), parse)
 
 
 def needs_cuda(requested: Sequence[RequestedSpec]) -> str | None:

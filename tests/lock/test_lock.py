@@ -270,3 +270,36 @@ def test_a_lock_without_pip_lines_does_not_import_packaging(
     assert done.returncode == 0, done.stderr[-2000:]
     modules = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
     assert "envguard.lock.plan" in modules and "packaging.requirements" not in modules
+
+
+def test_an_unchanged_environment_yml_is_locked_again_without_pyyaml(
+    channels: dict[str, Path], tmp_path: Path
+) -> None:
+    """The second `lock -f` of the same file reads its parse from the cache (no PyYAML: ~10 ms of a lock)
+    and writes the same bytes; a changed file is parsed again."""
+    import os
+    import subprocess
+
+    text = "channels:\n  - {forge}\nplatforms: [linux-64, osx-arm64]\ndependencies:\n  - cuda-version=12.1\n"
+    envyml = _envyml(tmp_path, channels, text)
+    lock = tmp_path / "conda-lock.yml"
+    launcher = "import sys\nfrom envguard.cli.launcher import main\nmain()\n"
+
+    def run() -> tuple[bytes, bool]:
+        argv = ["lock", "-f", str(envyml), "--no-cuda", "-o", str(lock)]
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", launcher, *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=os.environ,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+        return lock.read_bytes(), "yaml" in imported
+
+    first, parsed = run()
+    assert parsed  # the first lock reads the file with PyYAML
+    assert run() == (first, False)
+    envyml.write_text(envyml.read_text() + "# a comment\n")
+    assert run() == (first, True)
