@@ -4,8 +4,9 @@ not parsed again (for `envguard check` and verify, PyYAML's construction of a wh
 An entry is the parsed Environment in model.to_dict form, in envguard's cache (`parsed/<sha256>.json`,
 private), named by the SHA-256 of the file's bytes and of everything else the parse depends on (what was
 parsed, the file's name as messages quote it, the platform, envguard's version). An entry that does not
-load back is a miss. Nothing that holds a credential is ever written (a token in a channel URL stays in the
-file it came from): such a file is parsed every time.
+load back is a miss. A file holding a credential is parsed every time and never written here: a token in a
+channel URL stays in the file it came from, and parsing it is what hands the credential to this process's
+memory (channels.remember) for the solve and downloads that follow; a parse read back would not.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ FORMAT = 1
 def parsed(data: bytes, key: str, origin: str, parse: Callable[[], Environment]) -> Environment:
     """`parse()`'s Environment for a file of these exact bytes, from the cache when it was parsed before
     (`key`: what else the parse depends on)."""
+    if _holds_credential(data):
+        return parse()
     env = load(data, key, origin)
     if env is None:
         env = parse()
@@ -60,6 +63,20 @@ def store(data: bytes, key: str, origin: str, env: Environment) -> None:
         write_text(_path(data, key, origin), text, durable=False, private=True)
     except Exception:
         return
+
+
+def _holds_credential(data: bytes) -> bool:
+    """Whether the file's text has a URL with a credential in it (undecodable text counts: its parse says
+    what is wrong with it)."""
+    from envguard.channels import scrub
+    from envguard.errors import BadInputError
+    from envguard.textio import decode
+
+    try:
+        text = decode(data)
+    except BadInputError:
+        return True
+    return scrub(text) != text
 
 
 def _path(data: bytes, key: str, origin: str) -> str:

@@ -70,7 +70,7 @@ def _resolves_to_str(text: str) -> bool:
 
 
 # YAML 1.1's implicit types as PyYAML's SafeLoader resolves plain scalars (tests hold this to its Resolver
-# on every text they generate): the words by exact match, numbers and dates by one pattern.
+# on every text they generate): the words by exact match, numbers and dates by a pattern per type.
 _BOOLS = ("yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE")
 _WORDS = {
     **dict.fromkeys((*_BOOLS, "on", "On", "ON", "off", "Off", "OFF"), "bool"),

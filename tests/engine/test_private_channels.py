@@ -119,3 +119,33 @@ def test_a_second_solve_against_a_server_answering_304_works(
         server.shutdown()
         server.server_close()
     assert [p.name for p in first.packages] == [p.name for p in second.packages] == ["zlib"]
+
+
+@pytest.mark.parametrize("kind", ["token", "basic"])
+def test_a_private_channel_is_locked_again_by_a_new_process(
+    kind: str, channels: dict[str, Path], tmp_path: Path
+) -> None:
+    """The second `lock -f` of an unchanged environment.yml naming a private channel still authenticates: a
+    file holding a credential is never served from the parse cache (the credential lives in the process that
+    read the file, not in the parse)."""
+    import os
+    import subprocess
+    import sys
+
+    project = tmp_path / "project"
+    project.mkdir()
+    launcher = "from envguard.cli.launcher import main\nmain()\n"
+    with serve_private(channels["forge"].parent, kind, []) as base:
+        yml = project / "environment.yml"
+        yml.write_text(f"channels:\n  - {base}/forge\ndependencies:\n  - zlib\n", encoding="utf-8")
+        for _ in range(2):
+            done = subprocess.run(
+                [sys.executable, "-c", launcher, "lock", "-f", str(yml), "--no-cuda", "-o", "-"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                env=os.environ,
+            )
+            assert done.returncode == 0, done.stderr[-2000:]
+            assert "zlib" in done.stdout
+    assert _secret_files(tmp_path) == [str(yml)]
