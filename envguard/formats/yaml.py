@@ -130,7 +130,9 @@ def _mapping(mapping: Mapping[str, Any], indent: int, lines: list[str]) -> None:
     pad = " " * indent
     for key, value in mapping.items():
         name = scalar(str(key))
-        if isinstance(value, Mapping) and value:
+        if type(value) is str:  # most values: skip the abstract-class checks (a third of a lock's rendering)
+            lines.append(f"{pad}{name}: {scalar(value)}")
+        elif isinstance(value, Mapping) and value:
             lines.append(f"{pad}{name}:")
             _mapping(value, indent + 2, lines)
         elif isinstance(value, list | tuple) and value:
@@ -143,7 +145,9 @@ def _mapping(mapping: Mapping[str, Any], indent: int, lines: list[str]) -> None:
 def _sequence(items: Sequence[Any], indent: int, lines: list[str]) -> None:
     pad = " " * indent
     for item in items:
-        if isinstance(item, Mapping) and item:
+        if type(item) is str:
+            lines.append(f"{pad}- {scalar(item)}")
+        elif isinstance(item, Mapping) and item:
             nested: list[str] = []
             _mapping(item, indent + 2, nested)
             nested[0] = f"{pad}- {nested[0][indent + 2 :]}"
