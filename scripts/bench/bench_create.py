@@ -5,6 +5,8 @@ table.
     python scripts/bench/bench_create.py                # 300 bulk packages, 7 rounds
     python scripts/bench/bench_create.py --bulk 300 --rounds 11
 
+Two floors: the bare engine installing into the same path every round (as create does) and into a fresh
+temporary folder (as verify's rebuild does: on this VM a new folder links slower than a reused path).
 Everything runs in this process with warm package caches (the first round of each is a discarded warm-up;
 `--cold` empties both engines' package caches before every round instead, as on a fresh CI runner), so the
 numbers compare the work envguard adds (machine check, naming, archive hashing, conda-style history,
@@ -138,8 +140,15 @@ def run(work: Path, bulk: int, rounds: int, cold: bool = False) -> int:
 
     lock = str(project / "conda-lock.yml")
     create = ["create", "-f", str(yml), "--prefix", str(target), "--backend", "embedded"]
+
+    def rattler_fresh() -> None:
+        # what verify does: a new temporary folder each time (drop_kept removes it, outside the timing)
+        folder = Path(tempfile.mkdtemp(prefix="envguard-verify-bare-"))
+        rattler_direct(channel, specs, folder / "env", rattler_cache)
+
     cases: dict[str, Callable[[], None]] = {
         "rattler solve + install (direct)": lambda: rattler_direct(channel, specs, target, rattler_cache),
+        "rattler solve + install into a fresh temporary folder": rattler_fresh,
         "envguard create -f environment.yml": lambda: envguard(*create),
         "envguard create --no-lock": lambda: envguard(*create, "--no-lock"),
         "envguard verify (rebuild, hashes, check; deletion detached)": lambda: envguard(
@@ -158,6 +167,16 @@ def run(work: Path, bulk: int, rounds: int, cold: bool = False) -> int:
                 if "deletion detached" in name:
                     deleting.append(waited)
     print(table(samples, bulk, rounds, cold))
+    fresh = samples["rattler solve + install into a fresh temporary folder"]
+    for name in (
+        "envguard verify (rebuild, hashes, check; deletion detached)",
+        "envguard verify --keep (no cleanup)",
+    ):
+        wall = statistics.median(w for w, _c in samples[name]) / statistics.median(w for w, _c in fresh)
+        paired = statistics.median(w / b for (w, _c), (b, _d) in zip(samples[name], fresh, strict=True))
+        print(
+            f"{name}: {wall:.2f}x of the bare engine into a fresh temporary folder ({paired:.2f}x per round)"
+        )
     print(
         "\nverify's detached deletion of the temporary prefix finished a median "
         f"{statistics.median(deleting):.3f} s after verify returned (not in the figures above: it is off the "
