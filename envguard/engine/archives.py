@@ -119,7 +119,7 @@ def _one(
             f"{package.describe()}: the lock has no sha256 or md5 for it, so it cannot be "
             "verified; re-create the lock"
         )
-    path = locate(package, pkgs_dir)
+    path = locate(package, pkgs_dir, checked=not remembered_only)  # the memo's stat finds a missing file
     if path is None:
         if remembered_only:
             return None
@@ -163,8 +163,10 @@ def keep(path: Path, pkgs_dir: Path) -> None:
                 os.unlink(tmp)
 
 
-def locate(package: Package, pkgs_dir: Path | None) -> Path | None:
-    """An archive already on this machine: the package cache first, then a file:// channel."""
+def locate(package: Package, pkgs_dir: Path | None, *, checked: bool = True) -> Path | None:
+    """An archive already on this machine: the package cache first, then a file:// channel. Unless
+    `checked` is False, a file:// archive that does not exist is an OperationalError naming the package
+    (unchecked, the caller's own stat of the path must find it missing)."""
     name = package.filename
     if name and pkgs_dir is not None:
         cached = pkgs_dir / name
@@ -172,7 +174,7 @@ def locate(package: Package, pkgs_dir: Path | None) -> Path | None:
             return cached
     path = local_path(package.url)
     if path is not None:
-        if not path.is_file():
+        if checked and not path.is_file():
             raise OperationalError(
                 f"{package.describe()}: {path} does not exist; the local channel moved or the lock is stale"
             )

@@ -147,3 +147,24 @@ def test_fetch_serves_remembered_archives_and_hashes_the_rest_in_order(tmp_path:
     assert [a.package.name for a in found if not a.verified] == ["pkg5"]
     read = {Path(p).name for p in opened if p.endswith(".conda")}
     assert read == {p.filename for p in packages[1::2]}  # only those the memo did not know were read
+
+
+@pytest.mark.parametrize("gone", ["deleted", "a folder"])
+def test_a_remembered_archive_that_is_gone_is_reported_by_name(tmp_path: Path, aged: None, gone: str) -> None:
+    """The memo's first pass takes a file:// archive without checking it exists (its own stat does); one
+    deleted, or replaced by a folder, after its digest was remembered is still the one-line error naming the
+    package, not a miss served or a traceback."""
+    from envguard.engine import archives
+    from envguard.errors import OperationalError
+    from envguard.model import Package
+
+    archive = tmp_path / "channel" / "linux-64" / "zlib-1.3.1-h0_0.conda"
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"an archive" * 100)
+    package = Package("conda", "zlib", "1.3.1", "h0_0", url=archive.as_uri(), sha256=_sha(archive))
+    assert [a.verified for a in archives.fetch([package], None)] == [True]  # remembered
+    archive.unlink()
+    if gone == "a folder":
+        archive.mkdir()
+    with pytest.raises(OperationalError, match=r"zlib 1\.3\.1 .*does not exist; the local channel moved"):
+        archives.fetch([package], None)
