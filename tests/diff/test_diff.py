@@ -214,6 +214,27 @@ def test_deepdiff_without_its_probes_leaves_them_importable() -> None:
     ]
 
 
+def test_deepdiff_without_asyncio_leaves_it_working() -> None:
+    """cachebox (deepdiff's cache) imports asyncio for caches of coroutine functions; deepdiff is imported
+    with a stand-in that loads the real asyncio on first use, and both it and cachebox's async caches work."""
+    code = (
+        "import sys\n"
+        "from envguard.diff.compare import deepdiff_leaves\n"
+        "a = {'conda': {'x': {'version': '1'}}}\n"
+        "b = {'conda': {'x': {'version': '2'}}}\n"
+        "print(deepdiff_leaves(a, b), 'asyncio' in sys.modules)\n"
+        "import cachebox\n"
+        "@cachebox.cached(cachebox.LRUCache(4))\n"
+        "async def double(n):\n"
+        "    return 2 * n\n"
+        "import asyncio\n"
+        "print(asyncio.run(double(21)), type(sys.modules['asyncio']).__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[('conda', 'x', 'version', 'changed')] False", "42 module"]
+
+
 def test_deepdiff_sees_only_the_differing_items(make_prefix: MakePrefix) -> None:
     a = read_live(make_prefix(BASE, name="a", cuda="12.4"))
     b = read_live(make_prefix(["python=3.11", "numpy=2.0", "pytorch=2.1.0=*cpu*", "six"], name="b"))
