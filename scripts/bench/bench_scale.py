@@ -47,7 +47,10 @@ HASH_LOOP = (
     "        with open(path, 'rb') as h:\n"
     "            hashlib.sha256(h.read()).hexdigest()\n"
 )
-WALK = "import sys\nfrom envguard.prefix.statsig import stat_fingerprint\nstat_fingerprint(sys.argv[1])\n"
+WALK = (
+    "import sys\nfrom envguard.prefix.statsig import stat_fingerprint\n"
+    "for prefix in sys.argv[1:]:\n    stat_fingerprint(prefix)\n"
+)
 Sample = tuple[float, float, int]  # wall s, child CPU s, child peak RSS KiB
 Case = tuple[list[str], dict[str, str], Callable[[], None] | None]
 
@@ -153,6 +156,12 @@ def cases_for(
         ),
         # what the unchanged check cannot skip: the stat walk its safety rests on, in a fresh interpreter
         "the stat fingerprint walk alone": ([sys.executable, "-c", WALK, str(prefix)], after, None),
+        # ... and what an identical diff cannot skip: the walks of both sides (its cache's safety)
+        "both sides' stat walks alone (diff)": (
+            [sys.executable, "-c", WALK, str(prefix), str(same)],
+            after,
+            None,
+        ),
     }
     for name, (argv, hook) in commands.items():
         for side, env in (("before", before), ("after", after)):
