@@ -195,7 +195,7 @@ def _decode(data: list[Any], prefix: Path) -> Environment:
         # As pickle rebuilds an instance: the frozen dataclass's __init__ sets each field through
         # object.__setattr__, twice the cost of filling its __dict__ (the fields were the reader's own).
         package = new(Package)
-        package.__dict__.update(zip(fields, row, strict=True))
+        package.__dict__.update(zip(fields, row, strict=False))  # the width is checked above
         packages.append(package)
     return Environment(
         kind=kind,
