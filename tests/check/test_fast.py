@@ -96,9 +96,18 @@ def test_stat_fingerprint_covers_conda_meta_and_pip_metadata(
 
 
 HEAVY = ("torch", "rattler", "deepdiff", "rich", "yaml", "numpy", "click", "dataclasses", "hashlib", "json")
+# The heavy modules loaded, printed as the process ends: by an exit handler, or just before os._exit (the
+# launcher's own answers and anything that loaded rattler end without finalising).
 _PROBE_IMPORTS = (
-    "import sys, atexit\n"
-    "atexit.register(lambda: print('IMPORTED', sorted(m for m in {heavy!r} if m in sys.modules)))\n"
+    "import atexit, os, sys\n"
+    "def report():\n"
+    "    print('IMPORTED', sorted(m for m in {heavy!r} if m in sys.modules), flush=True)\n"
+    "atexit.register(report)\n"
+    "_exit = os._exit\n"
+    "def exit_now(code):\n"
+    "    report()\n"
+    "    _exit(code)\n"
+    "os._exit = exit_now\n"
     "sys.argv = ['envguard', *{argv!r}]\n"
     "from envguard.cli.launcher import main\n"
     "main()\n"

@@ -90,6 +90,40 @@ def test_diff_fast_path_matches_click(
         assert out == capsys.readouterr().out  # the same text, byte for byte
 
 
+MAIN = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: sys.stderr.write('finalised\\n'))\n"
+    "from envguard.cli.launcher import main\n"
+    "sys.argv[0] = 'envguard'\n"
+    "main()\n"
+)
+
+
+def run_main(*args: str) -> subprocess.CompletedProcess[str]:
+    """The console script's entry point in a fresh process, with an exit handler that says whether the
+    process was finalised."""
+    return subprocess.run(
+        [sys.executable, "-c", MAIN, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+
+
+def test_fast_forms_end_without_finalising_and_lose_no_output(make_prefix) -> None:
+    a = make_prefix(["python=3.11", "numpy=1.26", "requests=2.32.3"], name="a")
+    b = make_prefix(["python=3.11", "numpy=2.0", "six"], name="b")
+    done = run_main("diff", str(a), str(b), "--json")  # through a pipe, flushed before the process ends
+    assert (done.returncode, json.loads(done.stdout)["equal"]) == (1, False)
+    assert "finalised" not in done.stderr
+    done = run_main("--version")
+    assert (done.returncode, done.stdout.startswith("envguard")) == (0, True)
+    assert "finalised" not in done.stderr
+    done = run_main("name", "--help")  # a click form ends as a Python program does
+    assert (done.returncode, "finalised" in done.stderr) == (0, True)
+
+
 def test_lock_fast_path_matches_click(
     make_prefix, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
