@@ -7,9 +7,10 @@ table.
 
 Two floors: the bare engine installing into the same path every round (as create does) and into a fresh
 temporary folder (as verify's rebuild does: on this VM a new folder links slower than a reused path).
-Everything runs in this process with warm package caches (the first round of each is a discarded warm-up;
-`--cold` empties both engines' package caches before every round instead, as on a fresh CI runner), so the
-numbers compare the work envguard adds (machine check, naming, archive hashing, conda-style history,
+Each round runs every case once, in an order rotated from round to round (no case always follows the same
+one). Everything runs in this process with warm package caches (the first round of each is a discarded
+warm-up; `--cold` empties both engines' package caches before every round instead, as on a fresh CI runner),
+so the numbers compare the work envguard adds (machine check, naming, archive hashing, conda-style history,
 registration, the lock beside environment.yml, reading and checking the rebuilt prefix) with the bare engine.
 """
 
@@ -79,17 +80,39 @@ def timed(action: Callable[[], None], reset: Callable[[], None]) -> tuple[float,
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def drop_kept() -> float:
+class Graveyard:
+    """Where the benchmark puts what it would otherwise delete between cases: a folder is renamed into it
+    (one metadata operation) and everything is deleted when the run ends. On this VM's disk (ext4 mounted with
+    `discard`) a prefix installed right after a 302-package prefix was deleted links ~1.4x slower than one
+    installed after a rename, however long it waits, so deleting between cases would bill one case's cleanup
+    to whichever case comes next."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.count = 0
+
+    def bury(self, path: Path) -> None:
+        if path.exists():
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.count += 1
+            os.rename(path, self.folder / str(self.count))
+
+
+def drop_kept(graveyard: Graveyard | None = None) -> float:
     """Wait for verify's background deleter to finish (it renames the temporary prefix into a trash folder and
-    a detached rm empties it), then remove the prefixes `verify --keep` left; outside the timing, so the next
-    case does not share the machine with a deletion. Returns the seconds waited for the deleter."""
+    a detached rm empties it), then remove the prefixes `verify --keep` left (into GRAVEYARD, else deleted);
+    outside the timing, so the next case does not share the machine with a deletion. Returns the seconds
+    waited for the deleter."""
     start = time.perf_counter()
     trash = Path(tempfile.gettempdir()) / "envguard-verify-trash"
     while trash.exists() and time.perf_counter() - start < 60:
         time.sleep(0.005)
     waited = time.perf_counter() - start
     for folder in Path(tempfile.gettempdir()).glob("envguard-verify-*"):
-        shutil.rmtree(folder, ignore_errors=True)
+        if graveyard is not None:
+            graveyard.bury(folder)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
     return waited
 
 
@@ -131,18 +154,20 @@ def run(work: Path, bulk: int, rounds: int, cold: bool = False) -> int:
     rattler_cache = work / "rattler-pkgs"
     target = work / "env"
 
+    graveyard = Graveyard(work / "graveyard")  # emptied with `work` when the run ends
+
     def reset() -> None:
-        shutil.rmtree(target, ignore_errors=True)
+        graveyard.bury(target)
         (work / "home" / ".conda" / "environments.txt").unlink(missing_ok=True)
         if cold:  # both engines start from empty package caches (envguard's is ENVGUARD_PKGS_DIR's default)
-            shutil.rmtree(rattler_cache, ignore_errors=True)
-            shutil.rmtree(work / "home" / ".cache" / "envguard" / "pkgs", ignore_errors=True)
+            graveyard.bury(rattler_cache)
+            graveyard.bury(work / "home" / ".cache" / "envguard" / "pkgs")
 
     lock = str(project / "conda-lock.yml")
     create = ["create", "-f", str(yml), "--prefix", str(target), "--backend", "embedded"]
 
     def rattler_fresh() -> None:
-        # what verify does: a new temporary folder each time (drop_kept removes it, outside the timing)
+        # what verify does: a new temporary folder each time (drop_kept moves it aside, outside the timing)
         folder = Path(tempfile.mkdtemp(prefix="envguard-verify-bare-"))
         rattler_direct(channel, specs, folder / "env", rattler_cache)
 
@@ -158,10 +183,14 @@ def run(work: Path, bulk: int, rounds: int, cold: bool = False) -> int:
     }
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     deleting: list[float] = []  # how long verify's detached deleter ran on after verify returned
+    order = list(cases.items())
     for round_number in range(rounds + 1):
-        for name, action in cases.items():  # interleaved, so drift in machine load hits every case alike
+        # interleaved, so drift in machine load hits every case alike, and rotated, so each case follows each
+        # of the others as often (a case after a large deletion or a verify links on a busier disk)
+        shift = round_number % len(order)
+        for name, action in order[shift:] + order[:shift]:
             seconds = timed(action, reset)
-            waited = drop_kept()
+            waited = drop_kept(graveyard)
             if round_number:
                 samples[name].append(seconds)
                 if "deletion detached" in name:
