@@ -10,11 +10,11 @@ import dataclasses
 import os
 import shutil
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.engine.backends.base import Backend, Plan, Request
+from envguard.engine.backends.base import Alongside, Backend, Plan, Request
 from envguard.engine.install import Fetched
 from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
@@ -143,9 +143,10 @@ def create(
     dry_run: bool,
     jupyter: bool,
     write_lock: bool = True,
+    alongside: Alongside = None,
 ) -> CreateResult:
     """Install the planned environment into conda's envs dir (or --prefix), register it, lock it, add a
-    kernel."""
+    kernel. `alongside` starts when the engine does (Backend.install), unless nothing is installed."""
     from envguard.create import naming
 
     name = planned.name if prefix is not None else naming.validate(planned.name)
@@ -171,7 +172,7 @@ def create(
     from envguard.create.transaction import replacing
 
     with replacing(target, replaced):  # the old env is intact until the new one is complete
-        installed, warnings, lock = _build(planned, backend, target, write_lock)
+        installed, warnings, lock = _build(planned, backend, target, write_lock, alongside)
         kernel = None
         if jupyter:
             from envguard.create import jupyter as jupyter_mod
@@ -190,25 +191,30 @@ def create(
 
 
 def _build(
-    planned: Planned, backend: Backend, target: Path, write_lock: bool
+    planned: Planned, backend: Backend, target: Path, write_lock: bool, alongside: Alongside = None
 ) -> tuple[Plan, list[str], Path | None]:
     """Install (conda, then pip), register, and write the lock beside the environment.yml."""
     from envguard.prefix.condaconfig import register
 
     wants_lock = write_lock and planned.source.kind == "environment.yml"
+    from_plan = wants_lock and _lockable(planned)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # the lock is rendered from the plan while the engine links (rattler releases the GIL)
-        early = (
-            pool.submit(lock_text, planned, planned.plan.packages)
-            if wants_lock and _lockable(planned)
-            else None
-        )
+        early: list[Future[str]] = []
+
+        def start() -> None:
+            # The lock is rendered from the plan while the engine links (rattler links without the GIL);
+            # started then, not before, so it does not compete with this thread's own Python work.
+            if from_plan:
+                early.append(pool.submit(lock_text, planned, planned.plan.packages))
+            if alongside is not None:
+                alongside()
+
         pip_archives = _fetch_pip(planned)  # proven against the lock before anything is installed
-        installed = _install(backend, target, planned)
+        installed = _install(backend, target, planned, start)
         warnings = list(planned.warnings) + _install_pip(planned, target, pip_archives)
         register(target)
-        if early is not None:
-            text = early.result()
+        if from_plan:
+            text = early[0].result() if early else lock_text(planned, planned.plan.packages)
         else:
             text = lock_text(planned, _installed(target)) if wants_lock else ""
     if not text:
@@ -250,10 +256,10 @@ def _install_pip(planned: Planned, target: Path, fetched: Fetched | None) -> lis
     return []
 
 
-def _install(backend: Backend, target: Path, planned: Planned) -> Plan:
+def _install(backend: Backend, target: Path, planned: Planned, alongside: Alongside = None) -> Plan:
     existed = target.exists()
     try:
-        return backend.install(target, planned.request, planned.plan)
+        return backend.install(target, planned.request, planned.plan, alongside=alongside)
     except (EnvguardError, KeyboardInterrupt):
         if not existed and target.exists():
             shutil.rmtree(target, ignore_errors=True)  # never leave half an environment behind

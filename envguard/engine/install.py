@@ -15,7 +15,7 @@ from typing import Any
 
 from envguard.engine import archives
 from envguard.engine.archives import Archive
-from envguard.engine.backends.base import one_line
+from envguard.engine.backends.base import Alongside, one_line
 from envguard.errors import BackendError, BadInputError
 from envguard.model import Package
 
@@ -74,18 +74,30 @@ def install(
     pkgs_dir: Path,
     progress: bool | None = None,
     cache_checked: bool = False,
+    alongside: Alongside = None,
 ) -> list[str]:
     """Link the verified conda archives into `prefix`, then install the pip packages; returns warnings.
     Refuses (BackendError, nothing installed) when any archive does not match the lock. The package cache is
-    checked against the archives first, unless the caller just did (`cache_checked`: verify reports it)."""
+    checked against the archives first, unless the caller just did (`cache_checked`: verify reports it).
+    `alongside`: see `link`."""
     if fetched.mismatches:
         raise BackendError(integrity_message(fetched.mismatches))
     conda = [a for a in fetched.archives if a.package.manager == "conda"]
     healed = [] if cache_checked else verify_cache(fetched, pkgs_dir)
     warnings = [f"{p.describe()}; removed it, re-extracted" for p in healed]
     if conda:
-        link(archives.records(conda), prefix, specs, platform=platform, pkgs_dir=pkgs_dir, progress=progress)
+        link(
+            archives.records(conda),
+            prefix,
+            specs,
+            platform=platform,
+            pkgs_dir=pkgs_dir,
+            progress=progress,
+            alongside=alongside,
+        )
         archives.restore_urls(prefix, conda)
+    elif alongside is not None:  # nothing to link: pip installs next, in another process
+        alongside()
     pip = [p for p in fetched.packages if p.manager == "pip"]
     if not pip:
         return warnings
@@ -112,11 +124,20 @@ def install_locked(
     platform: str | None,
     pkgs_dir: Path,
     progress: bool | None = None,
+    alongside: Alongside = None,
 ) -> list[str]:
     """fetch() then install(): the whole locked install in one call (with `progress`, or on a terminal when
     it is None, a bar counts the archives fetched and hashed, another the packages linked)."""
     fetched = fetch(packages, pkgs_dir, progress=sys.stderr.isatty() if progress is None else progress)
-    return install(fetched, prefix, specs=specs, platform=platform, pkgs_dir=pkgs_dir, progress=progress)
+    return install(
+        fetched,
+        prefix,
+        specs=specs,
+        platform=platform,
+        pkgs_dir=pkgs_dir,
+        progress=progress,
+        alongside=alongside,
+    )
 
 
 def link(
@@ -128,9 +149,12 @@ def link(
     pkgs_dir: Path,
     progress: bool | None = None,
     client: Any = None,
+    alongside: Alongside = None,
 ) -> None:
     """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) a progress
-    bar; `client` (engine.solver.client) downloads from channels that need credentials."""
+    bar; `client` (engine.solver.client) downloads from channels that need credentials. `alongside` is
+    called just before the engine starts linking: work for other threads to start then, when this thread
+    stops needing the GIL (rattler links without it), rather than compete with the Python work before."""
     import rattler
 
     target = rattler.Subdir(platform) if platform else None
@@ -152,6 +176,8 @@ def link(
 
     tag = prefix / "CACHEDIR.TAG"
     had_tag = tag.exists()
+    if alongside is not None:
+        alongside()
     try:
         asyncio.run(run())
     except Exception as exc:  # rattler raises its own exception types

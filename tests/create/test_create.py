@@ -354,3 +354,41 @@ def test_the_table_rendered_while_linking_is_the_created_environments(
     assert render.render(results[0]) == render.render(
         results[0], render.package_table(results[0].packages, results[0].requested)
     )
+
+
+def test_the_lock_and_the_table_are_rendered_once_the_engine_links(
+    channels: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rendered on worker threads, they start when rattler starts linking (it needs no GIL), not before the
+    Python work that precedes it (checking the local archives), which they would only slow down."""
+    import time
+
+    from envguard.create import render
+    from envguard.create import run as create_run
+    from envguard.engine.backends import embedded
+
+    verified: list[bool] = []
+    seen: dict[str, bool] = {}
+    real_verify, real_lock = embedded.verify_local_archives, create_run.lock_text
+    real_table = render.package_table
+
+    def slow_verify(packages: object) -> None:
+        time.sleep(0.3)  # a worker started before this returns runs while it sleeps
+        real_verify(packages)  # type: ignore[arg-type]
+        verified.append(True)
+
+    def lock_text(*args: object) -> str:
+        seen["lock"] = bool(verified)
+        return real_lock(*args)  # type: ignore[arg-type]
+
+    def package_table(*args: object) -> str:
+        seen["table"] = bool(verified)
+        return real_table(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(embedded, "verify_local_archives", slow_verify)
+    monkeypatch.setattr(create_run, "lock_text", lock_text)
+    monkeypatch.setattr(render, "package_table", package_table)
+    yml = environment_yml(tmp_path, channels, ["python=3.11", "zlib"], use=("forge",))
+    assert envguard("create", "-f", str(yml), "--prefix", str(tmp_path / "env"), "--backend", "embedded") == 0
+    assert seen == {"lock": True, "table": True}
+    assert "- name: zlib" in (tmp_path / "conda-lock.yml").read_text()

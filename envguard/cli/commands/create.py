@@ -84,12 +84,11 @@ def command(
     target = Path(prefix) if prefix else None
     planned = create.plan(source, chosen, platform, name=name, prefix=target)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # the human view's package table is rendered while the engine links (rattler releases the GIL)
-        early = (
-            pool.submit(render.package_table, planned.plan.packages, planned.source.specs)
-            if style == "human"
-            else None
-        )
+        early: list[Future[str]] = []
+
+        def start_table() -> None:  # the human view's package table, rendered while the engine links
+            early.append(pool.submit(render.package_table, planned.plan.packages, planned.source.specs))
+
         result = create.create(
             planned,
             chosen,
@@ -98,9 +97,10 @@ def command(
             dry_run=dry_run,
             jupyter=jupyter,
             write_lock=not no_lock,
+            alongside=start_table if style == "human" else None,
         )
-    same = early is not None and result.packages == planned.plan.packages
-    table = _early_table(early) if same and early is not None else None
+    same = bool(early) and result.packages == planned.plan.packages
+    table = _early_table(early[0]) if same else None
     for message in result.warnings:
         warn(message)
     present(Views(lambda: render.to_dict(result), lambda: render.render(result, table)), style, None)

@@ -8,11 +8,15 @@ packages or raise BackendError (exit 3) with a one-line message naming the tool.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from envguard.channels import scrub
 from envguard.model import Package, VirtualPackage
+
+# Work a caller hands the engine to start once the engine runs on its own (see Backend.install).
+Alongside = Callable[[], object] | None
 
 
 @dataclass(frozen=True)
@@ -52,8 +56,12 @@ class Backend(ABC):
         """The packages `request` resolves to, without touching any prefix."""
 
     @abstractmethod
-    def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
-        """Create `prefix` with what `request` asks (reusing `plan` when the backend can)."""
+    def install(
+        self, prefix: Path, request: Request, plan: Plan | None = None, *, alongside: Alongside = None
+    ) -> Plan:
+        """Create `prefix` with what `request` asks (reusing `plan` when the backend can). `alongside` is
+        called once, when the engine itself starts (the tool's process, or rattler's link, which needs no
+        GIL): work for other threads to do meanwhile, instead of competing with this thread's Python."""
 
     @abstractmethod
     def remove(self, prefix: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from envguard import process
 from envguard.channels import normalize, strip_credentials
-from envguard.engine.backends.base import Backend, Plan, Request, one_line, redact
+from envguard.engine.backends.base import Alongside, Backend, Plan, Request, one_line, redact
 from envguard.errors import BackendError, BadInputError
 from envguard.model import Package
 from envguard.prefix.condaconfig import CondaInfo, parse_info
@@ -66,12 +66,16 @@ class CliBackend(Backend):
             data = self.run_json(args, request)
         return Plan(request.platform, parse_actions(data))
 
-    def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
+    def install(
+        self, prefix: Path, request: Request, plan: Plan | None = None, *, alongside: Alongside = None
+    ) -> Plan:
         """Create `prefix`; once the tool exits 0 the environment is built and nothing here raises (conda
         prints no JSON at all for `create --file explicit.txt --json`), so create never deletes a finished
-        prefix."""
+        prefix. `alongside` starts as the tool is run (this thread then only waits for it)."""
         with tempfile.TemporaryDirectory(prefix="envguard-create-") as tmp:
             args = ["create", "--yes", "--prefix", str(prefix), *self._source(request, tmp)]
+            if alongside is not None:
+                alongside()
             self.run([*args, "--json"], request=request)
         return Plan(request.platform, _installed(self.name, prefix))
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from envguard import __version__
 from envguard.channels import scrub, strip_credentials
-from envguard.engine.backends.base import Backend, Plan, Request, redact
+from envguard.engine.backends.base import Alongside, Backend, Plan, Request, redact
 from envguard.engine.install import default_pkgs_dir, install_locked, integrity_message, link
 from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
@@ -52,9 +52,11 @@ class EmbeddedBackend(Backend):
             result = solve(request.specs, request.channels, request.platform, request.virtual_packages)
         return Plan(result.platform, result.packages, result.records)
 
-    def install(self, prefix: Path, request: Request, plan: Plan | None = None) -> Plan:
+    def install(
+        self, prefix: Path, request: Request, plan: Plan | None = None, *, alongside: Alongside = None
+    ) -> Plan:
         """Link the plan (solving first when none is given) into `prefix`; locked requests are installed from
-        archives whose hashes are checked against the lock first."""
+        archives whose hashes are checked against the lock first. `alongside` starts when linking does."""
         if request.locked:
             packages = tuple(p for p in request.locked if p.manager == "conda")
             install_locked(
@@ -64,6 +66,7 @@ class EmbeddedBackend(Backend):
                 platform=request.platform,
                 pkgs_dir=self.pkgs_dir,
                 progress=self.progress,
+                alongside=alongside,
             )
         else:
             from envguard.engine.solver import client
@@ -79,6 +82,7 @@ class EmbeddedBackend(Backend):
                 pkgs_dir=self.pkgs_dir,
                 progress=self.progress,
                 client=client(),
+                alongside=alongside,
             )
         if any(strip_credentials(c) != c for c in request.channels):
             scrub_credentials(prefix)
