@@ -196,33 +196,31 @@ def test_identical_environments_never_import_deepdiff(make_prefix: MakePrefix) -
     assert not {"numpy._core", "numpy.core", "pydantic_core", "pandas.core", "polars.dataframe"} & modules
 
 
-def test_deepdiff_without_its_probes_leaves_them_importable() -> None:
+def _deepdiff_then(hidden: str, then: str) -> list[str]:
+    """In a fresh interpreter: deepdiff's leaves of a one-field change and whether module HIDDEN was loaded
+    for them, then the lines THEN prints."""
     code = (
         "import sys\n"
         "from envguard.diff.compare import deepdiff_leaves\n"
         "a = {'conda': {'x': {'version': '1'}}}\n"
         "b = {'conda': {'x': {'version': '2'}}}\n"
-        "print(deepdiff_leaves(a, b), 'numpy' in sys.modules)\n"
-        "import numpy\n"
-        "print(numpy.zeros(2).tolist())\n"
+        f"print(deepdiff_leaves(a, b), {hidden!r} in sys.modules)\n"
+        f"{then}"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "[('conda', 'x', 'version', 'changed')] False",
-        "[0.0, 0.0]",
-    ]
+    return done.stdout.splitlines()
+
+
+def test_deepdiff_without_its_probes_leaves_them_importable() -> None:
+    then = "import numpy\nprint(numpy.zeros(2).tolist())\n"
+    assert _deepdiff_then("numpy", then) == ["[('conda', 'x', 'version', 'changed')] False", "[0.0, 0.0]"]
 
 
 def test_deepdiff_without_asyncio_leaves_it_working() -> None:
     """cachebox (deepdiff's cache) imports asyncio for caches of coroutine functions; deepdiff is imported
     with a stand-in that loads the real asyncio on first use, and both it and cachebox's async caches work."""
-    code = (
-        "import sys\n"
-        "from envguard.diff.compare import deepdiff_leaves\n"
-        "a = {'conda': {'x': {'version': '1'}}}\n"
-        "b = {'conda': {'x': {'version': '2'}}}\n"
-        "print(deepdiff_leaves(a, b), 'asyncio' in sys.modules)\n"
+    then = (
         "import cachebox\n"
         "@cachebox.cached(cachebox.LRUCache(4))\n"
         "async def double(n):\n"
@@ -230,9 +228,7 @@ def test_deepdiff_without_asyncio_leaves_it_working() -> None:
         "import asyncio\n"
         "print(asyncio.run(double(21)), type(sys.modules['asyncio']).__name__)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["[('conda', 'x', 'version', 'changed')] False", "42 module"]
+    assert _deepdiff_then("asyncio", then) == ["[('conda', 'x', 'version', 'changed')] False", "42 module"]
 
 
 def test_deepdiff_sees_only_the_differing_items(make_prefix: MakePrefix) -> None:
