@@ -15,8 +15,6 @@ from envguard.errors import EXIT_OK
 
 TYPE_CHECKING = False  # typing's own constant would cost an import on every start
 if TYPE_CHECKING:
-    from typing import NoReturn
-
     from envguard.check.fast import FastArgs
     from envguard.output import Style
 
@@ -24,30 +22,13 @@ if TYPE_CHECKING:
 def main() -> None:
     """Console-script entry point."""
     code = fast_path(sys.argv[1:])
+    from envguard.cli.boundary import exit_process
+
     if code is not None:
-        _end(code)
+        exit_process(code, finalise=False)  # a form answered here: nothing is left to finalise
     from envguard.cli.app import run
 
-    code = run()
-    if "rattler" in sys.modules:  # its runtime can crash CPython's finalisation: see boundary.exit_process
-        from envguard.cli.boundary import exit_process
-
-        exit_process(code)
-    sys.stdout.flush()
-    sys.exit(code)
-
-
-def _end(code: int) -> NoReturn:
-    """End the process after a form answered here, without finalising it. What these forms do leaves nothing
-    for finalisation to close or clean up (each file they write is written atomically and closed, each thread
-    pool joined and each child process waited for before they return), and tearing down what they loaded
-    costs more than some answers take (~9 ms after an identical diff of two 3,000-package environments)."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed or broken stdout: the exit code still tells
-            continue
-    os._exit(code)
+    exit_process(run())
 
 
 def fast_path(args: list[str]) -> int | None:
