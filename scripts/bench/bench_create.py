@@ -5,11 +5,13 @@ table.
     python scripts/bench/bench_create.py                # 300 bulk packages, 7 rounds
     python scripts/bench/bench_create.py --bulk 300 --rounds 11
 
-Two floors: the bare engine installing into the same path every round (as create does) and into a fresh
-temporary folder (as verify's rebuild does: on this VM a new folder links slower than a reused path).
-Each round runs every case once, in an order rotated from round to round (no case always follows the same
-one). Everything runs in this process with warm package caches (the first round of each is a discarded
-warm-up; `--cold` empties both engines' package caches before every round instead, as on a fresh CI runner),
+Three floors: the bare engine (solve + install) into the same path every round (as create does) and into a
+fresh temporary folder (as verify's rebuild does), and its install alone of records solved beforehand into a
+fresh folder (the engine's share of a verify, which solves nothing); after the table, where verify's time goes
+(its stages, from its own --json report) beside that floor and the 1.2x budget. Each round runs every case
+once, in an order shuffled from round to round (seeded; no case always follows the same one). Everything runs
+in this process with warm package caches (the first round of each is a discarded warm-up; `--cold` empties
+both engines' package caches before every round instead, as on a fresh CI runner),
 so the numbers compare the work envguard adds (machine check, naming, archive hashing, conda-style history,
 registration, the lock beside environment.yml, reading and checking the rebuilt prefix) with the bare engine.
 """
@@ -20,7 +22,9 @@ import argparse
 import asyncio
 import contextlib
 import io
+import json
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -28,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -38,6 +43,11 @@ import fixture_channel  # noqa: E402
 
 def rattler_direct(channel: str, specs: list[str], prefix: Path, cache: Path) -> None:
     """The baseline: rattler.solve + rattler.install, nothing else."""
+    rattler_install(rattler_solve(channel, specs), prefix, cache)
+
+
+def rattler_solve(channel: str, specs: list[str]) -> list[object]:
+    """rattler.solve of the specs for linux-64 with this machine's default virtual packages."""
     import rattler
 
     from envguard.machine.platform import default_virtual_packages
@@ -49,25 +59,35 @@ def rattler_direct(channel: str, specs: list[str], prefix: Path, cache: Path) ->
         for v in default_virtual_packages("linux-64", None)
     ]
 
-    async def go() -> None:
-        records = await rattler.solve(
+    async def go() -> list[object]:
+        records: list[object] = await rattler.solve(
             [rattler.Channel(channel)],
             [rattler.MatchSpec(s) for s in specs],
             platforms=[rattler.Subdir("linux-64"), rattler.Subdir("noarch")],
             virtual_packages=virtual,
         )
-        await rattler.install(records, prefix, cache_dir=cache, show_progress=False)
+        return records
 
-    asyncio.run(go())
+    return asyncio.run(go())
 
 
-def envguard(*argv: str) -> None:
+def rattler_install(records: list[object], prefix: Path, cache: Path) -> None:
+    """rattler.install of solved records, nothing else."""
+    import rattler
+
+    asyncio.run(rattler.install(records, prefix, cache_dir=cache, show_progress=False))
+
+
+def envguard(*argv: str) -> str:
+    """Run the envguard CLI in this process; its stdout."""
     from envguard.cli.app import run
 
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = run(list(argv))
     if code != 0:
         raise SystemExit(f"envguard {' '.join(argv)} exited {code}")
+    return out.getvalue()
 
 
 def timed(action: Callable[[], None], reset: Callable[[], None]) -> tuple[float, float]:
@@ -171,6 +191,17 @@ def run(work: Path, bulk: int, rounds: int, cold: bool = False) -> int:
         folder = Path(tempfile.mkdtemp(prefix="envguard-verify-bare-"))
         rattler_direct(channel, specs, folder / "env", rattler_cache)
 
+    solved = rattler_solve(channel, specs)  # once, outside the timing: the engine's share of a verify
+
+    def rattler_install_only() -> None:
+        folder = Path(tempfile.mkdtemp(prefix="envguard-verify-bare-"))
+        rattler_install(solved, folder / "env", rattler_cache)
+
+    reports: list[dict[str, Any]] = []  # verify --keep --json's report of each round: its stages' times
+
+    def verify_keep() -> None:
+        reports.append(json.loads(envguard("verify", "--lock", lock, "--keep", "--json")))
+
     cases: dict[str, Callable[[], None]] = {
         "rattler solve + install (direct)": lambda: rattler_direct(channel, specs, target, rattler_cache),
         "rattler solve + install into a fresh temporary folder": rattler_fresh,
@@ -179,16 +210,20 @@ def run(work: Path, bulk: int, rounds: int, cold: bool = False) -> int:
         "envguard verify (rebuild, hashes, check; deletion detached)": lambda: envguard(
             "verify", "--lock", lock
         ),
-        "envguard verify --keep (no cleanup)": lambda: envguard("verify", "--lock", lock, "--keep"),
+        "envguard verify --keep --json (no cleanup)": verify_keep,
+        "rattler install only (solved beforehand), fresh temporary folder": rattler_install_only,
     }
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     deleting: list[float] = []  # how long verify's detached deleter ran on after verify returned
     order = list(cases.items())
+    shuffle = random.Random(12).shuffle  # seeded: two runs take the same orders
     for round_number in range(rounds + 1):
-        # interleaved, so drift in machine load hits every case alike, and rotated, so each case follows each
-        # of the others as often (a case after a large deletion or a verify links on a busier disk)
-        shift = round_number % len(order)
-        for name, action in order[shift:] + order[:shift]:
+        # interleaved, so drift in machine load hits every case alike, and shuffled, so no case always follows
+        # the same one (a case after a large deletion or a verify links on a busier disk). A rotation would
+        # not do: it keeps the cyclic order, so each case would follow the same one in almost every round.
+        if round_number:  # the warm-up round keeps the listed order: create writes the lock verify reads
+            shuffle(order)
+        for name, action in order:
             seconds = timed(action, reset)
             waited = drop_kept(graveyard)
             if round_number:
@@ -199,19 +234,48 @@ def run(work: Path, bulk: int, rounds: int, cold: bool = False) -> int:
     fresh = samples["rattler solve + install into a fresh temporary folder"]
     for name in (
         "envguard verify (rebuild, hashes, check; deletion detached)",
-        "envguard verify --keep (no cleanup)",
+        "envguard verify --keep --json (no cleanup)",
     ):
         wall = statistics.median(w for w, _c in samples[name]) / statistics.median(w for w, _c in fresh)
         paired = statistics.median(w / b for (w, _c), (b, _d) in zip(samples[name], fresh, strict=True))
         print(
             f"{name}: {wall:.2f}x of the bare engine into a fresh temporary folder ({paired:.2f}x per round)"
         )
+    print(where_verify_goes(samples, reports[1:]))  # the first report is the warm-up round's
     print(
         "\nverify's detached deletion of the temporary prefix finished a median "
         f"{statistics.median(deleting):.3f} s after verify returned (not in the figures above: it is off the "
         "caller's clock)"
     )
     return 0
+
+
+def where_verify_goes(samples: dict[str, list[tuple[float, float]]], reports: list[dict[str, Any]]) -> str:
+    """verify --keep's stages from its own reports, beside the bare engine's install alone and the 1.2x budget
+    (issue 12): how much of verify is the engine, how much each of its checks. Per-round differences, then
+    medians."""
+    kept = [w for w, _c in samples["envguard verify --keep --json (no cleanup)"]]
+    alone = [w for w, _c in samples["rattler install only (solved beforehand), fresh temporary folder"]]
+    fresh = [w for w, _c in samples["rattler solve + install into a fresh temporary folder"]]
+    stages: dict[str, list[float]] = {}
+    for report in reports:
+        for stage in report["stages"]:
+            stages.setdefault(stage["name"], []).append(stage["seconds"])
+    median = statistics.median
+    outside = median(k - sum(s["seconds"] for s in r["stages"]) for k, r in zip(kept, reports, strict=True))
+    over = median(i - a for i, a in zip(stages["install"], alone, strict=True))
+    budget = median(1.2 * f - a for f, a in zip(fresh, alone, strict=True))
+    added = median(k - a for k, a in zip(kept, alone, strict=True))
+    parts = ", ".join(f"{name} {median(values):.3f} s" for name, values in stages.items())
+    return (
+        f"\nWhere verify --keep's time goes (stages from its --json report): {parts}; outside its stages "
+        f"(reading the lock, the temporary folder, the report) {outside:.3f} s.\n"
+        f"The bare engine's install alone (solved beforehand, fresh folder) takes {median(alone):.3f} s; "
+        f"verify's install stage takes {over:.3f} s more (the package-cache proof, the install records from "
+        "the index memo, the lock's URLs put back).\n"
+        f"1.2x the bare solve + install into a fresh folder leaves {budget:.3f} s beyond the install alone "
+        f"for everything verify adds; it adds {added:.3f} s (medians of per-round differences)."
+    )
 
 
 def table(samples: dict[str, list[tuple[float, float]]], bulk: int, rounds: int, cold: bool = False) -> str:
