@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import fixture_channel
-from bench_scale import BASE_COMMIT, archive, environments, load, measure
+from bench_scale import BASE_COMMIT, Sample, archive, environments, load, measure
 
 PLATFORMS = ("linux-64", "linux-aarch64", "osx-64", "osx-arm64")
 # The floor ends with os._exit as envguard does (cli/boundary.exit_process): rattler's runtime can crash
@@ -40,6 +41,57 @@ RAW = (
     "    asyncio.run(one(p))\n"
     "os._exit(0)\n"
 )
+
+
+# Run in a child with the lock's own arguments: lock -f through the console script's entry (no click), then
+# every module it loaded, and the time CPython spent building dataclasses while it ran (the model and the
+# commands' option and result types are frozen dataclasses; each one's methods are generated and compiled
+# when its module is imported).
+PROBE = (
+    "import dataclasses, os, sys, time\n"
+    "made = []\n"
+    "plain = dataclasses.dataclass\n"
+    "def timed(cls=None, /, **kw):\n"
+    "    def wrap(c):\n"
+    "        start = time.perf_counter()\n"
+    "        try:\n"
+    "            return plain(**kw)(c)\n"
+    "        finally:\n"
+    "            made.append((c.__module__, time.perf_counter() - start))\n"
+    "    return wrap if cls is None else wrap(cls)\n"
+    "dataclasses.dataclass = timed\n"
+    "from envguard.cli.launcher import fast_path\n"
+    "code = fast_path(sys.argv[1:])\n"
+    "ours = [t for m, t in made if m.startswith('envguard')]\n"
+    "print(len(ours), sum(ours), len(made) - len(ours), sum(t for _m, t in made) - sum(ours))\n"
+    "print(' '.join(sorted(sys.modules)))\n"
+    "sys.stdout.flush()\n"
+    "os._exit(code)\n"
+)
+FLOOR_IMPORTS = "import asyncio, os, sys, rattler\nprint(' '.join(sorted(sys.modules)))\nos._exit(0)\n"
+
+
+def lock_imports(work: Path, env: dict[str, str], lock: list[str]) -> tuple[str, list[float]]:
+    """(a program importing every module lock -f loads that the floor's program does not, then exiting;
+    [envguard's dataclasses, their ms, others', their ms] from one probe run)."""
+    probe = subprocess.run(
+        [sys.executable, "-c", PROBE, *lock[1:]],
+        env=env,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    counts, modules = probe.stdout.splitlines()[:2]
+    floor = subprocess.run(
+        [sys.executable, "-c", FLOOR_IMPORTS], env=env, cwd=work, capture_output=True, text=True, check=True
+    )
+    extra = sorted(set(modules.split()) - set(floor.stdout.split()) - {"__main__"})
+    program = (
+        f"import importlib, os\nfor name in {extra!r}:\n    importlib.import_module(name)\nos._exit(0)\n"
+    )
+    count, ours, others, theirs = counts.split()
+    return program, [float(count), float(ours) * 1000, float(others), float(theirs) * 1000]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +138,21 @@ def main(argv: list[str] | None = None) -> int:
         "envguard lock -f [before]": (lock, before, None),
         "envguard lock -f [after]": (lock, after, None),
     }
+    # Where the after side's margin goes: the floor's imports alone, and those plus every module lock -f
+    # loads (envguard's and the standard library's it needs), each as a program that only imports and exits.
+    program, made = lock_imports(work, after, lock)
+    (work / "imports_floor.py").write_text("import asyncio, os, sys, rattler\nos._exit(0)\n")
+    (work / "imports_lock.py").write_text("import asyncio, os, sys, rattler\n" + program)
+    cases["imports alone: the floor's (asyncio, rattler)"] = (
+        [sys.executable, str(work / "imports_floor.py")],
+        after,
+        None,
+    )
+    cases["imports alone: the floor's + every module lock -f loads [after]"] = (
+        [sys.executable, str(work / "imports_lock.py")],
+        after,
+        None,
+    )
     start = load()
     samples = measure(cases, args.runs, work)
     floor = samples["raw rattler, 4 solves, one Gateway"]
@@ -109,7 +176,28 @@ def main(argv: list[str] | None = None) -> int:
             f"| `{name}` | {wall * 1000:.1f} | {min(v[0] for v in values) * 1000:.1f} | {cpu * 1000:.1f} | "
             f"{wall / base_wall:.2f}x | {paired:.2f}x | {cpu / base_cpu:.2f}x |"
         )
+    print(margin(samples, made))
     return 0
+
+
+def margin(samples: dict[str, list[Sample]], made: list[float]) -> str:
+    """The after side's margin over the floor, and how much of it is imports (medians of per-run
+    differences), with the dataclass count and time from the probe."""
+    floor = samples["raw rattler, 4 solves, one Gateway"]
+    after = samples["envguard lock -f [after]"]
+    bare = samples["imports alone: the floor's (asyncio, rattler)"]
+    loaded = samples["imports alone: the floor's + every module lock -f loads [after]"]
+    median = statistics.median
+    over = median(a[0] - f[0] for a, f in zip(after, floor, strict=True)) * 1000
+    imports = median(m[0] - b[0] for m, b in zip(loaded, bare, strict=True)) * 1000
+    budget = median(0.2 * f[0] for f in floor) * 1000
+    count, ours, others, theirs = made
+    return (
+        f"\nlock -f [after] takes {over:.1f} ms more than the floor; 1.2x leaves {budget:.1f} ms. Importing "
+        f"what it loads beyond the floor's modules takes {imports:.1f} ms (medians of per-run differences). "
+        f"While it runs, CPython builds {count:.0f} of envguard's frozen dataclasses ({ours:.1f} ms; rattler "
+        f"builds {others:.0f}, {theirs:.1f} ms, in the floor too)."
+    )
 
 
 if __name__ == "__main__":
