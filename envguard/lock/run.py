@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from envguard.errors import EXIT_OK, UsageError
@@ -46,13 +46,6 @@ class LockResult:
     warnings: tuple[str, ...]
 
 
-@dataclass
-class _Out:
-    written: list[str] = field(default_factory=list)
-    stdout: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
 def main(options: LockOptions) -> int:
     """`envguard lock`: write the lock, print its summary lines (stderr) and `-o -` text (stdout); exit 0
     (the click command and the console script's own path)."""
@@ -72,13 +65,14 @@ def main(options: LockOptions) -> int:
 
 def lock(options: LockOptions) -> LockResult:
     """Plan the lock (a live environment exactly, or an environment.yml solved per platform) and write it."""
-    o, out = options, _Out()
+    o = options
     if o.cuda and o.no_cuda:
         raise UsageError("--cuda and --no-cuda contradict each other; give one")
     target = o.output or _DEFAULT_TARGET.get(o.fmt, "conda-lock.yml")
     yml = _environment_yml(o.source, o.envfile)
     explicit = ["--format", o.fmt] if o.fmt in _DEFAULT_TARGET else []
     given_cuda, no_cuda = o.cuda, o.no_cuda
+    live: list[str] = []  # what reading a live environment warned about
     if yml is not None and not (given_cuda or no_cuda) and "CONDA_OVERRIDE_CUDA" in os.environ:
         override = os.environ["CONDA_OVERRIDE_CUDA"].strip()  # as create and conda read it: "" means no GPU
         given_cuda, no_cuda = override or None, not override
@@ -93,16 +87,15 @@ def lock(options: LockOptions) -> LockResult:
                 "--cuda/--no-cuda apply to `-f environment.yml`; a live environment is locked as is"
             )
         flags = [*explicit, *(["--include-local"] if o.include_local else [])]
-        plan, reproduce = _live_plan(o.source, o.platforms, o.no_probe, target, flags, out, o.include_local)
+        plan, reproduce, live = _live_plan(o.source, o.platforms, o.no_probe, target, flags, o.include_local)
         sources = []
-    out.warnings[:0] = list(plan.warnings)
     if o.fmt == "explicit":
-        _write_explicit(plan, target, reproduce, out)
+        done = _write_explicit(plan, target, reproduce)
     elif o.fmt == "pixi":
-        _write_pixi(plan, target, reproduce, out)
+        done = _write_pixi(plan, target, reproduce)
     else:
-        _write_yaml(plan, target, reproduce, sources, out)
-    return LockResult(tuple(out.written), "".join(out.stdout), tuple(out.warnings))
+        done = _write_yaml(plan, target, reproduce, sources)
+    return LockResult(done.written, done.stdout, (*plan.warnings, *live, *done.warnings))
 
 
 _DEFAULT_TARGET = {"explicit": "conda-{platform}.lock", "pixi": "pixi.lock"}
@@ -128,13 +121,14 @@ def _live_plan(
     no_probe: bool,
     target: str,
     flags: list[str],
-    out: _Out,
     include_local: bool = False,
-) -> tuple[LockPlan, str]:
+) -> tuple[LockPlan, str, list[str]]:
+    """The live environment's plan, its Reproduce line and the warnings reading it gave."""
     from envguard.sources import read_live, resolve_prefix
 
     prefix = resolve_prefix(source)
     env = read_live(prefix)
+    warnings: list[str] = []
     if platforms and set(platforms) != {env.platform}:
         raise UsageError(
             f"{prefix}: a live environment is locked for its own platform ({env.platform}) only; drop "
@@ -143,11 +137,11 @@ def _live_plan(
     if not no_probe:
         env, problem = probe_into(env, prefix)
         if problem:
-            out.warnings.append(problem)
+            warnings.append(problem)
     if not include_local:
         env, local = without_local_paths(env)
         if local:
-            out.warnings.append(
+            warnings.append(
                 f"pip package(s) {', '.join(local)} were installed from a local path; locked as "
                 "name==version without the path (pass --include-local to write it)"
             )
@@ -157,7 +151,7 @@ def _live_plan(
         *(["--no-probe"] if no_probe else []),
         *flags,
     ]
-    return from_live(env), " ".join([*parts, "-o", shlex.quote(Path(target).name)])
+    return from_live(env), " ".join([*parts, "-o", shlex.quote(Path(target).name)]), warnings
 
 
 def _live_source(source: str | None, prefix: Path, target: str) -> str:
@@ -199,7 +193,7 @@ def _relative(path: Path, target: str) -> str:
         return path.name
 
 
-def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str], out: _Out) -> None:
+def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str]) -> LockResult:
     from envguard.formats.condalock.write import render_lock, write_lock
 
     name = Path(target).name if target != "-" else "conda-lock.yml"
@@ -213,46 +207,47 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str],
         lock_name=name,
     )
     if target == "-":
-        out.stdout.append(text)
-    else:
-        write_lock(target, text)
-        out.written.append(_summary(plan, target))
+        return LockResult((), text, ())
+    write_lock(target, text)
+    return LockResult((_summary(plan, target),), "", ())
 
 
-def _write_explicit(plan: LockPlan, target: str, reproduce: str, out: _Out) -> None:
+def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
     from envguard.formats.condalock.write import render_explicit, write_lock
 
     if len(plan.envs) > 1 and "{platform}" not in target:
         raise UsageError(
             "several platforms need one file each: put `{platform}` in -o (e.g. conda-{platform}.lock)"
         )
+    written: list[str] = []
+    stdout: list[str] = []
+    warnings: list[str] = []
     for platform, env in sorted(plan.envs.items()):
         if env.pip_packages():
-            out.warnings.append(
+            warnings.append(
                 f"{platform}: {len(env.pip_packages())} pip package(s) written as comments; conda ignores "
                 "them"
             )
         text, left_out = render_explicit(env, plan.content_hashes[platform], reproduce)
-        out.warnings.extend(f"{platform}: {message}" for message in left_out)
+        warnings.extend(f"{platform}: {message}" for message in left_out)
         path = target.replace("{platform}", platform)
         if path == "-":
-            out.stdout.append(text)
+            stdout.append(text)
         else:
             write_lock(path, text)
-            out.written.append(_summary(plan, path, only=platform))
+            written.append(_summary(plan, path, only=platform))
+    return LockResult(tuple(written), "".join(stdout), tuple(warnings))
 
 
-def _write_pixi(plan: LockPlan, target: str, reproduce: str, out: _Out) -> None:
+def _write_pixi(plan: LockPlan, target: str, reproduce: str) -> LockResult:
     from envguard.formats import pixiwrite
     from envguard.formats.condalock.write import write_lock
 
     rendered = pixiwrite.render(plan.envs, plan.channels, reproduce)
-    out.warnings.extend(rendered.left_out)
     if target == "-":
-        out.stdout.append(rendered.text)
-    else:
-        write_lock(target, rendered.text)
-        out.written.append(_summary(plan, target))
+        return LockResult((), rendered.text, tuple(rendered.left_out))
+    write_lock(target, rendered.text)
+    return LockResult((_summary(plan, target),), "", tuple(rendered.left_out))
 
 
 def _summary(plan: LockPlan, path: str, only: str | None = None) -> str:
