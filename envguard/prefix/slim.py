@@ -94,14 +94,14 @@ def read_slim(prefix: Path, stats: Stats | None = None) -> list[tuple[str, dict[
             try:
                 st = os.stat(path)
             except OSError:
-                load_record(Path(path))  # raises the reader's one-line error for this record
+                load_record(path)  # raises the reader's one-line error for this record
                 raise
         sign = signature(st)
         entry = stored.get(name)
         if entry is not None and entry[0] == sign:
             data = entry[1]
         else:
-            data = slim(load_record(Path(path)))
+            data = slim(load_record(path))
             changed = True
         if now - max(st.st_mtime_ns, st.st_ctime_ns) > FRESH_NS:
             kept[name] = [sign, data]
