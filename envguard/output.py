@@ -86,8 +86,8 @@ def terminal_width() -> int:
 
 
 def text_console(width: int | None = None) -> Any:
-    """A rich Console that renders into a string (`console.file.getvalue()`) at the terminal's width, without
-    colour codes (the text may go to -o FILE or a CI log; NO_COLOR is honoured by never colouring)."""
+    """A rich Console that renders into a string (read it back with `console_text`) at the terminal's width,
+    without colour codes (the text may go to -o FILE or a CI log; NO_COLOR is honoured by never colouring)."""
     import io
 
     from rich.console import Console
@@ -100,6 +100,11 @@ def text_console(width: int | None = None) -> Any:
         color_system=None,
         emoji=False,
     )
+
+
+def console_text(console: Any) -> str:
+    """Everything a `text_console()` has rendered so far."""
+    return str(console.file.getvalue())
 
 
 def progress_wanted(style: str = "human") -> bool:
