@@ -5,10 +5,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
-if TYPE_CHECKING:  # the model imports this module: types only, no import cycle
-    from envguard.model import Package, VirtualPackage
+
+class Package(Protocol):
+    """What the CUDA picture reads of a package (envguard.model.Package has it; the model imports this
+    module, so this module names the shape instead of importing the model)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def build(self) -> str: ...
+    @property
+    def manager(self) -> str: ...
+
+
+class VirtualPackage(Protocol):
+    """A virtual package's name and version (envguard.model.VirtualPackage has them)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+
 
 TorchBuild = Literal["cuda", "cpu", "rocm", "unknown", "absent"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from envguard.model import Package
-from envguard.names import spec_name
+from envguard.specs import spec_name
 
 
 def _parents(packages: Sequence[Package]) -> dict[str, set[str]]:

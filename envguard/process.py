@@ -1,15 +1,19 @@
 """The one way envguard runs another program: no shell, no stdin, a timeout, and the whole process group
 killed when the timeout passes or the caller is interrupted (a tool's own children - DataLoader workers, pip's
-builds, conda's solver - never outlive it)."""
+builds, conda's solver - never outlive it); and SIGTERM handled like Ctrl-C inside a block, so cleanup
+(`finally`, rollback) runs when a CI timeout or `kill` ends envguard instead of leaving temp folders or half
+an environment behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 
 class TimedOut(Exception):
@@ -69,3 +73,21 @@ def kill_group(process: subprocess.Popen[str]) -> None:
     except (ProcessLookupError, PermissionError):
         if process.poll() is None:
             process.kill()
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Inside the block SIGTERM raises KeyboardInterrupt (exit 130 at the boundary, cleanup included)."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

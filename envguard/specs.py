@@ -1,7 +1,10 @@
-"""Conda MatchSpecs and pip requirement lines: parsing, validation and matching against packages.
+"""Package names, versions and specs: the two ways envguard spells a name (PEP 503 normalised pip project
+names, the package a conda spec names), conda's version order, conda MatchSpecs and pip requirement lines
+(parsing, validation and matching against packages).
 
 Conda specs go through py-rattler's MatchSpec (conda's own grammar and version order, lenient like conda);
-pip lines through `packaging`. Results are cached: a check matches hundreds of specs against packages.
+pip lines through `packaging`; both are imported only where a spec is matched, so reading a prefix (which
+needs only the names) loads neither. Results are cached: a check matches hundreds of specs against packages.
 """
 
 from __future__ import annotations
@@ -14,10 +17,55 @@ from typing import Any
 from envguard.channels import normalize
 from envguard.errors import BadInputError
 from envguard.model import Package
-from envguard.names import canonical_name
 
+_NORMALIZE = re.compile(r"[-_.]+")
+_SPEC_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 _PIP_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 PIP_OPTION_PREFIXES = ("--", "-i ", "-f ", "--pre")
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised project name: `Typing_Extensions` -> `typing-extensions`."""
+    if "_" not in name and "." not in name and "--" not in name:  # most names: nothing to collapse
+        return name.lower()
+    return _NORMALIZE.sub("-", name).lower()
+
+
+def spec_name(spec: str) -> str:
+    """The package name of a MatchSpec string: `conda-forge::numpy[version='<2']` -> `numpy`."""
+    rest = spec.split("::", 1)[-1].strip()
+    match = _SPEC_NAME.match(rest)
+    return match.group(0).lower() if match else rest.lower()
+
+
+@lru_cache(maxsize=8192)
+def _version(text: str) -> Any:
+    import rattler
+
+    return rattler.Version(text)
+
+
+def version_less(a: str, b: str) -> bool:
+    """`a < b` in conda's version order (`12.4 == 12.4.0`). Plain dotted numbers, the common case for virtual
+    packages, are compared without loading rattler; anything else goes through rattler.Version. An unparsable
+    `a` counts as less (it cannot satisfy a minimum)."""
+    plain_a, plain_b = _plain_version(a), _plain_version(b)
+    if plain_a is not None and plain_b is not None:
+        return plain_a < plain_b
+    try:
+        return bool(_version(a.strip()) < _version(b.strip()))
+    except Exception:  # rattler raises its own exception type for an unparsable version
+        return _plain_version(b) is not None or b.strip() != a.strip()
+
+
+def _plain_version(text: str) -> tuple[int, ...] | None:
+    parts = text.strip().split(".")
+    if not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    numbers = [int(p) for p in parts]
+    while len(numbers) > 1 and numbers[-1] == 0:
+        numbers.pop()  # conda pads with zeros: 12.4 == 12.4.0
+    return tuple(numbers)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,21 @@
 """Reading input files safely and decoding them the way real environment files arrive: UTF-8 or UTF-16 with a
 BOM, CRLF line ends. Every input is opened without blocking and must be a regular file, so a FIFO or a device
-where a file is expected is bad input at once instead of a hang."""
+where a file is expected is bad input at once instead of a hang.
+
+YAML is read here too: PyYAML's C loader when it was built with libyaml (several times faster), else the
+pure-Python one, chosen once; safe loading only. Every YAML envguard reads (environment.yml, conda-lock.yml,
+condarc) goes through `load_yaml`/`compose_yaml`; writing is envguard.formats.yaml. Aliases are shared nodes,
+so a "billion laughs" document is small to parse but enormous once anything walks it: a document whose
+alias-expanded node count passes MAX_YAML_NODES is refused (yaml.YAMLError) before any value is built."""
 
 from __future__ import annotations
 
 import codecs
 import os
 import stat
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from envguard.errors import BadInputError
 
@@ -103,3 +111,92 @@ def read_text(path: Path) -> str:
     """Read and decode a text file; a missing, unreadable or non-regular file is bad input naming the
     path."""
     return decode(read_input(path), path)
+
+
+MAX_YAML_NODES = 2_000_000  # a 5,000-package conda-lock.yml expands to about 150,000 nodes
+
+
+@lru_cache(maxsize=1)
+def yaml_loader() -> Any:
+    """yaml.CSafeLoader when available, else yaml.SafeLoader."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str) -> Any:
+    """Plain data from YAML text (yaml.YAMLError on malformed input or an alias bomb)."""
+    import yaml
+
+    instance = yaml_loader()(text)
+    try:
+        node = instance.get_single_node()
+        if node is None:
+            return None
+        if "&" in text:  # no anchor, no alias: nothing can expand (and the walk would cost ~1x the parse)
+            _check_yaml_size(node)
+        return instance.construct_document(node)
+    except RecursionError as exc:
+        raise yaml.YAMLError("nested too deeply to read") from exc
+    finally:
+        instance.dispose()
+
+
+def compose_yaml(text: str) -> Any:
+    """The node tree (with line numbers) of YAML text (yaml.YAMLError on malformed input or an alias
+    bomb)."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml_loader())
+    except RecursionError as exc:
+        raise yaml.YAMLError("nested too deeply to read") from exc
+    if node is not None and "&" in text:
+        _check_yaml_size(node)
+    return node
+
+
+def yaml_reason(exc: Exception) -> str:
+    """A YAML error in one line for messages (its first line, else its class name)."""
+    text = str(exc).strip().split("\n", 1)[0].strip()
+    return text[:200] if text else exc.__class__.__name__
+
+
+def _check_yaml_size(root: Any) -> None:
+    """Refuse a node tree whose alias-expanded size passes MAX_YAML_NODES (each shared node counted once per
+    use, computed once per node, iteratively so deep nesting cannot exhaust the stack)."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if key in sizes and not done:
+            continue
+        children = _yaml_children(node)
+        if not done:
+            sizes[key] = -1  # in progress: a recursive alias refers back here
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        total = 1 + sum(max(sizes.get(id(child), 1), 1) for child in children)
+        if total > MAX_YAML_NODES:
+            raise yaml.YAMLError(
+                f"document expands to more than {MAX_YAML_NODES:,} nodes through aliases (an alias bomb?); "
+                "refusing to read it"
+            )
+        sizes[key] = total
+
+
+def _yaml_children(node: Any) -> list[Any]:
+    value = getattr(node, "value", None)
+    if not isinstance(value, list):
+        return []
+    out: list[Any] = []
+    for item in value:
+        if isinstance(item, tuple):
+            out.extend(item)
+        else:
+            out.append(item)
+    return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from envguard.check import statcache
+from envguard.cache import checks as statcache
 from envguard.errors import EXIT_OK
 
 TYPE_CHECKING = False  # typing's constant (and collections.abc) would cost imports on the fast path

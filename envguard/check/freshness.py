@@ -17,7 +17,7 @@ from envguard.errors import BadInputError
 from envguard.formats.condalock.read import LockData
 from envguard.formats.condalock.write import input_hash
 from envguard.model import Environment
-from envguard.names import canonical_name
+from envguard.specs import canonical_name
 
 
 def staleness(

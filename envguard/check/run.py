@@ -98,7 +98,7 @@ def run_check(
     """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness).
     `taken`: (prefix, stat fingerprint) the cache lookup computed just before, reused for that prefix."""
     from envguard import sources
-    from envguard.check import statcache
+    from envguard.cache import checks as statcache
 
     if not source.live and (rng or files):
         raise UsageError(f"{source.label}: --rng and --files need a live environment, not a file")
@@ -149,7 +149,8 @@ def read_target(path: Path, platform: str | None) -> Environment:
 
 def parse_target(path: Path, platform: str | None) -> Environment:
     """`read_target` without printing the warnings (they stay in `env.warnings`): verify reports them."""
-    from envguard.formats import parsecache, read_file
+    from envguard.cache import parsed as parsecache
+    from envguard.formats import read_file
     from envguard.textio import read_bytes
 
     try:

@@ -83,7 +83,7 @@ def package_table(packages: Sequence[Package], requested: Sequence[str]) -> str:
 
 def _shown(packages: Sequence[Package], requested: Sequence[str]) -> list[Package]:
     """At most MAX_ROWS packages for the table: the requested ones first."""
-    from envguard.names import spec_name
+    from envguard.specs import spec_name
 
     asked = {spec_name(s) for s in requested}
     ordered = sorted(packages, key=lambda p: (p.name not in asked, p.name))

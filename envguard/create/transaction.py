@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from envguard.errors import OperationalError
-from envguard.signals import sigterm_as_interrupt
+from envguard.process import sigterm_as_interrupt
 
 ASIDE = ".envguard-old-"
 

@@ -138,7 +138,7 @@ def _differing_names(a: Environment, b: Environment) -> dict[str, set[str]]:
     """Per manager, the names whose Package differs between A and B or is on one side only (the last
     package of a name wins, as in `view`)."""
     result: dict[str, set[str]] = {"conda": set(), "pip": set()}
-    if a.packages is b.packages:  # two reads of identical content share one decoded tuple (prefix.envcache)
+    if a.packages is b.packages:  # two reads of identical content share one decoded tuple (cache.environments)
         return result
     for manager in ("conda", "pip"):
         pa = {p.name: p for p in a.packages if p.manager == manager}
@@ -366,7 +366,7 @@ def describe(category: str, record: Mapping[str, str]) -> str:
 def both_manager_hazards(a: Environment, b: Environment) -> list[Change]:
     """Names installed by both conda and pip (pip shadows conda's copy) on either side: reported, not
     counted."""
-    from envguard.names import canonical_name
+    from envguard.specs import canonical_name
 
     def dual(env: Environment) -> dict[str, str]:
         conda = {canonical_name(p.name): p for p in env.conda_packages()}

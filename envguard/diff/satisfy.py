@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from envguard.channels import normalize
 from envguard.diff.changes import Change, Diff
 from envguard.model import Environment, Package, RequestedSpec
-from envguard.names import canonical_name
+from envguard.specs import canonical_name
 
 
 def diff_specs(a: Environment, b: Environment) -> Diff:

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from envguard.cache.digests import DigestMemo
 from envguard.channels import strip_credentials
 from envguard.errors import BadInputError, OperationalError
-from envguard.hashing import DigestMemo
 from envguard.model import Package
 
 DOWNLOAD_TIMEOUT = 120.0

@@ -27,7 +27,7 @@ from envguard.export.pins import Relax, cuda_glob, no_build_line, relax_conda_li
 from envguard.formats import explicit
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
-from envguard.names import spec_name
+from envguard.specs import spec_name
 
 ExportMode = Literal["pinned", "full", "from-history"]
 ExportFormat = Literal["env", "explicit"]

@@ -138,17 +138,17 @@ def _evaluate(expr: str, names: dict[str, bool]) -> bool:
 def _compose(text: str, origin: str) -> Any:
     import yaml
 
-    from envguard import yamlio
+    from envguard import textio
 
     try:
-        return yamlio.compose(text)
+        return textio.compose_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = exc.problem or exc.context or "syntax error"
         raise BadInputError(f"{origin}{line}: malformed YAML ({problem}); fix the file") from exc
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{origin}: malformed YAML ({yamlio.reason(exc)}); fix the file") from exc
+        raise BadInputError(f"{origin}: malformed YAML ({textio.yaml_reason(exc)}); fix the file") from exc
 
 
 def _mapping(root: Any, origin: str) -> dict[str, tuple[Any, Any]]:

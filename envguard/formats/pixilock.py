@@ -14,8 +14,8 @@ from typing import Any
 from envguard.channels import normalize, strip_credentials
 from envguard.errors import BadInputError
 from envguard.model import Environment, Package, PipOrigin, VirtualPackage, make_environment
-from envguard.names import canonical_name
 from envguard.prefix.records import rattler_to_package
+from envguard.specs import canonical_name
 
 DEFAULT_ENVIRONMENT = "default"
 _INDEX_HOSTS = ("files.pythonhosted.org", "pypi.org", "pypi.python.org")

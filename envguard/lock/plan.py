@@ -102,7 +102,7 @@ def _selectors(text: str) -> int:
 def _parse(text: str, path: Path, platform: str | None) -> Environment:
     """The environment.yml's specs for `platform` (None: this machine's selectors), parsed once per exact
     content: a file locked again unchanged is read from envguard's parse cache, without PyYAML."""
-    from envguard.formats import parsecache
+    from envguard.cache import parsed as parsecache
     from envguard.machine.platform import current_platform
 
     def parse() -> Environment:
@@ -190,7 +190,7 @@ def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple
         return ()  # packaging (~20 ms to import) only where there is a pip line to read
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from envguard.names import canonical_name
+    from envguard.specs import canonical_name
 
     result = []
     for request in pip:

@@ -48,17 +48,17 @@ def load_condarc() -> dict[str, Any]:
     """Merge every condarc found; list keys accumulate (earlier files first), scalars are overridden."""
     import yaml
 
-    from envguard import yamlio
+    from envguard import textio
 
     merged: dict[str, Any] = {}
     for path in condarc_paths():
         if not path.is_file():
             continue
         try:
-            data = yamlio.load(read_bytes(path).decode("utf-8", "replace")) or {}
+            data = textio.load_yaml(read_bytes(path).decode("utf-8", "replace")) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise BadInputError(
-                f"{path}: unreadable condarc ({yamlio.reason(exc)}); fix or remove it"
+                f"{path}: unreadable condarc ({textio.yaml_reason(exc)}); fix or remove it"
             ) from exc
         if not isinstance(data, dict):
             continue

@@ -6,7 +6,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from envguard.names import spec_name
+from envguard.specs import spec_name
 
 _HEADER = re.compile(r"^==>\s*(.*?)\s*<==\s*$")
 _SPECS = re.compile(r"^#\s*(update|install|create|remove|uninstall|neutered)\s+specs:\s*(.*)$")

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from envguard.cache.statsig import Stats
 from envguard.model import Package, PipOrigin
-from envguard.names import canonical_name
-from envguard.prefix.statsig import Stats
+from envguard.specs import canonical_name
 from envguard.textio import read_bytes
 
 CONDA_INSTALLERS = frozenset({"conda", "rattler", "pixi", "mamba", "micromamba"})
@@ -53,8 +53,8 @@ def dist_info_dirs(prefix: Path) -> list[Path]:
 
 def read_pip_packages(prefix: Path, stats: Stats | None = None) -> tuple[list[Package], list[str]]:
     """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own.
-    Unchanged dist-infos come from the slim cache (envguard.prefix.slim.read_dists)."""
-    from envguard.prefix.slim import read_dists
+    Unchanged dist-infos come from the record cache (envguard.cache.records.read_dists)."""
+    from envguard.cache.records import read_dists
 
     packages: list[Package] = []
     warnings: list[str] = []
@@ -103,7 +103,7 @@ def _valid(data: Any) -> bool:
 
 
 def _read_dist(folder: Path) -> dict[str, Any]:
-    """What the model keeps of one dist-info, as JSON-able data (the slim cache stores it)."""
+    """What the model keeps of one dist-info, as JSON-able data (the record cache stores it)."""
     warnings: list[str] = []
     installer = _read(folder / "INSTALLER").strip().lower()
     if installer in CONDA_INSTALLERS:

@@ -9,10 +9,10 @@ import os
 import sys
 from pathlib import Path
 
+from envguard.cache.statsig import Stats
 from envguard.errors import BadInputError
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
-from envguard.prefix.statsig import Stats
 from envguard.textio import read_bytes
 
 # What reads a prefix (records, dist-infos, history) is imported where a prefix is read, not served from the
@@ -36,7 +36,7 @@ def read_prefix(
     if not prefix.is_dir():
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
     if is_conda_prefix(prefix):
-        from envguard.prefix.envcache import cached_read
+        from envguard.cache.environments import cached_read
 
         def read(stats: Stats | None) -> Environment:
             return _read_conda(prefix, virtual_packages, stats)
@@ -48,15 +48,17 @@ def read_prefix(
 
 
 def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats | None = None) -> Environment:
-    from envguard.names import spec_name
+    from envguard.cache.records import read_slim
     from envguard.prefix.pip_dist import read_pip_packages
-    from envguard.prefix.records import record_to_package
-    from envguard.prefix.slim import read_slim
+    from envguard.prefix.records import iter_records, load_record, record_to_package
+    from envguard.specs import spec_name
 
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
     subdirs: set[str] = set()
-    for _name, record in read_slim(prefix, stats):  # the fields the model uses, parsed once per record change
+    for _name, record in read_slim(
+        prefix, load_record, iter_records, stats
+    ):  # the fields the model uses, parsed once per record change
         package = record_to_package(record)
         packages.append(package)
         if package.subdir and package.subdir != "noarch":

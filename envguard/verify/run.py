@@ -163,7 +163,7 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
 
 @contextlib.contextmanager
 def _prefix(keep: bool, later: contextlib.ExitStack | None) -> Iterator[Path]:
-    from envguard.signals import sigterm_as_interrupt
+    from envguard.process import sigterm_as_interrupt
 
     with sigterm_as_interrupt():  # Ctrl-C or SIGTERM: the temp folder still goes
         folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))

@@ -48,7 +48,7 @@ HASH_LOOP = (
     "            hashlib.sha256(h.read()).hexdigest()\n"
 )
 WALK = (
-    "import sys\nfrom envguard.prefix.statsig import stat_fingerprint\n"
+    "import sys\nfrom envguard.cache.statsig import stat_fingerprint\n"
     "for prefix in sys.argv[1:]:\n    stat_fingerprint(prefix)\n"
 )
 Sample = tuple[float, float, int]  # wall s, child CPU s, child peak RSS KiB
@@ -272,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             other = synth_prefix.variant(prefix, work / f"n{size}-b", bump=10)
             same = synth_prefix.variant(prefix, work / f"n{size}-same")
             touched = synth_prefix.variant(prefix, work / f"n{size}-touched")
-            time.sleep(2.5)  # records younger than 2 s are not cached yet (envguard.prefix.slim.FRESH_NS)
+            time.sleep(2.5)  # records younger than 2 s are not cached yet (envguard.cache.records.FRESH_NS)
             cases = cases_for(prefix, work, base, other, same, touched)
             start = load()
             samples = measure(cases, args.runs, work)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.check import statcache
+from envguard.cache import checks as statcache
 from tests.helpers import REPO, MakePrefix, check_out, envguard, pip_install
 
 CACHED = "(unchanged since the last full check)"
@@ -149,11 +149,10 @@ def test_console_script_fast_and_full_paths_stay_light(
 
 
 def test_statcache_agrees_with_the_modules_it_mirrors() -> None:
-    from envguard.machine import virtual
+    from envguard.cache import cache_dir, statsig
+    from envguard.prefix import pip_dist
 
-    assert statcache.cache_root() == str(virtual.cache_dir() / "check")
-    assert statcache.OVERRIDE_VARS == virtual.OVERRIDE_VARS
-    from envguard.prefix import pip_dist, statsig
+    assert statcache.cache_root() == str(cache_dir() / "check")
 
     assert statsig.READ_FILES == pip_dist.READ_FILES  # the fingerprint signs every file the pip reader opens
 

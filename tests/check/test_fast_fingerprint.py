@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from envguard.check import statcache
+from envguard.cache import checks as statcache
 
 
 def _touch_later(path: Path, text: str) -> None:
@@ -122,7 +122,7 @@ def test_a_verdict_entry_round_trips_and_a_damaged_one_is_a_miss(tmp_path) -> No
 def test_the_walk_by_descriptor_and_by_path_agree(tmp_path, monkeypatch) -> None:
     """Folders are scanned through a descriptor where the platform allows it; the fingerprint and the stats it
     hands down are the same as scanning by path (symlinked record and dist-info, a dangling link included)."""
-    from envguard.prefix import statsig
+    from envguard.cache import statsig
 
     prefix = tmp_path / "env"
     meta = prefix / "conda-meta"

@@ -15,7 +15,7 @@ from envguard.errors import BadInputError
 from envguard.formats.condalock import read as condalock
 from envguard.formats.condalock.write import input_hash, render_lock
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, VirtualPackage, make_environment
-from envguard.names import canonical_name
+from envguard.specs import canonical_name
 from tests.helpers import envguard
 
 REFERENCE = Path("reference/conda-outputs/conda-lock/conda-lock_no-mamba.yml")

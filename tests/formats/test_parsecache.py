@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from envguard.cache import parsed as parsecache
 from envguard.check.run import parse_target
-from envguard.formats import parsecache
 from tests.helpers import zlib_lock
 
 TOKEN = "tk-0123456789abcdef0123456789abcdef"

@@ -14,7 +14,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envguard import yamlio
+from envguard import textio
 from envguard.channels import normalize, strip_credentials
 from envguard.errors import EXIT_BAD_INPUT, EnvguardError
 from envguard.formats import envyml, explicit
@@ -121,7 +121,7 @@ def test_decode(data, partial) -> None:
 @given(TEXT)
 def test_yaml_loader_raises_only_yaml_errors(text) -> None:
     with contextlib.suppress(yaml.YAMLError):
-        yamlio.load(text)
+        textio.load_yaml(text)
 
 
 @given(LINE)

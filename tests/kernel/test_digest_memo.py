@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.hashing import DigestMemo, _memo_path
+from envguard.cache.digests import DigestMemo, _memo_path
 from tests.helpers import envguard, files_opened, zlib_lock
 
 

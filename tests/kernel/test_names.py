@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.utils import canonicalize_name
 
-from envguard.names import canonical_name
+from envguard.specs import canonical_name
 
 NAMES = st.text(alphabet="aZ9-_.é", min_size=0, max_size=12)
 

@@ -81,6 +81,6 @@ def test_check_json_is_laid_out_like_every_other_command(
     ],
 )
 def test_version_order_is_condas(a: str, b: str, less: bool) -> None:
-    from envguard.versions import version_less
+    from envguard.specs import version_less
 
     assert version_less(a, b) is less

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from envguard.cache import cache_dir
+from envguard.cache import environments as envcache
+from envguard.cache import records as slim
 from envguard.model import VirtualPackage
-from envguard.prefix import envcache, reader, slim
+from envguard.prefix import reader
 from envguard.prefix.reader import read_prefix
 from tests.helpers import MakePrefix, pip_install
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envguard.cache import cache_dir
-from envguard.prefix import slim
+from envguard.cache import records as slim
 from envguard.prefix.reader import read_prefix
 from tests.helpers import MakePrefix, envguard, files_opened
 

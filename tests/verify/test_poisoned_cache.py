@@ -68,8 +68,8 @@ def hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(path, algorithm)
 
     monkeypatch.setattr(cachecheck, "file_digest", counted)
-    if hasattr(cachecheck, "_Memo"):
-        monkeypatch.setattr(cachecheck._Memo, "FRESH_NS", -(10**12))
+    if hasattr(cachecheck, "ProvedFolders"):
+        monkeypatch.setattr(cachecheck.ProvedFolders, "FRESH_NS", -(10**12))
     return seen
 
 

@@ -18,7 +18,7 @@ from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError
 from envguard.formats.condalock import meta as lockmeta
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
-from envguard.names import canonical_name
+from envguard.specs import canonical_name
 from envguard.textio import read_text
 from envguard.validate import Kind, check_fields
 
@@ -164,10 +164,10 @@ def _decode(
 def _load_yaml(text: str, origin: str) -> dict[str, Any]:
     import yaml
 
-    from envguard import yamlio
+    from envguard import textio
 
     try:
-        data = yamlio.load(text)
+        data = textio.load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -176,7 +176,7 @@ def _load_yaml(text: str, origin: str) -> dict[str, Any]:
             f"{origin}{line}: malformed YAML ({problem}); the lock is truncated or damaged; {FIX}"
         ) from exc
     except yaml.YAMLError as exc:
-        raise BadInputError(f"{origin}: malformed YAML ({yamlio.reason(exc)}); {FIX}") from exc
+        raise BadInputError(f"{origin}: malformed YAML ({textio.yaml_reason(exc)}); {FIX}") from exc
     if not isinstance(data, dict):
         raise BadInputError(
             f"{origin}: not a conda-lock file (expected a mapping with version/metadata/package)"

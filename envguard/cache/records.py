@@ -1,4 +1,4 @@
-"""The slim-record cache: the few fields of each conda-meta record that envguard's model uses, kept per prefix
+"""The record cache: the few fields of each conda-meta record that envguard's model uses, kept per prefix
 and keyed by each record's stat signature, so an unchanged record is never parsed again.
 
 A real record is mostly `files` and `paths_data` (over 90% of its bytes; a pytorch record lists 15,000
@@ -21,14 +21,14 @@ import json
 import os
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from envguard import __version__
-from envguard.cache import cache_dir
+from envguard.cache import enabled, entry, save
+from envguard.cache.statsig import Stats
 from envguard.errors import BadInputError
-from envguard.prefix.statsig import Stats
 
 FORMAT = 1
 # Every field record_to_package and the prefix reader use; nothing else is kept.
@@ -50,10 +50,8 @@ FIELDS = (
 FRESH_NS = 2_000_000_000
 Signature = list[int]
 Reader = Callable[[Path], Any]
-
-
-def enabled() -> bool:
-    return os.environ.get("ENVGUARD_RECORD_CACHE", "1") != "0"
+LoadRecord = Callable[[str], dict[str, Any]]
+EveryRecord = Callable[[Path], Iterable[tuple[Path, dict[str, Any]]]]
 
 
 def slim(record: dict[str, Any]) -> dict[str, Any]:
@@ -65,12 +63,13 @@ def signature(st: os.stat_result) -> Signature:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
-def read_slim(prefix: Path, stats: Stats | None = None) -> list[tuple[str, dict[str, Any]]]:
+def read_slim(
+    prefix: Path, load_record: LoadRecord, iter_records: EveryRecord, stats: Stats | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """(file name, slim record) for each `conda-meta/*.json` in name order, parsing only new or changed
-    records. `stats`: the stat results of a fingerprint walk taken before (envguard.prefix.statsig), used
-    instead of statting each record again."""
-    from envguard.prefix.records import iter_records, load_record  # a read, not what the caches need
-
+    records with `load_record(path)` (or every record with `iter_records(prefix)` when the cache is off: the
+    prefix reader's own functions). `stats`: the stat results of a fingerprint walk taken before
+    (envguard.cache.statsig), used instead of statting each record again."""
     if not enabled():
         return [(path.name, slim(record)) for path, record in iter_records(prefix)]
     meta = prefix / "conda-meta"
@@ -115,7 +114,7 @@ def read_slim(prefix: Path, stats: Stats | None = None) -> list[tuple[str, dict[
 
 def _entry_path(prefix: Path, kind: str = "records") -> Path:
     real = os.path.realpath(prefix)
-    return cache_dir() / kind / f"{zlib.crc32(real.encode('utf-8', 'surrogateescape')):08x}.json"
+    return Path(entry(kind, f"{zlib.crc32(real.encode('utf-8', 'surrogateescape')):08x}.json"))
 
 
 def read_dists(
@@ -214,11 +213,5 @@ def _load(where: Path, prefix: Path) -> dict[str, list[Any]]:
 
 
 def _store(where: Path, prefix: Path, records: dict[str, list[Any]]) -> None:
-    """Write the cache entry (atomic; a cache that cannot be written only costs speed next time)."""
-    from envguard.atomic import write_text
-    from envguard.errors import EnvguardError
-
-    try:
-        write_text(where, json.dumps({"header": _header(prefix), "records": records}), durable=False)
-    except (EnvguardError, OSError):
-        return
+    """Write the cache entry (envguard.cache.save: atomic, private, credentials scrubbed)."""
+    save(where, json.dumps({"header": _header(prefix), "records": records}))

@@ -1,6 +1,6 @@
 """The `envguard check` fast path: confirm an unchanged environment from file metadata alone.
 
-The stat fingerprint (envguard.prefix.statsig) covers every file the prefix reader reads; any install,
+The stat fingerprint (envguard.cache.statsig) covers every file the prefix reader reads; any install,
 removal, upgrade, reinstall or edit changes it.
 
 A cached verdict is identified by the check's material (envguard's version, the prefix, the input file paths
@@ -18,15 +18,15 @@ import os
 import zlib
 
 from envguard import __version__
-from envguard.cache import OVERRIDE_VARS, cache_path
-from envguard.prefix.statsig import stat_fingerprint as stat_fingerprint  # what entries are validated by
+from envguard.cache import BOOT_ID, DRIVER_VERSION, OVERRIDE_VARS, cache_path, entry, save
+from envguard.cache.statsig import stat_fingerprint as stat_fingerprint  # what entries are validated by
 
 TYPE_CHECKING = False  # typing's constant (and collections.abc) would cost imports on the fast path
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
 FORMAT = 3
-MACHINE_FILES = ("/proc/sys/kernel/random/boot_id", "/proc/driver/nvidia/version")
+MACHINE_FILES = (BOOT_ID, DRIVER_VERSION)
 
 
 def cache_root() -> str:
@@ -65,7 +65,7 @@ def material(
 
 
 def _entry(material_text: str) -> str:
-    return os.path.join(cache_root(), f"{zlib.crc32(material_text.encode()):08x}.entry")
+    return entry("check", f"{zlib.crc32(material_text.encode()):08x}.entry")
 
 
 # An entry is length-prefixed text fields (material, inputs, fingerprint, "clean", then style and output
@@ -130,13 +130,12 @@ def store(
             if os.path.exists(path):
                 os.unlink(path)
             return
-        from envguard.atomic import write_bytes
-        from envguard.channels import scrub
+        from envguard.channels import scrub  # its re: a save, never on the fast path's lookup
 
         fields = [material_text, inputs, fingerprint, "clean"]
         for style, text in outputs.items():
             fields += [style, str(text)]
         # no credentials on disk (a field scrubbed of one no longer matches: a miss, never a wrong hit)
-        write_bytes(path, _pack([scrub(f) for f in fields]), durable=False, private=True)
+        save(path, _pack([scrub(f) for f in fields]))
     except Exception:  # a cache that cannot be written only costs speed next time
         return

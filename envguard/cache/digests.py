@@ -4,8 +4,13 @@ parallel), and a memo of the digests of unchanged archives (DigestMemo)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import threading
 import time
+import zlib
+
+from envguard.cache import entry, save
 
 CHUNK = 1 << 20
 
@@ -34,8 +39,6 @@ class DigestMemo:
     MAX_ENTRIES = 20_000
 
     def __init__(self) -> None:
-        import threading
-
         self._lock = threading.Lock()
         self._folders: dict[str, dict[str, list[object]]] = {}
         self._changed: set[str] = set()
@@ -70,20 +73,12 @@ class DigestMemo:
         return folder, name, before, None
 
     def save(self) -> None:
-        import json
-
-        from envguard.atomic import write_bytes
-        from envguard.errors import EnvguardError
-
         for folder in sorted(self._changed):
             files = self._folders[folder]
             if len(files) > self.MAX_ENTRIES:
-                files = {name: entry for name, entry in files.items() if (folder, name) in self._used}
+                files = {name: item for name, item in files.items() if (folder, name) in self._used}
             document = {"header": [self.FORMAT, folder], "files": files}
-            try:  # a memo not written only costs a hash next time
-                write_bytes(_memo_path(folder), json.dumps(document).encode(), durable=False, private=True)
-            except (EnvguardError, OSError):
-                continue
+            save(_memo_path(folder), json.dumps(document).encode())  # not written: a hash next time
         self._changed.clear()
 
     def _entries(self, folder: str) -> dict[str, list[object]]:
@@ -106,17 +101,10 @@ def _signature(path: str | os.PathLike[str]) -> list[int]:
 
 
 def _memo_path(folder: str) -> str:
-    import zlib
-
-    from envguard.cache import cache_path
-
-    name = f"{zlib.crc32(folder.encode('utf-8', 'surrogateescape')):08x}.json"
-    return os.path.join(cache_path(), "digests", name)
+    return entry("digests", f"{zlib.crc32(folder.encode('utf-8', 'surrogateescape')):08x}.json")
 
 
 def _load_memo(folder: str, header: list[object]) -> dict[str, list[object]]:
-    import json
-
     try:
         with open(_memo_path(folder), "rb") as handle:
             data = json.loads(handle.read())

@@ -1,7 +1,7 @@
 """The whole-environment cache: a conda prefix's Environment as the reader built it, served again while the
-prefix's stat fingerprint (envguard.prefix.statsig) is unchanged.
+prefix's stat fingerprint (envguard.cache.statsig) is unchanged.
 
-The slim-record cache (envguard.prefix.slim) spares parsing unchanged records, but a read still stats and
+The record cache (envguard.cache.records) spares parsing unchanged records, but a read still stats and
 decodes every record's entry and builds every Package; for a 3,000-package prefix that is most of `diff`,
 `export` and a full `check`. This cache keeps the finished Environment, one file per prefix, and serves it
 when the fingerprint — every conda-meta entry, every dist-info and the files the pip reader opens, by size,
@@ -9,12 +9,13 @@ mtime, ctime and inode — is identical to the one taken before the stored read 
 
 Safety: the entry is stored under the fingerprint taken BEFORE the read, so a change racing the read leaves
 an entry whose fingerprint the prefix no longer has (ctime cannot be set back); nothing is stored when a file
-in it changed within slim's `FRESH_NS` (a coarse file-system clock can give two edits the same stamp). The
-entry names envguard's version, the prefix (as given and resolved), the platform and the virtual packages the
-reader was handed (each set of them has its own entry), and carries a CRC of its payload; anything else,
-unreadable or malformed, is a miss. No fingerprint (a filesystem without inodes or ctimes) means no cache. At
-most `MAX_ENTRIES` entries are kept (the least recently written go first), so the temporary prefixes verify
-builds cannot pile up. `ENVGUARD_RECORD_CACHE=0` turns it off with the slim cache.
+in it changed within the record cache's `FRESH_NS` (a coarse file-system clock can give two edits the same
+stamp). The entry names envguard's version, the prefix (as given and resolved), the platform and the
+virtual packages the reader was handed (each set of them has its own entry), and carries a CRC of its
+payload; anything else, unreadable or malformed, is a miss. No fingerprint (a filesystem without inodes or
+ctimes) means no cache. At most `MAX_ENTRIES` entries are kept (the least recently written go first), so the
+temporary prefixes verify builds cannot pile up. `ENVGUARD_RECORD_CACHE=0` turns it off with the record
+cache.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from envguard import __version__
-from envguard.cache import cache_dir
+from envguard.cache import enabled, entry, save
+from envguard.cache import records
+from envguard.cache.statsig import Stats, newest, stat_fingerprint, stats_of
+from envguard.channels import scrub
 from envguard.cuda import CudaSummary
 from envguard.model import Environment, Package, PipOrigin, RequestedSpec, VirtualPackage
-from envguard.prefix import slim
-from envguard.prefix.statsig import Stats, newest, stat_fingerprint, stats_of
 
 FORMAT = 1
 MAX_ENTRIES = 16
@@ -52,7 +54,7 @@ def cached_read(
     """`read(stats)`'s Environment for PREFIX, from the cache while its fingerprint is unchanged.
     `fingerprint`: one the caller took before it began (envguard check takes it once for its own cache); on a
     miss, the stat results it was built from go to `read`, which then stats nothing twice."""
-    if not slim.enabled():
+    if not enabled():
         return read(None)
     if fingerprint is None:
         fingerprint = stat_fingerprint(prefix)
@@ -64,7 +66,7 @@ def cached_read(
     if env is not None:
         return env
     env = read(stats_of(fingerprint))
-    if time.time_ns() - newest(fingerprint) > slim.FRESH_NS and env.fingerprints is None:
+    if time.time_ns() - newest(fingerprint) > records.FRESH_NS and env.fingerprints is None:
         _store(where, header, fingerprint, env)  # under the fingerprint taken BEFORE the read
     return env
 
@@ -74,7 +76,7 @@ def _entry_path(prefix: Path, virtual: tuple[VirtualPackage, ...] = ()) -> Path:
     machine's, and neither evicts the other's."""
     real = os.path.realpath(prefix).encode("utf-8", "surrogateescape")
     machine = repr([(v.name, v.version, v.build) for v in virtual]).encode("utf-8", "surrogateescape")
-    return cache_dir() / "envs" / f"{zlib.crc32(real):08x}-{zlib.crc32(machine):08x}.json"
+    return Path(entry("envs", f"{zlib.crc32(real):08x}-{zlib.crc32(machine):08x}.json"))
 
 
 def _header(prefix: Path, virtual: tuple[VirtualPackage, ...], platform: str) -> list[Any]:
@@ -105,19 +107,14 @@ def _load(where: Path, header: list[Any], fingerprint: str, prefix: Path) -> Env
 
 
 def _store(where: Path, header: list[Any], fingerprint: str, env: Environment) -> None:
-    """Write the entry (atomic, private) and drop the oldest beyond MAX_ENTRIES; a cache that cannot be
-    written only costs speed next time."""
-    from envguard.atomic import write_bytes
-    from envguard.channels import scrub
-    from envguard.errors import EnvguardError
-
+    """Write the entry (envguard.cache.save) and drop the oldest beyond MAX_ENTRIES."""
     text = scrub(json.dumps(_encode(env), separators=(",", ":")))  # no credentials on disk, as everywhere
     payload = text.encode("utf-8", "surrogateescape")
     head = json.dumps([header, fingerprint, zlib.crc32(payload)]).encode("utf-8", "surrogateescape")
+    save(where, head + b"\n" + payload)
     try:
-        write_bytes(where, head + b"\n" + payload, durable=False, private=True)
         _prune(where.parent)
-    except (EnvguardError, OSError):
+    except OSError:
         return
 
 

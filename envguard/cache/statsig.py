@@ -9,8 +9,8 @@ and the link's own). Any install, removal, upgrade, reinstall or edit of those c
 set back by a user). Where the filesystem does not report a field it relies on (an inode or ctime of 0),
 there is no fingerprint (""), and nothing may be served on its strength.
 
-Two caches trust it: the check's verdict cache (envguard.check.statcache) and the whole-environment cache
-(envguard.prefix.envcache). Standard library only (os, stat): the check fast path runs it before anything
+Two caches trust it: the check's verdict cache (envguard.cache.checks) and the whole-environment cache
+(envguard.cache.environments). Standard library only (os, stat): the check fast path runs it before anything
 else is imported.
 """
 

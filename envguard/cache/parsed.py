@@ -11,11 +11,16 @@ memory (channels.remember) for the solve and downloads that follow; a parse read
 
 from __future__ import annotations
 
-import os
+import hashlib
+import json
 from collections.abc import Callable
 
 from envguard import __version__
-from envguard.model import Environment
+from envguard.cache import entry, save
+from envguard.channels import scrub
+from envguard.errors import BadInputError
+from envguard.model import Environment, from_dict, to_dict
+from envguard.textio import decode
 
 FORMAT = 1
 
@@ -34,11 +39,6 @@ def parsed(data: bytes, key: str, origin: str, parse: Callable[[], Environment])
 
 def load(data: bytes, key: str, origin: str) -> Environment | None:
     """The remembered parse of these bytes, or None."""
-    import json
-
-    from envguard.errors import BadInputError
-    from envguard.model import from_dict
-
     try:
         with open(_path(data, key, origin), "rb") as handle:
             document = json.loads(handle.read())
@@ -48,30 +48,16 @@ def load(data: bytes, key: str, origin: str) -> Environment | None:
 
 
 def store(data: bytes, key: str, origin: str, env: Environment) -> None:
-    """Remember a parse (best effort: a cache that cannot be written only costs speed next time)."""
-    import json
-
-    from envguard.channels import scrub
-    from envguard.model import to_dict
-
-    try:
-        text = json.dumps(to_dict(env))
-        if scrub(text) != text:  # a credential: never written to the cache
-            return
-        from envguard.atomic import write_text
-
-        write_text(_path(data, key, origin), text, durable=False, private=True)
-    except Exception:
+    """Remember a parse (envguard.cache.save)."""
+    text = json.dumps(to_dict(env))
+    if scrub(text) != text:  # a credential: never written to the cache
         return
+    save(_path(data, key, origin), text)
 
 
 def _holds_credential(data: bytes) -> bool:
     """Whether the file's text has a URL with a credential in it (undecodable text counts: its parse says
     what is wrong with it)."""
-    from envguard.channels import scrub
-    from envguard.errors import BadInputError
-    from envguard.textio import decode
-
     try:
         text = decode(data)
     except BadInputError:
@@ -82,10 +68,6 @@ def _holds_credential(data: bytes) -> bool:
 def _path(data: bytes, key: str, origin: str) -> str:
     """The entry's file: named by the bytes, what else the parse depends on and the name its messages quote
     (the same environment.yml in two folders warns with two paths)."""
-    import hashlib
-
-    from envguard.cache import cache_path
-
     tail = f"\0{key}\0{origin}\0{__version__}\0{FORMAT}"
     digest = hashlib.sha256(data + tail.encode("utf-8", "surrogatepass"))
-    return os.path.join(cache_path(), "parsed", f"{digest.hexdigest()}.json")
+    return entry("parsed", f"{digest.hexdigest()}.json")

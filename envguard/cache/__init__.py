@@ -1,0 +1,106 @@
+"""envguard's own caches, under one contract.
+
+Every cache here only ever saves time: a miss, an unreadable or foreign entry, or an entry that cannot be
+written costs a recomputation, never a wrong answer, and no cache holds an answer for drift.
+
+Location: one folder, `$ENVGUARD_CACHE_DIR`, else `$XDG_CACHE_HOME/envguard`, else `~/.cache/envguard`; each
+cache in a subfolder of its own (`entry(kind, name)`).
+Permissions: every entry is written by `save` — atomically (temp file in the same folder, rename), mode 0600
+in folders envguard creates 0700, never fsynced (a lost entry is a miss) — and no credential is ever written
+(URLs are scrubbed, and a cache whose key would need one is not written at all).
+Keys and invalidation: each entry carries what its answer depends on (envguard's version and the entry format
+always) and is served only while that is unchanged:
+
+- `statsig`: no entries; the key of `environments` and `checks`: every file the prefix reader reads, by size,
+  mtime, ctime and inode (any install, removal or edit changes it).
+- `records` (`records/`, `dists/`): the dozen fields envguard uses of each conda-meta record and dist-info;
+  keyed by each file's stat signature; an edit younger than 2 s is not stored.
+- `environments` (`envs/`): a prefix's whole Environment; keyed by its stat fingerprint, platform and virtual
+  packages; 16 entries at most.
+- `checks` (`check/`): the outputs of the last clean full `envguard check`; keyed by prefix, inputs, options,
+  boot, driver and `CONDA_OVERRIDE_*`, and the inputs' and the prefix's stat signatures; drift is never
+  stored.
+- `parsed` (`parsed/`): a lock's or environment.yml's parse, keyed by the SHA-256 of its bytes, the platform
+  and its name; a file holding a credential is never stored.
+- `digests` (`digests/`): archive digests, keyed by each archive's stat signature; 20,000 files per folder.
+- `packages` (`verified-pkgs/`): extracted package folders proved against their archive; keyed by the
+  archive's digest, every file's stat signature and the boot (a restored CI cache is always proved again).
+- `virtual` (top level): this machine's virtual packages; keyed by boot, NVIDIA driver and `CONDA_OVERRIDE_*`.
+
+`ENVGUARD_RECORD_CACHE=0` turns `records` and `environments` off. This package's own import is `os` alone:
+the check fast path (`checks`, `statsig`) runs on it before anything else is loaded.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing's own constant would cost an import on the fast path
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# What the detected virtual packages depend on besides the machine: the variables conda honours as overrides.
+# Both the virtual-package cache and the check fast path key on them.
+OVERRIDE_VARS = (
+    "CONDA_OVERRIDE_CUDA",
+    "CONDA_OVERRIDE_GLIBC",
+    "CONDA_OVERRIDE_OSX",
+    "CONDA_OVERRIDE_ARCHSPEC",
+    "CONDA_OVERRIDE_LINUX",
+    "CONDA_OVERRIDE_WIN",
+)
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+DRIVER_VERSION = "/proc/driver/nvidia/version"
+
+
+def cache_path() -> str:
+    """envguard's cache folder as text: `$ENVGUARD_CACHE_DIR`, else `$XDG_CACHE_HOME/envguard`, else
+    ~/.cache/envguard (os only: the check fast path calls it)."""
+    explicit = os.environ.get("ENVGUARD_CACHE_DIR")
+    if explicit:
+        return explicit
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "envguard")
+
+
+def cache_dir() -> Path:
+    """envguard's cache folder (see cache_path)."""
+    from pathlib import Path  # pathlib is not loaded on the fast path
+
+    return Path(cache_path())
+
+
+def entry(kind: str, name: str) -> str:
+    """The path of one entry: `<cache folder>/<kind>/<name>`."""
+    return os.path.join(cache_path(), kind, name)
+
+
+def enabled() -> bool:
+    """The record and environment caches are on unless `ENVGUARD_RECORD_CACHE=0`."""
+    return os.environ.get("ENVGUARD_RECORD_CACHE", "1") != "0"
+
+
+def boot_id() -> str:
+    """This boot's random id ('' where the kernel gives none: then nothing boot-bound is remembered)."""
+    try:
+        with open(BOOT_ID, encoding="ascii") as handle:
+            return handle.read().strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def save(path: str | os.PathLike[str], data: bytes | str) -> None:
+    """Write one entry as the contract says (atomic, 0600, not fsynced; text has every URL's credentials
+    scrubbed, bytes are written as given); a cache that cannot be written only costs speed next time, so
+    every failure is swallowed."""
+    # the writer imports re and pathlib, which the fast path (a lookup, never a save) does without
+    from envguard.atomic import write_bytes, write_text
+    from envguard.errors import EnvguardError
+
+    try:
+        if isinstance(data, str):
+            write_text(path, data, durable=False, private=True)
+        else:
+            write_bytes(path, data, durable=False, private=True)
+    except (EnvguardError, OSError):
+        return
