@@ -51,6 +51,11 @@ def warn(message: str) -> None:
     sys.stderr.write(f"envguard: warning: {scrub(message)}\n")
 
 
+def inform(message: str) -> None:
+    """A line on stderr about what was done (`envguard: wrote conda-lock.yml ...`), apart from the output."""
+    sys.stderr.write(f"envguard: {scrub(message)}\n")
+
+
 def human_bytes(value: float | None) -> str:
     """`1.5 GiB`-style sizes for evidence strings."""
     if value is None:

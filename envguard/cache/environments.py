@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard import __version__
-from envguard.cache import enabled, entry, save
-from envguard.cache import records
+from envguard.cache import enabled, entry, records, save
 from envguard.cache.statsig import Stats, newest, stat_fingerprint, stats_of
 from envguard.channels import scrub
 from envguard.cuda import CudaSummary

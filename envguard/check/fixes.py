@@ -11,13 +11,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable
 
-from envguard.diff.changes import Change
+from envguard.diff.changes import Difference
 from envguard.model import Environment, Package
 
 _LOCKS = frozenset({"conda-lock", "explicit", "pixi-lock"})
 
 
-def fix_commands(live: Environment, target: Environment, changes: Iterable[Change]) -> tuple[str, ...]:
+def fix_commands(live: Environment, target: Environment, changes: Iterable[Difference]) -> tuple[str, ...]:
     """The commands that make LIVE match TARGET again, or () when nothing a command can fix drifted."""
     drift = [c for c in changes if not c.informational and c.category not in ("virtual", "both-managers")]
     drift = [c for c in drift if (c.category, c.name) != ("cuda", "driver")]  # the machine's, not the env's
@@ -35,7 +35,9 @@ def fix_commands(live: Environment, target: Environment, changes: Iterable[Chang
     return tuple(commands)
 
 
-def _conda_commands(live: Environment, target: Environment, drift: list[Change], prefix: str) -> list[str]:
+def _conda_commands(
+    live: Environment, target: Environment, drift: list[Difference], prefix: str
+) -> list[str]:
     if live.kind == "venv":
         return []  # no conda in a plain venv: only the rebuild restores its conda part
     wanted: list[Package] = []
@@ -64,7 +66,7 @@ def _conda_commands(live: Environment, target: Environment, drift: list[Change],
     return commands
 
 
-def _pip_commands(live: Environment, target: Environment, drift: list[Change]) -> list[str]:
+def _pip_commands(live: Environment, target: Environment, drift: list[Difference]) -> list[str]:
     python = shlex.quote(f"{live.prefix}/bin/python")
     install: list[str] = []
     remove: list[str] = []

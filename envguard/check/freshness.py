@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from envguard.channels import normalize
-from envguard.check.report import Difference
+from envguard.diff.changes import Difference
 from envguard.errors import BadInputError
 from envguard.formats.condalock.read import LockData
 from envguard.formats.condalock.write import input_hash
@@ -39,23 +39,19 @@ def staleness(
                 notes.append(f"{platform}: pip line {change.name!r} cannot be checked against a lock")
             elif change.b == "not installed":
                 message = f"{platform}: {change.a} is not in the lock"
-                findings.append(
-                    Difference("lock", "drift", message, change.name, None, change.a, None, "only-a")
-                )
+                findings.append(Difference("lock", "only-a", change.name, change.a, text=message))
             else:
                 findings.append(
                     Difference(
                         "lock",
-                        "drift",
-                        f"{platform}: {change.a} is not satisfied by the lock (locked: {change.b})",
+                        "unsatisfied",
                         change.name,
-                        "spec",
                         change.a,
                         change.b,
-                        "unsatisfied",
+                        text=f"{platform}: {change.a} is not satisfied by the lock (locked: {change.b})",
                     )
                 )
-        findings += [Difference("lock", "drift", f"{platform}: {text}") for text in unneeded(specs, env)]
+        findings += [Difference("lock", "", text=f"{platform}: {text}") for text in unneeded(specs, env)]
         if (
             lock.content_hash.get(platform) != input_hash(specs, platform, env.virtual_packages)
             and not findings
@@ -70,7 +66,7 @@ def staleness(
 def _platforms(specs: Environment, lock: LockData) -> list[Difference]:
     missing = sorted(set(specs.platforms) - set(lock.envs))
     return [
-        Difference("lock", "drift", f"{specs.source} declares platform {p}, but the lock has no entry for it")
+        Difference("lock", "", text=f"{specs.source} declares platform {p}, but the lock has no entry for it")
         for p in missing
     ]
 
@@ -80,13 +76,8 @@ def _channels(specs: Environment, lock: LockData) -> list[Difference]:
     have = tuple(normalize(c) for c in lock.channels if c != "nodefaults")  # older locks list it
     if wanted == have:
         return []
-    return [
-        Difference(
-            "lock",
-            "drift",
-            f"channels differ: {specs.source} has [{', '.join(wanted)}], the lock has [{', '.join(have)}]",
-        )
-    ]
+    text = f"channels differ: {specs.source} has [{', '.join(wanted)}], the lock has [{', '.join(have)}]"
+    return [Difference("lock", "", text=text)]
 
 
 def unneeded(specs: Environment, env: Environment) -> list[str]:

@@ -6,7 +6,11 @@ not pay for rich's import.
 
 from __future__ import annotations
 
-from envguard.check.report import CHECK_TITLES, CheckReport, Difference
+from typing import Any
+
+from envguard.check.report import CHECK_TITLES, CheckReport, severity
+from envguard.diff.changes import Difference
+from envguard.output import Views, document, dumps, md_escape
 
 LONG = 20  # a category with more findings is summarised: the first SHOWN, then one line for the rest
 SHOWN = 10
@@ -21,7 +25,7 @@ def human(report: CheckReport, *, cached: bool = False, show_all: bool = False) 
         title = CHECK_TITLES.get(category, category)
         lines.append(title)
         shown = findings if show_all or len(findings) <= LONG else findings[:SHOWN]
-        lines.extend(f"  [{f.severity}] {f.message}" for f in shown)
+        lines.extend(f"  [{severity(f)}] {f.message()}" for f in shown)
         if len(shown) < len(findings):
             lines.append(f"  ... {_summary(title, findings)}; first {SHOWN} shown, --all for the rest")
     if report.notes:
@@ -38,7 +42,7 @@ def _summary(title: str, findings: tuple[Difference, ...]) -> str:
     """`112 pip packages (112 installed, not in the target)`."""
     counts: dict[str, int] = {}
     for finding in findings:
-        word = _KIND_WORDS.get(finding.kind or "", finding.kind or finding.severity)
+        word = _KIND_WORDS.get(finding.kind, finding.kind or severity(finding))
         counts[word] = counts.get(word, 0) + 1
     parts = ", ".join(f"{n} {word}" for word, n in counts.items())
     return f"{len(findings)} {title[:1].lower() + title[1:]} ({parts})"
@@ -50,25 +54,46 @@ def markdown(report: CheckReport) -> str:
     lines = [f"### {icon} envguard check", "", f"**{report.verdict()}**", ""]
     for category, findings in report.grouped().items():
         lines.append(f"#### {CHECK_TITLES.get(category, category)}")
-        lines.extend(f"- {'⚠️ ' if f.severity == 'drift' else ''}{_md(f.message)}" for f in findings)
+        lines.extend(f"- {'⚠️ ' if severity(f) == 'drift' else ''}{md_escape(f.message())}" for f in findings)
         lines.append("")
     if report.notes:
         lines.append("#### Notes")
-        lines.extend(f"- {_md(note)}" for note in report.notes)
+        lines.extend(f"- {md_escape(note)}" for note in report.notes)
         lines.append("")
     if report.fixes and not report.clean:
         lines += ["#### How to fix", "", "```bash", *report.fixes, "```", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def _md(text: str) -> str:
-    from envguard.output import md_escape
+def to_dict(report: CheckReport) -> dict[str, Any]:
+    """The JSON body: target, live, the verdict, the findings by category, notes and the fix commands."""
+    return {
+        "target": report.target,
+        "live": report.live,
+        "clean": report.clean,
+        "verdict": report.verdict(),
+        "findings": {category: [_finding(f) for f in items] for category, items in report.grouped().items()},
+        "notes": list(report.notes),
+        "fix": [] if report.clean else list(report.fixes),
+    }
 
-    return md_escape(text)
+
+def _finding(difference: Difference) -> dict[str, Any]:
+    """`{category, name, field, expected, actual, kind, message, severity}`."""
+    data = difference.structured()
+    data.pop("values", None)
+    return {**data, "message": difference.message(), "severity": severity(difference)}
 
 
 def as_json(report: CheckReport) -> str:
     """The JSON every envguard command prints (envguard.output.dumps)."""
-    from envguard.output import document, dumps
+    return dumps(document(to_dict(report)))
 
-    return dumps(document(report.to_dict()))
+
+def views(report: CheckReport, *, show_all: bool = False) -> Views:
+    return Views(lambda: to_dict(report), lambda: human(report, show_all=show_all), lambda: markdown(report))
+
+
+def all_styles(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
+    """Every output style at once (the fast path stores them all for the next unchanged check)."""
+    return {"human": human(report, cached=cached), "json": as_json(report), "markdown": markdown(report)}

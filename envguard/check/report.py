@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from envguard.diff.changes import CATEGORIES, TITLES, Change
+from envguard.diff.changes import CATEGORIES, TITLES, Difference
 from envguard.diff.run import diff_environments
 from envguard.errors import BadInputError
 from envguard.model import Environment
@@ -33,36 +33,6 @@ _TARGET_WORD = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """One line of a check, drift or a note: what differs between an environment and its target, in words a
-    user can act on (envguard.findings.Finding is the other kind: the PASS/WARN/FAIL verdict of doctor and
-    smoke)."""
-
-    category: str
-    severity: Severity
-    message: str
-    # the structured form (JSON `findings`): which item, which field, the target's value and the live one
-    name: str | None = None
-    field: str | None = None
-    expected: str | None = None
-    actual: str | None = None
-    kind: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """`{category, name, field, expected, actual, kind, message, severity}`."""
-        return {
-            "category": self.category,
-            "name": self.name,
-            "field": self.field,
-            "expected": self.expected,
-            "actual": self.actual,
-            "kind": self.kind,
-            "message": self.message,
-            "severity": self.severity,
-        }
-
-
 @dataclass(frozen=True)
 class CheckReport:
     """Every finding of one check run; `clean` when none is drift."""
@@ -75,11 +45,11 @@ class CheckReport:
 
     @property
     def clean(self) -> bool:
-        return not any(f.severity == "drift" for f in self.findings)
+        return not any(severity(f) == "drift" for f in self.findings)
 
     @property
     def drift_count(self) -> int:
-        return sum(1 for f in self.findings if f.severity == "drift")
+        return sum(1 for f in self.findings if severity(f) == "drift")
 
     def grouped(self) -> dict[str, tuple[Difference, ...]]:
         result: dict[str, tuple[Difference, ...]] = {}
@@ -95,19 +65,6 @@ class CheckReport:
             extra = f" ({len(self.findings)} note(s))" if self.findings else ""
             return f"OK: {self.live} matches {self.target}{extra}"
         return f"DRIFT: {self.drift_count} difference(s) between {self.live} and {self.target}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target": self.target,
-            "live": self.live,
-            "clean": self.clean,
-            "verdict": self.verdict(),
-            "findings": {
-                category: [f.to_dict() for f in items] for category, items in self.grouped().items()
-            },
-            "notes": list(self.notes),
-            "fix": [] if self.clean else list(self.fixes),
-        }
 
     def merged(
         self, findings: Iterable[Difference], notes: Iterable[str] = (), fixes: Iterable[str] = ()
@@ -163,13 +120,12 @@ def virtual_findings(live: Environment, target: Environment, word: str) -> tuple
             notes.append(
                 Difference(
                     "virtual",
-                    "note",
-                    f"{word} was made for {wanted.name} {wanted.version}; this machine has {here}",
+                    "changed" if mine else "only-a",
                     wanted.name,
-                    "version",
                     wanted.version,
                     mine,
-                    "changed" if mine else "only-a",
+                    ("version",),
+                    text=f"{word} was made for {wanted.name} {wanted.version}; this machine has {here}",
                 )
             )
     return tuple(notes)
@@ -182,28 +138,24 @@ def _older(mine: str, wanted: str) -> bool:
     return version_less(mine, wanted)
 
 
-def finding(change: Change, word: str) -> Difference:
-    """A Change (A = target, B = live) as one line of text."""
-    severity: Severity = "note" if change.informational or change.category in _NOTE_CATEGORIES else "drift"
-    if change.category == "cuda" and change.name == "driver":
-        severity = "note"
-    data = change.structured()
-    return Difference(
-        change.category,
-        severity,
-        _message(change, word),
-        change.name,
-        data["field"],
-        data["expected"],
-        data["actual"],
-        change.kind,
-    )
+def severity(difference: Difference) -> Severity:
+    """Drift, or a note: what the environment cannot control (this machine's virtual packages and CUDA
+    driver, a package installed by both conda and pip) and what cannot be judged is reported, never a
+    failure."""
+    if difference.informational or difference.category in _NOTE_CATEGORIES:
+        return "note"
+    return "note" if (difference.category, difference.name) == ("cuda", "driver") else "drift"
+
+
+def finding(change: Difference, word: str) -> Difference:
+    """A difference of the comparison (A = target, B = live) worded against the target."""
+    return dataclasses.replace(change, text=_message(change, word))
 
 
 _SCALAR = frozenset({"platform", "python", "cuda", "fingerprints"})
 
 
-def _message(change: Change, word: str) -> str:
+def _message(change: Difference, word: str) -> str:
     name = _item_name(change)
     if change.category in _SCALAR and change.kind in ("only-a", "only-b", "changed"):
         return f"{name}: {change.a or 'none'} in {word}, {change.b or 'none'} now"
@@ -226,7 +178,7 @@ def _message(change: Change, word: str) -> str:
     return f"{name}: {change.a} in {word}, {change.b} installed ({fields} changed)"
 
 
-def _item_name(change: Change) -> str:
+def _item_name(change: Difference) -> str:
     if change.category == "cuda":
         return {"driver": "CUDA driver", "toolkit": "CUDA toolkit", "torch build": "torch build"}.get(
             change.name, change.name

@@ -5,22 +5,33 @@ lock freshness findings. The only part of check that touches the world; the comp
 from __future__ import annotations
 
 import dataclasses
-import sys
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from envguard.check.report import CheckReport, Difference, check_environment
+from envguard import sources
+from envguard.cache import checks as statcache
+from envguard.cache import parsed as parsecache
+from envguard.check import fast, render
+from envguard.check.discovery import find_lock
+from envguard.check.fixes import reinstall_command, relock_command
+from envguard.check.freshness import default_envyml, staleness
+from envguard.check.report import CheckReport, check_environment
+from envguard.diff.changes import Difference
 from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError, UsageError
+from envguard.formats import detect_kind, envyml, read_file
+from envguard.formats.condalock import read as condalock
 from envguard.model import Environment
-
-if TYPE_CHECKING:
-    from envguard.sources import Source
+from envguard.output import warn
+from envguard.prefix.integrity import verify_files
+from envguard.prefix.probe import interpreter, run_probe
+from envguard.sources import Source, resolve
+from envguard.textio import read_bytes
 
 
 @dataclass(frozen=True)
 class CheckOptions:
-    """Everything `envguard check` was asked (from click, or from envguard.cli.launcher without click)."""
+    """Everything `envguard check` was asked."""
 
     source: str | None = None
     lock: str | None = None
@@ -29,50 +40,53 @@ class CheckOptions:
     rng: bool = False
     files: bool = False
     lock_fresh: bool = False
-    style: str = "human"
+    style: str = "human"  # which stored output a cached answer gives
     no_cache: bool = False
-    cache_checked: bool = False  # the launcher already found no cached answer
-    show_all: bool = False  # list every finding of a long category
-    taken: tuple[str, str] | None = None  # (prefix, stat fingerprint) the cache lookup already computed
+    taken: tuple[str, str] | None = None  # (prefix, stat fingerprint) a cache lookup already took: a miss
 
 
-def main(options: CheckOptions) -> int:
-    """The whole command: cached answer if nothing changed, else the full check (stored when clean)."""
+@dataclass(frozen=True)
+class Checked:
+    """A check's answer: the report of a full check, or (`report` None) the stored output of the last clean
+    full check of an environment unchanged since."""
+
+    report: CheckReport | None
+    cached: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.report is None or self.report.clean else EXIT_DRIFT
+
+
+def check(options: CheckOptions) -> Checked:
+    """The whole command: the cached answer if nothing changed, else the full check (stored when clean)."""
     o = options
     if o.lock_fresh:
         if o.source or o.rng or o.files:
             raise UsageError("--lock-fresh checks files only; drop SOURCE, --rng and --files")
-        report = lock_fresh_report(Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None)
-        sys.stdout.write(render_all(report, show_all=o.show_all)[o.style])
-        return EXIT_OK if report.clean else EXIT_DRIFT
+        return Checked(
+            lock_fresh_report(Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None)
+        )
     lock = Path(o.lock) if o.lock else None
     if lock is None and o.envfile is None:
-        from envguard.check.discovery import find_lock
-
         lock = find_lock()
     inputs = [str(p) for p in (lock, o.envfile) if p is not None]
     cacheable = not (o.rng or o.files or o.no_cache)
-    from envguard.sources import resolve
-
     source = resolve(o.source)  # once: `name:ENV` reads every condarc, a file is sniffed for its kind
     taken = o.taken
-    if cacheable and not o.cache_checked and source.live:
-        from envguard.check.fast import lookup
-
-        cached, fingerprint = lookup(str(source.path), inputs, o.platform, o.style)
+    if cacheable and taken is None and source.live:
+        cached, fingerprint = fast.lookup(str(source.path), inputs, o.platform, o.style)
         if cached is not None:
-            sys.stdout.write(cached)
-            return EXIT_OK
+            return Checked(None, cached)
         taken = (str(source.path), fingerprint)
     envfile = Path(o.envfile) if o.envfile else None
     outcome = run_check(source, lock, envfile, platform=o.platform, rng=o.rng, files=o.files, taken=taken)
-    sys.stdout.write(render_all(outcome.report, show_all=o.show_all)[o.style])
     if cacheable and outcome.fingerprint is not None:
-        from envguard.check.fast import remember
-
-        stored = render_all(outcome.report, cached=True)
-        remember(str(outcome.prefix), inputs, o.platform, outcome.fingerprint, outcome.report.clean, stored)
-    return EXIT_OK if outcome.report.clean else EXIT_DRIFT
+        stored = render.all_styles(outcome.report, cached=True)
+        fast.remember(
+            str(outcome.prefix), inputs, o.platform, outcome.fingerprint, outcome.report.clean, stored
+        )
+    return Checked(outcome.report)
 
 
 @dataclass(frozen=True)
@@ -97,8 +111,6 @@ def run_check(
 ) -> CheckOutcome:
     """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness).
     `taken`: (prefix, stat fingerprint) the cache lookup computed just before, reused for that prefix."""
-    from envguard import sources
-    from envguard.cache import checks as statcache
 
     if not source.live and (rng or files):
         raise UsageError(f"{source.label}: --rng and --files need a live environment, not a file")
@@ -121,7 +133,6 @@ def run_check(
             report = report.merged(*lock_freshness(lock, envfile))
     else:
         assert envfile is not None
-        from envguard.formats import envyml
 
         report = check_environment(live, envyml.read(envfile, platform=wanted))
     if files:
@@ -132,7 +143,6 @@ def run_check(
 def _probed(live: Environment, target: Environment, prefix: Path) -> Environment:
     """LIVE with freshly measured fingerprints; first make sure the target has recorded ones to compare
     with."""
-    from envguard.prefix.probe import run_probe
 
     if target.fingerprints is None:
         check_environment(live, target, rng=True)  # raises the one-line "needs recorded fingerprints" error
@@ -149,9 +159,6 @@ def read_target(path: Path, platform: str | None) -> Environment:
 
 def parse_target(path: Path, platform: str | None) -> Environment:
     """`read_target` without printing the warnings (they stay in `env.warnings`): verify reports them."""
-    from envguard.cache import parsed as parsecache
-    from envguard.formats import read_file
-    from envguard.textio import read_bytes
 
     try:
         data = read_bytes(path)  # O_NONBLOCK: a FIFO is bad input at once, not a hang
@@ -169,16 +176,12 @@ def parse_target(path: Path, platform: str | None) -> Environment:
 def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], list[str]]:
     """Staleness findings of a conda-lock.yml against its environment.yml (without solving), notes, and the
     command that re-locks."""
-    from envguard.check.fixes import relock_command
 
     findings, notes, path = _freshness(lock, envfile)
     return findings, notes, [relock_command(str(path), str(lock))] if findings else []
 
 
 def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path]:
-    from envguard.check.freshness import default_envyml, staleness
-    from envguard.formats import detect_kind, envyml
-    from envguard.formats.condalock import read as condalock
 
     if detect_kind(lock) != "conda-lock":
         raise UsageError(f"{lock}: lock freshness needs a conda-lock.yml")
@@ -191,10 +194,8 @@ def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list
 
 def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
     """`check --lock-fresh`: the lock against environment.yml only."""
-    from envguard.check.discovery import find_lock
 
     path = lock or find_lock()
-    from envguard.check.fixes import relock_command
 
     findings, notes, shown = _freshness(path, envfile)
     fixes = (relock_command(str(shown), str(path)),) if findings else ()
@@ -203,17 +204,10 @@ def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
 
 def file_findings(prefix: Path) -> tuple[list[Difference], list[str], list[str]]:
     """Altered and missing files (envguard.prefix.integrity) as findings."""
-    from envguard.prefix.integrity import verify_files
 
     result = verify_files(prefix)
     findings = [
-        Difference(
-            "files",
-            "drift",
-            f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}",
-            p.path,
-            kind=p.problem,
-        )
+        Difference("files", p.problem, p.path, text=f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
         for p in result.problems
     ]
     notes = (
@@ -221,7 +215,6 @@ def file_findings(prefix: Path) -> tuple[list[Difference], list[str], list[str]]
         if result.unverified
         else []
     )
-    from envguard.check.fixes import reinstall_command
 
     conda = [p.package for p in result.problems if not p.package.endswith(" (pip)")]
     pip = [p.package for p in result.problems if p.package.endswith(" (pip)")]
@@ -231,9 +224,6 @@ def file_findings(prefix: Path) -> tuple[list[Difference], list[str], list[str]]
 
 def pip_reinstall_command(prefix: Path, labels: list[str]) -> str:
     """pip packages (`name version (pip)` labels) whose files were altered or removed: reinstall them."""
-    import shlex
-
-    from envguard.prefix.probe import interpreter
 
     try:
         python = str(interpreter(prefix))
@@ -247,21 +237,9 @@ def _detail(detail: str) -> str:
     return f" ({detail})" if detail else ""
 
 
-def render_all(report: CheckReport, *, cached: bool = False, show_all: bool = False) -> dict[str, str]:
-    """Every output style at once (the fast-path cache stores them all)."""
-    from envguard.check import render
-
-    return {
-        "human": render.human(report, cached=cached, show_all=show_all),
-        "json": render.as_json(report),
-        "markdown": render.markdown(report),
-    }
-
-
 def _warn(messages: tuple[str, ...]) -> None:
     if not messages:
         return
-    from envguard.output import warn
 
     for message in messages:
         warn(message)

@@ -4,13 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from envguard.clean.model import CATEGORIES, CATEGORY_TITLES, Item, Plan, RunResult
-from envguard.output import human_bytes
+from envguard.clean.run import CleanOutcome, Mode
+from envguard.output import Views, console_text, human_bytes, text_console
 
-Mode = Literal["dry-run", "clean", "undo", "purge-trash"]
 SHOWN_PER_CATEGORY = 10
+
+
+def to_dict(outcome: CleanOutcome) -> dict[str, Any]:
+    """The JSON body: the plan (and what a clean did), or an undo's or a purge's result."""
+    if outcome.plan is not None:
+        return plan_to_dict(outcome.plan, outcome.mode, outcome.result)
+    assert outcome.result is not None
+    return {"mode": outcome.mode, "result": result_to_dict(outcome.result)}
+
+
+def human(outcome: CleanOutcome, *, verbose: bool = False) -> str:
+    if outcome.plan is not None:
+        return render_plan(outcome.plan, outcome.mode, result=outcome.result, verbose=verbose)
+    assert outcome.result is not None
+    return render_result(outcome.result)
+
+
+def views(outcome: CleanOutcome, *, verbose: bool = False) -> Views:
+    return Views(lambda: to_dict(outcome), lambda: human(outcome, verbose=verbose))
 
 
 def plan_to_dict(plan: Plan, mode: Mode, result: RunResult | None = None) -> dict[str, Any]:
@@ -82,8 +101,6 @@ def result_to_dict(result: RunResult) -> dict[str, Any]:
 
 def render_plan(plan: Plan, mode: Mode, *, result: RunResult | None = None, verbose: bool = False) -> str:
     """Human view: caches, a per-category summary, the items by category, what was kept, problems."""
-    from envguard.output import text_console
-
     console = text_console()
     console.print(_headline(plan, mode, result))
     numbers = {state.cache.root: n for n, state in enumerate(plan.caches, start=1)}
@@ -94,12 +111,7 @@ def render_plan(plan: Plan, mode: Mode, *, result: RunResult | None = None, verb
         if items:
             console.print(_items_table(CATEGORY_TITLES[category], items, numbers, verbose))
     _print_footer(console, plan, result)
-    return _text(console)
-
-
-def _text(console: Any) -> str:
-    output: str = console.file.getvalue()
-    return output
+    return console_text(console)
 
 
 def _headline(plan: Plan, mode: Mode, result: RunResult | None) -> str:

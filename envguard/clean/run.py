@@ -3,66 +3,54 @@ the trash (under the caches' own locks), an undo or a purge. Returns what to sho
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
 from envguard.clean import discovery, execute, locks
-from envguard.clean.model import RunResult
+from envguard.clean.model import Plan, RunResult
 from envguard.clean.survey import Request, discover, plan_for
 from envguard.clean.usage import analyse
 from envguard.errors import EXIT_DRIFT, EXIT_OK, EXIT_OPERATIONAL
+from envguard.output import waiting
 
 EXIT_INCOMPLETE = EXIT_DRIFT  # 1: the check "everything was restored" failed
 
 
+Mode = Literal["dry-run", "clean", "undo", "purge-trash"]
+
+
 @dataclass(frozen=True)
 class CleanOutcome:
-    """The JSON body, the human view and the exit code of one clean action."""
+    """One clean action: a dry run's or a clean's plan (and what the clean did), or an undo's or a purge's
+    result, with its exit code."""
 
-    data: Callable[[], dict[str, Any]]
-    human: Callable[[], str]
+    mode: Mode
+    plan: Plan | None
+    result: RunResult | None
     exit_code: int
 
 
-def clean(request: Request, *, yes: bool, verbose: bool) -> CleanOutcome:
+def clean(request: Request, *, yes: bool) -> CleanOutcome:
     """A dry run (default) or, with `yes`, move everything unused to each cache's trash."""
-    from envguard.clean.render import plan_to_dict, render_plan
-    from envguard.output import waiting
-
     caches, envs, notes = discover(request)
     with waiting(f"reading what {len(envs)} environment(s) use", request.progress):
         usage = analyse(envs, request.keep_locked)
     if not yes:
         plan = plan_for(caches, usage, only=request.only, notes=notes, progress=request.progress)
-        return CleanOutcome(
-            lambda: plan_to_dict(plan, "dry-run"),
-            lambda: render_plan(plan, "dry-run", verbose=verbose),
-            EXIT_OK,
-        )
+        return CleanOutcome("dry-run", plan, None, EXIT_OK)
     with locks.hold(caches):
         plan = plan_for(caches, usage, only=request.only, notes=notes, progress=request.progress)
         result = execute.move_to_trash(plan, caches, execute.new_run_id())
-    return CleanOutcome(
-        lambda: plan_to_dict(plan, "clean", result),
-        lambda: render_plan(plan, "clean", result=result, verbose=verbose),
-        EXIT_OPERATIONAL if result.failed else EXIT_OK,
-    )
+    return CleanOutcome("clean", plan, result, EXIT_OPERATIONAL if result.failed else EXIT_OK)
 
 
-def trash_action(request: Request, action: str) -> CleanOutcome:
+def trash_action(request: Request, action: Literal["undo", "purge-trash"]) -> CleanOutcome:
     """`undo` (restore the last run) or `purge-trash` (delete the trash for good)."""
-    from envguard.clean.render import render_result, result_to_dict
-
     info, _notes = discovery.conda_info()
     caches, _skipped = discovery.discover_caches(request.caches, info)
     with locks.hold(caches):
         result = execute.undo(caches) if action == "undo" else execute.purge(caches)
-    return CleanOutcome(
-        lambda: {"mode": action, "result": result_to_dict(result)},
-        lambda: render_result(result),
-        _trash_exit(result),
-    )
+    return CleanOutcome(action, None, result, _trash_exit(result))
 
 
 def _trash_exit(result: RunResult) -> int:

@@ -15,6 +15,7 @@ import click
 from envguard import __version__
 from envguard.cli.boundary import error_line, exit_process, guarded
 from envguard.cli.commandlist import COMMANDS, DESCRIPTION
+from envguard.cli.grammar import to_click
 
 
 class LazyGroup(click.Group):
@@ -27,6 +28,9 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[cmd_name][0])
+        if hasattr(module, "GRAMMAR"):
+            built: click.Command = to_click(module.GRAMMAR, module.run)
+            return built
         command: click.Command = module.command
         return command
 

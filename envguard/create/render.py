@@ -6,8 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from envguard.channels import strip_credentials
+from envguard.create.named import Named
 from envguard.create.run import CreateResult
 from envguard.model import Package
+from envguard.output import Views, console_text, text_console
+from envguard.specs import spec_name
 
 MAX_ROWS = 30
 
@@ -44,8 +47,6 @@ def _package(package: Package) -> dict[str, Any]:
 def render(result: CreateResult, table: str | None = None) -> str:
     """Human view: what was (or would be) created, the packages by channel, and what to do next. `table`: the
     package table already rendered (`package_table`) for exactly these packages."""
-    from envguard.output import text_console
-
     console = text_console()
     verb = "Would create" if result.dry_run else ("Replaced" if result.replaced else "Created")
     console.print(f"[bold]{verb} {result.name}[/bold] at {result.prefix}")
@@ -56,15 +57,22 @@ def render(result: CreateResult, table: str | None = None) -> str:
         console.print(f"... and {len(result.packages) - shown} more package(s); --json lists them all")
     for line in _next_steps(result):
         console.print(line)
-    return console.file.getvalue()  # type: ignore[no-any-return]
+    return console_text(console)
+
+
+def views(result: CreateResult, table: str | None = None) -> Views:
+    return Views(lambda: to_dict(result), lambda: render(result, table))
+
+
+def name_views(named: Named) -> Views:
+    """`envguard name`: the name alone, or `{source, name}`."""
+    return Views(lambda: {"source": named.source, "name": named.name}, lambda: named.name + "\n")
 
 
 def package_table(packages: Sequence[Package], requested: Sequence[str]) -> str:
     """The table of at most MAX_ROWS packages (the requested ones first) by channel, rendered: `envguard
     create` renders it while the engine links."""
     from rich.table import Table
-
-    from envguard.output import text_console
 
     console = text_console()
     table = Table(show_edge=False, pad_edge=False)
@@ -78,13 +86,11 @@ def package_table(packages: Sequence[Package], requested: Sequence[str]) -> str:
         for package in by_channel[channel]:
             table.add_row(f"  {package.name}", package.version, package.build)
     console.print(table)
-    return console.file.getvalue()  # type: ignore[no-any-return]
+    return console_text(console)
 
 
 def _shown(packages: Sequence[Package], requested: Sequence[str]) -> list[Package]:
     """At most MAX_ROWS packages for the table: the requested ones first."""
-    from envguard.specs import spec_name
-
     asked = {spec_name(s) for s in requested}
     ordered = sorted(packages, key=lambda p: (p.name not in asked, p.name))
     return ordered[:MAX_ROWS]

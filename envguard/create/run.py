@@ -21,7 +21,7 @@ from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, 
 
 
 @dataclass(frozen=True)
-class Source:
+class CreateInput:
     """What the user asked for, from `-f environment.yml`, `--lock FILE` or SPEC arguments."""
 
     kind: str
@@ -37,7 +37,7 @@ class Source:
 class Planned:
     """A solved (or locked) request, the machine it was checked against, and the name it gets."""
 
-    source: Source
+    source: CreateInput
     request: Request
     plan: Plan
     machine: tuple[VirtualPackage, ...]
@@ -66,7 +66,7 @@ class CreateResult:
 
 def read_source(
     file: str | None, lock: str | None, specs: Sequence[str], channels: Sequence[str], platform: str
-) -> Source:
+) -> CreateInput:
     """Exactly one of -f / --lock / SPEC...; -c channels come first, then the file's own."""
     given = [bool(file), bool(lock), bool(specs)]
     if sum(given) != 1:
@@ -79,7 +79,9 @@ def read_source(
         path = _existing(file)
         env = envyml.read(path, platform=platform)
         conda = tuple(r.spec for r in env.requested if r.manager == "conda")
-        return Source("environment.yml", str(path), env, conda, _merge(channels, env.channels), path=path)
+        return CreateInput(
+            "environment.yml", str(path), env, conda, _merge(channels, env.channels), path=path
+        )
     if lock:
         from envguard.formats import read_file
 
@@ -91,7 +93,9 @@ def read_source(
                 "explicit spec, pixi.lock) or use -f for an environment.yml"
             )
         conda = tuple(r.spec for r in env.requested if r.manager == "conda")
-        return Source(env.kind, str(path), env, conda, _merge(channels, env.channels), env.packages, path)
+        return CreateInput(
+            env.kind, str(path), env, conda, _merge(channels, env.channels), env.packages, path
+        )
     from envguard.specs import parse_conda
 
     for spec in specs:
@@ -103,11 +107,16 @@ def read_source(
         )
     requested = tuple(RequestedSpec("conda", s) for s in specs)
     env = make_environment(kind="environment.yml", source="command line", requested=requested)
-    return Source("specs", "command line", env, tuple(specs), tuple(channels))
+    return CreateInput("specs", "command line", env, tuple(specs), tuple(channels))
 
 
 def plan(
-    source: Source, backend: Backend, platform: str, *, name: str | None = None, prefix: Path | None = None
+    source: CreateInput,
+    backend: Backend,
+    platform: str,
+    *,
+    name: str | None = None,
+    prefix: Path | None = None,
 ) -> Planned:
     """Check the request against this machine, solve it (or take the lock as is) and name the result."""
     from envguard.create import machine_check, naming
@@ -387,7 +396,7 @@ def _merge(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
     return tuple(merged)
 
 
-def _pip(source: Source) -> tuple[Package, ...]:
+def _pip(source: CreateInput) -> tuple[Package, ...]:
     return tuple(p for p in source.locked if p.manager == "pip")
 
 

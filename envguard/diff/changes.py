@@ -1,11 +1,12 @@
-"""What a comparison found (pure types): a Change per difference, grouped into a Diff, in category order."""
+"""What a comparison found (pure types): a Difference per item, grouped into a Diff, in category order; check
+reports the same Differences against its target."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ChangeKind = Literal["only-a", "only-b", "changed", "unsatisfied", "unjudged", "hazard"]
+DifferenceKind = Literal["only-a", "only-b", "changed", "unsatisfied", "unjudged", "hazard"]
 CATEGORIES = (
     "platform",
     "python",
@@ -33,19 +34,22 @@ TITLES = {
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
-    """One difference: an item only on one side, changed fields, an unsatisfied spec, or a hazard (info
-    only)."""
+class Difference:
+    """One difference between A and B (a target and a live environment, for check): an item only on one
+    side, changed fields, an unsatisfied spec, a hazard (info only), or a problem check found itself (a
+    file, the lock's freshness). `text`, where set, is its wording in the words of whoever reported it
+    (check words every difference against its target); otherwise `message()` words it."""
 
     category: str
-    kind: ChangeKind
-    name: str
+    kind: str  # a DifferenceKind, or check's own (a file's problem: "altered", "missing"); "" for none
+    name: str = ""
     a: str | None = None
     b: str | None = None
     fields: tuple[str, ...] = ()
     # the raw values behind `a`/`b`: (field, value in A, value in B), the field that tells most first; for an
     # item on one side only, its version (or value) on that side
     values: tuple[tuple[str, str | None, str | None], ...] = ()
+    text: str = ""
 
     @property
     def informational(self) -> bool:
@@ -55,7 +59,7 @@ class Change:
     def structured(self) -> dict[str, Any]:
         """`{category, name, field, expected, actual, kind}` (A is expected, B actual) with raw values, so a
         bot can tell the name, the field and the two values apart; `values` has every changed field."""
-        field_name: str | None = self.fields[0] if self.kind == "changed" and self.fields else None
+        field_name: str | None = self.fields[0] if self.fields else None
         if self.kind in ("unsatisfied", "unjudged"):
             field_name = "spec"
         expected, actual = self.a, self.b
@@ -66,11 +70,11 @@ class Change:
                 field_name = first[0]
         result: dict[str, Any] = {
             "category": self.category,
-            "name": self.name,
+            "name": self.name or None,
             "field": field_name,
             "expected": expected,
             "actual": actual,
-            "kind": self.kind,
+            "kind": self.kind or None,
         }
         if self.kind == "changed" and len(self.values) > 1:
             result["values"] = {f: {"expected": x, "actual": y} for f, x, y in self.values}
@@ -78,6 +82,8 @@ class Change:
 
     def message(self, a_word: str = "A", b_word: str = "B") -> str:
         """One line: `numpy: 1.26.4 (conda-forge) in A, 2.0.0 (conda-forge) in B (version changed)`."""
+        if self.text:
+            return self.text
         if self.kind == "only-a":
             return f"{self.name} {self.a or ''}: only in {a_word}".replace(" :", ":")
         if self.kind == "only-b":
@@ -99,35 +105,18 @@ class Diff:
     a_label: str
     b_label: str
     mode: Literal["exact", "satisfaction", "specs"]
-    changes: tuple[Change, ...] = ()
+    changes: tuple[Difference, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     @property
     def equal(self) -> bool:
         return not any(not c.informational for c in self.changes)
 
-    def grouped(self) -> dict[str, tuple[Change, ...]]:
+    def grouped(self) -> dict[str, tuple[Difference, ...]]:
         """Changes per category, in CATEGORIES order, omitting empty categories."""
-        result: dict[str, tuple[Change, ...]] = {}
+        result: dict[str, tuple[Difference, ...]] = {}
         for category in CATEGORIES:
             items = tuple(c for c in self.changes if c.category == category)
             if items:
                 result[category] = items
         return result
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "a": self.a_label,
-            "b": self.b_label,
-            "mode": self.mode,
-            "equal": self.equal,
-            "changes": {
-                category: [
-                    # a, b and fields: the layout before the structured keys, kept for one release
-                    {**c.structured(), "message": c.message(), "a": c.a, "b": c.b, "fields": list(c.fields)}
-                    for c in items
-                ]
-                for category, items in self.grouped().items()
-            },
-            "notes": list(self.notes),
-        }

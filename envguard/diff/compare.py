@@ -2,7 +2,7 @@
 
 Each Environment becomes a normalised three-level view (category -> item -> field -> text); the views are
 compared with deepdiff (or, where start-up time matters, an equivalent small engine — `envguard check` cannot
-afford deepdiff's numpy/pydantic imports) and the leaf differences are grouped into `Change`s. A spec-only
+afford deepdiff's numpy/pydantic imports) and the leaf differences are grouped into `Difference`s. A spec-only
 side (environment.yml) is compared by satisfaction instead (see envguard.diff.satisfy).
 
 The deepdiff engine first finds the differing items with the small engine (plain dict walking, milliseconds
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any, Literal
 
-from envguard.diff.changes import CATEGORIES, Change, Diff
+from envguard.diff.changes import CATEGORIES, Diff, Difference
 from envguard.model import FINGERPRINT_FIELDS, LOCAL_ORIGIN, Environment, Package
 
 Engine = Literal["deepdiff", "fast"]
@@ -138,7 +138,9 @@ def _differing_names(a: Environment, b: Environment) -> dict[str, set[str]]:
     """Per manager, the names whose Package differs between A and B or is on one side only (the last
     package of a name wins, as in `view`)."""
     result: dict[str, set[str]] = {"conda": set(), "pip": set()}
-    if a.packages is b.packages:  # two reads of identical content share one decoded tuple (cache.environments)
+    if (
+        a.packages is b.packages
+    ):  # two reads of identical content share one decoded tuple (cache.environments)
         return result
     for manager in ("conda", "pip"):
         pa = {p.name: p for p in a.packages if p.manager == manager}
@@ -288,9 +290,9 @@ def _leaf_key(leaf: Leaf) -> tuple[str, str, str, str]:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _changes(leaves: Iterable[Leaf], a: View, b: View) -> list[Change]:
+def _changes(leaves: Iterable[Leaf], a: View, b: View) -> list[Difference]:
     changed: dict[tuple[str, str], list[str]] = {}
-    result: list[Change] = []
+    result: list[Difference] = []
     values: tuple[tuple[str, str | None, str | None], ...]
     for category, name, fieldname, kind in leaves:
         if kind == "changed" and fieldname is not None:
@@ -298,17 +300,19 @@ def _changes(leaves: Iterable[Leaf], a: View, b: View) -> list[Change]:
         elif kind == "only-a":
             ra = a[category][name]
             values = ((_key(ra), _primary(ra), None),)
-            result.append(Change(category, "only-a", name, a=describe(category, ra), values=values))
+            result.append(Difference(category, "only-a", name, a=describe(category, ra), values=values))
         else:
             rb = b[category][name]
             values = ((_key(rb), None, _primary(rb)),)
-            result.append(Change(category, "only-b", name, b=describe(category, rb), values=values))
+            result.append(Difference(category, "only-b", name, b=describe(category, rb), values=values))
     for (category, name), fields in changed.items():
         ra, rb = a[category][name], b[category][name]
         shown = _fields(fields)
         values = tuple((f, ra.get(f), rb.get(f)) for f in _raw_order(fields))
         result.append(
-            Change(category, "changed", name, describe(category, ra), describe(category, rb), shown, values)
+            Difference(
+                category, "changed", name, describe(category, ra), describe(category, rb), shown, values
+            )
         )
     order = {c: i for i, c in enumerate(CATEGORIES)}
     return sorted(result, key=lambda c: (order.get(c.category, 99), c.name, c.kind))
@@ -363,7 +367,7 @@ def describe(category: str, record: Mapping[str, str]) -> str:
     return value[:16] if category == "fingerprints" and len(value) == 64 else value
 
 
-def both_manager_hazards(a: Environment, b: Environment) -> list[Change]:
+def both_manager_hazards(a: Environment, b: Environment) -> list[Difference]:
     """Names installed by both conda and pip (pip shadows conda's copy) on either side: reported, not
     counted."""
     from envguard.specs import canonical_name
@@ -378,4 +382,6 @@ def both_manager_hazards(a: Environment, b: Environment) -> list[Change]:
 
     da = dual(a)
     db = da if b.packages is a.packages else dual(b)
-    return [Change("both-managers", "hazard", n, da.get(n), db.get(n)) for n in sorted(da.keys() | db.keys())]
+    return [
+        Difference("both-managers", "hazard", n, da.get(n), db.get(n)) for n in sorted(da.keys() | db.keys())
+    ]

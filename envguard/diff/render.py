@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from envguard.diff.changes import TITLES, Change, Diff
-from envguard.output import NARROW, document, dumps, md_escape, terminal_width, text_console
+from typing import Any
+
+from envguard.diff.changes import TITLES, Diff, Difference
+from envguard.output import (
+    NARROW,
+    Views,
+    console_text,
+    document,
+    dumps,
+    md_escape,
+    terminal_width,
+    text_console,
+)
 
 _KIND = {
     "only-a": "only in A",
@@ -24,7 +35,7 @@ def summary(diff: Diff) -> str:
     return f"DIFFERENT: {counted} difference(s) between A and B"
 
 
-def _what(change: Change) -> str:
+def _what(change: Difference) -> str:
     if change.kind == "changed" and change.fields and change.fields != ("value",):
         return ", ".join(change.fields)
     return _KIND[change.kind]
@@ -66,7 +77,7 @@ def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> st
     for note in diff.notes:
         console.print(f"note: {note}", markup=False)
     console.print(summary(diff), markup=False)
-    return console.file.getvalue()  # type: ignore[no-any-return]
+    return console_text(console)
 
 
 def _plain(diff: Diff, width: int, show_all: bool) -> str | None:
@@ -100,7 +111,7 @@ def summaries(diff: Diff, show_all: bool = False) -> list[str]:
     return lines
 
 
-def _counts(changes: tuple[Change, ...]) -> dict[str, int]:
+def _counts(changes: tuple[Difference, ...]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for change in changes:
         counts[change.kind] = counts.get(change.kind, 0) + 1
@@ -136,5 +147,28 @@ def _cell(text: str | None) -> str:
     return md_escape(text, "—")
 
 
+def to_dict(diff: Diff) -> dict[str, Any]:
+    """The JSON body: both sides, the mode, the verdict, each category's differences and the notes."""
+    return {
+        "a": diff.a_label,
+        "b": diff.b_label,
+        "mode": diff.mode,
+        "equal": diff.equal,
+        "changes": {
+            category: [
+                # a, b and fields: the layout before the structured keys, kept for one release
+                {**c.structured(), "message": c.message(), "a": c.a, "b": c.b, "fields": list(c.fields)}
+                for c in items
+            ]
+            for category, items in diff.grouped().items()
+        },
+        "notes": list(diff.notes),
+    }
+
+
 def as_json(diff: Diff) -> str:
-    return dumps(document(diff.to_dict()))
+    return dumps(document(to_dict(diff)))
+
+
+def views(diff: Diff, *, show_all: bool = False) -> Views:
+    return Views(lambda: to_dict(diff), lambda: table(diff, show_all=show_all), lambda: markdown(diff))

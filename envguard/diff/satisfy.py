@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from envguard.channels import normalize
-from envguard.diff.changes import Change, Diff
+from envguard.diff.changes import Diff, Difference
 from envguard.model import Environment, Package, RequestedSpec
 from envguard.specs import canonical_name
 
@@ -27,12 +27,14 @@ def diff_specs(a: Environment, b: Environment) -> Diff:
     return Diff(a.source or a.kind, b.source or b.kind, "satisfaction", tuple(changes), tuple(notes))
 
 
-def unsatisfied(requested: Sequence[RequestedSpec], env: Environment, spec_side: str = "a") -> list[Change]:
-    """One Change per spec the environment does not satisfy (and an `unjudged` one per line it cannot
+def unsatisfied(
+    requested: Sequence[RequestedSpec], env: Environment, spec_side: str = "a"
+) -> list[Difference]:
+    """One Difference per spec the environment does not satisfy (and an `unjudged` one per line it cannot
     judge)."""
     from envguard.specs import conda_matches, parse_conda, pip_name
 
-    changes: list[Change] = []
+    changes: list[Difference] = []
     for request in requested:
         if request.manager == "conda":
             parsed = parse_conda(request.spec)
@@ -81,11 +83,13 @@ def _pip_verdict(line: str, package: Package | None) -> bool | None:
     return pip_matches(line, as_pip)
 
 
-def _change(kind: str, request: RequestedSpec, found: Package | None, spec_side: str, missing: str) -> Change:
+def _change(
+    kind: str, request: RequestedSpec, found: Package | None, spec_side: str, missing: str
+) -> Difference:
     have = found.describe() if found is not None else missing
     spec = request.spec if request.manager == "conda" else f"pip: {request.spec}"
     a, b = (spec, have) if spec_side == "a" else (have, spec)
-    return Change("specs", kind, request.spec, a, b)  # type: ignore[arg-type]
+    return Difference("specs", kind, request.spec, a, b)
 
 
 def allowed_channels(specs: Environment) -> set[str]:
@@ -97,7 +101,7 @@ def allowed_channels(specs: Environment) -> set[str]:
     return {normalize(c) for c in expand_channels(specs.channels, texts)}
 
 
-def channel_violations(specs: Environment, env: Environment, spec_side: str = "a") -> list[Change]:
+def channel_violations(specs: Environment, env: Environment, spec_side: str = "a") -> list[Difference]:
     """Conda packages whose channel is not among the file's channels."""
     if not specs.channels:
         return []
@@ -108,13 +112,13 @@ def channel_violations(specs: Environment, env: Environment, spec_side: str = "a
         if package.channel and package.channel not in allowed:
             wanted, have = f"one of {listed}", f"from {package.channel}"
             a, b = (wanted, have) if spec_side == "a" else (have, wanted)
-            changes.append(Change("channels", "changed", package.name, a, b, ("channel",)))
+            changes.append(Difference("channels", "changed", package.name, a, b, ("channel",)))
     return changes
 
 
 def _spec_sets(a: Environment, b: Environment) -> Diff:
     """Two spec-only files: requested specs and channels compared as sets."""
-    changes: list[Change] = []
+    changes: list[Difference] = []
     specs_a = {f"{r.manager}:{r.spec}" for r in a.requested}
     specs_b = {f"{r.manager}:{r.spec}" for r in b.requested}
     only_a, only_b = _by_name(specs_a - specs_b), _by_name(specs_b - specs_a)
@@ -122,7 +126,7 @@ def _spec_sets(a: Environment, b: Environment) -> Diff:
         if len(only_a[name]) == len(only_b[name]) == 1:
             key_a, key_b = only_a.pop(name)[0], only_b.pop(name)[0]
             changes.append(
-                Change(
+                Difference(
                     "specs",
                     "changed",
                     name.split(":", 1)[1],
@@ -132,12 +136,12 @@ def _spec_sets(a: Environment, b: Environment) -> Diff:
                 )
             )
     for key in sorted(k for keys in only_a.values() for k in keys):
-        changes.append(Change("specs", "only-a", key.split(":", 1)[1], a=key.replace(":", " ", 1)))
+        changes.append(Difference("specs", "only-a", key.split(":", 1)[1], a=key.replace(":", " ", 1)))
     for key in sorted(k for keys in only_b.values() for k in keys):
-        changes.append(Change("specs", "only-b", key.split(":", 1)[1], b=key.replace(":", " ", 1)))
+        changes.append(Difference("specs", "only-b", key.split(":", 1)[1], b=key.replace(":", " ", 1)))
     if tuple(a.channels) != tuple(b.channels):
         changes.append(
-            Change("channels", "changed", "channels", ", ".join(a.channels), ", ".join(b.channels))
+            Difference("channels", "changed", "channels", ", ".join(a.channels), ", ".join(b.channels))
         )
     return Diff(a.source or a.kind, b.source or b.kind, "specs", tuple(changes))
 

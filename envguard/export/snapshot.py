@@ -1,20 +1,14 @@
-"""`envguard snapshot`'s work, click-free: shared by the click command and the launcher's fast path."""
+"""`envguard snapshot`'s work: an environment read whole, as the model holds it (written as envguard JSON by
+the command; envguard.formats.snapshot reads it back)."""
 
 from __future__ import annotations
 
-from envguard.errors import EXIT_OK
+from envguard.model import Environment
+from envguard.prefix.probe import SKIP_WITH_NO_PROBE, skip_hint
+from envguard.sources import load
 
 
-def snapshot(source: str | None, no_probe: bool, platform: str | None, output: str | None) -> int:
-    """Read SOURCE and write it as envguard JSON to `output` (stdout when None); exit code 0."""
-    from envguard.model import to_dict
-    from envguard.output import dumps, emit, warn
-    from envguard.prefix.probe import SKIP_WITH_NO_PROBE, skip_hint
-    from envguard.sources import load
-
+def snapshot(source: str | None, *, probe: bool, platform: str | None) -> Environment:
+    """SOURCE read whole (with its fingerprints when `probe`); its warnings are in `warnings`."""
     with skip_hint(SKIP_WITH_NO_PROBE):
-        env = load(source, platform=platform, probe=not no_probe)
-    for message in env.warnings:
-        warn(message)
-    emit(dumps(to_dict(env)), output)
-    return EXIT_OK
+        return load(source, platform=platform, probe=probe)

@@ -1,8 +1,6 @@
 """`envguard lock`'s work: plan (live or solved), render conda-lock.yml or explicit files, write them
-atomically.
-
-Returns what it wrote and the warnings; the command prints them.
-"""
+atomically. Returns what it wrote, the text meant for stdout (`-o -`) and the warnings; the command prints
+them."""
 
 from __future__ import annotations
 
@@ -11,7 +9,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.errors import EXIT_OK, UsageError
+from envguard.errors import UsageError
 from envguard.lock.plan import (
     CudaChoice,
     LockPlan,
@@ -44,23 +42,6 @@ class LockResult:
     written: tuple[str, ...]
     stdout: str
     warnings: tuple[str, ...]
-
-
-def main(options: LockOptions) -> int:
-    """`envguard lock`: write the lock, print its summary lines (stderr) and `-o -` text (stdout); exit 0
-    (the click command and the console script's own path)."""
-    import sys
-
-    from envguard.output import warn
-
-    result = lock(options)
-    for message in result.warnings:
-        warn(message)
-    sys.stdout.write(result.stdout)
-    sys.stdout.flush()
-    for line in result.written:
-        sys.stderr.write(f"envguard: {line}\n")
-    return EXIT_OK
 
 
 def lock(options: LockOptions) -> LockResult:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from envguard.output import md_escape
+from envguard.check import render as check_render
+from envguard.check.report import severity
+from envguard.output import Views, console_text, md_escape, text_console
 from envguard.verify.run import Mismatch, Stage, VerifyResult
 
 _MARK = {"ok": "✅", "failed": "❌", "skipped": "⏭️"}
@@ -20,7 +22,7 @@ def to_dict(result: VerifyResult) -> dict[str, Any]:
         "prefix": result.prefix,
         "stages": [_stage(s) for s in result.stages],
         "mismatches": [_mismatch(m) for m in result.mismatches],
-        "check": result.check.to_dict() if result.check is not None else None,
+        "check": check_render.to_dict(result.check) if result.check is not None else None,
         "smoke": result.smoke,
         "warnings": list(result.warnings),
         "fix": fix_lines(result),
@@ -70,8 +72,6 @@ def render(result: VerifyResult) -> str:
     """Human view: the stages, any hash mismatches, the check's drift by category, the verdict."""
     from rich.table import Table
 
-    from envguard.output import text_console
-
     console = text_console()
     console.print(f"[bold]envguard verify[/bold] {result.lock} ({result.platform})")
     stages = Table(show_edge=False, pad_edge=False)
@@ -103,7 +103,7 @@ def render(result: VerifyResult) -> str:
         console.print("How to fix:")
         for line in fixes:
             console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
-    return console.file.getvalue()  # type: ignore[no-any-return]
+    return console_text(console)
 
 
 def _findings(result: VerifyResult) -> list[str]:
@@ -112,7 +112,7 @@ def _findings(result: VerifyResult) -> list[str]:
     lines = []
     for category, items in result.check.grouped().items():
         lines.append(f"{category}:")
-        lines.extend(f"  {f.severity}: {f.message}" for f in items)
+        lines.extend(f"  {severity(f)}: {f.message()}" for f in items)
     return lines
 
 
@@ -151,3 +151,7 @@ def markdown(result: VerifyResult) -> str:
     if fixes:
         lines += ["", "**How to fix**", "", "```bash", *fixes, "```"]
     return "\n".join(lines) + "\n"
+
+
+def views(result: VerifyResult) -> Views:
+    return Views(lambda: to_dict(result), lambda: render(result), lambda: markdown(result))

@@ -317,7 +317,7 @@ class _Run:
         )
 
     def check(self) -> Stage:
-        from envguard.check.report import check_environment
+        from envguard.check.report import check_environment, severity
         from envguard.machine import virtual
         from envguard.prefix.reader import read_prefix
 
@@ -331,7 +331,7 @@ class _Run:
                 "check",
                 "failed",
                 detail=f"the rebuilt environment differs from the lock: "
-                f"{'; '.join(f.message for f in self.report.findings if f.severity == 'drift')[:300]}",
+                f"{'; '.join(f.message() for f in self.report.findings if severity(f) == 'drift')[:300]}",
             )
         return Stage("check", "ok", detail="no drift between the rebuilt environment and the lock")
 

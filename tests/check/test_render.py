@@ -5,15 +5,22 @@ from __future__ import annotations
 import json
 
 from envguard.check.render import as_json, human, markdown
-from envguard.check.report import CheckReport, Difference
+from envguard.check.report import CheckReport
+from envguard.diff.changes import Difference
 from envguard.output import dumps
 
 REPORT = CheckReport(
     "conda-lock.yml",
     "/envs/x",
     (
-        Difference("conda", "drift", "numpy 1.26.4: in the lock, not installed"),
-        Difference("virtual", "note", "the lock was made for __cuda 12.4; this machine has none"),
+        Difference("conda", "only-a", "numpy", "1.26.4", text="numpy 1.26.4: in the lock, not installed"),
+        Difference(
+            "virtual",
+            "only-a",
+            "__cuda",
+            "12.4",
+            text="the lock was made for __cuda 12.4; this machine has none",
+        ),
     ),
     ("1 file(s) rewritten at install time could not be verified",),
 )
@@ -43,7 +50,10 @@ def test_json_has_the_shared_layout_and_schema_version() -> None:
     data = json.loads(text)
     assert text == dumps(data) and next(iter(data)) == "schema_version" and data["clean"] is False
     virtual = data["findings"]["virtual"][0]
-    assert (virtual["severity"], virtual["message"]) == ("note", REPORT.findings[1].message)  # kept a release
+    assert (virtual["severity"], virtual["message"]) == (
+        "note",
+        REPORT.findings[1].message(),
+    )  # kept a release
     assert set(virtual) >= {"category", "name", "field", "expected", "actual", "kind", "message"}
 
 
@@ -51,14 +61,7 @@ def test_a_long_category_is_summarised_in_one_line_unless_all() -> None:
     """A venv checked against a conda lock: 112 pip packages the lock lacks read as one line, not 112."""
     extra = tuple(
         Difference(
-            "pip",
-            "drift",
-            f"pkg{i:03d} (pip) 1.0: installed, not in the lock",
-            f"pkg{i:03d}",
-            None,
-            None,
-            "1.0",
-            "only-b",
+            "pip", "only-b", f"pkg{i:03d}", b="1.0", text=f"pkg{i:03d} (pip) 1.0: installed, not in the lock"
         )
         for i in range(112)
     )

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envguard.diff.changes import Change, Diff
+from envguard.diff.changes import Diff, Difference
 from envguard.diff.render import summary, table
 from tests.helpers import MakePrefix, envguard
 
@@ -38,9 +38,9 @@ def test_diff_fits_the_terminal(
 
 
 def test_long_categories_are_summarised_unless_all() -> None:
-    changes = tuple(Change("pip", "only-b", f"pkg{i:03d}", b="1.0") for i in range(112))
+    changes = tuple(Difference("pip", "only-b", f"pkg{i:03d}", b="1.0") for i in range(112))
     diff = Diff(
-        "conda-lock.yml", "/envs/venv", "exact", (Change("conda", "only-a", "zlib", a="1.3"), *changes)
+        "conda-lock.yml", "/envs/venv", "exact", (Difference("conda", "only-a", "zlib", a="1.3"), *changes)
     )
     short = table(diff, width=120)
     assert (

@@ -1,59 +1,73 @@
 """`envguard check [SOURCE] [--lock FILE | -f environment.yml] [--rng] [--files] [--lock-fresh] [--json]`.
 
-Only the option parsing lives here; the command itself is envguard.check.run.main (which envguard.cli.launcher
-also calls directly, without click, for the common invocations).
+The console script answers this command itself (envguard.cli.launcher, without click): an unchanged
+environment's answer is the stored output of its last clean full check (envguard.check.fast), and only a miss
+loads the check itself, so the body imports its feature where it needs it.
 """
 
 from __future__ import annotations
 
-import click
+import sys
 
-from envguard.cli.options import output_style, valid_platform
-from envguard.output import Style
+from envguard.cli.grammar import Arg, Command, Opt, styles
+from envguard.errors import EXIT_OK
+
+TYPE_CHECKING = False  # typing's constant would cost an import: the console script loads this module
+if TYPE_CHECKING:
+    from envguard.output import Style
+
+GRAMMAR = Command(
+    "check",
+    [Arg("source", required=False)],
+    [
+        Opt(
+            "--lock",
+            kind="path",
+            dir_okay=False,
+            help="Lock to check against (default: conda-lock.yml here or in a parent, or "
+            "[tool.envguard] lock).",
+        ),
+        Opt(
+            "-f",
+            "--file",
+            dest="envfile",
+            kind="path",
+            dir_okay=False,
+            help="environment.yml: check that every spec is satisfied and channels respected.",
+        ),
+        Opt(
+            "--platform",
+            platform=True,
+            help="Platform entry of the lock to use (default: the environment's).",
+        ),
+        Opt(
+            "--rng", flag=True, help="Re-run the fingerprint probe and compare with the lock's fingerprints."
+        ),
+        Opt("--files", flag=True, help="Verify every installed file against its package's recorded hashes."),
+        Opt(
+            "--lock-fresh",
+            flag=True,
+            help="Only check that the lock still satisfies environment.yml on every platform "
+            "(no environment).",
+        ),
+        *styles(output=False),
+        Opt("--no-cache", flag=True, help="Always run the full comparison."),
+        Opt(
+            "--all",
+            dest="show_all",
+            flag=True,
+            help="List every finding of a long category (default: the first 10).",
+        ),
+        Opt(
+            "--distributed",
+            flag=True,
+            help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).",
+        ),
+    ],
+)
 
 
-@click.command("check")
-@click.argument("source", required=False)
-@click.option(
-    "--lock",
-    "lock",
-    type=click.Path(dir_okay=False),
-    help="Lock to check against (default: conda-lock.yml here or in a parent, or [tool.envguard] lock).",
-)
-@click.option(
-    "-f",
-    "--file",
-    "envfile",
-    type=click.Path(dir_okay=False),
-    help="environment.yml: check that every spec is satisfied and channels respected.",
-)
-@click.option(
-    "--platform",
-    callback=valid_platform,
-    help="Platform entry of the lock to use (default: the environment's).",
-)
-@click.option(
-    "--rng", is_flag=True, help="Re-run the fingerprint probe and compare with the lock's fingerprints."
-)
-@click.option(
-    "--files", is_flag=True, help="Verify every installed file against its package's recorded hashes."
-)
-@click.option(
-    "--lock-fresh",
-    is_flag=True,
-    help="Only check that the lock still satisfies environment.yml on every platform (no environment).",
-)
-@output_style(output=False)
-@click.option("--no-cache", is_flag=True, help="Always run the full comparison.")
-@click.option(
-    "--all", "show_all", is_flag=True, help="List every finding of a long category (default: the first 10)."
-)
-@click.option(
-    "--distributed",
-    is_flag=True,
-    help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).",
-)
-def command(
+def run(
     source: str | None,
     lock: str | None,
     envfile: str | None,
@@ -68,15 +82,25 @@ def command(
 ) -> int:
     """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1
     drift."""
-    from envguard.check.run import CheckOptions, main
+    taken = None
+    if not (rng or files or lock_fresh or no_cache or distributed):
+        from envguard.check import fast  # standard library only: the answer of an unchanged environment
 
+        stored, taken = fast.answer(source, lock, envfile, platform, style)
+        if stored is not None:
+            sys.stdout.write(stored)
+            return EXIT_OK
     if distributed:
         from envguard.distributed.run import report_distributed
 
         return report_distributed(
             source, data_dir=None, seed=0, style=style, output=None, title="check --distributed"
         )
-    return main(
+    from envguard.check import render
+    from envguard.check.run import CheckOptions, check
+    from envguard.output import emit, present
+
+    checked = check(
         CheckOptions(
             source,
             lock,
@@ -86,7 +110,12 @@ def command(
             files=files,
             lock_fresh=lock_fresh,
             style=style,
-            show_all=show_all,
             no_cache=no_cache,
+            taken=taken,
         )
     )
+    if checked.report is None:
+        emit(checked.cached, None)
+    else:
+        present(render.views(checked.report, show_all=show_all), style, None)
+    return checked.exit_code

@@ -6,62 +6,61 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
-import click
-
+from envguard.clean import render
 from envguard.clean.model import CATEGORIES, Category
 from envguard.clean.run import clean, trash_action
 from envguard.clean.survey import Request
-from envguard.cli.options import output_style
-from envguard.errors import UsageError
-from envguard.output import Style, Views, present, progress_wanted
+from envguard.cli.grammar import Command, Opt, styles
+from envguard.output import Style, present, progress_wanted
 
-_PATH = click.Path(path_type=Path)
+GRAMMAR = Command(
+    "clean",
+    options=[
+        Opt(
+            "--cache",
+            dest="caches",
+            many=True,
+            kind="path",
+            as_path=True,
+            help="Clean only this package cache (repeatable). Default: every cache of conda, mamba, rattler "
+            "and pixi.",
+        ),
+        Opt(
+            "--env",
+            dest="envs",
+            many=True,
+            kind="path",
+            as_path=True,
+            help="Also protect what this environment prefix uses (repeatable); envs dirs are always read.",
+        ),
+        Opt(
+            "--pixi-root",
+            dest="pixi_roots",
+            many=True,
+            kind="path",
+            as_path=True,
+            help="Protect pixi environments (.pixi/envs/*) of the projects in this folder (repeatable).",
+        ),
+        Opt(
+            "--keep-locked",
+            many=True,
+            kind="path",
+            as_path=True,
+            dir_okay=False,
+            help="Keep every package this lock names (conda-lock.yml, explicit spec, pixi.lock; repeatable).",
+        ),
+        Opt("--only", many=True, choices=CATEGORIES, help="Clean only these categories (repeatable)."),
+        Opt("--yes", flag=True, help="Do it: move what the dry run lists to the trash."),
+        Opt("--undo", flag=True, help="Put back everything the last `--yes` run moved."),
+        Opt("--purge-trash", flag=True, help="Delete the trash folders for good."),
+        Opt("-v", "--verbose", flag=True, help="List every item, not the first 10 of each category."),
+        *styles(markdown=False),
+    ],
+    exclusive=[("--yes", "--undo", "--purge-trash")],
+)
 
 
-@click.command("clean")
-@click.option(
-    "--cache",
-    "caches",
-    multiple=True,
-    type=_PATH,
-    help=(
-        "Clean only this package cache (repeatable). Default: every cache of conda, mamba, rattler and pixi."
-    ),
-)
-@click.option(
-    "--env",
-    "envs",
-    multiple=True,
-    type=_PATH,
-    help="Also protect what this environment prefix uses (repeatable); envs dirs are always read.",
-)
-@click.option(
-    "--pixi-root",
-    "pixi_roots",
-    multiple=True,
-    type=_PATH,
-    help="Protect pixi environments (.pixi/envs/*) of the projects in this folder (repeatable).",
-)
-@click.option(
-    "--keep-locked",
-    "keep_locked",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Keep every package this lock names (conda-lock.yml, explicit spec, pixi.lock; repeatable).",
-)
-@click.option(
-    "--only",
-    "only",
-    multiple=True,
-    type=click.Choice(CATEGORIES),
-    help="Clean only these categories (repeatable).",
-)
-@click.option("--yes", "yes", is_flag=True, help="Do it: move what the dry run lists to the trash.")
-@click.option("--undo", "undo", is_flag=True, help="Put back everything the last `--yes` run moved.")
-@click.option("--purge-trash", "purge_trash", is_flag=True, help="Delete the trash folders for good.")
-@click.option("-v", "--verbose", is_flag=True, help="List every item, not the first 10 of each category.")
-@output_style(markdown=False)
-def command(
+def run(
     caches: tuple[Path, ...],
     envs: tuple[Path, ...],
     pixi_roots: tuple[Path, ...],
@@ -76,8 +75,6 @@ def command(
 ) -> int:
     """Safely clean package caches: only what no environment and no --keep-locked lock uses (dry run by
     default)."""
-    if sum((yes, undo, purge_trash)) > 1:
-        raise UsageError("--yes, --undo and --purge-trash are different actions; give one of them")
     request = Request(
         caches=caches,
         envs=envs,
@@ -89,6 +86,6 @@ def command(
     if undo or purge_trash:
         outcome = trash_action(request, "undo" if undo else "purge-trash")
     else:
-        outcome = clean(request, yes=yes, verbose=verbose)
-    present(Views(outcome.data, outcome.human), style, output)
+        outcome = clean(request, yes=yes)
+    present(render.views(outcome, verbose=verbose), style, output)
     return outcome.exit_code

@@ -3,55 +3,55 @@ DIR] [--backend B] [--jupyter] [--force] [--dry-run] [--no-lock] [--json]`."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import click
-
-from envguard.cli.options import output_style
+from envguard.cli.grammar import Arg, Command, Opt, styles
+from envguard.create import naming, render
+from envguard.create import run as create
+from envguard.engine import backends
 from envguard.engine.backends import CHOICES
 from envguard.errors import EXIT_OK, UsageError
-from envguard.output import Style, Views, present, warn
+from envguard.machine.platform import current_platform
+from envguard.output import Style, present, progress_wanted, warn
 
-if TYPE_CHECKING:
-    from concurrent.futures import Future
+GRAMMAR = Command(
+    "create",
+    [Arg("specs", many=True)],
+    [
+        Opt("-f", "--file", dest="envfile", metavar="FILE", help="Create from this environment.yml."),
+        Opt(
+            "--lock",
+            dest="lockfile",
+            metavar="FILE",
+            help="Install exactly this lock (conda-lock.yml, explicit, pixi.lock).",
+        ),
+        Opt(
+            "-c",
+            "--channel",
+            dest="channels",
+            many=True,
+            metavar="CHANNEL",
+            help="Channel (repeatable; before the file's own).",
+        ),
+        Opt("-n", "--name", help="Environment name (default: the semantic name, see `envguard name`)."),
+        Opt("-p", "--prefix", metavar="DIR", help="Create at this path instead of conda's envs dir."),
+        Opt(
+            "--backend",
+            choices=CHOICES,
+            help="conda, mamba, micromamba or embedded (default: $ENVGUARD_BACKEND, else the first tool on "
+            "PATH, else embedded).",
+        ),
+        Opt("--jupyter", flag=True, help="Register a Jupyter kernel named after the environment."),
+        Opt("--force", flag=True, help="Replace an existing environment of the same name."),
+        Opt("--dry-run", flag=True, help="Solve and name, but install nothing."),
+        Opt("--no-lock", flag=True, help="Do not write conda-lock.yml beside the environment.yml."),
+        *styles(markdown=False, output=False),
+    ],
+)
 
 
-@click.command("create")
-@click.argument("specs", nargs=-1)
-@click.option("-f", "--file", "envfile", metavar="FILE", help="Create from this environment.yml.")
-@click.option(
-    "--lock",
-    "lockfile",
-    metavar="FILE",
-    help="Install exactly this lock (conda-lock.yml, explicit, pixi.lock).",
-)
-@click.option(
-    "-c",
-    "--channel",
-    "channels",
-    multiple=True,
-    metavar="CHANNEL",
-    help="Channel (repeatable; before the file's own).",
-)
-@click.option(
-    "-n", "--name", "name", help="Environment name (default: the semantic name, see `envguard name`)."
-)
-@click.option(
-    "-p", "--prefix", "prefix", metavar="DIR", help="Create at this path instead of conda's envs dir."
-)
-@click.option(
-    "--backend",
-    type=click.Choice(CHOICES),
-    help="conda, mamba, micromamba or embedded (default: "
-    "$ENVGUARD_BACKEND, else the first tool on PATH, else embedded).",
-)
-@click.option("--jupyter", is_flag=True, help="Register a Jupyter kernel named after the environment.")
-@click.option("--force", is_flag=True, help="Replace an existing environment of the same name.")
-@click.option("--dry-run", is_flag=True, help="Solve and name, but install nothing.")
-@click.option("--no-lock", is_flag=True, help="Do not write conda-lock.yml beside the environment.yml.")
-@output_style(markdown=False, output=False)
-def command(
+def run(
     specs: tuple[str, ...],
     envfile: str | None,
     lockfile: str | None,
@@ -66,14 +66,6 @@ def command(
     style: Style,
 ) -> int:
     """Create an environment with a semantic name (pytorch2.1-cuda118-py311) in conda's envs dir."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from envguard.create import naming, render
-    from envguard.create import run as create
-    from envguard.engine import backends
-    from envguard.machine.platform import current_platform
-    from envguard.output import progress_wanted
-
     if name and prefix:
         raise UsageError("give --name or --prefix, not both")
     if name:
@@ -103,7 +95,7 @@ def command(
     table = _early_table(early[0]) if same else None
     for message in result.warnings:
         warn(message)
-    present(Views(lambda: render.to_dict(result), lambda: render.render(result, table)), style, None)
+    present(render.views(result, table), style, None)
     return EXIT_OK
 
 

@@ -1,34 +1,51 @@
 """`envguard diff A B [--platform P] [--probe] [--json | --markdown]`: two-way, grouped; exit 0 equal, 1
-different."""
+different. The console script answers it itself (envguard.cli.launcher): the body imports what it runs."""
 
 from __future__ import annotations
 
-import click
+from envguard.cli.grammar import Arg, Command, Opt, styles
 
-from envguard.cli.options import output_style, valid_platform
-from envguard.output import Style
+TYPE_CHECKING = False  # typing's constant would cost an import: the console script loads this module
+if TYPE_CHECKING:
+    from envguard.output import Style
+
+GRAMMAR = Command(
+    "diff",
+    [Arg("a"), Arg("b")],
+    [
+        Opt(
+            "--platform",
+            platform=True,
+            help="Platform entry to read from conda-lock.yml / pixi.lock (default: this machine's).",
+        ),
+        Opt(
+            "--probe",
+            flag=True,
+            help="Run the fingerprint probe in live environments (compares RNG streams).",
+        ),
+        Opt(
+            "--all",
+            dest="show_all",
+            flag=True,
+            help="List every item of a long category (default: the first 10).",
+        ),
+        *styles(),
+    ],
+)
 
 
-@click.command("diff")
-@click.argument("a")
-@click.argument("b")
-@click.option(
-    "--platform",
-    callback=valid_platform,
-    help="Platform entry to read from conda-lock.yml / pixi.lock (default: this machine's).",
-)
-@click.option(
-    "--probe", is_flag=True, help="Run the fingerprint probe in live environments (compares RNG streams)."
-)
-@click.option(
-    "--all", "show_all", is_flag=True, help="List every item of a long category (default: the first 10)."
-)
-@output_style()
-def command(
+def run(
     a: str, b: str, platform: str | None, probe: bool, show_all: bool, style: Style, output: str | None
 ) -> int:
     """Compare A with B: each a prefix, name:ENV, environment.yml, conda-lock.yml, explicit, pixi.lock or
     snapshot."""
-    from envguard.diff.run import main
+    from envguard.diff import render
+    from envguard.diff.run import diff_sources
+    from envguard.errors import EXIT_DRIFT, EXIT_OK
+    from envguard.output import present, warn
 
-    return main(a, b, platform=platform, probe=probe, show_all=show_all, style=style, output=output)
+    result, warnings = diff_sources(a, b, platform=platform, probe=probe)
+    for message in warnings:
+        warn(message)
+    present(render.views(result, show_all=show_all), style, output)
+    return EXIT_OK if result.equal else EXIT_DRIFT

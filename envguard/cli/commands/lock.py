@@ -1,43 +1,51 @@
 """`envguard lock [SOURCE] [-f environment.yml] [--platform P ...] [--cuda VER | --no-cuda]
-[--format conda-lock|explicit|pixi] [-o FILE]`."""
+[--format conda-lock|explicit|pixi] [-o FILE]`. The console script answers it itself
+(envguard.cli.launcher): the body imports what it runs."""
 
 from __future__ import annotations
 
-import click
+from envguard.cli.grammar import Arg, Command, Opt
+from envguard.errors import EXIT_OK
+
+GRAMMAR = Command(
+    "lock",
+    [Arg("source", required=False)],
+    [
+        Opt("-f", "--file", dest="envfile", kind="path", dir_okay=False, help="Solve this environment.yml."),
+        Opt(
+            "--platform",
+            dest="platforms",
+            many=True,
+            help="Platform to lock (repeatable; default: the file's `platforms:` or this machine's).",
+        ),
+        Opt("--cuda", metavar="VERSION", help="Lock for GPU machines: solve with __cuda=VERSION."),
+        Opt("--no-cuda", flag=True, help="Lock for machines without a GPU (no __cuda)."),
+        Opt("--no-probe", flag=True, help="Live source: do not run the fingerprint probe."),
+        Opt(
+            "--format",
+            dest="fmt",
+            choices=("conda-lock", "explicit", "pixi"),
+            default="conda-lock",
+            show_default=True,
+            help="explicit: one @EXPLICIT file per platform; pixi: a pixi.lock (rattler lock v6).",
+        ),
+        Opt(
+            "--include-local",
+            flag=True,
+            help="Write the local paths of pip packages installed from this machine's disk "
+            "(default: name==version).",
+        ),
+        Opt(
+            "-o",
+            "--output",
+            help="Output file (default conda-lock.yml, conda-{platform}.lock for explicit, pixi.lock for "
+            "pixi; `{platform}` is replaced; `-` for stdout).",
+        ),
+    ],
+)
 
 
-@click.command("lock")
-@click.argument("source", required=False)
-@click.option("-f", "--file", "envfile", type=click.Path(dir_okay=False), help="Solve this environment.yml.")
-@click.option(
-    "--platform",
-    "platforms",
-    multiple=True,
-    help="Platform to lock (repeatable; default: the file's `platforms:` or this machine's).",
-)
-@click.option("--cuda", "cuda", metavar="VERSION", help="Lock for GPU machines: solve with __cuda=VERSION.")
-@click.option("--no-cuda", is_flag=True, help="Lock for machines without a GPU (no __cuda).")
-@click.option("--no-probe", is_flag=True, help="Live source: do not run the fingerprint probe.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["conda-lock", "explicit", "pixi"]),
-    default="conda-lock",
-    show_default=True,
-    help="explicit: one @EXPLICIT file per platform; pixi: a pixi.lock (rattler lock v6).",
-)
-@click.option(
-    "--include-local",
-    is_flag=True,
-    help="Write the local paths of pip packages installed from this machine's disk (default: name==version).",
-)
-@click.option(
-    "-o",
-    "--output",
-    help="Output file (default conda-lock.yml, conda-{platform}.lock for explicit, pixi.lock for pixi; "
-    "`{platform}` is replaced; `-` for stdout).",
-)
-def command(
+def run(
     source: str | None,
     envfile: str | None,
     platforms: tuple[str, ...],
@@ -49,6 +57,16 @@ def command(
     output: str | None,
 ) -> int:
     """Write a conda-lock.yml from a live environment (exact, no solving) or an environment.yml (solved)."""
-    from envguard.lock.run import LockOptions, main
+    from envguard.lock.run import LockOptions, lock
+    from envguard.output import emit, inform, warn
 
-    return main(LockOptions(source, envfile, platforms, cuda, no_cuda, no_probe, fmt, output, include_local))
+    result = lock(
+        LockOptions(source, envfile, platforms, cuda, no_cuda, no_probe, fmt, output, include_local)
+    )
+    for message in result.warnings:
+        warn(message)
+    if result.stdout:
+        emit(result.stdout, None)
+    for line in result.written:
+        inform(line)
+    return EXIT_OK

@@ -6,42 +6,47 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-import click
-
-from envguard.cli.options import output_style, valid_platform
+from envguard.cli.grammar import Command, Opt, styles
 from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError
-from envguard.output import Style, Views, present, warn
+from envguard.output import Style, present, progress_wanted, report_on_error, warn
+from envguard.verify import render
+from envguard.verify import run as verify
+
+GRAMMAR = Command(
+    "verify",
+    options=[
+        Opt(
+            "--lock",
+            dest="lockfile",
+            default="conda-lock.yml",
+            show_default=True,
+            metavar="FILE",
+            help="The lock to rebuild (conda-lock.yml, explicit spec or pixi.lock).",
+        ),
+        Opt("--platform", platform=True, help="Platform of the lock to rebuild (default: this machine's)."),
+        Opt("--smoke", flag=True, help="Also run the DataLoader smoke test in the rebuilt environment."),
+        Opt(
+            "--smoke-budget",
+            kind="float",
+            minimum=3,
+            default=25.0,
+            show_default=True,
+            help="Seconds the smoke test may take.",
+        ),
+        Opt("--keep", flag=True, help="Keep the rebuilt environment and print where it is."),
+        Opt(
+            "--pkgs-dir",
+            kind="path",
+            file_okay=False,
+            help="Package cache to read archives from (and download missing ones into): offline when it "
+            "holds them all.",
+        ),
+        *styles(),
+    ],
+)
 
 
-@click.command("verify")
-@click.option(
-    "--lock",
-    "lockfile",
-    default="conda-lock.yml",
-    show_default=True,
-    metavar="FILE",
-    help="The lock to rebuild (conda-lock.yml, explicit spec or pixi.lock).",
-)
-@click.option(
-    "--platform", callback=valid_platform, help="Platform of the lock to rebuild (default: this machine's)."
-)
-@click.option("--smoke", is_flag=True, help="Also run the DataLoader smoke test in the rebuilt environment.")
-@click.option(
-    "--smoke-budget",
-    type=click.FloatRange(min=3),
-    default=25.0,
-    show_default=True,
-    help="Seconds the smoke test may take.",
-)
-@click.option("--keep", is_flag=True, help="Keep the rebuilt environment and print where it is.")
-@click.option(
-    "--pkgs-dir",
-    type=click.Path(file_okay=False),
-    help="Package cache to read archives from (and "
-    "download missing ones into): offline when it holds them all.",
-)
-@output_style()
-def command(
+def run(
     lockfile: str,
     platform: str | None,
     smoke: bool,
@@ -55,10 +60,6 @@ def command(
 
     Exit 0 pass, 1 verification failed (hash mismatch, drift, smoke), 2 bad input, 3 operational failure.
     """
-    from envguard.output import progress_wanted, report_on_error
-    from envguard.verify import render
-    from envguard.verify import run as verify
-
     with report_on_error("verify", style, output), contextlib.ExitStack() as later:
         # the temporary prefix is deleted once the report is out
         options = verify.VerifyOptions(
@@ -73,10 +74,7 @@ def command(
         result = verify.verify(options, later)
         for message in result.warnings:
             warn(message)
-        views = Views(
-            lambda: render.to_dict(result), lambda: render.render(result), lambda: render.markdown(result)
-        )
-        present(views, style, output)
+        present(render.views(result), style, output)
     return EXIT_OK if result.passed else EXIT_DRIFT
 
 
