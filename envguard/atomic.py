@@ -12,6 +12,7 @@ import re
 import stat
 from pathlib import Path
 
+from envguard.channels import scrub
 from envguard.errors import OperationalError
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -22,7 +23,6 @@ def write_text(
 ) -> Path:
     """Write `text` (UTF-8, LF) to `path` atomically, credentials scrubbed from every URL in it, and return
     the path."""
-    from envguard.channels import scrub
 
     return write_bytes(path, scrub(text).encode("utf-8"), durable=durable, private=private)
 

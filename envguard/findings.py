@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from envguard.errors import EXIT_DRIFT, EXIT_OK
-from envguard.output import md_escape
+from envguard.output import NARROW, md_escape, terminal_width
 
 Status = Literal["PASS", "INFO", "WARN", "FAIL"]
 SEVERITY: dict[str, int] = {"PASS": 0, "INFO": 1, "WARN": 2, "FAIL": 3}
@@ -58,8 +58,6 @@ def table(findings: Sequence[Finding], title: str, width: int | None = None) -> 
     of its own, so no header or word is cut short."""
     from rich.markup import escape
     from rich.table import Table
-
-    from envguard.output import NARROW, terminal_width
 
     narrow = (width or terminal_width()) < NARROW
     out = Table(title=title, title_justify="left", show_lines=False)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from envguard.atomic import write_output, write_text
 from envguard.channels import scrub
+from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EnvguardError
 from envguard.model import SCHEMA_VERSION
 
 
@@ -218,7 +219,6 @@ def report_on_error(command: str, style: Style, output: str | None) -> Iterator[
     """Write the -o FILE report on every exit path: when the command fails, the file holds the error (so a CI
     step that publishes it with `if: always()` shows why instead of failing on a missing file); the error
     itself still reaches the boundary."""
-    from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EnvguardError
 
     try:
         yield

@@ -15,6 +15,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from envguard.channels import scrub
+
+BACKEND_TIMEOUT = 1800.0
+
+
+def timeout_seconds() -> float:
+    """`ENVGUARD_BACKEND_TIMEOUT` seconds (default 1800) for one call of conda, mamba, micromamba or pip."""
+    try:
+        return float(os.environ.get("ENVGUARD_BACKEND_TIMEOUT", BACKEND_TIMEOUT))
+    except ValueError:
+        return BACKEND_TIMEOUT
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """A program's output collapsed to one line for an error message, credentials removed from every URL."""
+    joined = scrub(" ".join(part.strip() for part in text.splitlines() if part.strip()))
+    return joined if len(joined) <= limit else joined[: limit - 3] + "..."
+
 
 class TimedOut(Exception):
     """The program ran past its timeout; its process group was killed. `stdout` holds what it printed so

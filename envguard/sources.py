@@ -16,7 +16,12 @@ from pathlib import Path
 from envguard.config import active_prefix
 from envguard.errors import BadInputError
 from envguard.formats import detect_kind, read_file
+from envguard.machine import virtual as virtual_mod
 from envguard.model import Environment, SourceKind, VirtualPackage
+from envguard.prefix.condaconfig import find_named
+from envguard.prefix.probe import run_probe
+from envguard.prefix.reader import read_prefix
+from envguard.textio import read_input
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,6 @@ def resolve(text: str | None) -> Source:
     if text is None:
         return Source(None, Path(active_prefix()), True)
     if text.startswith("name:"):
-        from envguard.prefix.condaconfig import find_named
-
         return Source(text, find_named(text[len("name:") :]), True)
     path = Path(text).expanduser()
     if path.is_file():
@@ -49,8 +52,6 @@ def resolve(text: str | None) -> Source:
     if not path.exists():
         raise BadInputError(f"{text}: no such file or environment; give a prefix folder, name:ENV or a file")
     if not path.is_dir():
-        from envguard.textio import read_input
-
         read_input(path, 0)  # a FIFO, socket or device: bad input naming it, never a hang
     return Source(text, path, True)
 
@@ -83,16 +84,11 @@ def read_live(
     prefix: Path, *, probe: bool = False, detect_virtual: bool = True, fingerprint: str | None = None
 ) -> Environment:
     """Snapshot a live prefix; with `probe`, run the fingerprint probe in its own interpreter."""
-    from envguard.prefix.reader import read_prefix
 
     virtual: tuple[VirtualPackage, ...] = ()
     if detect_virtual:
-        from envguard.machine import virtual as virtual_mod
-
         virtual = virtual_mod.detect()
     env = read_prefix(prefix, virtual, fingerprint=fingerprint)
     if probe:
-        from envguard.prefix.probe import run_probe
-
         env = dataclasses.replace(env, fingerprints=run_probe(prefix))
     return env

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from envguard.config import tool_settings
 from envguard.errors import BadInputError
+from envguard.output import warn
 
 LOCK_NAME = "conda-lock.yml"
 
@@ -83,7 +84,6 @@ def _trusted(path: Path) -> bool:
         return False
     if owner in (os.geteuid(), 0):
         return True
-    from envguard.output import warn
 
     warn(
         f"{path}: skipped, owned by another user (uid {owner}); a file there could be planted; pass "

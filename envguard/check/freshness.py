@@ -13,18 +13,18 @@ from pathlib import Path
 
 from envguard.channels import normalize
 from envguard.diff.changes import Difference
+from envguard.diff.satisfy import unsatisfied
 from envguard.errors import BadInputError
 from envguard.formats.condalock.read import LockData
 from envguard.formats.condalock.write import input_hash
 from envguard.model import Environment
-from envguard.specs import canonical_name
+from envguard.specs import canonical_name, parse_conda, pip_name
 
 
 def staleness(
     specs_by_platform: Mapping[str, Environment], lock: LockData
 ) -> tuple[list[Difference], list[str]]:
     """Findings (drift when stale) and notes for a lock against the file read once per locked platform."""
-    from envguard.diff.satisfy import unsatisfied
 
     findings: list[Difference] = []
     notes: list[str] = []
@@ -82,7 +82,6 @@ def _channels(specs: Environment, lock: LockData) -> list[Difference]:
 
 def unneeded(specs: Environment, env: Environment) -> list[str]:
     """Locked packages no spec needs any more (not reachable from the specs through locked dependencies)."""
-    from envguard.specs import parse_conda, pip_name
 
     by_name: dict[str, list[str]] = {}
     for package in env.packages:

@@ -13,10 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from envguard.check.fixes import fix_commands
 from envguard.diff.changes import CATEGORIES, TITLES, Difference
 from envguard.diff.run import diff_environments
 from envguard.errors import BadInputError
 from envguard.model import Environment
+from envguard.specs import version_less
 
 Severity = Literal["drift", "note"]
 CHECK_CATEGORIES = (*CATEGORIES, "files", "lock")
@@ -86,7 +88,6 @@ def check_environment(live: Environment, target: Environment, *, rng: bool = Fal
             f"{target.source or target.kind}: --rng needs recorded fingerprints, but it has none for "
             f"{target.platform or 'this platform'}; re-create it with `envguard lock` (without --no-probe)"
         )
-    from envguard.check.fixes import fix_commands
 
     word = _TARGET_WORD.get(target.kind, "the target")
     virtual = virtual_findings(live, target, word)
@@ -133,7 +134,6 @@ def virtual_findings(live: Environment, target: Environment, word: str) -> tuple
 
 def _older(mine: str, wanted: str) -> bool:
     """conda's version order: `12.4` and `12.4.0` are equal; an unparsable version here counts as older."""
-    from envguard.specs import version_less
 
     return version_less(mine, wanted)
 

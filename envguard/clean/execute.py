@@ -1,4 +1,4 @@
-"""Act on a Plan: move items into a trash folder inside the same cache (a rename: nothing is copied, no
+"""Act on a CleanPlan: move items into a trash folder inside the same cache (a rename: nothing is copied, no
 symlink is followed), restore the last run (`--undo`), or empty the trash (`--purge-trash`).
 
 Layout: CACHE/.envguard-trash/RUN_ID/manifest.json and RUN_ID/items/<path relative to CACHE>. The manifest is
@@ -20,7 +20,7 @@ from typing import Any
 
 from envguard.atomic import write_text
 from envguard.clean.measure import Unreadable, facts
-from envguard.clean.model import Cache, Moved, Plan, RunResult
+from envguard.clean.model import Cache, Candidate, CleanPlan, Entry, Moved, RunResult
 from envguard.clean.plan import account
 from envguard.errors import OperationalError
 
@@ -71,7 +71,7 @@ def trash_dir(cache: Cache, *, create: bool) -> Path | None:
     return trash
 
 
-def move_to_trash(plan: Plan, caches: Sequence[Cache], run_id: str) -> RunResult:
+def move_to_trash(plan: CleanPlan, caches: Sequence[Cache], run_id: str) -> RunResult:
     """Move every planned item into CACHE/.envguard-trash/RUN_ID; failures are collected, not raised."""
     moved: list[Moved] = []
     failed: list[str] = []
@@ -199,7 +199,6 @@ def _remove_if_empty(folder: Path) -> None:
 
 def purge(caches: Sequence[Cache]) -> RunResult:
     """Delete every cache's trash folder for good; bytes are what the disk gains (inode-deduplicated)."""
-    from envguard.clean.model import Candidate, Entry
 
     freed = disk = 0
     failed: list[str] = []

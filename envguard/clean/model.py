@@ -1,6 +1,6 @@
 """Facts and decisions of `envguard clean`: caches, environments, usage, cache entries, the plan.
 
-All frozen; the scanning modules produce them, `plan` decides over them, `execute` acts on a Plan.
+All frozen; the scanning modules produce them, `plan` decides over them, `execute` acts on a CleanPlan.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ class CacheState:
 
 
 @dataclass(frozen=True, slots=True)
-class Plan:
+class CleanPlan:
     """Everything `clean` would do, and everything it decided to keep and why."""
 
     items: tuple[Item, ...]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envguard.clean.model import CATEGORIES, CATEGORY_TITLES, Item, Plan, RunResult
+from envguard.clean.model import CATEGORIES, CATEGORY_TITLES, CleanPlan, Item, RunResult
 from envguard.clean.run import CleanOutcome, Mode
 from envguard.output import Views, console_text, human_bytes, text_console
 
@@ -32,7 +32,7 @@ def views(outcome: CleanOutcome, *, verbose: bool = False) -> Views:
     return Views(lambda: to_dict(outcome), lambda: human(outcome, verbose=verbose))
 
 
-def plan_to_dict(plan: Plan, mode: Mode, result: RunResult | None = None) -> dict[str, Any]:
+def plan_to_dict(plan: CleanPlan, mode: Mode, result: RunResult | None = None) -> dict[str, Any]:
     """The JSON document for a dry run or a clean."""
     count, size, disk = plan.totals()
     data: dict[str, Any] = {
@@ -99,7 +99,9 @@ def result_to_dict(result: RunResult) -> dict[str, Any]:
     }
 
 
-def render_plan(plan: Plan, mode: Mode, *, result: RunResult | None = None, verbose: bool = False) -> str:
+def render_plan(
+    plan: CleanPlan, mode: Mode, *, result: RunResult | None = None, verbose: bool = False
+) -> str:
     """Human view: caches, a per-category summary, the items by category, what was kept, problems."""
     console = text_console()
     console.print(_headline(plan, mode, result))
@@ -114,7 +116,7 @@ def render_plan(plan: Plan, mode: Mode, *, result: RunResult | None = None, verb
     return console_text(console)
 
 
-def _headline(plan: Plan, mode: Mode, result: RunResult | None) -> str:
+def _headline(plan: CleanPlan, mode: Mode, result: RunResult | None) -> str:
     count, _size, disk = plan.totals()
     envs = len(plan.usage.environments)
     locks = f" and {len(plan.usage.locks)} lock file(s)" if plan.usage.locks else ""
@@ -131,7 +133,7 @@ def _headline(plan: Plan, mode: Mode, result: RunResult | None) -> str:
     )
 
 
-def _caches_table(plan: Plan) -> Any:
+def _caches_table(plan: CleanPlan) -> Any:
     from rich.table import Table
 
     table = Table(title="Package caches", title_justify="left")
@@ -158,7 +160,7 @@ def _caches_table(plan: Plan) -> Any:
     return table
 
 
-def _summary_table(plan: Plan, title: str) -> Any:
+def _summary_table(plan: CleanPlan, title: str) -> Any:
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", show_footer=True)
@@ -199,7 +201,7 @@ def _item_name(item: Item) -> str:
         return str(first)
 
 
-def _print_footer(console: Any, plan: Plan, result: RunResult | None) -> None:
+def _print_footer(console: Any, plan: CleanPlan, result: RunResult | None) -> None:
     if plan.kept:
         kept = ", ".join(f"{n} {reason}" for reason, n in sorted(plan.kept.items()))
         console.print(f"Kept: {kept}.")

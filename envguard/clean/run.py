@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envguard.clean import discovery, execute, locks
-from envguard.clean.model import Plan, RunResult
-from envguard.clean.survey import Request, discover, plan_for
+from envguard.clean.model import CleanPlan, RunResult
+from envguard.clean.survey import CleanRequest, discover, plan_for
 from envguard.clean.usage import analyse
 from envguard.errors import EXIT_DRIFT, EXIT_OK, EXIT_OPERATIONAL
 from envguard.output import waiting
@@ -25,12 +25,12 @@ class CleanOutcome:
     result, with its exit code."""
 
     mode: Mode
-    plan: Plan | None
+    plan: CleanPlan | None
     result: RunResult | None
     exit_code: int
 
 
-def clean(request: Request, *, yes: bool) -> CleanOutcome:
+def clean(request: CleanRequest, *, yes: bool) -> CleanOutcome:
     """A dry run (default) or, with `yes`, move everything unused to each cache's trash."""
     caches, envs, notes = discover(request)
     with waiting(f"reading what {len(envs)} environment(s) use", request.progress):
@@ -44,7 +44,7 @@ def clean(request: Request, *, yes: bool) -> CleanOutcome:
     return CleanOutcome("clean", plan, result, EXIT_OPERATIONAL if result.failed else EXIT_OK)
 
 
-def trash_action(request: Request, action: Literal["undo", "purge-trash"]) -> CleanOutcome:
+def trash_action(request: CleanRequest, action: Literal["undo", "purge-trash"]) -> CleanOutcome:
     """`undo` (restore the last run) or `purge-trash` (delete the trash for good)."""
     info, _notes = discovery.conda_info()
     caches, _skipped = discovery.discover_caches(request.caches, info)

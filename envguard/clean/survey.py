@@ -1,4 +1,4 @@
-"""Survey: discovery -> usage -> scan -> classify -> measure -> account, giving the Plan a dry run shows and
+"""Survey: discovery -> usage -> scan -> classify -> measure -> account, giving the plan a dry run shows and
 `--yes` executes. Reads only; never writes.
 """
 
@@ -12,13 +12,24 @@ from pathlib import Path
 from envguard.clean import discovery, locks
 from envguard.clean.execute import runs
 from envguard.clean.measure import Unreadable, facts
-from envguard.clean.model import Cache, CacheState, Candidate, Category, Entry, EnvRef, FileFact, Plan, Usage
+from envguard.clean.model import (
+    Cache,
+    CacheState,
+    Candidate,
+    Category,
+    CleanPlan,
+    Entry,
+    EnvRef,
+    FileFact,
+    Usage,
+)
 from envguard.clean.plan import account, classify
 from envguard.clean.scan import scan
+from envguard.output import progress_bar
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
+class CleanRequest:
     """What the user asked `clean` to look at."""
 
     caches: tuple[Path, ...] = ()
@@ -30,7 +41,7 @@ class Request:
     progress: bool = False  # bars on stderr while caches are scanned and items measured (a person, a TTY)
 
 
-def discover(request: Request) -> tuple[list[Cache], list[EnvRef], list[str]]:
+def discover(request: CleanRequest) -> tuple[list[Cache], list[EnvRef], list[str]]:
     """Caches and environments for this request, and notes about what was skipped."""
     info, notes = discovery.conda_info() if request.conda_info else (None, [])
     caches, cache_notes = discovery.discover_caches(request.caches, info)
@@ -46,10 +57,9 @@ def plan_for(
     now: float | None = None,
     notes: Sequence[str] = (),
     progress: bool = False,
-) -> Plan:
+) -> CleanPlan:
     """Scan `caches` and decide against `usage`; with `progress`, bars on stderr for the scan and the
     measuring."""
-    from envguard.output import progress_bar
 
     now = time.time() if now is None else now
     entries: list[Entry] = []
@@ -71,7 +81,7 @@ def plan_for(
                 kept["unreadable"] = kept.get("unreadable", 0) + 1
             advance()
     states = tuple(_state(cache, entries, usage) for cache in caches)
-    return Plan(
+    return CleanPlan(
         items=tuple(account(measured)),
         caches=states,
         usage=usage,

@@ -18,7 +18,10 @@ from typing import Any
 
 from envguard.clean.model import PACKAGE_SUFFIXES, EnvRef, Usage
 from envguard.errors import BadInputError, OperationalError
+from envguard.formats import detect_kind, pixilock, read_file
+from envguard.formats.condalock import read as condalock
 from envguard.model import Environment, SourceKind
+from envguard.prefix.records import load_record
 from envguard.textio import read_bytes
 
 
@@ -79,7 +82,6 @@ def _record(path: str) -> dict[str, Any] | str:
             return data
     except (OSError, ValueError):
         pass
-    from envguard.prefix.records import load_record
 
     try:
         return load_record(Path(path))
@@ -103,7 +105,6 @@ def _unknown_usage(prefix: Path, meta: str, exc: OSError) -> str:
 def lock_references(path: Path) -> set[str]:
     """Dists a lock or spec file names (any kind envguard reads: conda-lock.yml, explicit, pixi.lock...), on
     every platform and in every environment the lock holds."""
-    from envguard.formats import detect_kind
 
     kind = detect_kind(path)
     try:
@@ -125,16 +126,11 @@ def lock_references(path: Path) -> set[str]:
 
 def _lock_environments(path: Path, kind: SourceKind) -> list[Environment]:
     """conda-lock: all platforms; pixi.lock: every environment (this machine's platform); others: the file."""
-    from envguard.formats import read_file
 
     if kind == "conda-lock":
-        from envguard.formats.condalock import read as condalock
-
         return list(condalock.read_all(path).values())
     if kind == "pixi-lock":
         import rattler
-
-        from envguard.formats import pixilock
 
         found = []
         for name, _env in rattler.LockFile.from_path(path).environments():

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from envguard.channels import check_platform
 from envguard.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,6 +51,5 @@ def valid_platform(_ctx: click.Context, _param: click.Parameter, value: str | No
     """A `--platform` callback: a conda platform, else one line naming it and the choices (exit 2)."""
     if value is None:
         return None
-    from envguard.channels import check_platform
 
     return check_platform(value)

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from envguard.atomic import write_text
+from envguard.prefix.probe import interpreter
 
 
 def data_dir() -> Path:
@@ -65,7 +66,6 @@ def spec_text(spec: dict[str, object]) -> str:
 def install_kernelspec(prefix: Path, name: str) -> tuple[Path, str | None]:
     """Install the kernelspec; return its folder and a warning when ipykernel is missing from the
     environment."""
-    from envguard.prefix.probe import interpreter
 
     text = spec_text(kernel_spec(interpreter(prefix), name, prefix))
     folder = install_with_jupyter(text, kernel_name(name))

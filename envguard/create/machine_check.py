@@ -18,8 +18,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from envguard.create.naming import facts_from_packages, facts_from_specs
+from envguard.cuda import cuda_from_build
 from envguard.errors import BadInputError
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
+from envguard.specs import conda_matches, parse_conda
 
 CUDA_BUILD_PACKAGES = frozenset({"pytorch-cuda", "pytorch-gpu", "tensorflow-gpu", "__cuda"})
 TOOLKIT_PACKAGES = frozenset(
@@ -50,7 +53,6 @@ def machine_version(machine: Sequence[VirtualPackage], name: str) -> str | None:
 def check_request(specs: Sequence[str], machine: Sequence[VirtualPackage], origin: str) -> list[str]:
     """Refuse a CUDA build asked for on a machine without a driver (or with too old a driver); return
     warnings."""
-    from envguard.specs import parse_conda
 
     driver = machine_version(machine, "__cuda")
     warnings: list[str] = []
@@ -129,7 +131,6 @@ def _require(requirement: Requirement, machine: Sequence[VirtualPackage]) -> Non
 def _cpu_on_gpu(
     packages: Sequence[Package], machine: Sequence[VirtualPackage], requested: Sequence[str]
 ) -> list[str]:
-    from envguard.create.naming import facts_from_packages, facts_from_specs
 
     driver = machine_version(machine, "__cuda")
     if driver is None:
@@ -155,7 +156,6 @@ def _cuda_of(name: str, version: str, build: str) -> str:
     if name in ("pytorch-cuda", "__cuda"):
         match = re.search(r"(\d+(?:\.\d+)?)", version)
         return match.group(1) if match else ""
-    from envguard.cuda import cuda_from_build
 
     return cuda_from_build(build) or ""
 
@@ -166,7 +166,6 @@ def _major(version: str) -> int:
 
 
 def _satisfies(constraint: str, version: str) -> bool:
-    from envguard.specs import conda_matches
 
     name = "__virtual"
     return conda_matches(f"{name} {constraint}", Package("conda", name, version), check_channel=False)

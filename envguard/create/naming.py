@@ -20,8 +20,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from envguard.cuda import cuda_from_build
 from envguard.errors import UsageError
 from envguard.model import Environment, Manager, Package
+from envguard.specs import parse_conda
 
 MAX_LENGTH = 64
 RESERVED = frozenset({"base", "root", "envs", "pkgs"})
@@ -64,7 +66,6 @@ def compose(facts: NameFacts, digest: str) -> str:
 def content_hash(env: Environment) -> str:
     """6 hex chars over the canonical requested conda specs, or over the packages when nothing was
     requested."""
-    from envguard.specs import parse_conda
 
     requested = sorted(parse_conda(r.spec).canonical() for r in env.requested if r.manager == "conda")
     lines = requested or sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages)
@@ -149,7 +150,6 @@ def _requested_cuda(specs: dict[str, tuple[str, str]]) -> str:
     for name in ("pytorch-cuda", "cuda-version", "cudatoolkit", "cuda-runtime", "cuda-cudart"):
         if name in specs and _pinned(specs[name][0]):
             return _pinned(specs[name][0])
-    from envguard.cuda import cuda_from_build
 
     return next((found for _version, build in specs.values() if (found := cuda_from_build(build))), "")
 

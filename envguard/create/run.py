@@ -14,10 +14,22 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.engine.backends.base import Alongside, Backend, Plan, Request
-from envguard.engine.install import Fetched
+from envguard.channels import normalize, strip_credentials
+from envguard.create import jupyter as jupyter_mod
+from envguard.create import machine_check, naming
+from envguard.create.naming import suggest
+from envguard.create.transaction import recover, replacing
+from envguard.engine import pip_install
+from envguard.engine.backends.base import Backend, Plan, Request
+from envguard.engine.install import Alongside, Fetched, default_pkgs_dir, fetch, integrity_message
 from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
+from envguard.formats import envyml, read_file
+from envguard.formats.condalock.write import input_hash, render_lock, write_lock
+from envguard.machine import virtual
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
+from envguard.prefix.condaconfig import envs_dirs, register
+from envguard.prefix.reader import read_prefix
+from envguard.specs import parse_conda
 
 
 @dataclass(frozen=True)
@@ -74,8 +86,6 @@ def read_source(
             "say what to create: -f environment.yml, --lock FILE, or package specs (exactly one)"
         )
     if file:
-        from envguard.formats import envyml
-
         path = _existing(file)
         env = envyml.read(path, platform=platform)
         conda = tuple(r.spec for r in env.requested if r.manager == "conda")
@@ -83,8 +93,6 @@ def read_source(
             "environment.yml", str(path), env, conda, _merge(channels, env.channels), path=path
         )
     if lock:
-        from envguard.formats import read_file
-
         path = _existing(lock)
         env = read_file(path, platform=platform)
         if env.spec_only or not env.conda_packages():
@@ -96,7 +104,6 @@ def read_source(
         return CreateInput(
             env.kind, str(path), env, conda, _merge(channels, env.channels), env.packages, path
         )
-    from envguard.specs import parse_conda
 
     for spec in specs:
         parse_conda(spec, "command line")
@@ -119,8 +126,6 @@ def plan(
     prefix: Path | None = None,
 ) -> Planned:
     """Check the request against this machine, solve it (or take the lock as is) and name the result."""
-    from envguard.create import machine_check, naming
-    from envguard.machine import virtual
 
     machine = virtual.detect()
     warnings = list(source.env.warnings)
@@ -160,7 +165,6 @@ def create(
 
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
-    from envguard.create.transaction import recover
 
     recover(target)  # an old env a killed `create --force` left aside comes back first
     replaced = _collision(target, name, force, by_name=prefix is None)
@@ -178,14 +182,11 @@ def create(
     )
     if dry_run:
         return result
-    from envguard.create.transaction import replacing
 
     with replacing(target, replaced):  # the old env is intact until the new one is complete
         installed, warnings, lock = _build(planned, backend, target, write_lock, alongside)
         kernel = None
         if jupyter:
-            from envguard.create import jupyter as jupyter_mod
-
             kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
             kernel = str(kernel_path)
             warnings += [warning] if warning else []
@@ -203,7 +204,6 @@ def _build(
     planned: Planned, backend: Backend, target: Path, write_lock: bool, alongside: Alongside = None
 ) -> tuple[Plan, list[str], Path | None]:
     """Install (conda, then pip), register, and write the lock beside the environment.yml."""
-    from envguard.prefix.condaconfig import register
 
     wants_lock = write_lock and planned.source.kind == "environment.yml"
     from_plan = wants_lock and _lockable(planned)
@@ -241,7 +241,6 @@ def _fetch_pip(planned: Planned) -> Fetched | None:
     locked = [p for p in planned.source.locked if p.manager == "pip"]
     if not locked:
         return None
-    from envguard.engine.install import default_pkgs_dir, fetch, integrity_message
 
     fetched = fetch(locked, default_pkgs_dir())
     if fetched.mismatches:
@@ -251,7 +250,6 @@ def _fetch_pip(planned: Planned) -> Fetched | None:
 
 def _install_pip(planned: Planned, target: Path, fetched: Fetched | None) -> list[str]:
     """The environment.yml's `pip:` lines (conda env create does the same), or a lock's pip packages."""
-    from envguard.engine import pip_install
 
     source = planned.source
     if fetched is not None:
@@ -278,7 +276,6 @@ def _install(backend: Backend, target: Path, planned: Planned, alongside: Alongs
 def envs_dir() -> Path:
     """Where named environments go: the first writable of conda's envs dirs (condarc `envs_dirs`,
     CONDA_ENVS_PATH, ~/.conda/envs)."""
-    from envguard.prefix.condaconfig import envs_dirs
 
     candidates = envs_dirs()
     for folder in candidates:
@@ -305,7 +302,6 @@ def name_taken(name: str) -> Path | None:
 
 def _collision(target: Path, name: str, force: bool, *, by_name: bool) -> bool:
     """True when an existing environment will be replaced (--force); refuse otherwise."""
-    from envguard.create.naming import suggest
 
     existing = (
         target if target.exists() and any(target.iterdir()) else (name_taken(name) if by_name else None)
@@ -338,15 +334,12 @@ def _lockable(planned: Planned) -> bool:
 
 
 def _installed(prefix: Path) -> tuple[Package, ...]:
-    from envguard.prefix.reader import read_prefix
 
     return read_prefix(prefix).packages
 
 
 def lock_text(planned: Planned, packages: Sequence[Package]) -> str:
     """conda-lock.yml text for what was installed, hashed for the environment.yml's inputs."""
-    from envguard.channels import strip_credentials
-    from envguard.formats.condalock.write import input_hash, render_lock
 
     assert planned.source.path is not None
     platform, yml = planned.request.platform, planned.source.path.name
@@ -373,7 +366,6 @@ def lock_text(planned: Planned, packages: Sequence[Package]) -> str:
 
 def write_lock_beside(planned: Planned, text: str) -> Path:
     """Write conda-lock.yml beside the environment.yml (atomically)."""
-    from envguard.formats.condalock.write import write_lock
 
     assert planned.source.path is not None
     return write_lock(planned.source.path.parent / "conda-lock.yml", text)
@@ -387,7 +379,6 @@ def _existing(value: str) -> Path:
 
 
 def _merge(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
-    from envguard.channels import normalize
 
     merged: list[str] = []
     for channel in (*first, *second):

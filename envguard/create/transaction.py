@@ -17,7 +17,9 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+from envguard.atomic import _alive
 from envguard.errors import OperationalError
+from envguard.prefix.condaconfig import registered_environments, unregister
 from envguard.process import sigterm_as_interrupt
 
 ASIDE = ".envguard-old-"
@@ -30,7 +32,6 @@ def aside_path(target: Path) -> Path:
 def recover(target: Path) -> Path | None:
     """Put back the old environment a killed (SIGKILL) `create --force` left beside `target`, when `target`
     itself is missing or was left without conda-meta; returns the folder restored."""
-    from envguard.atomic import _alive
 
     prefix = f".{target.name}{ASIDE}"
     try:
@@ -50,7 +51,6 @@ def recover(target: Path) -> Path | None:
 @contextlib.contextmanager
 def replacing(target: Path, replace: bool) -> Iterator[None]:
     """Build `target` inside the block; with `replace`, the existing prefix comes back on any failure."""
-    from envguard.prefix.condaconfig import registered_environments, unregister
 
     was_registered = target in registered_environments()
     aside = aside_path(target) if replace else None

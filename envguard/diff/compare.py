@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from envguard.diff.changes import CATEGORIES, Diff, Difference
 from envguard.model import FINGERPRINT_FIELDS, LOCAL_ORIGIN, Environment, Package
+from envguard.specs import canonical_name
 
 Engine = Literal["deepdiff", "fast"]
 # Fields a side may simply not know (old records lack sha256, locks lack build numbers): compared only when
@@ -370,7 +371,6 @@ def describe(category: str, record: Mapping[str, str]) -> str:
 def both_manager_hazards(a: Environment, b: Environment) -> list[Difference]:
     """Names installed by both conda and pip (pip shadows conda's copy) on either side: reported, not
     counted."""
-    from envguard.specs import canonical_name
 
     def dual(env: Environment) -> dict[str, str]:
         conda = {canonical_name(p.name): p for p in env.conda_packages()}

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from envguard.channels import normalize
+from envguard.channels import expand_channels, normalize
 from envguard.diff.changes import Diff, Difference
+from envguard.errors import BadInputError
 from envguard.model import Environment, Package, RequestedSpec
-from envguard.specs import canonical_name
+from envguard.specs import canonical_name, conda_matches, parse_conda, pip_matches, pip_name
 
 
 def diff_specs(a: Environment, b: Environment) -> Diff:
@@ -32,7 +33,6 @@ def unsatisfied(
 ) -> list[Difference]:
     """One Difference per spec the environment does not satisfy (and an `unjudged` one per line it cannot
     judge)."""
-    from envguard.specs import conda_matches, parse_conda, pip_name
 
     changes: list[Difference] = []
     for request in requested:
@@ -73,7 +73,6 @@ def _pip_candidate(env: Environment, name: str) -> Package | None:
 
 
 def _pip_verdict(line: str, package: Package | None) -> bool | None:
-    from envguard.specs import pip_matches
 
     if package is None:
         return False
@@ -95,7 +94,6 @@ def _change(
 def allowed_channels(specs: Environment) -> set[str]:
     """The file's channels (`defaults` expanded, `nodefaults` dropped) plus channels named as
     `channel::pkg`."""
-    from envguard.channels import expand_channels
 
     texts = [r.spec for r in specs.requested if r.manager == "conda"]
     return {normalize(c) for c in expand_channels(specs.channels, texts)}
@@ -148,7 +146,6 @@ def _spec_sets(a: Environment, b: Environment) -> Diff:
 
 def _by_name(keys: set[str]) -> dict[str, list[str]]:
     """`manager:spec` keys grouped by `manager:package name` (a spec that names no package keeps its text)."""
-    from envguard.errors import BadInputError
     from envguard.specs import parse_conda, pip_name
 
     grouped: dict[str, list[str]] = {}

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from envguard.atomic import write_bytes, write_text
+from envguard.cache import cache_path
 from envguard.cache.digests import DigestMemo
 from envguard.channels import strip_credentials
-from envguard.errors import BadInputError, OperationalError
+from envguard.errors import BadInputError, EnvguardError, OperationalError
 from envguard.model import Package
 
 DOWNLOAD_TIMEOUT = 120.0
@@ -258,8 +260,6 @@ def index_memo_folder() -> str:
     its record format)."""
     import rattler
 
-    from envguard.cache import cache_path
-
     return os.path.join(cache_path(), "index", str(getattr(rattler, "__version__", "0")))
 
 
@@ -303,9 +303,6 @@ def _remember_record(archive: Archive, record: Any, memo: str) -> None:
     sha256 (an archive swapped after it was hashed is never remembered). Best effort."""
     import json
 
-    from envguard.atomic import write_bytes
-    from envguard.errors import EnvguardError
-
     if archive.algorithm != "sha256" or not archive.verified:
         return
     sha256 = record.sha256
@@ -325,8 +322,6 @@ def restore_urls(prefix: Path, archives: Sequence[Archive]) -> None:
     """Point conda-meta records of remote packages back at the lock's (credential-free) URL after an install
     from the local copies."""
     import json
-
-    from envguard.atomic import write_text
 
     for archive in archives:
         package = archive.package

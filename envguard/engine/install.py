@@ -8,23 +8,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envguard.cache import cache_dir
 from envguard.engine import archives
 from envguard.engine.archives import Archive
-from envguard.engine.backends.base import Alongside, one_line
+from envguard.engine.cachecheck import check_and_heal
+from envguard.engine.pip_install import install_locked_wheels
 from envguard.errors import BackendError, BadInputError
-from envguard.model import Package
+from envguard.model import LOCAL_ORIGIN, Package
+from envguard.output import progress_bar
+from envguard.process import one_line
+
+# Work a caller hands the engine to start once the engine runs on its own (see Backend.install).
+Alongside = Callable[[], object] | None
 
 
 def default_pkgs_dir() -> Path:
     """Where envguard caches packages: `$ENVGUARD_PKGS_DIR`, else envguard's cache dir /pkgs."""
     import os
-
-    from envguard.cache import cache_dir
 
     explicit = os.environ.get("ENVGUARD_PKGS_DIR")
     return Path(explicit) if explicit else cache_dir() / "pkgs"
@@ -49,8 +54,6 @@ class Fetched:
 def fetch(packages: Sequence[Package], pkgs_dir: Path, *, progress: bool = False) -> Fetched:
     """Locate or download every archive (conda packages; pip packages locked with a file URL and hash),
     hashed; with `progress`, a bar on stderr counts them."""
-    from envguard.model import LOCAL_ORIGIN
-    from envguard.output import progress_bar
 
     local = [p.name for p in packages if p.origin is not None and p.origin.url == LOCAL_ORIGIN]
     if local:
@@ -101,7 +104,6 @@ def install(
     pip = [p for p in fetched.packages if p.manager == "pip"]
     if not pip:
         return warnings
-    from envguard.engine.pip_install import install_locked_wheels
 
     wheels = [a for a in fetched.archives if a.package.manager == "pip"]
     others = [p for p in pip if not archives.has_archive(p)]
@@ -111,7 +113,6 @@ def install(
 def verify_cache(fetched: Fetched, pkgs_dir: Path) -> list[Any]:
     """Extracted package-cache folders that differ from their verified archives (removed, so they are
     re-extracted and never linked as they were); see envguard.engine.cachecheck."""
-    from envguard.engine.cachecheck import check_and_heal
 
     return list(check_and_heal(fetched.archives, pkgs_dir))
 

@@ -12,9 +12,11 @@ from urllib.parse import unquote, urlsplit
 
 from envguard import process
 from envguard.engine.archives import Archive
-from envguard.engine.backends.base import one_line
 from envguard.errors import BackendError
 from envguard.model import Package
+from envguard.prefix.pip_dist import read_pip_packages
+from envguard.prefix.probe import interpreter
+from envguard.process import one_line, timeout_seconds
 
 
 def pip_install(
@@ -26,8 +28,6 @@ def pip_install(
     timeout: float | None = None,
 ) -> None:
     """`<prefix python> -m pip install --prefix PREFIX [options] requirements`; failures quote pip."""
-    from envguard.engine.backends.cli import timeout_seconds
-    from envguard.prefix.probe import interpreter
 
     python = interpreter(prefix)
     args = [arg for option in options for arg in shlex.split(option)]
@@ -184,13 +184,11 @@ def make_venv(python: Path, prefix: Path) -> None:
 
 def remove_bootstrap(prefix: Path, locked: Sequence[Package]) -> None:
     """Uninstall what `python -m venv` installed that the lock does not have (pip last: it removes itself)."""
-    from envguard.prefix.pip_dist import read_pip_packages
 
     have = {p.name for p in read_pip_packages(prefix)[0]}
     extra = [n for n in BOOTSTRAP if n in have and n not in {p.name for p in locked}]
     if not extra:
         return
-    from envguard.prefix.probe import interpreter
 
     command = [str(interpreter(prefix)), "-m", "pip", "uninstall", "-y", "--disable-pip-version-check"]
     done = process.run([*command, *sorted(extra, key=lambda n: n == "pip")], timeout=300)

@@ -27,7 +27,8 @@ from envguard.export.pins import Relax, cuda_glob, no_build_line, relax_conda_li
 from envguard.formats import explicit
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
-from envguard.specs import spec_name
+from envguard.prefix.pipconfig import index_options
+from envguard.specs import parse_conda, spec_name
 
 ExportMode = Literal["pinned", "full", "from-history"]
 ExportFormat = Literal["env", "explicit"]
@@ -169,7 +170,6 @@ def _history_lines(env: Environment, warnings: list[str]) -> list[str]:
 def recorded_by_conda(env: Environment) -> bool:
     """conda (or a lock installer) recorded every installed package as requested, each pinned to its exact
     build (`create --clone`, `create --file explicit.txt`, conda-lock install): not what a user typed."""
-    from envguard.specs import parse_conda
 
     requests = [r.spec for r in env.requested if r.manager == "conda"]
     installed = {p.name for p in env.conda_packages()}
@@ -229,7 +229,6 @@ def _pin(
     """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are
     kept; with `keep_cuda` (no request says what the user chose) a CUDA build keeps its choice: `*cuda11.8*`.
     """
-    from envguard.specs import parse_conda
 
     try:
         parsed = parse_conda(spec)
@@ -276,8 +275,6 @@ def _pip_section(env: Environment, mode: ExportMode, include_local: bool, warnin
         return options + requested
     if not options and env.prefix and any(p.origin is None for p in env.pip_packages()):
         from pathlib import Path
-
-        from envguard.prefix.pipconfig import index_options  # from an index: the one the user configured
 
         options = index_options(Path(env.prefix))
     lines: list[str] = []

@@ -10,7 +10,10 @@ import re
 from pathlib import Path
 
 from envguard.errors import BadInputError
+from envguard.formats import envyml, explicit, pixilock, snapshot
+from envguard.formats.condalock import read as condalock
 from envguard.model import Environment, SourceKind
+from envguard.textio import decode, read_input
 
 FILE_KINDS: tuple[SourceKind, ...] = ("snapshot", "conda-lock", "pixi-lock", "explicit", "environment.yml")
 _VERSION_LINE = re.compile(r"^version:\s*['\"]?(\d+)", re.MULTILINE)
@@ -18,7 +21,6 @@ _VERSION_LINE = re.compile(r"^version:\s*['\"]?(\d+)", re.MULTILINE)
 
 def detect_kind(path: Path) -> SourceKind:
     """Sniff a file's kind from its first few KB."""
-    from envguard.textio import decode, read_input
 
     # a character cut at the window's end is dropped, not refused (the whole file is decoded when read)
     head = decode(read_input(path, 65536), path, partial=True)
@@ -48,21 +50,12 @@ def read_file(path: Path, *, platform: str | None = None, kind: SourceKind | Non
     """Read a file of any supported kind (detected by content unless `kind` is given)."""
     kind = kind or detect_kind(path)
     if kind == "snapshot":
-        from envguard.formats import snapshot
-
         return snapshot.read(path)
     if kind == "explicit":
-        from envguard.formats import explicit
-
         return explicit.read(path)
     if kind == "conda-lock":
-        from envguard.formats.condalock import read as condalock
-
         return condalock.read(path, platform=platform)
     if kind == "pixi-lock":
-        from envguard.formats import pixilock
-
         return pixilock.read(path, platform=platform)
-    from envguard.formats import envyml
 
     return envyml.read(path)

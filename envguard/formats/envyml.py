@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envguard import textio
 from envguard.channels import normalize, remember, strip_credentials
 from envguard.errors import BadInputError
+from envguard.machine.platform import current_platform
 from envguard.model import Environment, RequestedSpec, make_environment
+from envguard.specs import is_pip_option, parse_conda, pip_name
 from envguard.textio import read_text
 
 KNOWN_KEYS = frozenset({"name", "channels", "dependencies", "prefix", "variables", "platforms", "category"})
@@ -38,7 +41,6 @@ def read(path: Path, platform: str | None = None) -> Environment:
 
 def parse(text: str, origin: str = "environment.yml", platform: str | None = None) -> Environment:
     """Pure parser: text -> Environment. `platform` decides `# [selector]` lines (default: this machine)."""
-    from envguard.machine.platform import current_platform
 
     target = platform or current_platform()
     jinja = _JINJA.search(text)
@@ -138,8 +140,6 @@ def _evaluate(expr: str, names: dict[str, bool]) -> bool:
 def _compose(text: str, origin: str) -> Any:
     import yaml
 
-    from envguard import textio
-
     try:
         return textio.compose_yaml(text)
     except yaml.MarkedYAMLError as exc:
@@ -217,7 +217,6 @@ def _dependencies(entry: tuple[Any, Any] | None, origin: str, found: _Collected)
 
 
 def _conda_item(value: str, where: str, found: _Collected) -> None:
-    from envguard.specs import parse_conda
 
     text = value.strip()
     if not text:
@@ -249,7 +248,6 @@ def _mapping_item(item: Any, origin: str, found: _Collected) -> None:
 
 
 def _pip_item(value: str, where: str, found: _Collected) -> None:
-    from envguard.specs import is_pip_option, pip_name
 
     text = strip_credentials(value.strip()) if "://" in value else value.strip()
     if not text:
@@ -270,7 +268,6 @@ def _strip_option_credentials(text: str) -> str:
 
 
 def _python_version(specs: list[RequestedSpec]) -> str | None:
-    from envguard.specs import parse_conda
 
     for spec in specs:
         parsed = parse_conda(spec.spec)

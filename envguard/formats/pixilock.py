@@ -13,9 +13,12 @@ from typing import Any
 
 from envguard.channels import normalize, strip_credentials
 from envguard.errors import BadInputError
+from envguard.machine.platform import current_platform
+from envguard.machine.virtual import parse_override
 from envguard.model import Environment, Package, PipOrigin, VirtualPackage, make_environment
 from envguard.prefix.records import rattler_to_package
 from envguard.specs import canonical_name
+from envguard.textio import read_input
 
 DEFAULT_ENVIRONMENT = "default"
 _INDEX_HOSTS = ("files.pythonhosted.org", "pypi.org", "pypi.python.org")
@@ -47,8 +50,6 @@ def read(path: Path, platform: str | None = None, environment: str = DEFAULT_ENV
 
 def _load(path: Path) -> Any:
     import rattler
-
-    from envguard.textio import read_input
 
     read_input(path, 0)  # a missing path, a FIFO or a device is bad input before rattler opens it
     try:
@@ -134,7 +135,6 @@ def _add_subdir(item: list[str], key_indent: int) -> list[str]:
 
 
 def _pick_platform(path: Path, lock: Any, env: Any, wanted: str | None) -> Any:
-    from envguard.machine.platform import current_platform
 
     name = wanted or current_platform()
     available = list(env.platforms()) or list(lock.platforms())
@@ -234,7 +234,6 @@ def _vcs_origin(scheme: str, rest: str) -> PipOrigin:
 
 
 def _virtual(path: Path, lock_platform: Any) -> tuple[VirtualPackage, ...]:
-    from envguard.machine.virtual import parse_override
 
     result = []
     for spec in getattr(lock_platform, "virtual_packages", None) or ():

@@ -15,9 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from envguard.cache import parsed as parsecache
+from envguard.engine.solver import new_gateway, solve
 from envguard.errors import BadInputError, EnvguardError, UsageError
+from envguard.formats import envyml
 from envguard.formats.condalock.write import input_hash
-from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
+from envguard.machine.platform import current_platform, default_virtual_packages
+from envguard.model import LOCAL_ORIGIN, Environment, Package, RequestedSpec, VirtualPackage, make_environment
+from envguard.output import progress_wanted, waiting
+from envguard.prefix.probe import SKIP_WITH_NO_PROBE, run_probe, skip_hint
+from envguard.specs import canonical_name, parse_conda, pip_name
+from envguard.textio import read_text
 
 CudaChoice = str | Literal[False] | None  # a version, False for --no-cuda, None when neither was given
 _CUDA_NAMES = re.compile(r"^(cuda|cudatoolkit|cudnn|nccl|pytorch-cuda|cupy|jaxlib-cuda)", re.IGNORECASE)
@@ -44,8 +52,6 @@ def from_live(env: Environment) -> LockPlan:
 def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice) -> LockPlan:
     """Solve an environment.yml for every platform (selectors applied per platform); no `platforms`: the
     file's `platforms:`, else this machine's."""
-    from envguard.machine.platform import current_platform
-    from envguard.textio import read_text
 
     envs: dict[str, Environment] = {}
     hashes: dict[str, str] = {}
@@ -93,8 +99,6 @@ def _selectors(text: str) -> int:
     line)."""
     if "#" not in text or "[" not in text:
         return 0
-    from envguard.formats import envyml
-    from envguard.machine.platform import current_platform
 
     return envyml.apply_selectors(text, current_platform())[1]
 
@@ -102,11 +106,8 @@ def _selectors(text: str) -> int:
 def _parse(text: str, path: Path, platform: str | None) -> Environment:
     """The environment.yml's specs for `platform` (None: this machine's selectors), parsed once per exact
     content: a file locked again unchanged is read from envguard's parse cache, without PyYAML."""
-    from envguard.cache import parsed as parsecache
-    from envguard.machine.platform import current_platform
 
     def parse() -> Environment:
-        from envguard.formats import envyml
 
         return envyml.parse(text, str(path), platform=platform)
 
@@ -117,7 +118,6 @@ def _parse(text: str, path: Path, platform: str | None) -> Environment:
 
 def needs_cuda(requested: Sequence[RequestedSpec]) -> str | None:
     """The first spec that asks for CUDA by name or build (`pytorch-cuda`, `pytorch=*=*cuda*`, `+cu121`)."""
-    from envguard.specs import parse_conda, pip_name
 
     for request in requested:
         if request.manager == "conda":
@@ -132,7 +132,6 @@ def needs_cuda(requested: Sequence[RequestedSpec]) -> str | None:
 def _virtual_for(
     specs: Environment, platform: str, cuda: CudaChoice, path: Path
 ) -> tuple[VirtualPackage, ...]:
-    from envguard.machine.platform import default_virtual_packages
 
     if cuda is None:
         wanted = needs_cuda(specs.requested)
@@ -157,12 +156,10 @@ def _solve(
     path: Path,
     gateway: list[Any],
 ) -> tuple[Package, ...]:
-    from envguard.engine.solver import new_gateway, solve
 
     conda = [r.spec for r in specs.requested if r.manager == "conda"]
     if not conda:
         return ()
-    from envguard.output import progress_wanted, waiting
 
     if not gateway:
         gateway.append(new_gateway())
@@ -189,8 +186,6 @@ def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple
     if not pip:
         return ()  # packaging (~20 ms to import) only where there is a pip line to read
     from packaging.requirements import InvalidRequirement, Requirement
-
-    from envguard.specs import canonical_name
 
     result = []
     for request in pip:
@@ -219,8 +214,6 @@ def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple
 def probe_into(env: Environment, prefix: Path) -> tuple[Environment, str | None]:
     """The environment with fingerprints from its own interpreter, or unchanged plus a warning when the probe
     cannot run (no python in the environment, a broken numpy...)."""
-    from envguard.output import progress_wanted, waiting
-    from envguard.prefix.probe import SKIP_WITH_NO_PROBE, run_probe, skip_hint
 
     try:
         with (
@@ -240,7 +233,6 @@ def without_local_paths(env: Environment) -> tuple[Environment, tuple[str, ...]]
     """The environment with every local path of its pip packages (a wheel, a folder or an editable project
     installed from this machine's disk) replaced by LOCAL_ORIGIN, and the names of those packages: a lock is
     for other machines, where the path means nothing, and it would tell them where your files are."""
-    from envguard.model import LOCAL_ORIGIN
 
     names: list[str] = []
     packages = []

@@ -9,7 +9,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.errors import UsageError
+from envguard.errors import BadInputError, UsageError
+from envguard.formats import detect_kind, pixiwrite
+from envguard.formats.condalock.write import render_lock, write_lock
 from envguard.lock.plan import (
     CudaChoice,
     LockPlan,
@@ -18,6 +20,8 @@ from envguard.lock.plan import (
     probe_into,
     without_local_paths,
 )
+from envguard.prefix.condaconfig import find_named
+from envguard.sources import read_live, resolve_prefix
 
 
 @dataclass(frozen=True)
@@ -88,8 +92,6 @@ def _environment_yml(source: str | None, envfile: str | None) -> Path | None:
             raise UsageError("give either SOURCE or -f environment.yml, not both")
         return Path(envfile)
     if source and Path(source).is_file():
-        from envguard.formats import detect_kind
-
         if detect_kind(Path(source)) == "environment.yml":
             return Path(source)
         raise UsageError(f"{source}: lock from an environment (prefix, name:ENV) or `-f environment.yml`")
@@ -105,7 +107,6 @@ def _live_plan(
     include_local: bool = False,
 ) -> tuple[LockPlan, str, list[str]]:
     """The live environment's plan, its Reproduce line and the warnings reading it gave."""
-    from envguard.sources import read_live, resolve_prefix
 
     prefix = resolve_prefix(source)
     env = read_live(prefix)
@@ -138,8 +139,6 @@ def _live_plan(
 def _live_source(source: str | None, prefix: Path, target: str) -> str:
     """How the Reproduce line names a live environment, runnable from the lock's folder: `name:ENV` when conda
     knows it by name, else its path relative to the lock's folder (no machine paths in the lock)."""
-    from envguard.errors import BadInputError
-    from envguard.prefix.condaconfig import find_named
 
     if source and source.startswith("name:"):
         return shlex.quote(source)
@@ -175,7 +174,6 @@ def _relative(path: Path, target: str) -> str:
 
 
 def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str]) -> LockResult:
-    from envguard.formats.condalock.write import render_lock, write_lock
 
     name = Path(target).name if target != "-" else "conda-lock.yml"
     text = render_lock(
@@ -221,7 +219,6 @@ def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
 
 
 def _write_pixi(plan: LockPlan, target: str, reproduce: str) -> LockResult:
-    from envguard.formats import pixiwrite
     from envguard.formats.condalock.write import write_lock
 
     rendered = pixiwrite.render(plan.envs, plan.channels, reproduce)

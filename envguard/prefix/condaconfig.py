@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envguard import textio
+from envguard.atomic import write_text
 from envguard.errors import BadInputError
 from envguard.model import VirtualPackage
 from envguard.textio import read_bytes
@@ -47,8 +49,6 @@ def condarc_paths() -> list[Path]:
 def load_condarc() -> dict[str, Any]:
     """Merge every condarc found; list keys accumulate (earlier files first), scalars are overridden."""
     import yaml
-
-    from envguard import textio
 
     merged: dict[str, Any] = {}
     for path in condarc_paths():
@@ -211,7 +211,6 @@ def unregister(prefix: Path) -> None:
 
 
 def _update_registry(change: Callable[[list[str]], list[str]]) -> None:
-    from envguard.atomic import write_text
 
     path = environments_txt()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from envguard.prefix.pip_dist import record_files, site_packages_dirs
 from envguard.prefix.records import iter_records
 
 Problem = Literal["missing", "altered"]
@@ -214,7 +215,6 @@ def _batches(prefix: Path, packages: Iterable[str] | None, tally: _Tally) -> Ite
 def _expected_files(prefix: Path, wanted: set[str] | None, tally: _Tally) -> Iterator[_Expected]:
     """conda packages' files (conda-meta `paths_data`), then pip packages' (their dist-info RECORD); a folder
     with neither conda-meta nor site-packages is bad input (iter_records says so)."""
-    from envguard.prefix.pip_dist import record_files, site_packages_dirs
 
     if (prefix / "conda-meta").is_dir() or not site_packages_dirs(prefix):
         for _path, record in iter_records(prefix):

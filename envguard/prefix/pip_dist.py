@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from envguard.cache.records import read_dists
 from envguard.cache.statsig import Stats
+from envguard.channels import strip_credentials
 from envguard.model import Package, PipOrigin
 from envguard.specs import canonical_name
 from envguard.textio import read_bytes
@@ -54,7 +56,6 @@ def dist_info_dirs(prefix: Path) -> list[Path]:
 def read_pip_packages(prefix: Path, stats: Stats | None = None) -> tuple[list[Package], list[str]]:
     """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own.
     Unchanged dist-infos come from the record cache (envguard.cache.records.read_dists)."""
-    from envguard.cache.records import read_dists
 
     packages: list[Package] = []
     warnings: list[str] = []
@@ -182,7 +183,6 @@ def _archive_sha256(info: object) -> str:
 
 
 def _parse_origin(data: dict[str, object], path: Path, warnings: list[str]) -> PipOrigin | None:
-    from envguard.channels import strip_credentials
 
     dir_info = data.get("dir_info") or {}
     vcs_info = data.get("vcs_info") or {}

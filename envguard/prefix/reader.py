@@ -9,10 +9,16 @@ import os
 import sys
 from pathlib import Path
 
+from envguard.cache.environments import cached_read
+from envguard.cache.records import read_slim
 from envguard.cache.statsig import Stats
 from envguard.errors import BadInputError
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
+from envguard.prefix import history as history_mod
+from envguard.prefix.pip_dist import read_pip_packages
+from envguard.prefix.records import iter_records, load_record, record_to_package
+from envguard.specs import spec_name
 from envguard.textio import read_bytes
 
 # What reads a prefix (records, dist-infos, history) is imported where a prefix is read, not served from the
@@ -36,7 +42,6 @@ def read_prefix(
     if not prefix.is_dir():
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
     if is_conda_prefix(prefix):
-        from envguard.cache.environments import cached_read
 
         def read(stats: Stats | None) -> Environment:
             return _read_conda(prefix, virtual_packages, stats)
@@ -48,10 +53,6 @@ def read_prefix(
 
 
 def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats | None = None) -> Environment:
-    from envguard.cache.records import read_slim
-    from envguard.prefix.pip_dist import read_pip_packages
-    from envguard.prefix.records import iter_records, load_record, record_to_package
-    from envguard.specs import spec_name
 
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
@@ -91,7 +92,6 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats 
 
 
 def _history(prefix: Path) -> dict[str, str]:
-    from envguard.prefix import history as history_mod
 
     path = prefix / "conda-meta" / "history"
     try:
@@ -112,7 +112,6 @@ def _channels_in_use(packages: list[Package]) -> tuple[str, ...]:
 
 
 def _read_venv(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environment:
-    from envguard.prefix.pip_dist import read_pip_packages
 
     pip, warnings = read_pip_packages(prefix)
     return make_environment(

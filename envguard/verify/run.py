@@ -19,8 +19,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from envguard.check.report import check_environment, severity
+from envguard.check.run import parse_target
+from envguard.engine import install
+from envguard.engine.install import default_pkgs_dir
+from envguard.engine.pip_install import find_python, make_venv, remove_bootstrap
 from envguard.errors import BadInputError
+from envguard.machine import virtual
+from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package
+from envguard.prefix.reader import read_prefix
+from envguard.process import sigterm_as_interrupt
+from envguard.smoke.report import SmokeOptions, to_dict
+from envguard.smoke.run import run_smoke
 
 Status = Literal["ok", "failed", "skipped"]
 
@@ -85,7 +96,6 @@ class VerifyOptions:
 def read_lock(path: Path, platform: str | None) -> Environment:
     """The lock's environment for the platform (parsed once per exact content, as check parses it); an
     environment.yml or an empty lock is bad input."""
-    from envguard.check.run import parse_target
 
     if not path.is_file():
         raise BadInputError(f"{path}: no such lock file; pass --lock FILE (write one with `envguard lock`)")
@@ -101,8 +111,6 @@ def read_lock(path: Path, platform: str | None) -> Environment:
 
 def venv_python(env: Environment, path: Path) -> Path:
     """The interpreter a pip-only lock (a venv's) is rebuilt with, or bad input saying why there is none."""
-    from envguard.engine.pip_install import find_python
-    from envguard.machine.platform import current_platform
 
     if env.platform and env.platform != current_platform():
         raise BadInputError(
@@ -131,8 +139,6 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
     """Run every stage; a failed stage makes the verdict FAIL (exit 1), operational problems raise (exit
     3). With `later`, the temporary prefix is deleted when that stack closes (the CLI closes it after
     printing the report) instead of before returning."""
-    from envguard.engine.install import default_pkgs_dir
-    from envguard.machine.platform import current_platform
 
     env = read_lock(options.lock, options.platform)
     platform = env.platform or options.platform or current_platform()
@@ -163,7 +169,6 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
 
 @contextlib.contextmanager
 def _prefix(keep: bool, later: contextlib.ExitStack | None) -> Iterator[Path]:
-    from envguard.process import sigterm_as_interrupt
 
     with sigterm_as_interrupt():  # Ctrl-C or SIGTERM: the temp folder still goes
         folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
@@ -252,7 +257,6 @@ class _Run:
         self.stages.append(Stage(name, outcome.status, time.perf_counter() - start, outcome.detail))
 
     def hashes(self) -> Stage:
-        from envguard.engine import install
 
         self.fetched = install.fetch(self.env.packages, self.pkgs_dir, progress=self.progress)
         for archive in self.fetched.mismatches:
@@ -271,7 +275,6 @@ class _Run:
         return Stage("hashes", "ok", detail=f"{len(self.fetched.archives)} archive(s) match the lock")
 
     def install(self) -> Stage:
-        from envguard.engine import install
 
         assert self.fetched is not None
         poisoned = install.verify_cache(self.fetched, self.pkgs_dir)
@@ -300,8 +303,6 @@ class _Run:
     def install_venv(self) -> Stage:
         """A pip-only lock: a fresh venv of the locked Python, the locked packages with pip (`--no-deps`,
         hashed ones `--require-hashes`), minus the pip/setuptools the venv brought that the lock lacks."""
-        from envguard.engine import install
-        from envguard.engine.pip_install import make_venv, remove_bootstrap
 
         assert self.python is not None
         make_venv(self.python, self.prefix)
@@ -317,9 +318,6 @@ class _Run:
         )
 
     def check(self) -> Stage:
-        from envguard.check.report import check_environment, severity
-        from envguard.machine import virtual
-        from envguard.prefix.reader import read_prefix
 
         live = read_prefix(self.prefix, virtual.detect())
         if {p.subdir for p in live.conda_packages()} <= {"noarch", self.platform}:
@@ -336,7 +334,6 @@ class _Run:
         return Stage("check", "ok", detail="no drift between the rebuilt environment and the lock")
 
     def run_smoke(self) -> Stage:
-        from envguard.machine.platform import current_platform
 
         if self.platform != current_platform():
             return Stage(
@@ -348,8 +345,6 @@ class _Run:
 def smoke_stage(prefix: Path, run: _Run) -> Stage:
     """The DataLoader smoke test in the rebuilt environment's own interpreter; any FAIL finding fails verify.
     Seeded streams are compared with the lock's recorded fingerprints when it has them."""
-    from envguard.smoke.report import SmokeOptions, to_dict
-    from envguard.smoke.run import run_smoke
 
     lock = run.lock_path if run.env.fingerprints is not None else None
     report = run_smoke(SmokeOptions(source=str(prefix), budget_s=run.smoke_budget, lock=lock))

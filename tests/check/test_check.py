@@ -276,7 +276,7 @@ def test_machine_differences_are_notes_not_drift() -> None:
     here = (VirtualPackage("__glibc", "2.17"), VirtualPackage("__archspec", "1", "icelake"))
     live = make_environment(kind="prefix", source="/envs/x", packages=packages, virtual_packages=here)
     report = check_environment(live, target)
-    assert report.clean and [f.message for f in report.findings] == [
+    assert report.clean and [f.message() for f in report.findings] == [
         "the lock was made for __cuda 12.1; this machine has none",
         "the lock was made for __glibc 2.28; this machine has 2.17",
     ]

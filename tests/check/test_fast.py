@@ -142,8 +142,10 @@ def test_console_script_fast_and_full_paths_stay_light(
     pip_install(prefix, str(channels["wheels"] / "other_pkg-0.3.0-py3-none-any.whl"))
     code, out, modules = _launch(argv)  # a change: full check, the parsed lock comes from the JSON cache
     assert (code, modules) == (1, ["dataclasses", "hashlib", "json"]) and "other-pkg (pip) 0.3.0" in out
-    code, out, modules = _launch([*argv, "--no-cache"])  # anything else goes through click
-    assert code == 1 and "click" in modules
+    code, out, modules = _launch([*argv, "--no-cache"])  # any form the grammar parses: answered here too
+    assert code == 1 and "click" not in modules and "other-pkg (pip) 0.3.0" in out
+    code, out, modules = _launch([*argv, "--no-cache=1"])  # a form it does not take goes through click
+    assert code == 2 and "click" in modules
     code, out, _ = _launch(["check", str(prefix), "--lock", str(lock.with_name("missing.yml"))])
     assert code == 2 and out.strip().count("\n") == 0 and "no such lock file" in out
 

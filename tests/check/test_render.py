@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from envguard.check.render import as_json, human, markdown
 from envguard.check.report import CheckReport
 from envguard.diff.changes import Difference
 from envguard.output import dumps
+from tests.helpers import envguard
 
 REPORT = CheckReport(
     "conda-lock.yml",
@@ -72,3 +76,24 @@ def test_a_long_category_is_summarised_in_one_line_unless_all() -> None:
         "  ... 112 pip packages (112 installed, not in the target); first 10 shown, --all for the rest"
     )
     assert len(human(report, show_all=True).splitlines()) == 1 + 112 + 1
+
+
+def test_check_json_is_laid_out_like_every_other_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env_yml = tmp_path / "environment.yml"
+    env_yml.write_text("name: x\nchannels: [conda-forge]\ndependencies: [python=3.11]\n")
+    lock = tmp_path / "other.yml"
+    lock.write_text("name: y\nchannels: [conda-forge]\ndependencies: [python=3.12]\n")
+    capsys.readouterr()
+    envguard("diff", str(env_yml), str(lock), "--json")
+    diff_text = capsys.readouterr().out
+    assert diff_text == dumps(json.loads(diff_text))
+    envguard("check", "--lock-fresh", "--lock", str(tmp_path / "missing.yml"), "--json")
+    capsys.readouterr()
+    prefix = tmp_path / "venv"
+    (prefix / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (prefix / "pyvenv.cfg").write_text("version = 3.11.7\n")
+    envguard("check", str(prefix), "-f", str(env_yml), "--json", "--no-cache")
+    text = capsys.readouterr().out
+    assert text == dumps(json.loads(text))

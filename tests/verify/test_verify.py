@@ -347,17 +347,17 @@ def test_the_lock_is_parsed_once_per_content(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """verify reads the lock through check's parse cache: a rerun of the same lock does not parse the YAML."""
-    import envguard.formats
+    import envguard.check.run  # verify reads its target through check's, which parses on a miss
 
     lock = make_lock(tmp_path, channels["forge"])
     parsed: list[str] = []
-    real = envguard.formats.read_file
+    real = envguard.check.run.read_file
 
     def counted(path, **kwargs):  # type: ignore[no-untyped-def]
         parsed.append(str(path))
         return real(path, **kwargs)
 
-    monkeypatch.setattr(envguard.formats, "read_file", counted)
+    monkeypatch.setattr(envguard.check.run, "read_file", counted)
     for _ in range(2):
         code, data, _ = verify_json("--lock", str(lock), capsys=capsys)
         assert code == 0 and data["passed"] is True

@@ -9,7 +9,7 @@ from typing import cast
 from envguard.clean import render
 from envguard.clean.model import CATEGORIES, Category
 from envguard.clean.run import clean, trash_action
-from envguard.clean.survey import Request
+from envguard.clean.survey import CleanRequest
 from envguard.cli.grammar import Command, Opt, styles
 from envguard.output import Style, present, progress_wanted
 
@@ -75,7 +75,7 @@ def run(
 ) -> int:
     """Safely clean package caches: only what no environment and no --keep-locked lock uses (dry run by
     default)."""
-    request = Request(
+    request = CleanRequest(
         caches=caches,
         envs=envs,
         pixi_roots=pixi_roots,

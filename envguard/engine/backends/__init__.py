@@ -11,6 +11,8 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from envguard.engine.backends.cli import CliBackend
+from envguard.engine.backends.embedded import EmbeddedBackend
 from envguard.errors import BackendError, UsageError
 
 if TYPE_CHECKING:
@@ -46,12 +48,10 @@ def select(
 
 
 def embedded_backend(pkgs_dir: Path | None = None, progress: bool | None = None) -> Backend:
-    from envguard.engine.backends.embedded import EmbeddedBackend
 
     return EmbeddedBackend(pkgs_dir, progress=progress)
 
 
 def _cli(tool: str, exe: str) -> Backend:
-    from envguard.engine.backends.cli import CliBackend
 
     return CliBackend(tool, exe)

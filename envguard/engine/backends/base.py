@@ -8,15 +8,12 @@ packages or raise BackendError (exit 3) with a one-line message naming the tool.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from envguard.channels import scrub
+from envguard.engine.install import Alongside
 from envguard.model import Package, VirtualPackage
-
-# Work a caller hands the engine to start once the engine runs on its own (see Backend.install).
-Alongside = Callable[[], object] | None
 
 
 @dataclass(frozen=True)
@@ -75,10 +72,3 @@ class Backend(ABC):
 def redact(text: str) -> str:
     """`text` with credentials removed from every URL in it (tool output is quoted in error messages)."""
     return scrub(text)
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    """Collapse tool output to one redacted line for an error message."""
-    joined = " ".join(part.strip() for part in text.splitlines() if part.strip())
-    joined = redact(joined)
-    return joined if len(joined) <= limit else joined[: limit - 3] + "..."

@@ -17,21 +17,17 @@ from typing import Any
 
 from envguard import process
 from envguard.channels import normalize, strip_credentials
-from envguard.engine.backends.base import Alongside, Backend, Plan, Request, one_line, redact
+from envguard.engine.backends.base import Backend, Plan, Request, redact
+from envguard.engine.install import Alongside
 from envguard.errors import BackendError, BadInputError
-from envguard.model import Package
+from envguard.formats import explicit
+from envguard.machine.platform import current_platform
+from envguard.model import Package, sort_packages
 from envguard.prefix.condaconfig import CondaInfo, parse_info
+from envguard.prefix.records import iter_records, record_to_package
+from envguard.process import one_line, timeout_seconds
 
 TOOLS = ("micromamba", "mamba", "conda")
-DEFAULT_TIMEOUT = 1800.0
-
-
-def timeout_seconds() -> float:
-    """`ENVGUARD_BACKEND_TIMEOUT` seconds (default 1800) for one tool call."""
-    try:
-        return float(os.environ.get("ENVGUARD_BACKEND_TIMEOUT", DEFAULT_TIMEOUT))
-    except ValueError:
-        return DEFAULT_TIMEOUT
 
 
 class CliBackend(Backend):
@@ -136,8 +132,6 @@ class CliBackend(Backend):
 
 def _installed(tool: str, prefix: Path) -> tuple[Package, ...]:
     """What the tool installed, read from the prefix's conda-meta (no second tool call that could fail)."""
-    from envguard.model import sort_packages
-    from envguard.prefix.records import iter_records, record_to_package
 
     if not (prefix / "conda-meta").is_dir():
         raise BackendError(f"{tool} create exited 0 but {prefix} is not a conda environment (no conda-meta/)")
@@ -145,7 +139,6 @@ def _installed(tool: str, prefix: Path) -> tuple[Package, ...]:
 
 
 def _native() -> str:
-    from envguard.machine.platform import current_platform
 
     return current_platform()
 
@@ -218,7 +211,6 @@ def parse_version(text: str) -> str:
 
 def parse_list(data: Any) -> tuple[Package, ...]:
     """`conda list --json` entries -> packages (sorted as the model sorts)."""
-    from envguard.model import sort_packages
 
     if not isinstance(data, list):
         raise BackendError("conda list --json did not print a list; check the tool's version")
@@ -227,7 +219,6 @@ def parse_list(data: Any) -> tuple[Package, ...]:
 
 def parse_actions(data: Mapping[str, Any]) -> tuple[Package, ...]:
     """The LINK actions of `create --dry-run --json` -> packages; FETCH entries add url and hashes."""
-    from envguard.model import sort_packages
 
     actions = data.get("actions") or {}
     if isinstance(actions, list):  # micromamba prints a list of action blocks on some versions
@@ -269,7 +260,6 @@ __all__ = ["TOOLS", "CliBackend", "parse_actions", "parse_list", "redact"]
 
 def explicit_spec(packages: Sequence[Package], platform: str) -> str:
     """The `@EXPLICIT` file `conda create --file` installs without solving (the one explicit writer)."""
-    from envguard.formats import explicit
 
     text, _warnings = explicit.render(packages, [f"# platform: {platform}"])
     return text

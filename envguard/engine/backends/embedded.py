@@ -14,11 +14,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from envguard import __version__
+from envguard.atomic import write_text
 from envguard.channels import scrub, strip_credentials
-from envguard.engine.backends.base import Alongside, Backend, Plan, Request, redact
-from envguard.engine.install import default_pkgs_dir, install_locked, integrity_message, link
+from envguard.engine import archives
+from envguard.engine.backends.base import Backend, Plan, Request, redact
+from envguard.engine.install import Alongside, default_pkgs_dir, install_locked, integrity_message, link
+from envguard.engine.solver import client, solve
 from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
+from envguard.output import waiting
+from envguard.prefix.records import iter_records, record_to_package
 
 
 class EmbeddedBackend(Backend):
@@ -42,8 +47,6 @@ class EmbeddedBackend(Backend):
             raise type(exc)(redact(str(exc))) from exc
 
     def _solve(self, request: Request) -> Plan:
-        from envguard.engine.solver import solve
-        from envguard.output import waiting
 
         # solve() hands channel credentials to rattler's authentication, never in a URL: rattler's shared
         # repodata cache only sees credential-free channel URLs
@@ -69,8 +72,6 @@ class EmbeddedBackend(Backend):
                 alongside=alongside,
             )
         else:
-            from envguard.engine.solver import client
-
             plan = plan if plan is not None and plan.native else self.solve(request)
             packages = plan.packages
             verify_local_archives(packages)
@@ -100,14 +101,12 @@ class EmbeddedBackend(Backend):
             ) from exc
 
     def list(self, prefix: Path) -> tuple[Package, ...]:
-        from envguard.prefix.records import iter_records, record_to_package
 
         return tuple(record_to_package(record) for _path, record in iter_records(prefix))
 
 
 def verify_local_archives(packages: Sequence[Package]) -> None:
     """Hash archives that come from file:// channels (rattler does not) against the repodata's sha256."""
-    from envguard.engine import archives
 
     local = [p for p in packages if p.url.startswith("file:") and (p.sha256 or p.md5)]  # = local_path's
     bad = [a for a in archives.fetch(local, None) if not a.verified]
@@ -119,8 +118,6 @@ def scrub_credentials(prefix: Path) -> None:
     """Remove user:password@ and /t/<token>/ from the url/channel fields rattler wrote into conda-meta."""
     import json
 
-    from envguard.atomic import write_text
-
     for path in sorted((prefix / "conda-meta").glob("*.json")):
         text = path.read_text(encoding="utf-8")
         if scrub(text) != text:  # url, channel, requested_specs: every field
@@ -129,7 +126,6 @@ def scrub_credentials(prefix: Path) -> None:
 
 def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package]) -> None:
     """Append a conda-style revision (`+channel/subdir::name-version-build`, `# update specs: [...]`)."""
-    from envguard.atomic import write_text
 
     path = prefix / "conda-meta" / "history"
     try:

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envguard import textio
 from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError
 from envguard.formats.condalock import meta as lockmeta
+from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
 from envguard.textio import read_text
@@ -34,7 +36,6 @@ FIX = "re-create it with `envguard lock` (or conda-lock)"
 def read(path: Path, platform: str | None = None) -> Environment:
     """The lock's environment for `platform` (default: this machine's); a missing platform names the ones
     present."""
-    from envguard.machine.platform import current_platform
 
     target = platform or current_platform()
     envs = read_all(path)
@@ -163,8 +164,6 @@ def _decode(
 
 def _load_yaml(text: str, origin: str) -> dict[str, Any]:
     import yaml
-
-    from envguard import textio
 
     try:
         data = textio.load_yaml(text)

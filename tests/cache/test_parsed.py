@@ -24,10 +24,10 @@ def test_an_unchanged_lock_is_served_from_its_remembered_parse(channels, tmp_pat
     first = parse_target(lock, "linux-64")
     assert len(_entries()) == len(before) + 1
     calls: list[Path] = []
-    import envguard.formats as formats
+    import envguard.check.run as check_run  # the parse check's target reader calls on a miss
 
-    real = formats.read_file
-    monkeypatch.setattr(formats, "read_file", lambda path, **kw: calls.append(path) or real(path, **kw))
+    real = check_run.read_file
+    monkeypatch.setattr(check_run, "read_file", lambda path, **kw: calls.append(path) or real(path, **kw))
     assert parse_target(lock, "linux-64") == first and calls == []  # from the cache, equal to the parse
     lock.write_text(lock.read_text() + "\n")  # one byte more: parsed again
     assert parse_target(lock, "linux-64") == first and calls == [lock]
