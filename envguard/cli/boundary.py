@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 
+from envguard import __version__
 from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EnvguardError
 
 TYPE_CHECKING = False  # typing's own constant would cost an import: the console script ends through here
@@ -54,7 +55,7 @@ def exit_process(code: int, *, finalise: bool = True) -> NoReturn:
 
 
 def error_line(message: str) -> None:
-    from envguard.channels import scrub
+    from envguard.channels import scrub  # urllib's parser: loaded on an error, not on every answer
 
     sys.stderr.write(f"envguard: error: {scrub(message)}\n")
 
@@ -64,8 +65,7 @@ def bug() -> int:
     import tempfile
     import traceback
 
-    from envguard import __version__
-    from envguard.channels import scrub
+    from envguard.channels import scrub  # as in error_line
 
     fd, path = tempfile.mkstemp(prefix="envguard-crash-", suffix=".log")  # mode 0600
     with os.fdopen(fd, "w") as handle:  # never a credential from argv or a message (S5)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from envguard.errors import UsageError
+
 TYPE_CHECKING = False  # typing's constant (and collections.abc) would cost imports on the fast path
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -266,8 +268,6 @@ def to_click(command: Command, run: Callable[..., Any]) -> Any:
     import functools
 
     import click
-
-    from envguard.errors import UsageError
 
     class Declared(click.Command):
         def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from envguard.cuda import cuda_from_build
 from envguard.errors import UsageError
 from envguard.model import Environment, Manager, Package
-from envguard.specs import parse_conda
+from envguard.specs import parse_conda, pip_name
 
 MAX_LENGTH = 64
 RESERVED = frozenset({"base", "root", "envs", "pkgs"})
@@ -123,7 +123,6 @@ def _jax_accelerator(env: Environment) -> str:
 def facts_from_specs(env: Environment) -> NameFacts:
     """Infer the facts from what was asked; accelerators only when the specs say (a build glob, pytorch-cuda,
     cudatoolkit, cuda-version, cpuonly)."""
-    from envguard.specs import parse_conda, pip_name
 
     specs = {}
     for request in env.requested:

@@ -21,13 +21,13 @@ from envguard.create.naming import suggest
 from envguard.create.transaction import recover, replacing
 from envguard.engine import pip_install
 from envguard.engine.backends.base import Backend, Plan, Request
-from envguard.engine.install import Alongside, Fetched, default_pkgs_dir, fetch, integrity_message
+from envguard.engine.install import Alongside, Fetched, default_pkgs_dir, fetch, install, integrity_message
 from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
 from envguard.formats import envyml, read_file
 from envguard.formats.condalock.write import input_hash, render_lock, write_lock
 from envguard.machine import virtual
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
-from envguard.prefix.condaconfig import envs_dirs, register
+from envguard.prefix.condaconfig import envs_dirs, register, registered_environments
 from envguard.prefix.reader import read_prefix
 from envguard.specs import parse_conda
 
@@ -161,7 +161,6 @@ def create(
 ) -> CreateResult:
     """Install the planned environment into conda's envs dir (or --prefix), register it, lock it, add a
     kernel. `alongside` starts when the engine does (Backend.install), unless nothing is installed."""
-    from envguard.create import naming
 
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
@@ -253,8 +252,6 @@ def _install_pip(planned: Planned, target: Path, fetched: Fetched | None) -> lis
 
     source = planned.source
     if fetched is not None:
-        from envguard.engine.install import default_pkgs_dir, install
-
         return install(fetched, target, specs=(), platform=None, pkgs_dir=default_pkgs_dir())
     requirements = tuple(r.spec for r in source.env.requested if r.manager == "pip")
     if requirements:
@@ -292,7 +289,6 @@ def envs_dir() -> Path:
 
 def name_taken(name: str) -> Path | None:
     """An existing environment (or folder) that already uses `name`."""
-    from envguard.prefix.condaconfig import envs_dirs, registered_environments
 
     for folder in envs_dirs():
         if (folder / name).exists():

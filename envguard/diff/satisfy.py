@@ -146,7 +146,6 @@ def _spec_sets(a: Environment, b: Environment) -> Diff:
 
 def _by_name(keys: set[str]) -> dict[str, list[str]]:
     """`manager:spec` keys grouped by `manager:package name` (a spec that names no package keeps its text)."""
-    from envguard.specs import parse_conda, pip_name
 
     grouped: dict[str, list[str]] = {}
     for key in keys:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from envguard.errors import BadInputError, UsageError
 from envguard.formats import detect_kind, pixiwrite
-from envguard.formats.condalock.write import render_lock, write_lock
+from envguard.formats.condalock.write import render_explicit, render_lock, write_lock
 from envguard.lock.plan import (
     CudaChoice,
     LockPlan,
@@ -192,7 +192,6 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str])
 
 
 def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
-    from envguard.formats.condalock.write import render_explicit, write_lock
 
     if len(plan.envs) > 1 and "{platform}" not in target:
         raise UsageError(
@@ -219,7 +218,6 @@ def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
 
 
 def _write_pixi(plan: LockPlan, target: str, reproduce: str) -> LockResult:
-    from envguard.formats.condalock.write import write_lock
 
     rendered = pixiwrite.render(plan.envs, plan.channels, reproduce)
     if target == "-":

@@ -138,7 +138,6 @@ def record_to_package(record: dict[str, Any]) -> Package:
         subdir = subdir or url_subdir
     else:
         channel = normalize(channel)
-    from envguard.channels import strip_credentials
 
     return Package(
         manager="conda",
