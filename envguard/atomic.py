@@ -23,7 +23,6 @@ def write_text(
 ) -> Path:
     """Write `text` (UTF-8, LF) to `path` atomically, credentials scrubbed from every URL in it, and return
     the path."""
-
     return write_bytes(path, scrub(text).encode("utf-8"), durable=durable, private=private)
 
 

@@ -219,7 +219,6 @@ def report_on_error(command: str, style: Style, output: str | None) -> Iterator[
     """Write the -o FILE report on every exit path: when the command fails, the file holds the error (so a CI
     step that publishes it with `if: always()` shows why instead of failing on a missing file); the error
     itself still reaches the boundary."""
-
     try:
         yield
     except EnvguardError as exc:

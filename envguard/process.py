@@ -9,13 +9,16 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from envguard.channels import scrub
+
+if TYPE_CHECKING:
+    import subprocess
 
 BACKEND_TIMEOUT = 1800.0
 
@@ -61,6 +64,8 @@ def run(
     stderr_to_terminal: bool = False,
 ) -> Finished:
     """Run `argv` and collect its output as text. Raises TimedOut, or OSError when it cannot start."""
+    import subprocess  # ~4 ms with selectors and threading: loaded where a program is started
+
     process = subprocess.Popen(
         [os.fspath(a) for a in argv],
         stdin=subprocess.DEVNULL,

@@ -18,8 +18,6 @@ from envguard.errors import BadInputError
 from envguard.formats import detect_kind, read_file
 from envguard.machine import virtual as virtual_mod
 from envguard.model import Environment, SourceKind, VirtualPackage
-from envguard.prefix.condaconfig import find_named
-from envguard.prefix.probe import run_probe
 from envguard.prefix.reader import read_prefix
 from envguard.textio import read_input
 
@@ -45,6 +43,8 @@ def resolve(text: str | None) -> Source:
     if text is None:
         return Source(None, Path(active_prefix()), True)
     if text.startswith("name:"):
+        from envguard.prefix.condaconfig import find_named  # every condarc's parser: for name:ENV alone
+
         return Source(text, find_named(text[len("name:") :]), True)
     path = Path(text).expanduser()
     if path.is_file():
@@ -84,11 +84,12 @@ def read_live(
     prefix: Path, *, probe: bool = False, detect_virtual: bool = True, fingerprint: str | None = None
 ) -> Environment:
     """Snapshot a live prefix; with `probe`, run the fingerprint probe in its own interpreter."""
-
     virtual: tuple[VirtualPackage, ...] = ()
     if detect_virtual:
         virtual = virtual_mod.detect()
     env = read_prefix(prefix, virtual, fingerprint=fingerprint)
     if probe:
+        from envguard.prefix.probe import run_probe  # subprocess and signals: where the probe runs
+
         env = dataclasses.replace(env, fingerprints=run_probe(prefix))
     return env

@@ -12,9 +12,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from envguard.channels import normalize
+from envguard.check.discovery import find_lock
+from envguard.check.fixes import relock_command
+from envguard.check.report import CheckReport
 from envguard.diff.changes import Difference
 from envguard.diff.satisfy import unsatisfied
-from envguard.errors import BadInputError
+from envguard.errors import BadInputError, UsageError
+from envguard.formats import detect_kind, envyml
+from envguard.formats.condalock import read as condalock
 from envguard.formats.condalock.read import LockData
 from envguard.formats.condalock.write import input_hash
 from envguard.model import Environment
@@ -25,7 +30,6 @@ def staleness(
     specs_by_platform: Mapping[str, Environment], lock: LockData
 ) -> tuple[list[Difference], list[str]]:
     """Findings (drift when stale) and notes for a lock against the file read once per locked platform."""
-
     findings: list[Difference] = []
     notes: list[str] = []
     first = next(iter(specs_by_platform.values()), None)
@@ -82,7 +86,6 @@ def _channels(specs: Environment, lock: LockData) -> list[Difference]:
 
 def unneeded(specs: Environment, env: Environment) -> list[str]:
     """Locked packages no spec needs any more (not reachable from the specs through locked dependencies)."""
-
     by_name: dict[str, list[str]] = {}
     for package in env.packages:
         key = _key(package.manager, package.name)
@@ -129,3 +132,29 @@ def default_envyml(lock_path: Path, lock: LockData) -> Path:
         f"{lock_path}: cannot find the environment.yml it was made from (sources: "
         f"{', '.join(lock.sources) or 'none'}); pass -f environment.yml"
     )
+
+
+def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], list[str]]:
+    """Staleness findings of a conda-lock.yml against its environment.yml (without solving), notes, and the
+    command that re-locks."""
+    findings, notes, path = _freshness(lock, envfile)
+    return findings, notes, [relock_command(str(path), str(lock))] if findings else []
+
+
+def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path]:
+    if detect_kind(lock) != "conda-lock":
+        raise UsageError(f"{lock}: lock freshness needs a conda-lock.yml")
+    data = condalock.read_lock(lock)
+    path = envfile or default_envyml(lock, data)
+    specs = {p: envyml.read(path, platform=p) for p in data.envs}
+    findings, notes = staleness(specs, data)
+    return findings, notes, path
+
+
+def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
+    """`check --lock-fresh`: the lock against environment.yml only."""
+    path = lock or find_lock()
+
+    findings, notes, shown = _freshness(path, envfile)
+    fixes = (relock_command(str(shown), str(path)),) if findings else ()
+    return CheckReport(str(path), str(shown), tuple(findings), tuple(notes), fixes)

@@ -134,7 +134,6 @@ def virtual_findings(live: Environment, target: Environment, word: str) -> tuple
 
 def _older(mine: str, wanted: str) -> bool:
     """conda's version order: `12.4` and `12.4.0` are equal; an unparsable version here counts as older."""
-
     return version_less(mine, wanted)
 
 

@@ -5,7 +5,6 @@ lock freshness findings. The only part of check that touches the world; the comp
 from __future__ import annotations
 
 import dataclasses
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,17 +13,11 @@ from envguard.cache import checks as statcache
 from envguard.cache import parsed as parsecache
 from envguard.check import fast, render
 from envguard.check.discovery import find_lock
-from envguard.check.fixes import reinstall_command, relock_command
-from envguard.check.freshness import default_envyml, staleness
 from envguard.check.report import CheckReport, check_environment
-from envguard.diff.changes import Difference
-from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError, UsageError
-from envguard.formats import detect_kind, envyml, read_file
-from envguard.formats.condalock import read as condalock
+from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
+from envguard.formats import read_file
 from envguard.model import Environment
 from envguard.output import warn
-from envguard.prefix.integrity import verify_files
-from envguard.prefix.probe import interpreter, run_probe
 from envguard.sources import Source, resolve
 from envguard.textio import read_bytes
 
@@ -64,8 +57,12 @@ def check(options: CheckOptions) -> Checked:
     if o.lock_fresh:
         if o.source or o.rng or o.files:
             raise UsageError("--lock-fresh checks files only; drop SOURCE, --rng and --files")
+        from envguard.check import freshness  # conda-lock's reader and writer: for -f with a lock alone
+
         return Checked(
-            lock_fresh_report(Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None)
+            freshness.lock_fresh_report(
+                Path(o.lock) if o.lock else None, Path(o.envfile) if o.envfile else None
+            )
         )
     lock = Path(o.lock) if o.lock else None
     if lock is None and o.envfile is None:
@@ -111,7 +108,6 @@ def run_check(
 ) -> CheckOutcome:
     """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness).
     `taken`: (prefix, stat fingerprint) the cache lookup computed just before, reused for that prefix."""
-
     if not source.live and (rng or files):
         raise UsageError(f"{source.label}: --rng and --files need a live environment, not a file")
     if rng and lock is None:
@@ -130,12 +126,18 @@ def run_check(
             live = _probed(live, target, prefix)
         report = check_environment(live, target, rng=rng)
         if envfile is not None:
-            report = report.merged(*lock_freshness(lock, envfile))
+            from envguard.check import freshness  # as above
+
+            report = report.merged(*freshness.lock_freshness(lock, envfile))
     else:
         assert envfile is not None
 
+        from envguard.formats import envyml  # -f without a lock: the only path that reads environment.yml
+
         report = check_environment(live, envyml.read(envfile, platform=wanted))
     if files:
+        from envguard.check.files import file_findings  # the hashing thread pool: for --files alone
+
         report = report.merged(*file_findings(prefix))
     return CheckOutcome(report, prefix, fingerprint)
 
@@ -143,9 +145,10 @@ def run_check(
 def _probed(live: Environment, target: Environment, prefix: Path) -> Environment:
     """LIVE with freshly measured fingerprints; first make sure the target has recorded ones to compare
     with."""
-
     if target.fingerprints is None:
         check_environment(live, target, rng=True)  # raises the one-line "needs recorded fingerprints" error
+    from envguard.prefix.probe import run_probe  # --rng alone: subprocess and signals
+
     return dataclasses.replace(live, fingerprints=run_probe(prefix))
 
 
@@ -159,7 +162,6 @@ def read_target(path: Path, platform: str | None) -> Environment:
 
 def parse_target(path: Path, platform: str | None) -> Environment:
     """`read_target` without printing the warnings (they stay in `env.warnings`): verify reports them."""
-
     try:
         data = read_bytes(path)  # O_NONBLOCK: a FIFO is bad input at once, not a hang
     except FileNotFoundError as exc:
@@ -171,70 +173,6 @@ def parse_target(path: Path, platform: str | None) -> Environment:
         data, f"target\0{platform}", str(path), lambda: read_file(path, platform=platform)
     )
     return dataclasses.replace(env, source=str(path))
-
-
-def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], list[str]]:
-    """Staleness findings of a conda-lock.yml against its environment.yml (without solving), notes, and the
-    command that re-locks."""
-
-    findings, notes, path = _freshness(lock, envfile)
-    return findings, notes, [relock_command(str(path), str(lock))] if findings else []
-
-
-def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path]:
-
-    if detect_kind(lock) != "conda-lock":
-        raise UsageError(f"{lock}: lock freshness needs a conda-lock.yml")
-    data = condalock.read_lock(lock)
-    path = envfile or default_envyml(lock, data)
-    specs = {p: envyml.read(path, platform=p) for p in data.envs}
-    findings, notes = staleness(specs, data)
-    return findings, notes, path
-
-
-def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
-    """`check --lock-fresh`: the lock against environment.yml only."""
-
-    path = lock or find_lock()
-
-    findings, notes, shown = _freshness(path, envfile)
-    fixes = (relock_command(str(shown), str(path)),) if findings else ()
-    return CheckReport(str(path), str(shown), tuple(findings), tuple(notes), fixes)
-
-
-def file_findings(prefix: Path) -> tuple[list[Difference], list[str], list[str]]:
-    """Altered and missing files (envguard.prefix.integrity) as findings."""
-
-    result = verify_files(prefix)
-    findings = [
-        Difference("files", p.problem, p.path, text=f"{p.path} ({p.package}): {p.problem}{_detail(p.detail)}")
-        for p in result.problems
-    ]
-    notes = (
-        [f"{result.unverified} file(s) rewritten at install time could not be verified"]
-        if result.unverified
-        else []
-    )
-
-    conda = [p.package for p in result.problems if not p.package.endswith(" (pip)")]
-    pip = [p.package for p in result.problems if p.package.endswith(" (pip)")]
-    fixes = [reinstall_command(str(prefix), conda)] if conda else []
-    return findings, notes, fixes + ([pip_reinstall_command(prefix, pip)] if pip else [])
-
-
-def pip_reinstall_command(prefix: Path, labels: list[str]) -> str:
-    """pip packages (`name version (pip)` labels) whose files were altered or removed: reinstall them."""
-
-    try:
-        python = str(interpreter(prefix))
-    except BadInputError:
-        python = str(prefix / "bin" / "python")
-    pins = " ".join(shlex.quote("==".join(label.split()[:2])) for label in dict.fromkeys(labels))
-    return f"{shlex.quote(python)} -m pip install --force-reinstall --no-deps {pins}"
-
-
-def _detail(detail: str) -> str:
-    return f" ({detail})" if detail else ""
 
 
 def _warn(messages: tuple[str, ...]) -> None:

@@ -199,7 +199,6 @@ def _remove_if_empty(folder: Path) -> None:
 
 def purge(caches: Sequence[Cache]) -> RunResult:
     """Delete every cache's trash folder for good; bytes are what the disk gains (inode-deduplicated)."""
-
     freed = disk = 0
     failed: list[str] = []
     done: list[Path] = []

@@ -60,7 +60,6 @@ def plan_for(
 ) -> CleanPlan:
     """Scan `caches` and decide against `usage`; with `progress`, bars on stderr for the scan and the
     measuring."""
-
     now = time.time() if now is None else now
     entries: list[Entry] = []
     problems: list[str] = list(usage.problems)

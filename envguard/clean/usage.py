@@ -105,7 +105,6 @@ def _unknown_usage(prefix: Path, meta: str, exc: OSError) -> str:
 def lock_references(path: Path) -> set[str]:
     """Dists a lock or spec file names (any kind envguard reads: conda-lock.yml, explicit, pixi.lock...), on
     every platform and in every environment the lock holds."""
-
     kind = detect_kind(path)
     try:
         environments = _lock_environments(path, kind)
@@ -126,7 +125,6 @@ def lock_references(path: Path) -> set[str]:
 
 def _lock_environments(path: Path, kind: SourceKind) -> list[Environment]:
     """conda-lock: all platforms; pixi.lock: every environment (this machine's platform); others: the file."""
-
     if kind == "conda-lock":
         return list(condalock.read_all(path).values())
     if kind == "pixi-lock":

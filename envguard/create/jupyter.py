@@ -66,7 +66,6 @@ def spec_text(spec: dict[str, object]) -> str:
 def install_kernelspec(prefix: Path, name: str) -> tuple[Path, str | None]:
     """Install the kernelspec; return its folder and a warning when ipykernel is missing from the
     environment."""
-
     text = spec_text(kernel_spec(interpreter(prefix), name, prefix))
     folder = install_with_jupyter(text, kernel_name(name))
     if folder is None:

@@ -53,7 +53,6 @@ def machine_version(machine: Sequence[VirtualPackage], name: str) -> str | None:
 def check_request(specs: Sequence[str], machine: Sequence[VirtualPackage], origin: str) -> list[str]:
     """Refuse a CUDA build asked for on a machine without a driver (or with too old a driver); return
     warnings."""
-
     driver = machine_version(machine, "__cuda")
     warnings: list[str] = []
     for text in specs:
@@ -131,7 +130,6 @@ def _require(requirement: Requirement, machine: Sequence[VirtualPackage]) -> Non
 def _cpu_on_gpu(
     packages: Sequence[Package], machine: Sequence[VirtualPackage], requested: Sequence[str]
 ) -> list[str]:
-
     driver = machine_version(machine, "__cuda")
     if driver is None:
         return []
@@ -166,6 +164,5 @@ def _major(version: str) -> int:
 
 
 def _satisfies(constraint: str, version: str) -> bool:
-
     name = "__virtual"
     return conda_matches(f"{name} {constraint}", Package("conda", name, version), check_channel=False)

@@ -66,7 +66,6 @@ def compose(facts: NameFacts, digest: str) -> str:
 def content_hash(env: Environment) -> str:
     """6 hex chars over the canonical requested conda specs, or over the packages when nothing was
     requested."""
-
     requested = sorted(parse_conda(r.spec).canonical() for r in env.requested if r.manager == "conda")
     lines = requested or sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages)
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:6]
@@ -123,7 +122,6 @@ def _jax_accelerator(env: Environment) -> str:
 def facts_from_specs(env: Environment) -> NameFacts:
     """Infer the facts from what was asked; accelerators only when the specs say (a build glob, pytorch-cuda,
     cudatoolkit, cuda-version, cpuonly)."""
-
     specs = {}
     for request in env.requested:
         if request.manager == "conda":

@@ -126,7 +126,6 @@ def plan(
     prefix: Path | None = None,
 ) -> Planned:
     """Check the request against this machine, solve it (or take the lock as is) and name the result."""
-
     machine = virtual.detect()
     warnings = list(source.env.warnings)
     warnings += machine_check.check_request(source.specs, machine, source.origin)
@@ -161,7 +160,6 @@ def create(
 ) -> CreateResult:
     """Install the planned environment into conda's envs dir (or --prefix), register it, lock it, add a
     kernel. `alongside` starts when the engine does (Backend.install), unless nothing is installed."""
-
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
 
@@ -203,7 +201,6 @@ def _build(
     planned: Planned, backend: Backend, target: Path, write_lock: bool, alongside: Alongside = None
 ) -> tuple[Plan, list[str], Path | None]:
     """Install (conda, then pip), register, and write the lock beside the environment.yml."""
-
     wants_lock = write_lock and planned.source.kind == "environment.yml"
     from_plan = wants_lock and _lockable(planned)
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -249,7 +246,6 @@ def _fetch_pip(planned: Planned) -> Fetched | None:
 
 def _install_pip(planned: Planned, target: Path, fetched: Fetched | None) -> list[str]:
     """The environment.yml's `pip:` lines (conda env create does the same), or a lock's pip packages."""
-
     source = planned.source
     if fetched is not None:
         return install(fetched, target, specs=(), platform=None, pkgs_dir=default_pkgs_dir())
@@ -273,7 +269,6 @@ def _install(backend: Backend, target: Path, planned: Planned, alongside: Alongs
 def envs_dir() -> Path:
     """Where named environments go: the first writable of conda's envs dirs (condarc `envs_dirs`,
     CONDA_ENVS_PATH, ~/.conda/envs)."""
-
     candidates = envs_dirs()
     for folder in candidates:
         probe = folder
@@ -289,7 +284,6 @@ def envs_dir() -> Path:
 
 def name_taken(name: str) -> Path | None:
     """An existing environment (or folder) that already uses `name`."""
-
     for folder in envs_dirs():
         if (folder / name).exists():
             return folder / name
@@ -298,7 +292,6 @@ def name_taken(name: str) -> Path | None:
 
 def _collision(target: Path, name: str, force: bool, *, by_name: bool) -> bool:
     """True when an existing environment will be replaced (--force); refuse otherwise."""
-
     existing = (
         target if target.exists() and any(target.iterdir()) else (name_taken(name) if by_name else None)
     )
@@ -330,13 +323,11 @@ def _lockable(planned: Planned) -> bool:
 
 
 def _installed(prefix: Path) -> tuple[Package, ...]:
-
     return read_prefix(prefix).packages
 
 
 def lock_text(planned: Planned, packages: Sequence[Package]) -> str:
     """conda-lock.yml text for what was installed, hashed for the environment.yml's inputs."""
-
     assert planned.source.path is not None
     platform, yml = planned.request.platform, planned.source.path.name
     env = make_environment(
@@ -362,7 +353,6 @@ def lock_text(planned: Planned, packages: Sequence[Package]) -> str:
 
 def write_lock_beside(planned: Planned, text: str) -> Path:
     """Write conda-lock.yml beside the environment.yml (atomically)."""
-
     assert planned.source.path is not None
     return write_lock(planned.source.path.parent / "conda-lock.yml", text)
 
@@ -375,7 +365,6 @@ def _existing(value: str) -> Path:
 
 
 def _merge(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
-
     merged: list[str] = []
     for channel in (*first, *second):
         if channel and normalize(channel) not in (normalize(c) for c in merged):

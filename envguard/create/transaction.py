@@ -32,7 +32,6 @@ def aside_path(target: Path) -> Path:
 def recover(target: Path) -> Path | None:
     """Put back the old environment a killed (SIGKILL) `create --force` left beside `target`, when `target`
     itself is missing or was left without conda-meta; returns the folder restored."""
-
     prefix = f".{target.name}{ASIDE}"
     try:
         names = sorted(n for n in os.listdir(target.parent) if n.startswith(prefix))
@@ -51,7 +50,6 @@ def recover(target: Path) -> Path | None:
 @contextlib.contextmanager
 def replacing(target: Path, replace: bool) -> Iterator[None]:
     """Build `target` inside the block; with `replace`, the existing prefix comes back on any failure."""
-
     was_registered = target in registered_environments()
     aside = aside_path(target) if replace else None
     if aside is not None:

@@ -7,7 +7,6 @@ from envguard.diff.changes import Diff
 from envguard.diff.compare import Engine, exact
 from envguard.diff.satisfy import diff_specs
 from envguard.model import Environment
-from envguard.prefix.probe import skip_hint
 from envguard.sources import load
 
 
@@ -22,6 +21,8 @@ def diff_environments(a: Environment, b: Environment, *, engine: Engine = "deepd
 def diff_sources(a: str, b: str, *, platform: str | None, probe: bool) -> tuple[Diff, tuple[str, ...]]:
     """Read both SOURCEs and compare them; returns the diff and the readers' warnings."""
     if probe:
+        from envguard.prefix.probe import skip_hint  # subprocess and signals: where the probe runs
+
         with skip_hint("run diff without --probe to skip the probe"):
             env_a = load(a, platform=platform, probe=True)
             env_b = load(b, platform=platform, probe=True)

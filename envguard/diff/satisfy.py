@@ -33,7 +33,6 @@ def unsatisfied(
 ) -> list[Difference]:
     """One Difference per spec the environment does not satisfy (and an `unjudged` one per line it cannot
     judge)."""
-
     changes: list[Difference] = []
     for request in requested:
         if request.manager == "conda":
@@ -73,7 +72,6 @@ def _pip_candidate(env: Environment, name: str) -> Package | None:
 
 
 def _pip_verdict(line: str, package: Package | None) -> bool | None:
-
     if package is None:
         return False
     as_pip = (
@@ -94,7 +92,6 @@ def _change(
 def allowed_channels(specs: Environment) -> set[str]:
     """The file's channels (`defaults` expanded, `nodefaults` dropped) plus channels named as
     `channel::pkg`."""
-
     texts = [r.spec for r in specs.requested if r.manager == "conda"]
     return {normalize(c) for c in expand_channels(specs.channels, texts)}
 
@@ -146,7 +143,6 @@ def _spec_sets(a: Environment, b: Environment) -> Diff:
 
 def _by_name(keys: set[str]) -> dict[str, list[str]]:
     """`manager:spec` keys grouped by `manager:package name` (a spec that names no package keeps its text)."""
-
     grouped: dict[str, list[str]] = {}
     for key in keys:
         manager, spec = key.split(":", 1)

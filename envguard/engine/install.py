@@ -54,7 +54,6 @@ class Fetched:
 def fetch(packages: Sequence[Package], pkgs_dir: Path, *, progress: bool = False) -> Fetched:
     """Locate or download every archive (conda packages; pip packages locked with a file URL and hash),
     hashed; with `progress`, a bar on stderr counts them."""
-
     local = [p.name for p in packages if p.origin is not None and p.origin.url == LOCAL_ORIGIN]
     if local:
         raise BadInputError(
@@ -113,7 +112,6 @@ def install(
 def verify_cache(fetched: Fetched, pkgs_dir: Path) -> list[Any]:
     """Extracted package-cache folders that differ from their verified archives (removed, so they are
     re-extracted and never linked as they were); see envguard.engine.cachecheck."""
-
     return list(check_and_heal(fetched.archives, pkgs_dir))
 
 

@@ -28,7 +28,6 @@ def pip_install(
     timeout: float | None = None,
 ) -> None:
     """`<prefix python> -m pip install --prefix PREFIX [options] requirements`; failures quote pip."""
-
     python = interpreter(prefix)
     args = [arg for option in options for arg in shlex.split(option)]
     command = [
@@ -184,7 +183,6 @@ def make_venv(python: Path, prefix: Path) -> None:
 
 def remove_bootstrap(prefix: Path, locked: Sequence[Package]) -> None:
     """Uninstall what `python -m venv` installed that the lock does not have (pip last: it removes itself)."""
-
     have = {p.name for p in read_pip_packages(prefix)[0]}
     extra = [n for n in BOOTSTRAP if n in have and n not in {p.name for p in locked}]
     if not extra:

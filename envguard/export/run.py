@@ -170,7 +170,6 @@ def _history_lines(env: Environment, warnings: list[str]) -> list[str]:
 def recorded_by_conda(env: Environment) -> bool:
     """conda (or a lock installer) recorded every installed package as requested, each pinned to its exact
     build (`create --clone`, `create --file explicit.txt`, conda-lock install): not what a user typed."""
-
     requests = [r.spec for r in env.requested if r.manager == "conda"]
     installed = {p.name for p in env.conda_packages()}
     if len(requests) < 2 or len(requests) != len(installed):
@@ -229,7 +228,6 @@ def _pin(
     """`numpy[version='<2']` -> `numpy=1.26.4`; a channel prefix and a build constraint the user typed are
     kept; with `keep_cuda` (no request says what the user chose) a CUDA build keeps its choice: `*cuda11.8*`.
     """
-
     try:
         parsed = parse_conda(spec)
         name, channel, build = parsed.name, parsed.channel, parsed.build

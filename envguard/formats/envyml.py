@@ -41,7 +41,6 @@ def read(path: Path, platform: str | None = None) -> Environment:
 
 def parse(text: str, origin: str = "environment.yml", platform: str | None = None) -> Environment:
     """Pure parser: text -> Environment. `platform` decides `# [selector]` lines (default: this machine)."""
-
     target = platform or current_platform()
     jinja = _JINJA.search(text)
     if jinja:
@@ -217,7 +216,6 @@ def _dependencies(entry: tuple[Any, Any] | None, origin: str, found: _Collected)
 
 
 def _conda_item(value: str, where: str, found: _Collected) -> None:
-
     text = value.strip()
     if not text:
         return
@@ -248,7 +246,6 @@ def _mapping_item(item: Any, origin: str, found: _Collected) -> None:
 
 
 def _pip_item(value: str, where: str, found: _Collected) -> None:
-
     text = strip_credentials(value.strip()) if "://" in value else value.strip()
     if not text:
         return
@@ -268,7 +265,6 @@ def _strip_option_credentials(text: str) -> str:
 
 
 def _python_version(specs: list[RequestedSpec]) -> str | None:
-
     for spec in specs:
         parsed = parse_conda(spec.spec)
         if parsed.name == "python" and parsed.version:

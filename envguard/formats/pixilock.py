@@ -135,7 +135,6 @@ def _add_subdir(item: list[str], key_indent: int) -> list[str]:
 
 
 def _pick_platform(path: Path, lock: Any, env: Any, wanted: str | None) -> Any:
-
     name = wanted or current_platform()
     available = list(env.platforms()) or list(lock.platforms())
     for candidate in available:
@@ -234,7 +233,6 @@ def _vcs_origin(scheme: str, rest: str) -> PipOrigin:
 
 
 def _virtual(path: Path, lock_platform: Any) -> tuple[VirtualPackage, ...]:
-
     result = []
     for spec in getattr(lock_platform, "virtual_packages", None) or ():
         text = str(spec).strip()

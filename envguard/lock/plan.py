@@ -52,7 +52,6 @@ def from_live(env: Environment) -> LockPlan:
 def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice) -> LockPlan:
     """Solve an environment.yml for every platform (selectors applied per platform); no `platforms`: the
     file's `platforms:`, else this machine's."""
-
     envs: dict[str, Environment] = {}
     hashes: dict[str, str] = {}
     warnings: list[str] = []
@@ -108,7 +107,6 @@ def _parse(text: str, path: Path, platform: str | None) -> Environment:
     content: a file locked again unchanged is read from envguard's parse cache, without PyYAML."""
 
     def parse() -> Environment:
-
         return envyml.parse(text, str(path), platform=platform)
 
     data = text.encode("utf-8", "surrogatepass")
@@ -118,7 +116,6 @@ def _parse(text: str, path: Path, platform: str | None) -> Environment:
 
 def needs_cuda(requested: Sequence[RequestedSpec]) -> str | None:
     """The first spec that asks for CUDA by name or build (`pytorch-cuda`, `pytorch=*=*cuda*`, `+cu121`)."""
-
     for request in requested:
         if request.manager == "conda":
             parsed = parse_conda(request.spec)
@@ -132,7 +129,6 @@ def needs_cuda(requested: Sequence[RequestedSpec]) -> str | None:
 def _virtual_for(
     specs: Environment, platform: str, cuda: CudaChoice, path: Path
 ) -> tuple[VirtualPackage, ...]:
-
     if cuda is None:
         wanted = needs_cuda(specs.requested)
         if wanted:
@@ -156,7 +152,6 @@ def _solve(
     path: Path,
     gateway: list[Any],
 ) -> tuple[Package, ...]:
-
     conda = [r.spec for r in specs.requested if r.manager == "conda"]
     if not conda:
         return ()
@@ -214,7 +209,6 @@ def pinned_pip_packages(requested: Sequence[RequestedSpec], path: Path) -> tuple
 def probe_into(env: Environment, prefix: Path) -> tuple[Environment, str | None]:
     """The environment with fingerprints from its own interpreter, or unchanged plus a warning when the probe
     cannot run (no python in the environment, a broken numpy...)."""
-
     try:
         with (
             waiting(f"probing RNG fingerprints with {prefix}'s python", progress_wanted()),
@@ -233,7 +227,6 @@ def without_local_paths(env: Environment) -> tuple[Environment, tuple[str, ...]]
     """The environment with every local path of its pip packages (a wheel, a folder or an editable project
     installed from this machine's disk) replaced by LOCAL_ORIGIN, and the names of those packages: a lock is
     for other machines, where the path means nothing, and it would tell them where your files are."""
-
     names: list[str] = []
     packages = []
     for package in env.packages:

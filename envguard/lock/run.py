@@ -107,7 +107,6 @@ def _live_plan(
     include_local: bool = False,
 ) -> tuple[LockPlan, str, list[str]]:
     """The live environment's plan, its Reproduce line and the warnings reading it gave."""
-
     prefix = resolve_prefix(source)
     env = read_live(prefix)
     warnings: list[str] = []
@@ -139,7 +138,6 @@ def _live_plan(
 def _live_source(source: str | None, prefix: Path, target: str) -> str:
     """How the Reproduce line names a live environment, runnable from the lock's folder: `name:ENV` when conda
     knows it by name, else its path relative to the lock's folder (no machine paths in the lock)."""
-
     if source and source.startswith("name:"):
         return shlex.quote(source)
     resolved = prefix.resolve()
@@ -174,7 +172,6 @@ def _relative(path: Path, target: str) -> str:
 
 
 def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str]) -> LockResult:
-
     name = Path(target).name if target != "-" else "conda-lock.yml"
     text = render_lock(
         plan.envs,
@@ -192,7 +189,6 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str])
 
 
 def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
-
     if len(plan.envs) > 1 and "{platform}" not in target:
         raise UsageError(
             "several platforms need one file each: put `{platform}` in -o (e.g. conda-{platform}.lock)"
@@ -218,7 +214,6 @@ def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
 
 
 def _write_pixi(plan: LockPlan, target: str, reproduce: str) -> LockResult:
-
     rendered = pixiwrite.render(plan.envs, plan.channels, reproduce)
     if target == "-":
         return LockResult((), rendered.text, tuple(rendered.left_out))

@@ -211,7 +211,6 @@ def unregister(prefix: Path) -> None:
 
 
 def _update_registry(change: Callable[[list[str]], list[str]]) -> None:
-
     path = environments_txt()
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path.with_name(".environments.txt.envguard-lock")):

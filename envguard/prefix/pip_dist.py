@@ -56,7 +56,6 @@ def dist_info_dirs(prefix: Path) -> list[Path]:
 def read_pip_packages(prefix: Path, stats: Stats | None = None) -> tuple[list[Package], list[str]]:
     """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own.
     Unchanged dist-infos come from the record cache (envguard.cache.records.read_dists)."""
-
     packages: list[Package] = []
     warnings: list[str] = []
     for data in read_dists(prefix, dist_info_dirs(prefix), READ_FILES, _read_dist, _valid, stats):
@@ -183,7 +182,6 @@ def _archive_sha256(info: object) -> str:
 
 
 def _parse_origin(data: dict[str, object], path: Path, warnings: list[str]) -> PipOrigin | None:
-
     dir_info = data.get("dir_info") or {}
     vcs_info = data.get("vcs_info") or {}
     if (

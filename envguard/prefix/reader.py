@@ -21,9 +21,6 @@ from envguard.prefix.records import iter_records, load_record, record_to_package
 from envguard.specs import spec_name
 from envguard.textio import read_bytes
 
-# What reads a prefix (records, dist-infos, history) is imported where a prefix is read, not served from the
-# whole-environment cache: an unchanged prefix needs none of it.
-
 
 def is_conda_prefix(path: Path) -> bool:
     return (path / "conda-meta").is_dir()
@@ -53,7 +50,6 @@ def read_prefix(
 
 
 def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats | None = None) -> Environment:
-
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
     subdirs: set[str] = set()
@@ -92,7 +88,6 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats 
 
 
 def _history(prefix: Path) -> dict[str, str]:
-
     path = prefix / "conda-meta" / "history"
     try:
         text = read_bytes(path).decode("utf-8", "replace")
@@ -112,7 +107,6 @@ def _channels_in_use(packages: list[Package]) -> tuple[str, ...]:
 
 
 def _read_venv(prefix: Path, virtual: tuple[VirtualPackage, ...]) -> Environment:
-
     pip, warnings = read_pip_packages(prefix)
     return make_environment(
         kind="venv",

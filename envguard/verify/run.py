@@ -96,7 +96,6 @@ class VerifyOptions:
 def read_lock(path: Path, platform: str | None) -> Environment:
     """The lock's environment for the platform (parsed once per exact content, as check parses it); an
     environment.yml or an empty lock is bad input."""
-
     if not path.is_file():
         raise BadInputError(f"{path}: no such lock file; pass --lock FILE (write one with `envguard lock`)")
     env = parse_target(path, platform)
@@ -111,7 +110,6 @@ def read_lock(path: Path, platform: str | None) -> Environment:
 
 def venv_python(env: Environment, path: Path) -> Path:
     """The interpreter a pip-only lock (a venv's) is rebuilt with, or bad input saying why there is none."""
-
     if env.platform and env.platform != current_platform():
         raise BadInputError(
             f"{path}: a pip-only lock for {env.platform} is rebuilt in a venv of that platform's Python; run "
@@ -139,7 +137,6 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
     """Run every stage; a failed stage makes the verdict FAIL (exit 1), operational problems raise (exit
     3). With `later`, the temporary prefix is deleted when that stack closes (the CLI closes it after
     printing the report) instead of before returning."""
-
     env = read_lock(options.lock, options.platform)
     platform = env.platform or options.platform or current_platform()
     pkgs_dir = options.pkgs_dir or default_pkgs_dir()
@@ -169,7 +166,6 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
 
 @contextlib.contextmanager
 def _prefix(keep: bool, later: contextlib.ExitStack | None) -> Iterator[Path]:
-
     with sigterm_as_interrupt():  # Ctrl-C or SIGTERM: the temp folder still goes
         folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
         try:
@@ -257,7 +253,6 @@ class _Run:
         self.stages.append(Stage(name, outcome.status, time.perf_counter() - start, outcome.detail))
 
     def hashes(self) -> Stage:
-
         self.fetched = install.fetch(self.env.packages, self.pkgs_dir, progress=self.progress)
         for archive in self.fetched.mismatches:
             self.mismatches.append(
@@ -275,7 +270,6 @@ class _Run:
         return Stage("hashes", "ok", detail=f"{len(self.fetched.archives)} archive(s) match the lock")
 
     def install(self) -> Stage:
-
         assert self.fetched is not None
         poisoned = install.verify_cache(self.fetched, self.pkgs_dir)
         if poisoned:  # the archives were fine but the cache that would be linked was not: FAIL, naming it
@@ -303,7 +297,6 @@ class _Run:
     def install_venv(self) -> Stage:
         """A pip-only lock: a fresh venv of the locked Python, the locked packages with pip (`--no-deps`,
         hashed ones `--require-hashes`), minus the pip/setuptools the venv brought that the lock lacks."""
-
         assert self.python is not None
         make_venv(self.python, self.prefix)
         self.warnings += install.install(
@@ -318,7 +311,6 @@ class _Run:
         )
 
     def check(self) -> Stage:
-
         live = read_prefix(self.prefix, virtual.detect())
         if {p.subdir for p in live.conda_packages()} <= {"noarch", self.platform}:
             # a noarch-only prefix cannot tell its platform; it was linked for this one
@@ -334,7 +326,6 @@ class _Run:
         return Stage("check", "ok", detail="no drift between the rebuilt environment and the lock")
 
     def run_smoke(self) -> Stage:
-
         if self.platform != current_platform():
             return Stage(
                 "smoke", "skipped", detail=f"{self.platform} environments cannot run on this machine"
@@ -345,7 +336,6 @@ class _Run:
 def smoke_stage(prefix: Path, run: _Run) -> Stage:
     """The DataLoader smoke test in the rebuilt environment's own interpreter; any FAIL finding fails verify.
     Seeded streams are compared with the lock's recorded fingerprints when it has them."""
-
     lock = run.lock_path if run.env.fingerprints is not None else None
     report = run_smoke(SmokeOptions(source=str(prefix), budget_s=run.smoke_budget, lock=lock))
     run.smoke_result = to_dict(report)

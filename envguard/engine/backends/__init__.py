@@ -48,10 +48,8 @@ def select(
 
 
 def embedded_backend(pkgs_dir: Path | None = None, progress: bool | None = None) -> Backend:
-
     return EmbeddedBackend(pkgs_dir, progress=progress)
 
 
 def _cli(tool: str, exe: str) -> Backend:
-
     return CliBackend(tool, exe)

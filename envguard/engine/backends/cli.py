@@ -132,14 +132,12 @@ class CliBackend(Backend):
 
 def _installed(tool: str, prefix: Path) -> tuple[Package, ...]:
     """What the tool installed, read from the prefix's conda-meta (no second tool call that could fail)."""
-
     if not (prefix / "conda-meta").is_dir():
         raise BackendError(f"{tool} create exited 0 but {prefix} is not a conda environment (no conda-meta/)")
     return sort_packages(record_to_package(record) for _path, record in iter_records(prefix))
 
 
 def _native() -> str:
-
     return current_platform()
 
 
@@ -211,7 +209,6 @@ def parse_version(text: str) -> str:
 
 def parse_list(data: Any) -> tuple[Package, ...]:
     """`conda list --json` entries -> packages (sorted as the model sorts)."""
-
     if not isinstance(data, list):
         raise BackendError("conda list --json did not print a list; check the tool's version")
     return sort_packages(_entry(e) for e in data if isinstance(e, Mapping))
@@ -219,7 +216,6 @@ def parse_list(data: Any) -> tuple[Package, ...]:
 
 def parse_actions(data: Mapping[str, Any]) -> tuple[Package, ...]:
     """The LINK actions of `create --dry-run --json` -> packages; FETCH entries add url and hashes."""
-
     actions = data.get("actions") or {}
     if isinstance(actions, list):  # micromamba prints a list of action blocks on some versions
         actions = actions[0] if actions else {}
@@ -260,6 +256,5 @@ __all__ = ["TOOLS", "CliBackend", "parse_actions", "parse_list", "redact"]
 
 def explicit_spec(packages: Sequence[Package], platform: str) -> str:
     """The `@EXPLICIT` file `conda create --file` installs without solving (the one explicit writer)."""
-
     text, _warnings = explicit.render(packages, [f"# platform: {platform}"])
     return text

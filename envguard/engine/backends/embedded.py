@@ -101,13 +101,11 @@ class EmbeddedBackend(Backend):
             ) from exc
 
     def list(self, prefix: Path) -> tuple[Package, ...]:
-
         return tuple(record_to_package(record) for _path, record in iter_records(prefix))
 
 
 def verify_local_archives(packages: Sequence[Package]) -> None:
     """Hash archives that come from file:// channels (rattler does not) against the repodata's sha256."""
-
     local = [p for p in packages if p.url.startswith("file:") and (p.sha256 or p.md5)]  # = local_path's
     bad = [a for a in archives.fetch(local, None) if not a.verified]
     if bad:
@@ -126,7 +124,6 @@ def scrub_credentials(prefix: Path) -> None:
 
 def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package]) -> None:
     """Append a conda-style revision (`+channel/subdir::name-version-build`, `# update specs: [...]`)."""
-
     path = prefix / "conda-meta" / "history"
     try:
         old = path.read_text(encoding="utf-8")

@@ -36,7 +36,6 @@ FIX = "re-create it with `envguard lock` (or conda-lock)"
 def read(path: Path, platform: str | None = None) -> Environment:
     """The lock's environment for `platform` (default: this machine's); a missing platform names the ones
     present."""
-
     target = platform or current_platform()
     envs = read_all(path)
     if target not in envs:
