@@ -9,7 +9,8 @@ from __future__ import annotations
 import click
 
 from envguard.cli.options import output_style, valid_platform
-from envguard.output import Style
+from envguard.findings import exit_code
+from envguard.output import Style, present
 
 
 @click.command("check")
@@ -71,11 +72,14 @@ def command(
     from envguard.check.run import CheckOptions, main
 
     if distributed:
-        from envguard.distributed.run import report_distributed
+        # imported here: the distributed package adds ~30 ms of imports (sources, socket) a plain check skips
+        from envguard.distributed import render
+        from envguard.distributed.run import run_distributed_check
 
-        return report_distributed(
-            source, data_dir=None, seed=0, style=style, output=None, title="check --distributed"
-        )
+        result = run_distributed_check(source, seed=0)
+        if result.rank == 0:  # every rank judges alike; one prints
+            present(render.views(result, "check --distributed"), style, None)
+        return exit_code(result.findings)
     return main(
         CheckOptions(
             source,
