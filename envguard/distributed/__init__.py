@@ -1,2 +1,2 @@
 """`envguard check --distributed` / `smoke --distributed` under torchrun: environments and shards across
-ranks."""
+ranks (measure, records, verdicts, render)."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from envguard.distributed.records import Rank
 from envguard.findings import Finding
 
 
@@ -28,8 +28,10 @@ class ShardCheck:
 
 @dataclass(frozen=True, slots=True)
 class DistributedResult:
+    """This rank's view of the check (every rank judges the same gathered reports)."""
+
     rank: int
     world_size: int
-    ranks: tuple[dict[str, Any], ...]
+    ranks: tuple[Rank, ...]  # by rank
     shards: tuple[ShardCheck, ...]
     findings: tuple[Finding, ...]

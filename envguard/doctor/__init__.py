@@ -1,1 +1,2 @@
-"""`envguard doctor`: the GPU-starvation checklist for a machine and an environment (facts, rules, render)."""
+"""`envguard doctor`: the GPU-starvation checklist for a machine and an environment (measure, records,
+verdicts, render)."""

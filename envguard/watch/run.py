@@ -1,40 +1,33 @@
 """`run_watch`: start COMMAND (or attach to --pid), sample it every interval until it exits, return a
 WatchRun.
 
-COMMAND runs in its own process group with the hook folder on its PYTHONPATH; Ctrl-C and SIGTERM reaching
-envguard are forwarded to that group, and the job's exit status becomes envguard's exit code (a signal N as
-128+N).
+COMMAND runs in its own process group with the hook folder on its PYTHONPATH (job.py); Ctrl-C and SIGTERM
+reaching envguard are forwarded to that group, and the job's exit status becomes envguard's exit code (a
+signal N as 128+N).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, Any, Literal
 
 from envguard.errors import BadInputError, UsageError
-from envguard.watch.model import HookStatus, LoaderTotals, ProcSample, Sample, WatchRun
+from envguard.machine.host import cpu_info
+from envguard.watch import job
+from envguard.watch.job import Output, Sink
+from envguard.watch.records import HookStatus, LoaderTotals, Sample, WatchRun
+from envguard.watch.roles import label, main_pids
 from envguard.watch.sampler import GpuSampler, Sampler
 from envguard.watch.streams import StreamReader
 
-HOOK_DIR = Path(__file__).parent / "hook"
-DIR_ENV = "ENVGUARD_WATCH_DIR"
 HOOK_ENV = "ENVGUARD_WATCH_HOOK"  # 0 turns the in-process hook off, like --no-hook
-STOP_GRACE_S = 5.0
-KILL_AFTER = 3  # Ctrl-C presses after which the job's group gets SIGKILL
-Output = Literal["inherit", "stderr", "pipe"]
-Sink = Callable[[str, bool], None]  # (text, complete line?); incomplete: the latest \r progress segment
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,113 +78,14 @@ def _check_pid(pid: int) -> None:
         raise BadInputError(f"--pid {pid}: not ours to read; run envguard as the job's user") from None
 
 
-def _spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> subprocess.Popen[bytes]:
-    env = dict(os.environ)
-    if folder is not None:
-        env[DIR_ENV] = str(folder)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HOOK_DIR), env.get("PYTHONPATH", "")) if p)
-    streams: dict[str, Any] = {}
-    if output == "stderr":
-        streams = {"stdout": sys.stderr.fileno()}
-    elif output == "pipe":
-        streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-        env.setdefault(
-            "PYTHONUNBUFFERED", "1"
-        )  # a pipe would hold the job's prints back until its buffer fills
-    group: dict[str, Any] = (
-        {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
-    )
-    try:
-        return subprocess.Popen(list(command), env=env, **streams, **group)
-    except OSError as exc:
-        raise BadInputError(f"COMMAND {command[0]!r}: cannot start it ({exc.strerror})") from None
-
-
-def _pump(stream: IO[bytes], sink: Sink) -> threading.Thread:
-    """Forward the job's output line by line; a progress bar redrawn with \r (tqdm) is passed as it stands."""
-
-    def loop() -> None:
-        pending = b""
-        while chunk := os.read(stream.fileno(), 65536):
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                sink(line.rsplit(b"\r", 1)[-1].decode(errors="replace"), True)
-            if b"\r" in pending:
-                head, _, pending = pending.rpartition(b"\r")
-                shown = head.rsplit(b"\r", 1)[-1] or pending
-                sink(shown.decode(errors="replace"), False)
-        if pending:
-            sink(pending.decode(errors="replace"), True)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    return thread
-
-
-@contextmanager
-def _forwarding(child: subprocess.Popen[bytes] | None) -> Iterator[None]:
-    """While watching, Ctrl-C and SIGTERM go to the job's process group; envguard keeps watching it end."""
-    if child is None or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    presses = [0]
-
-    def forward(signum: int, _frame: Any) -> None:
-        presses[0] += 1  # a job that ignores Ctrl-C is killed on the third one
-        with suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL if presses[0] >= KILL_AFTER else signum)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _stop(child: subprocess.Popen[bytes]) -> None:
-    """--duration reached: SIGINT the job's group (as Ctrl-C would), then SIGTERM, then SIGKILL."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(child.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            child.wait(STOP_GRACE_S)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def main_pids(procs: tuple[ProcSample, ...], hooked: set[int]) -> set[int]:
-    """Training processes: those the hook reported from, else the lowest processes that have children
-    (python train.py over its workers; each torchrun rank), else the root."""
-    if hooked:
-        return hooked
-    parents = {p.ppid for p in procs}
-    with_children = {p.pid for p in procs if p.pid in parents}
-    lowest = {
-        pid for pid in with_children if not any(p.ppid == pid and p.pid in with_children for p in procs)
-    }
-    if not procs:
-        return set()
-    return lowest or {procs[0].pid}
-
-
-def label(procs: tuple[ProcSample, ...], mains: set[int]) -> tuple[ProcSample, ...]:
-    """Mark the training processes and their children (DataLoader workers)."""
-    return tuple(
-        replace(p, role="main" if p.pid in mains else "worker" if p.ppid in mains else "other") for p in procs
-    )
-
-
 class _Watch:
+    """The job (started or attached), its samplers and the hook's streams while it is watched."""
+
     def __init__(self, options: WatchOptions, output: Output, sink: Sink | None) -> None:
         hook = options.hook and os.environ.get(HOOK_ENV, "1") != "0" and bool(options.command)
         self.folder = Path(tempfile.mkdtemp(prefix="envguard-watch-")) if hook else None
         try:
-            self.child = _spawn(options.command, self.folder, output) if options.command else None
+            self.child = job.spawn(options.command, self.folder, output) if options.command else None
         except BadInputError:
             if self.folder is not None:
                 shutil.rmtree(self.folder, ignore_errors=True)
@@ -199,7 +93,7 @@ class _Watch:
         self.pid = self.child.pid if self.child is not None else int(options.pid or 0)
         self.pumps = []
         if self.child is not None and output == "pipe" and sink is not None:
-            self.pumps = [_pump(s, sink) for s in (self.child.stdout, self.child.stderr) if s is not None]
+            self.pumps = [job.pump(s, sink) for s in (self.child.stdout, self.child.stderr) if s is not None]
         self.sampler = Sampler(self.pid, options.interval)
         self.gpus = GpuSampler()
         self.reader = StreamReader(self.folder) if self.folder is not None else None
@@ -214,12 +108,7 @@ class _Watch:
             except subprocess.TimeoutExpired:
                 return True
         time.sleep(max(timeout, 0.0))
-        import psutil
-
-        try:
-            return bool(self.sampler.root.status() != psutil.STATUS_ZOMBIE)
-        except psutil.Error:
-            return False
+        return self.sampler.root_alive()
 
     def sample(self, t: float) -> Sample:
         cpu_before = time.process_time()
@@ -252,12 +141,12 @@ def run_watch(
     watch = _Watch(options, output, sink)
     start = time.monotonic()
     try:
-        with _forwarding(watch.child):
+        with job.forwarding(watch.child):
             _loop(watch, options, start, on_sample)
         return _result(watch, options, started, time.monotonic() - start)
     finally:
         if watch.child is not None and watch.child.poll() is None:
-            _stop(watch.child)
+            job.stop(watch.child)
         if watch.folder is not None:
             shutil.rmtree(watch.folder, ignore_errors=True)
 
@@ -274,16 +163,14 @@ def _loop(
             on_sample(sample)
         if options.duration is not None and now - start >= options.duration:
             if watch.child is not None:
-                _stop(watch.child)
+                job.stop(watch.child)
             break
         tick = max(tick + options.interval, time.monotonic() + options.interval / 10)
 
 
 def _result(watch: _Watch, options: WatchOptions, started: str, duration: float) -> WatchRun:
-    from envguard.machine.host import cpu_info
-
-    for pump in watch.pumps:
-        pump.join(timeout=2.0)
+    for thread in watch.pumps:
+        thread.join(timeout=2.0)
     loaders: tuple[LoaderTotals, ...] = ()
     hook = HookStatus(state="off")
     if watch.reader is not None:
@@ -291,10 +178,7 @@ def _result(watch: _Watch, options: WatchOptions, started: str, duration: float)
         loaders = watch.reader.loaders()
         errors = tuple(f"pid {pid}: {text}" for pid, text in sorted(watch.reader.errors.items()))
         hook = HookStatus(state="active" if loaders else "no-loader", errors=errors, env=watch.reader.env())
-    code = None
-    if watch.child is not None:
-        rc = watch.child.wait()
-        code = rc if rc >= 0 else 128 - rc
+    code = job.exit_status(watch.child.wait()) if watch.child is not None else None
     cpus = cpu_info()
     return WatchRun(
         command=options.command,

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from envguard.watch.model import GpuSample, HostSample, ProcSample
+from envguard.watch.records import GpuSample, HostSample, ProcSample
 
 PRESSURE = Path("/proc/pressure")
 USS_BUDGET = 0.005  # CPU seconds per second of interval the sampler may spend reading USS
@@ -52,6 +52,14 @@ class Sampler:
         self._disks: tuple[float, dict[str, int]] = (time.monotonic(), self._disk_bytes())
         psutil.cpu_percent(percpu=True)
         psutil.cpu_times_percent()
+
+    def root_alive(self) -> bool:
+        """Whether the watched process (attached with --pid) still runs."""
+        psutil = self._psutil
+        try:
+            return bool(self.root.status() != psutil.STATUS_ZOMBIE)
+        except psutil.Error:
+            return False
 
     def tree(self) -> list[Any]:
         """The root and its live descendants, reusing Process objects (their CPU counters) across samples."""

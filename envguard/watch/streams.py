@@ -1,12 +1,12 @@
-"""Read the hook's streams: one JSON-lines file per process in the watch folder, each line running totals."""
+"""Follow the hook's streams: one JSON-lines file per process in the watch folder, each line running totals
+(parsed by wire.py)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
-from envguard.watch.model import LoaderTotals
+from envguard.watch.records import JobEnvironment, LoaderTotals
+from envguard.watch.wire import HookLine, WireError, parse_line
 
 
 class StreamReader:
@@ -16,19 +16,20 @@ class StreamReader:
         self.folder = folder
         self._offsets: dict[Path, int] = {}
         self._partial: dict[Path, bytes] = {}
-        self.latest: dict[int, dict[str, Any]] = {}
+        self.latest: dict[int, HookLine] = {}
         self.errors: dict[int, str] = {}
-        self.bad_lines = 0
+        self.bad_lines = 0  # lines (and loader entries) that could not be read
 
     def poll(self) -> None:
         for path in sorted(self.folder.glob("*.jsonl")):
+            offset = self._offsets.get(path, 0)
             try:
                 with path.open("rb") as handle:
-                    handle.seek(self._offsets.get(path, 0))
+                    handle.seek(offset)
                     chunk = handle.read()
             except OSError:
                 continue
-            self._offsets[path] = self._offsets.get(path, 0) + len(chunk)
+            self._offsets[path] = offset + len(chunk)
             data = self._partial.pop(path, b"") + chunk
             *lines, rest = data.split(b"\n")
             if rest:
@@ -36,42 +37,20 @@ class StreamReader:
             for line in lines:
                 self._take(line)
 
-    def _take(self, line: bytes) -> None:
+    def _take(self, raw: bytes) -> None:
         try:
-            record = json.loads(line)
-            pid = int(record["pid"])
-        except (ValueError, KeyError, TypeError):
+            line = parse_line(raw)
+        except WireError:
             self.bad_lines += 1
             return
-        self.latest[pid] = record
-        if record.get("error"):
-            self.errors[pid] = str(record["error"])
+        self.bad_lines += line.bad_loaders
+        self.latest[line.pid] = line
+        if line.error:
+            self.errors[line.pid] = line.error
 
     def loaders(self) -> tuple[LoaderTotals, ...]:
-        out: list[LoaderTotals] = []
-        for pid, record in sorted(self.latest.items()):
-            for item in record.get("loaders") or []:
-                try:
-                    out.append(
-                        LoaderTotals(
-                            pid=pid,
-                            rank=record.get("rank"),
-                            id=int(item["id"]),
-                            settings=dict(item["settings"]),
-                            batches=int(item["batches"]),
-                            epochs=int(item["epochs"]),
-                            wait_s=float(item["wait_s"]),
-                            step_s=float(item["step_s"]),
-                            startup_s=float(item["startup_s"]),
-                            first_s=float(item["first_s"]),
-                        )
-                    )
-                except (KeyError, TypeError, ValueError):
-                    self.bad_lines += 1
-        return tuple(out)
+        return tuple(lt for _pid, line in sorted(self.latest.items()) for lt in line.loaders)
 
-    def env(self) -> dict[str, Any]:
-        for _pid, record in sorted(self.latest.items()):
-            if record.get("env"):
-                return dict(record["env"])
-        return {}
+    def env(self) -> JobEnvironment | None:
+        """The job's environment from the first process (by pid) that reported one."""
+        return next((line.env for _pid, line in sorted(self.latest.items()) if line.env is not None), None)

@@ -7,7 +7,10 @@ from pathlib import Path
 import click
 
 from envguard.cli.options import output_style
-from envguard.output import Style, Views, present
+from envguard.doctor import render
+from envguard.doctor.run import run_doctor
+from envguard.findings import exit_code
+from envguard.output import Style, present, report_on_error
 
 
 @click.command("doctor")
@@ -27,16 +30,7 @@ def command(
 ) -> int:
     """Check GPU, torch/CUDA, CPUs, memory, /dev/shm, open files, the data disk and SOURCE's files (a prefix
     or name:ENV; default: the active environment). Exit 1 when a check FAILs."""
-    from envguard.doctor.render import render
-    from envguard.doctor.run import run_doctor, to_dict
-    from envguard.findings import exit_code, markdown
-    from envguard.output import report_on_error
-
     with report_on_error("doctor", style, output):
         report = run_doctor(source, data_dir, hashes=not no_hashes)
-    present(
-        Views(lambda: to_dict(report), lambda: render(report), lambda: markdown(report.findings)),
-        style,
-        output,
-    )
+    present(render.views(report), style, output)
     return exit_code(report.findings)

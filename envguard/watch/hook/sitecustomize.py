@@ -3,8 +3,9 @@
 It runs under the watched job's own interpreter, so it is standalone: stdlib only, Python 3.8 syntax. It
 chains to any other sitecustomize on the path, then waits for `torch.utils.data.dataloader` to be imported and
 wraps `_BaseDataLoaderIter.__next__` to time, per loader, the wait inside next() against the time between
-calls. Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl. Any
-failure of its own disables it and is written to the stream; it never raises into the user's script.
+calls. Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl
+(read back by envguard/watch/wire.py: a field changed here changes there too). Any failure of its own
+disables it and is written to the stream; it never raises into the user's script.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.watch.conftest import Watch
+from tests.watch.helpers import Watch
 
 
 def _cuda() -> bool:

@@ -1,4 +1,5 @@
-"""Reduce a WatchRun's samples to the figures the diagnosis and the views cite (pure)."""
+"""Reduce a WatchRun to what the verdicts and the views cite (pure): the figures over its steady window, the
+loader it spent its time in with the totals over every loader, and the per-interval timeline."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import itertools
 from dataclasses import dataclass
 from statistics import fmean
 
-from envguard.watch.model import LoaderTotals, Sample, WatchRun
+from envguard.watch.records import HookStatus, LoaderTotals, Sample, WatchRun
 
 MiB = 1024 * 1024
 
@@ -120,9 +121,23 @@ def totals(loaders: tuple[LoaderTotals, ...]) -> tuple[int, float, float]:
     )
 
 
-def timeline(run: WatchRun) -> list[dict[str, float | None]]:
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """One sample's interval: data-wait fraction and batches/s (from the hook's totals), host CPU (percent),
+    the job's cores, GPU utilisation, disk reads."""
+
+    t: float
+    data_wait_fraction: float | None
+    batches_per_s: float | None
+    cpu: float
+    job_cores: float
+    gpu_util: float | None
+    disk_read_mb_s: float
+
+
+def timeline(run: WatchRun) -> tuple[Interval, ...]:
     """Per interval: data-wait fraction and batches/s (from the hook's totals), CPU, GPU util, disk MB/s."""
-    rows: list[dict[str, float | None]] = []
+    rows: list[Interval] = []
     previous = (0, 0.0, 0.0)
     for sample in run.samples:
         batches, wait, loop = totals(sample.loaders)
@@ -130,14 +145,56 @@ def timeline(run: WatchRun) -> list[dict[str, float | None]]:
         previous = (batches, wait, loop)
         gpu = [g.utilization for g in sample.gpus if g.utilization is not None]
         rows.append(
-            {
-                "t": sample.t,
-                "data_wait_fraction": round(d_wait / d_loop, 4) if d_loop > 0 else None,
-                "batches_per_s": round(d_batches / d_loop, 3) if d_loop > 0 else None,
-                "cpu": round(sample.host.cpu, 1),
-                "job_cores": round(sum(p.cpu for p in sample.procs) / 100, 2),
-                "gpu_util": fmean(gpu) if gpu else None,
-                "disk_read_mb_s": round(sum(sample.host.disk_read.values()) / 1e6, 2),
-            }
+            Interval(
+                t=sample.t,
+                data_wait_fraction=round(d_wait / d_loop, 4) if d_loop > 0 else None,
+                batches_per_s=round(d_batches / d_loop, 3) if d_loop > 0 else None,
+                cpu=round(sample.host.cpu, 1),
+                job_cores=round(sum(p.cpu for p in sample.procs) / 100, 2),
+                gpu_util=fmean(gpu) if gpu else None,
+                disk_read_mb_s=round(sum(sample.host.disk_read.values()) / 1e6, 2),
+            )
         )
-    return rows
+    return tuple(rows)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What the verdicts read about a run: its figures, the loader the loop spent most time in (None without
+    loader timing) and the totals over every loader, the CPUs, the hook and what the GPU sampling saw."""
+
+    figures: Figures
+    loader: LoaderTotals | None
+    batches: int
+    wait_s: float
+    loop_s: float
+    usable_cpus: int
+    hook: HookStatus
+    workers_seen: bool  # a DataLoader worker process was sampled
+    gpus_sampled: bool
+    gpu_used: bool  # a GPU ran one of the job's processes
+    gpu_note: str  # why there is no GPU data
+
+
+def dominant(loaders: tuple[LoaderTotals, ...]) -> LoaderTotals | None:
+    """The loader the loop spent the most time in (the training loader, usually)."""
+    return max(loaders, key=lambda lt: lt.loop_s, default=None)
+
+
+def summarize(run: WatchRun) -> Summary:
+    """The run as the verdicts read it; the loader totals are the final ones, else the last sample's."""
+    loaders = run.loaders or (run.samples[-1].loaders if run.samples else ())
+    batches, wait, loop = totals(loaders)
+    return Summary(
+        figures=figures(run),
+        loader=dominant(loaders),
+        batches=batches,
+        wait_s=wait,
+        loop_s=loop,
+        usable_cpus=run.usable_cpus,
+        hook=run.hook,
+        workers_seen=any(p.role == "worker" for s in run.samples for p in s.procs),
+        gpus_sampled=any(s.gpus for s in run.samples),
+        gpu_used=any(g.used_by_tree for s in run.samples for g in s.gpus),
+        gpu_note=run.gpu_note,
+    )

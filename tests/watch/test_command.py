@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.watch.conftest import Watch, run_envguard
+from tests.watch.helpers import Watch, run_envguard
 
 NO_TORCH = """
 import subprocess, sys, time

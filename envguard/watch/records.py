@@ -1,5 +1,5 @@
-"""The values `envguard watch` produces: one sample per interval (process tree, host, GPUs, loader totals) and
-the whole run. Frozen and JSON-ready through dataclasses.asdict."""
+"""What `envguard watch` measured (frozen records): one sample per interval (process tree, host, GPUs, the
+hook's loader totals) and the whole run. JSON-ready through dataclasses.asdict."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Role = Literal["main", "worker", "other"]
-SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +60,23 @@ class GpuSample:
 
 
 @dataclass(frozen=True, slots=True)
+class LoaderSettings:
+    """A DataLoader's settings as the hook read them off the loader (None: not set or not readable)."""
+
+    num_workers: int | None = None
+    pin_memory: bool | None = None
+    persistent_workers: bool | None = None
+    prefetch_factor: int | None = None  # None without workers: unused there
+    batch_size: int | None = None
+    dataset: str | None = None  # the dataset's type name
+
+    @property
+    def workers(self) -> int:
+        """Worker processes (0: loading in the main process)."""
+        return self.num_workers or 0
+
+
+@dataclass(frozen=True, slots=True)
 class LoaderTotals:
     """Running totals from the in-process hook for one DataLoader of one process (steady state: after the
     first batch of each epoch, which is kept apart as start-up)."""
@@ -68,7 +84,7 @@ class LoaderTotals:
     pid: int
     rank: int | None
     id: int
-    settings: dict[str, object]
+    settings: LoaderSettings
     batches: int
     epochs: int
     wait_s: float
@@ -95,12 +111,26 @@ class Sample:
 
 
 @dataclass(frozen=True, slots=True)
+class JobEnvironment:
+    """The watched job's interpreter and libraries, read by the hook inside it."""
+
+    python: str | None = None
+    executable: str | None = None
+    torch: str | None = None
+    torch_cuda: str | None = None  # None: a CPU build
+    torch_git: str | None = None
+    numpy: str | None = None
+    cuda_visible_devices: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HookStatus:
-    """What the in-process hook did: off (--no-hook / --pid), waiting (no DataLoader seen), active; errors."""
+    """What the in-process hook did: off (--no-hook / --pid), waiting (no DataLoader seen), active; errors;
+    the job's environment once a DataLoader was iterated."""
 
     state: Literal["off", "no-loader", "active"]
     errors: tuple[str, ...] = ()
-    env: dict[str, object] = field(default_factory=dict)
+    env: JobEnvironment | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
-"""What doctor measured about the machine and the environment (the input of its rules)."""
+"""What doctor measured about the machine and the environment (its records), and the result it returns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from envguard.findings import Finding
 from envguard.machine.coldread import Latency
 from envguard.machine.disk import DiskInfo
 from envguard.machine.gpu import DriverPresence, NvmlReport
@@ -34,3 +35,12 @@ class DoctorFacts:
     ranks: int = 1  # training processes per node: LOCAL_WORLD_SIZE, else visible GPUs
     ranks_source: str = "one process"
     latency: Latency | None = None  # measured read latency of the data folder
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """`envguard doctor`'s result: the facts, the num_workers it recommends and the checklist."""
+
+    facts: DoctorFacts
+    recommended_workers: int
+    findings: tuple[Finding, ...]

@@ -1,5 +1,6 @@
-"""What bounds the watched run and what to change, with the expected gain; each verdict cites its numbers
-(pure).
+"""Watch's verdict on the input pipeline (pure, over the run's Summary): is the loop waiting for data, why
+(workers computing, all cores busy, the disk, latency, loading in the main process) and what to change, with
+the expected gain.
 
 Throughput model (../shared/reference/dataloader.md): the loop runs at min(consumer, producer) where the
 consumer rate is 1 / step time and the producer rate is what the loaders deliver. CPU-bound workers deliver in
@@ -9,52 +10,20 @@ proportion to the cores they get; latency-bound workers (sleeping on I/O) in pro
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from envguard.findings import Finding
-from envguard.output import human_bytes
-from envguard.watch.model import LoaderTotals, WatchRun
-from envguard.watch.stats import Figures, MiB, figures, totals
+from envguard.watch.records import LoaderTotals
+from envguard.watch.result import Advice, Diagnosis
+from envguard.watch.summary import Figures, Summary
 
 INPUT_BOUND = 0.10  # data wait at or above this share of the loop: the input pipeline is the bottleneck
 CPU_BOUND = 60.0  # mean worker CPU (percent of a core) at or above which workers are computing, not waiting
 MIN_BATCHES = 20
 MIN_LOOP_S = 2.0
-GROWTH_BYTES = 64 * MiB
-GROWTH_SHARE = 0.2
-
-
-@dataclass(frozen=True, slots=True)
-class Recommendation:
-    setting: str
-    value: int | None
-    text: str
-    expected_speedup: float | None  # batches/s after / before, 1.0 or more
-
-
-@dataclass(frozen=True, slots=True)
-class Diagnosis:
-    verdict: str  # input-bound | not input-bound | too short to judge | no loader timing
-    cause: str  # cpu | all-cores-busy | io | latency | "" when not input-bound
-    headline: str
-    data_wait_fraction: float | None
-    batches_per_s: float | None
-    findings: tuple[Finding, ...]
-    recommendation: Recommendation | None
 
 
 def _cores(value: float) -> str:
     return f"{value:.1f}"
-
-
-def dominant(loaders: tuple[LoaderTotals, ...]) -> LoaderTotals | None:
-    """The loader the loop spent the most time in (the training loader, usually)."""
-    return max(loaders, key=lambda lt: lt.loop_s, default=None)
-
-
-def _workers(loader: LoaderTotals) -> int:
-    value = loader.settings.get("num_workers")
-    return value if isinstance(value, int) else 0
 
 
 def _workers_text(fig: Figures) -> str:
@@ -86,9 +55,9 @@ def _reads(fig: Figures) -> str:
     )
 
 
-def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Recommendation | None]:
+def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Advice | None]:
     """Workers computing: more of them while the job leaves cores unused; else make each batch cheaper."""
-    n = _workers(loader)
+    n = loader.settings.workers
     producer = loader.batches / loader.loop_s
     consumer = loader.batches / loader.step_s if loader.step_s > 0 else math.inf
     spare = usable - fig.job_cores  # cores the job leaves unused
@@ -104,7 +73,7 @@ def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Re
             if others >= 0.5
             else f"the job already uses {_cores(fig.job_cores)} of {usable} cores"
         )
-        return "all-cores-busy", Recommendation(
+        return "all-cores-busy", Advice(
             "augmentation",
             None,
             f"{why}: more workers cannot help; make each batch cheaper (vectorise the augmentation, run it "
@@ -117,12 +86,12 @@ def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Re
         f"num_workers={k} (from {n}): {_cores(spare)} of {usable} cores unused by the job{busy}; expected "
         f"~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} batches/s)"
     )
-    return "cpu", Recommendation("num_workers", k, text, round(speedup, 3))
+    return "cpu", Advice("num_workers", k, text, round(speedup, 3))
 
 
-def _waiting(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Recommendation | None]:
+def _waiting(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Advice | None]:
     """Workers mostly off the CPU: the disk (iowait, D state) or latency (remote storage, sleeps)."""
-    n = max(1, _workers(loader))
+    n = max(1, loader.settings.workers)
     producer = loader.batches / loader.loop_s
     consumer = loader.batches / loader.step_s if loader.step_s > 0 else math.inf
     disk = (fig.iowait or 0.0) >= 10.0 or fig.dstate >= 0.2
@@ -132,7 +101,7 @@ def _waiting(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Reco
             f"{fig.disk_read / 1e6:.1f} MB/s (peak {fig.disk_peak / 1e6:.1f}); move the data to local SSD or "
             "tmpfs, pack small files into larger shards; add workers only if the disk has headroom"
         )
-        return "io", Recommendation("storage", None, text, None)
+        return "io", Advice("storage", None, text, None)
     ratio = consumer / producer if math.isfinite(consumer) else 2.0
     cpu_room = usable / fig.job_cores if fig.job_cores > 0 else ratio
     k = max(n + 1, math.ceil(n * min(ratio, cpu_room, 4.0)))
@@ -143,10 +112,10 @@ def _waiting(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Reco
         f"of them overlap the waits; expected ~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} "
         "batches/s); also: local SSD/tmpfs or larger files if the data is remote"
     )
-    return "latency", Recommendation("num_workers", k, text, round(speedup, 3))
+    return "latency", Advice("num_workers", k, text, round(speedup, 3))
 
 
-def _in_main(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Recommendation | None]:
+def _in_main(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Advice | None]:
     """num_workers=0: the main process loads between steps; workers run loading alongside the step."""
     per_batch, step = loader.wait_s / loader.batches, loader.step_s / loader.batches
     k = max(1, min(usable - 1 if usable > 1 else 1, math.ceil(per_batch / step) if step > 0 else usable))
@@ -157,21 +126,22 @@ def _in_main(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Reco
         f"num_workers={k} (from 0): the main process spends {per_batch * 1e3:.1f} ms per batch loading "
         f"between {step * 1e3:.1f} ms steps; expected ~{speedup:.2f}x"
     )
-    return "in-main", Recommendation("num_workers", k, text, round(speedup, 3))
+    return "in-main", Advice("num_workers", k, text, round(speedup, 3))
 
 
-def _input(run: WatchRun, loader: LoaderTotals, fig: Figures, fraction: float) -> Diagnosis:
-    n = _workers(loader)
+def _input(summary: Summary, loader: LoaderTotals, fraction: float) -> Diagnosis:
+    fig, usable = summary.figures, summary.usable_cpus
+    n = loader.settings.workers
     if n == 0:
-        cause, rec = _in_main(loader, fig, run.usable_cpus)
+        cause, advice = _in_main(loader, fig, usable)
     elif (fig.worker_cpu or 0.0) >= CPU_BOUND or fig.runnable >= 0.5:
-        cause, rec = _cpu_bound(loader, fig, run.usable_cpus)
+        cause, advice = _cpu_bound(loader, fig, usable)
     else:
-        cause, rec = _waiting(loader, fig, run.usable_cpus)
-    idle = max(0.0, run.usable_cpus - fig.busy_cores)
+        cause, advice = _waiting(loader, fig, usable)
+    idle = max(0.0, usable - fig.busy_cores)
     headline = (
         f"input-bound: the loop waits for data {fraction:.0%} of the time; {_workers_text(fig)}; "
-        f"{_cores(idle)} of {run.usable_cpus} cores idle"
+        f"{_cores(idle)} of {usable} cores idle"
     )
     evidence = (
         f"wait {loader.wait_s:.1f} s of {loader.loop_s:.1f} s loop over {loader.batches} batches "
@@ -185,117 +155,39 @@ def _input(run: WatchRun, loader: LoaderTotals, fig: Figures, fraction: float) -
         "latency": "I/O/latency-bound workers",
         "in-main": "loading in the main process",
     }[cause]
-    findings = [
-        Finding(
-            "input pipeline",
-            f"input-bound: {label}",
-            "FAIL" if fraction >= 0.3 else "WARN",
-            evidence,
-            rec.text if rec else "",
-        )
-    ]
-    return Diagnosis("input-bound", cause, headline, round(fraction, 4), _rate(loader), tuple(findings), rec)
+    finding = Finding(
+        "input pipeline",
+        f"input-bound: {label}",
+        "FAIL" if fraction >= 0.3 else "WARN",
+        evidence,
+        advice.text if advice else "",
+    )
+    return Diagnosis("input-bound", cause, headline, round(fraction, 4), _rate(loader), (finding,), advice)
 
 
 def _rate(loader: LoaderTotals) -> float | None:
     return round(loader.batches / loader.loop_s, 3) if loader.loop_s > 0 else None
 
 
-def _memory(run: WatchRun, fig: Figures) -> list[Finding]:
-    out: list[Finding] = []
-    if fig.worker_growth >= GROWTH_BYTES and fig.worker_growth >= GROWTH_SHARE * fig.worker_first_uss:
-        per_min = fig.worker_growth / max(fig.worker_growth_s, 1e-9) * 60
-        out.append(
-            Finding(
-                "memory",
-                "worker memory growth",
-                "WARN",
-                f"a worker's USS grew {human_bytes(fig.worker_growth)} in {fig.worker_growth_s:.1f} s "
-                f"(from {human_bytes(fig.worker_first_uss)}, {human_bytes(per_min)}/min)",
-                "copy-on-read (pytorch#13246): hold the dataset's Python lists/dicts as numpy arrays or one "
-                "bytes "
-                "buffer; check for caches that grow per sample",
-            )
-        )
-    elif any(p.role == "worker" for s in run.samples for p in s.procs):
-        out.append(
-            Finding(
-                "memory",
-                "worker memory growth",
-                "PASS",
-                f"largest worker USS growth {human_bytes(fig.worker_growth)}",
-            )
-        )
-    if fig.shm_peak is not None and fig.shm_peak >= 0.8:
-        out.append(
-            Finding(
-                "memory",
-                "/dev/shm",
-                "WARN",
-                f"/dev/shm {fig.shm_peak:.0%} full at its peak",
-                "enlarge it (docker --shm-size) or lower num_workers x prefetch_factor",
-            )
-        )
-    if fig.mem_available_min < 0.1 or fig.swap_growth > 64 * MiB:
-        out.append(
-            Finding(
-                "memory",
-                "RAM",
-                "WARN",
-                f"available RAM fell to {fig.mem_available_min:.0%}; "
-                f"swap grew {human_bytes(fig.swap_growth)}",
-                "fewer workers or a smaller prefetch_factor; fix growing workers first",
-            )
-        )
-    return out
+NO_TIMING = {
+    "off": "the in-process hook was off (--no-hook or --pid)",
+    "no-loader": "no torch DataLoader was iterated",
+}
 
 
-def _hook(run: WatchRun) -> list[Finding]:
-    out = [
-        Finding(
-            "hook",
-            "in-process hook",
-            "WARN",
-            error,
-            "report it; the run was not affected, only the DataLoader timing is missing from then on",
-        )
-        for error in run.hook.errors
-    ]
-    return out
-
-
-def _gpu(run: WatchRun, fig: Figures, loader: LoaderTotals | None) -> list[Finding]:
-    if not any(s.gpus for s in run.samples):
-        return [Finding("GPU", "GPU", "INFO", run.gpu_note or "no GPU")]
-    out = [Finding("GPU", "GPU utilisation", "INFO", f"mean {fig.gpu_util or 0:.0f}% over the steady window")]
-    used = any(g.used_by_tree for s in run.samples for g in s.gpus)
-    if loader is not None and used and not loader.settings.get("pin_memory"):
-        out.append(
-            Finding(
-                "GPU",
-                "host -> device copies",
-                "WARN",
-                "pin_memory=False on a GPU run",
-                "DataLoader(pin_memory=True) and .to(device, non_blocking=True)",
-            )
-        )
-    return out
-
-
-def diagnose(run: WatchRun) -> Diagnosis:
-    fig = figures(run)
-    loaders = run.loaders or (run.samples[-1].loaders if run.samples else ())
-    loader = dominant(loaders)
-    extra = _memory(run, fig) + _gpu(run, fig, loader) + _hook(run)
-    batches, wait, loop = totals(loaders)
+def pipeline_diagnosis(summary: Summary) -> Diagnosis:
+    """The input pipeline's verdict: no loader timing, too short to judge, not input-bound, or input-bound
+    with its cause and the advice (its one finding first; the other concerns' findings are added by
+    `verdicts.judge`)."""
+    fig, loader = summary.figures, summary.loader
+    batches, wait, loop = summary.batches, summary.wait_s, summary.loop_s
     if loader is None or batches == 0:
-        why = {
-            "off": "the in-process hook was off (--no-hook or --pid)",
-            "no-loader": "no torch DataLoader was iterated",
-        }.get(run.hook.state, "no loader data")
-        headline = f"no loader timing: {why}; the job used {_cores(fig.job_cores)} of {run.usable_cpus} cores"
+        why = NO_TIMING.get(summary.hook.state, "no loader data")
+        headline = (
+            f"no loader timing: {why}; the job used {_cores(fig.job_cores)} of {summary.usable_cpus} cores"
+        )
         finding = Finding("input pipeline", "data wait", "INFO", headline)
-        return Diagnosis("no loader timing", "", headline, None, None, (finding, *extra), None)
+        return Diagnosis("no loader timing", "", headline, None, None, (finding,), None)
     fraction = wait / loop
     if batches < MIN_BATCHES or loop < MIN_LOOP_S:
         headline = (
@@ -305,34 +197,20 @@ def diagnose(run: WatchRun) -> Diagnosis:
             "input pipeline", "data wait", "INFO", headline, "watch a longer stretch of training"
         )
         return Diagnosis(
-            "too short to judge", "", headline, round(fraction, 4), _rate(loader), (finding, *extra), None
+            "too short to judge", "", headline, round(fraction, 4), _rate(loader), (finding,), None
         )
     if fraction < INPUT_BOUND:
         gpu = f"; GPU {fig.gpu_util:.0f}% busy" if fig.gpu_util is not None else ""
         headline = f"not input-bound: the loop waits for data {fraction:.0%} of the time{gpu}"
-        finding = Finding(
-            "input pipeline",
-            "data wait",
-            "PASS",
-            f"wait {wait:.2f} s of {loop:.1f} s loop over {batches} batches{gpu}",
-            "",
-        )
+        evidence = f"wait {wait:.2f} s of {loop:.1f} s loop over {batches} batches{gpu}"
+        finding = Finding("input pipeline", "data wait", "PASS", evidence, "")
         return Diagnosis(
             "not input-bound",
             "",
             headline + "; nothing to fix in the input pipeline",
             round(fraction, 4),
             _rate(loader),
-            (finding, *extra),
+            (finding,),
             None,
         )
-    result = _input(run, loader, fig, fraction)
-    return Diagnosis(
-        result.verdict,
-        result.cause,
-        result.headline,
-        result.data_wait_fraction,
-        result.batches_per_s,
-        result.findings + tuple(extra),
-        result.recommendation,
-    )
+    return _input(summary, loader, fraction)

@@ -3,7 +3,7 @@ holds."""
 
 from __future__ import annotations
 
-from tests.watch.conftest import Watch, Watched
+from tests.watch.helpers import Watch, Watched
 
 AUGMENT = ("--cpu-ms", "10", "--step-ms", "10")  # 40 ms of augmentation per batch, a 10 ms step
 

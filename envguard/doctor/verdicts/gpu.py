@@ -1,4 +1,4 @@
-"""Doctor verdicts for the GPU and torch/CUDA compatibility (pure). Every finding says what to do."""
+"""Doctor's verdicts on the GPU and torch/CUDA compatibility (pure). Every finding says what to do."""
 
 from __future__ import annotations
 

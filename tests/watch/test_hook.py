@@ -1,0 +1,121 @@
+"""The in-process hook in a real interpreter: it times each loader per epoch, does nothing when envguard is
+not listening, survives its folder vanishing, and writes one stream per torchrun rank."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envguard.watch.job import DIR_ENV, HOOK_DIR
+from envguard.watch.streams import StreamReader
+
+EPOCHS = """
+import time, torch
+from torch.utils.data import DataLoader
+start = time.perf_counter()
+loader = DataLoader(list(range(40)), batch_size=4, num_workers=0)
+for epoch in range(2):
+    for batch in loader:
+        time.sleep(0.01)
+print("WALL", time.perf_counter() - start)
+"""
+
+
+def _hooked(script: Path, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(HOOK_DIR))
+    env[DIR_ENV] = str(folder)
+    return subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def test_hook_times_each_loader_per_epoch(tmp_path: Path) -> None:
+    script = tmp_path / "epochs.py"
+    script.write_text(EPOCHS)
+    folder = tmp_path / "streams"
+    folder.mkdir()
+    done = _hooked(script, folder)
+    assert done.returncode == 0, done.stderr
+    wall = float(done.stdout.split()[-1])
+    reader = StreamReader(folder)
+    reader.poll()
+    (loader,) = reader.loaders()
+    assert loader.epochs == 2
+    assert loader.batches == 2 * (10 - 1)  # each epoch's first batch is start-up, kept apart
+    assert loader.settings.num_workers == 0 and loader.settings.batch_size == 4
+    assert loader.settings.dataset == "list" and loader.settings.prefetch_factor is None
+    assert 2 * 9 * 0.01 <= loader.step_s <= wall  # the 10 ms steps, inside the wall time
+    assert 0.0 <= loader.wait_s <= loader.step_s  # in-process list loading is quick next to the step
+    env = reader.env()
+    assert env is not None and env.torch is not None and env.torch.startswith("2.")
+    assert env.executable == sys.executable
+    assert reader.errors == {} and reader.bad_lines == 0
+
+
+def test_hook_does_nothing_when_envguard_is_gone(tmp_path: Path) -> None:
+    script = tmp_path / "epochs.py"
+    script.write_text(EPOCHS)
+    done = _hooked(script, tmp_path / "missing")
+    assert done.returncode == 0 and "WALL" in done.stdout, done.stderr
+    assert not (tmp_path / "missing").exists()
+
+
+def test_hook_survives_its_folder_vanishing_mid_run(tmp_path: Path) -> None:
+    folder = tmp_path / "streams"
+    folder.mkdir()
+    script = tmp_path / "vanish.py"
+    script.write_text(
+        "import shutil, sys, time\nfrom torch.utils.data import DataLoader\n"
+        "for i, b in enumerate(DataLoader(list(range(400)), batch_size=2)):\n"
+        "    time.sleep(0.005)\n    if i == 20: shutil.rmtree(sys.argv[1])\nprint('finished', i)\n"
+    )
+    done = _hooked(script, folder, str(folder))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "finished 199"
+    assert done.stderr == ""
+
+
+@pytest.mark.skipif(
+    shutil.which("torchrun") is None and not (Path(sys.executable).parent / "torchrun").exists(),
+    reason="torchrun not installed",
+)
+def test_torchrun_gives_one_stream_per_rank(tmp_path: Path) -> None:
+    script = tmp_path / "ranks.py"
+    script.write_text(
+        "import time\nfrom torch.utils.data import DataLoader\n"
+        "for b in DataLoader(list(range(60)), batch_size=2):\n    time.sleep(0.01)\n"
+    )
+    out = tmp_path / "w.json"
+    torchrun = str(Path(sys.executable).parent / "torchrun")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "envguard",
+            "watch",
+            "--interval",
+            "0.5",
+            "--json",
+            "-o",
+            str(out),
+            "--",
+            torchrun,
+            "--standalone",
+            "--nproc-per-node=2",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    loaders = json.loads(out.read_text())["run"]["loaders"]
+    assert sorted(lt["rank"] for lt in loaders) == [0, 1]
+    assert len({lt["pid"] for lt in loaders}) == 2
+    assert all(lt["batches"] == 29 for lt in loaders)

@@ -1,0 +1,80 @@
+"""Watch's views over a hand-built run: the JSON body's shape (schema_version added once by output, the job's
+environment, each loader's data wait, the timeline, the raw samples), the 80-column report and Markdown."""
+
+from __future__ import annotations
+
+import json
+
+from envguard.output import render as present_as
+from envguard.watch import render
+from envguard.watch.records import HookStatus, JobEnvironment, WatchRun
+from envguard.watch.result import WatchResult
+from envguard.watch.verdicts import watch_result
+from tests.watch.helpers import loader, proc, run, sample
+
+ENV = JobEnvironment("3.11.7", "/env/bin/python", "2.3.1+cu121", "12.1", "abc", "1.26.4", None)
+ACTIVE = HookStatus("active", (), ENV)
+
+
+def watched(hook: HookStatus) -> WatchRun:
+    samples = tuple(
+        sample(
+            float(t), (proc(10, 1, "main", 40.0), proc(11, 10, "worker", 5.0)), (loader(t * 25, t * 1.5, t),)
+        )
+        for t in range(1, 5)
+    )
+    return run(samples, hook=hook)
+
+
+def result(hook: HookStatus = ACTIVE) -> WatchResult:
+    return watch_result(watched(hook))
+
+
+def test_json_document_shape() -> None:
+    document = json.loads(present_as(render.views(result()), "json"))
+    assert list(document) == [
+        "schema_version",
+        "run",
+        "environment",
+        "data_wait_fraction",
+        "diagnosis",
+        "timeline",
+        "samples",
+    ]
+    assert document["schema_version"] == 1 and "schema_version" not in render.to_dict(result())
+    assert document["environment"] == document["run"]["hook"]["env"]
+    assert document["environment"]["torch_cuda"] == "12.1"
+    (totals,) = document["run"]["loaders"]
+    assert totals["data_wait_fraction"] == 0.6 and totals["settings"]["num_workers"] == 2
+    assert "samples" not in document["run"] and len(document["samples"]) == 4
+    assert list(document["timeline"][0]) == [
+        "t",
+        "data_wait_fraction",
+        "batches_per_s",
+        "cpu",
+        "job_cores",
+        "gpu_util",
+        "disk_read_mb_s",
+    ]
+    assert document["diagnosis"]["recommendation"]["setting"] == "num_workers"
+
+
+def test_without_hook_data_the_environment_is_empty() -> None:
+    body = json.loads(present_as(render.views(result(HookStatus("no-loader"))), "json"))
+    assert body["environment"] == {} and body["run"]["hook"] == {
+        "state": "no-loader",
+        "errors": [],
+        "env": {},
+    }
+    assert "environment: unknown" in render.human(result(HookStatus("no-loader")))
+
+
+def test_report_and_markdown() -> None:
+    text = render.human(result())
+    assert text.startswith("envguard watch: python train.py\n  python 3.11.7, torch 2.3.1+cu121 (CUDA 12.1)")
+    assert "\ninput-bound: the loop waits for data 60% of the time" in text and "\n-> num_workers=" in text
+    assert "num_workers=2 batch_size=4 pin_memory=False" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+    markdown = render.markdown(result())
+    assert markdown.startswith("### envguard watch: `python train.py`\n\n_python 3.11.7")
+    assert "\nFix: num_workers=" in markdown and "| Status | Category |" in markdown
