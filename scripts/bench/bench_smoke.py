@@ -40,7 +40,7 @@ def loader_run(workers: int) -> dict[str, float]:
     """One timed configuration with the in-environment module, judged by envguard's analysis."""
     from envguard.smoke.envguard_smoke import planner
     from envguard.smoke.envguard_smoke.datasets import IOBound
-    from envguard.smoke.envguard_smoke.throughput import measure
+    from envguard.smoke.envguard_smoke.timing import measure
     from envguard.smoke.throughput import steady_rate
 
     lanes = max(workers, 1)

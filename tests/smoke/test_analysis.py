@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from envguard.machine.host import ShmInfo, shm_info
 from envguard.model import Fingerprints
 from envguard.smoke import gpu_verdicts, throughput, verdicts
-from envguard.smoke.envguard_smoke import throughput as timing
+from envguard.smoke.envguard_smoke import timing
 from envguard.smoke.envguard_smoke.datasets import IOBound
 from envguard.smoke.report import DatasetResult, SweepRow
 

@@ -8,7 +8,7 @@ import pytest
 
 from envguard.smoke import determinism as judge
 from envguard.smoke.envguard_smoke import canonical, datasets
-from envguard.smoke.envguard_smoke import determinism as runs
+from envguard.smoke.envguard_smoke import seeded_runs as runs
 from tests import smoke_planted
 
 

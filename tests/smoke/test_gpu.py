@@ -14,7 +14,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from envguard.smoke import gpu_verdicts
-from envguard.smoke.envguard_smoke import gpu
+from envguard.smoke.envguard_smoke import gpu_phase as gpu
 from envguard.smoke.envguard_smoke import main as smoke_main
 from envguard.smoke.envguard_smoke.datasets import IOBound
 from tests import smoke_planted

@@ -16,7 +16,7 @@ from tests.helpers import REPO
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
 sys.path.insert(0, str(runner.PACKAGE_PARENT))  # the in-environment package, as the module imports itself
-from envguard_smoke import loader as user_loader  # noqa: E402
+from envguard_smoke import user_loader  # noqa: E402
 
 IDENTITY = "identity by index through your collate_fn"
 SET_EPOCH = "set_epoch reaches the workers"

@@ -16,14 +16,14 @@ from tests.helpers import REPO
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
 sys.path.insert(0, str(runner.PACKAGE_PARENT))  # the in-environment package, as the module imports itself
-from envguard_smoke import memory  # noqa: E402
+from envguard_smoke import worker_memory  # noqa: E402
 
 sys.path.insert(0, str(PLANTED.parent))
 import pipeline_planted as planted  # noqa: E402
 
 
 def measured(name: str, indices: int = 16384, **kwargs: Any) -> dict[str, Any]:
-    return memory.measure(
+    return worker_memory.measure(
         getattr(planted, name)(**kwargs),
         workers=2,
         indices=indices,

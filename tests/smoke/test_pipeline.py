@@ -16,8 +16,12 @@ from tests.helpers import REPO, by_check, envguard, smoke_json
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
 sys.path.insert(0, str(runner.PACKAGE_PARENT))  # the in-environment package, as the module imports itself
-from envguard_smoke import crossproc, memory, pickling  # noqa: E402
-from envguard_smoke import loader as user_loader  # noqa: E402
+from envguard_smoke import (  # noqa: E402
+    crossproc,
+    pickling,
+    user_loader,
+    worker_memory,
+)
 
 sys.path.insert(0, str(PLANTED.parent))
 import pipeline_planted as planted  # noqa: E402
@@ -191,12 +195,12 @@ def test_bad_loader_functions_are_one_line_exit_2(
 
 # -- per-worker memory
 # -------------------------------------------------------------------------------------------
-def worker_memory(name: str) -> tuple[dict[str, Any], list[Any]]:
+def judged_memory(name: str) -> tuple[dict[str, Any], list[Any]]:
     import time
 
     from envguard.machine.host import memory_info
 
-    record = memory.measure(
+    record = worker_memory.measure(
         getattr(planted, name)(),
         workers=2,
         indices=16384,
@@ -208,7 +212,7 @@ def worker_memory(name: str) -> tuple[dict[str, Any], list[Any]]:
 
 
 def test_large_python_list_warns_with_a_projection() -> None:
-    record, (finding,) = worker_memory("PathList")
+    record, (finding,) = judged_memory("PathList")
     assert finding.status == "WARN", finding
     assert "8 workers x 8 local ranks" in finding.evidence and "GiB available" in finding.evidence
     assert "dataset.samples (list of 400,000 str)" in finding.evidence and "numpy array" in finding.fix
@@ -216,7 +220,7 @@ def test_large_python_list_warns_with_a_projection() -> None:
 
 
 def test_numpy_array_twin_passes() -> None:
-    record, (finding,) = worker_memory("PathArray")
+    record, (finding,) = judged_memory("PathArray")
     assert finding.status == "PASS", finding
     assert record["culprits"] == []
 
@@ -227,4 +231,6 @@ def test_iterable_loader_has_no_order_verdict_and_its_local_class_is_named() -> 
     assert order.status == "INFO" and "IterableDataset" in order.evidence
     (problem,) = pickling.check(pickling.parts_of(built))["problems"]
     assert "a class defined inside a function" in problem["name"] and "module level" in problem["fix"]
-    assert memory.measure(built.dataset, workers=1, indices=64, batch_size=8, seed=0, deadline=0.0) == {}
+    assert (
+        worker_memory.measure(built.dataset, workers=1, indices=64, batch_size=8, seed=0, deadline=0.0) == {}
+    )

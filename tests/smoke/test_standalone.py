@@ -42,7 +42,7 @@ def test_runs_as_a_top_level_package_and_reports_missing_torch(tmp_path: Path) -
 
 
 SHORT_FUNCTIONS = [
-    PACKAGE / "throughput.py",
+    PACKAGE / "timing.py",
     PACKAGE / "planner.py",
     PACKAGE / "profiling.py",
     PACKAGE.parent / "throughput.py",

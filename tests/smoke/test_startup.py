@@ -14,8 +14,11 @@ from tests.helpers import REPO, by_check, smoke_json
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
 sys.path.insert(0, str(runner.PACKAGE_PARENT))  # the in-environment package, as the module imports itself
-from envguard_smoke import loader as user_loader  # noqa: E402
-from envguard_smoke import pickling, startup  # noqa: E402
+from envguard_smoke import (  # noqa: E402
+    pickling,
+    startup,
+    user_loader,
+)
 
 CHECK = "worker start-up per start method"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from envguard.smoke import throughput, verdicts
 from envguard.smoke.envguard_smoke.datasets import CPUBound
-from envguard.smoke.envguard_smoke.throughput import measure
+from envguard.smoke.envguard_smoke.timing import measure
 
 BATCH = 32
 

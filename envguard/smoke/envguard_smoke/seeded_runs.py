@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 from torch.utils.data import DataLoader
 
-from . import watch
+from . import heartbeat
 from .canonical import digest, stream_digest
 from .datasets import (
     Observed,
@@ -40,7 +40,7 @@ def observe_run(
     """Each epoch's first `limit` samples as observations, in delivery order."""
     dataset = factory()
     iterable = is_iterable(dataset)
-    inner = watch.wrap(dataset, watch_dir)
+    inner = heartbeat.wrap(dataset, watch_dir)
     wrapped = ObservedIterable(inner) if iterable else Observed(inner)
     seed_everything(seed)
     generator = torch.Generator()
@@ -105,7 +105,7 @@ def run_all(
             skipped.append(run["name"])
             continue
         started = time.perf_counter()
-        watch.phase(watch_dir, "determinism run %s (num_workers=%d)" % (run["name"], run["workers"]))
+        heartbeat.phase(watch_dir, "determinism run %s (num_workers=%d)" % (run["name"], run["workers"]))
         epochs = observe_run(
             factory,
             run["workers"],

@@ -56,9 +56,9 @@ WATCH: Dict[str, Any] = {"dir": None, "label": None}  # the watch folder (main s
 
 def watch_phase(text: str) -> None:
     """What the --loader run is doing now, for envguard to name should it stop us at the budget."""
-    from . import watch
+    from . import heartbeat
 
-    watch.phase(WATCH["dir"], "--loader %s: %s" % (WATCH["label"], text))
+    heartbeat.phase(WATCH["dir"], "--loader %s: %s" % (WATCH["label"], text))
 
 
 def make(function: Callable[[], Any], label: str) -> Any:

@@ -1,4 +1,4 @@
-"""Where the smoke test is, for the envguard side to read if it has to stop it at the budget.
+"""The smoke test's heartbeat: where it is, for the envguard side to read if it has to stop it at the budget.
 
 Every process that reads the dataset (the main process and each DataLoader worker) keeps one small file in the
 watch folder, named by its pid, saying which sample it is reading and since when (`1 <time> <index>`) or that

@@ -22,7 +22,7 @@ def _source(settings: Dict[str, Any], seed: int) -> Tuple[str, Any, Any, int]:
     from .datasets import Augmented, is_iterable, load_user
 
     if settings.get("loader"):
-        from .loader import factory
+        from .user_loader import factory
 
         loader = factory(settings["loader"])()
         sampler = loader.batch_sampler if loader.batch_sampler is not None else loader.sampler

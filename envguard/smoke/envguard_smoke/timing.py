@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 from torch.utils.data import DataLoader
 
-from . import contention, planner, watch
+from . import contention, heartbeat, planner
 from .datasets import batch_bytes, is_iterable, sized
 
 Row = Dict[str, Any]
@@ -56,7 +56,7 @@ def _measure(
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
-    loader = _loader(watch.wrap(dataset, watch_dir), workers, pin_memory, persistent, batch_size, collate)
+    loader = _loader(heartbeat.wrap(dataset, watch_dir), workers, pin_memory, persistent, batch_size, collate)
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
     busy = contention.Contention(iterator, contention.own_cpu_stat())
@@ -238,7 +238,7 @@ class Sweep:
                 self.rows.append(_skipped(workers, persistent, "budget"))
                 return
             entry = dict(entry, steady_rounds=fits, batches=max(workers, 1) * (1 + fits))
-        watch.phase(
+        heartbeat.phase(
             self.watch_dir, "throughput: num_workers=%d, persistent_workers=%s" % (workers, persistent)
         )
         row = measure(

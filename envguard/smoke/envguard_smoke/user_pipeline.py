@@ -12,16 +12,16 @@ MEMORY_S = 2.0  # the per-worker memory run's own limit (it stops reading there)
 def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bool:
     """Record each phase in `result`; True when main's own phases must not run (a --loader, whose checks are
     all here, or workers that cannot start under the start method in use)."""
-    from . import loader, pickling
+    from . import pickling, user_loader
 
-    loader.WATCH["dir"] = settings.get("watch_dir")
+    user_loader.WATCH["dir"] = settings.get("watch_dir")
     try:
         blocked = pickling.phase(settings, result)
         _done(settings, result)
         if settings.get("loader") and not blocked:
-            result["loader"] = loader.checks(settings, deadline)
+            result["loader"] = user_loader.checks(settings, deadline)
             _done(settings, result)
-    except loader.LoaderError as exc:
+    except user_loader.LoaderError as exc:
         result["error"], result["message"] = "bad-loader", str(exc)
         return True
     except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
@@ -51,26 +51,26 @@ def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bo
 
 def _phase(settings: Dict[str, Any], text: str) -> None:
     """What the pipeline is doing now, named by --loader FILE.py:NAME when there is one."""
-    from . import loader, watch
+    from . import heartbeat, user_loader
 
     if settings.get("loader"):
-        loader.watch_phase(text)
+        user_loader.watch_phase(text)
     else:
-        watch.phase(settings.get("watch_dir"), "%s of your dataset" % text)
+        heartbeat.phase(settings.get("watch_dir"), "%s of your dataset" % text)
 
 
 def _done(settings: Dict[str, Any], result: Dict[str, Any]) -> None:
     """The results so far, for envguard to judge if it has to stop the run at the budget."""
-    from . import watch
+    from . import heartbeat
 
     _phase(settings, "between checks")
-    watch.partial(settings.get("watch_dir"), result)
+    heartbeat.partial(settings.get("watch_dir"), result)
 
 
 def _dataset(settings: Dict[str, Any]) -> Any:
     """A fresh copy of the user's dataset (--dataset, or the dataset of --loader's DataLoader)."""
     if settings.get("loader"):
-        from .loader import factory
+        from .user_loader import factory
 
         return factory(settings["loader"])().dataset
     from .datasets import load_user
@@ -82,7 +82,7 @@ def _optional(
     name: str, needs: float, settings: Dict[str, Any], result: Dict[str, Any], deadline: float
 ) -> None:
     """Run the memory or cross-process check when the time left allows it, else record it as skipped."""
-    from . import crossproc, memory
+    from . import crossproc, worker_memory
 
     if deadline - time.perf_counter() < needs:
         left = round(max(0.0, deadline - time.perf_counter()), 1)
@@ -90,7 +90,9 @@ def _optional(
             {"phase": name, "needs_s": round(needs, 1), "left_s": left}
         )
     elif name == "memory" and result["start_method_safety"]["method"] == "fork":  # copy-on-write: fork only
-        result["memory"] = memory.phase(settings, _dataset(settings), time.perf_counter() + MEMORY_S) or None
+        result["memory"] = (
+            worker_memory.phase(settings, _dataset(settings), time.perf_counter() + MEMORY_S) or None
+        )
     elif name == "cross-process":
         result["crossproc"] = crossproc.run(settings, deadline)
     elif name == "start-up":  # worker start-up per start method (issue 10, item 2)
