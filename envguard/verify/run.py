@@ -348,7 +348,8 @@ class _Run:
 def smoke_stage(prefix: Path, run: _Run) -> Stage:
     """The DataLoader smoke test in the rebuilt environment's own interpreter; any FAIL finding fails verify.
     Seeded streams are compared with the lock's recorded fingerprints when it has them."""
-    from envguard.smoke.report import SmokeOptions, to_dict
+    from envguard.smoke.render import to_dict
+    from envguard.smoke.report import SmokeOptions
     from envguard.smoke.run import run_smoke
 
     lock = run.lock_path if run.env.fingerprints is not None else None

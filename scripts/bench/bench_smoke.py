@@ -41,7 +41,7 @@ def loader_run(workers: int) -> dict[str, float]:
     from envguard.smoke.envguard_smoke import planner
     from envguard.smoke.envguard_smoke.datasets import IOBound
     from envguard.smoke.envguard_smoke.timing import measure
-    from envguard.smoke.throughput import steady_rate
+    from envguard.smoke.rates import steady_rate
 
     lanes = max(workers, 1)
     step = planner.STEP_FRACTION * BATCH * LATENCY_MS / 1000.0 / lanes
