@@ -94,13 +94,13 @@ def test_a_loader_is_recorded_with_its_own_sampler_and_batch_size(
     loader = f"{REPO / 'tests' / 'pipeline_planted.py'}:seeded_loader"
     recording = tmp_path / "loader.json"
     _code, data = smoke_json(
-        capsys, str(HERE), "--budget", "20", "--loader", loader, "--record", str(recording)
+        capsys, str(HERE), "--budget", "30", "--loader", loader, "--record", str(recording)
     )
     written = json.loads(recording.read_text())
     assert written["dataset"] == "loader" and written["batch_size"] == 8 and len(written["samples"]) == 32
     assert written["reproduce"] == f"envguard smoke ENV --loader {loader} --compare loader.json"
     _code, data = smoke_json(
-        capsys, str(HERE), "--budget", "20", "--loader", loader, "--compare", str(recording)
+        capsys, str(HERE), "--budget", "30", "--loader", loader, "--compare", str(recording)
     )
     assert by_check(data)["matches loader.json"]["status"] == "PASS"
 
