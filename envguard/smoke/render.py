@@ -1,19 +1,182 @@
-"""Render `envguard smoke`: JSON, rich tables with a terminal bar chart of throughput against workers, a
-PNG plot."""
+"""Render `envguard smoke`: the JSON body (`to_dict`; output.document puts the schema_version first), the
+human view (rich tables with a terminal bar chart of throughput against workers), Markdown, and a PNG plot."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from envguard.findings import markdown as findings_markdown
 from envguard.findings import table as findings_table
 from envguard.findings import verdict_line
-from envguard.output import human_bytes
-from envguard.smoke.report import DatasetResult, SmokeReport, SweepRow
-from envguard.smoke.storage_verdicts import below_loader_floor, storage_line
+from envguard.output import NARROW, Views, console_text, human_bytes, terminal_width, text_console
+from envguard.smoke.measured import ABSENT_KEY, SeededRuns
+from envguard.smoke.measured_pipeline import CrossProcess, LoaderChecks
+from envguard.smoke.rates import below_loader_floor
+from envguard.smoke.readpasses import Pass, StorageResult
+from envguard.smoke.report import (
+    DatasetResult,
+    PipelineRecords,
+    RecordingOutcome,
+    SmokeOptions,
+    SmokeReport,
+    SweepRow,
+)
 
 BAR_WIDTH = 40
+
+
+def views(report: SmokeReport) -> Views:
+    return Views(lambda: to_dict(report), lambda: human(report), lambda: markdown(report))
+
+
+def markdown(report: SmokeReport) -> str:
+    return findings_markdown(report.findings)
+
+
+# -- JSON
+
+
+def to_dict(report: SmokeReport) -> dict[str, Any]:
+    """The report as JSON (no schema_version: output.document adds the one). The records the module
+    measured appear as it printed them; the per-sample digests stay inside the analysis."""
+    return {
+        "environment": report.environment,
+        "python": report.python,
+        "torch": report.torch,
+        "numpy": report.numpy,
+        "device": report.device,
+        "start_method": report.start_method,
+        "cpus": dataclasses.asdict(report.cpus),
+        "shm": dataclasses.asdict(report.shm),
+        "datasets": [dataclasses.asdict(d) for d in report.datasets],
+        "recommendations": [dataclasses.asdict(r) for r in report.recommendations],
+        "determinism": _determinism(report.determinism),
+        "gpu": None if report.gpu is None else as_printed(report.gpu),
+        "findings": [dataclasses.asdict(f) for f in report.findings],
+        "budget_s": report.budget_s,
+        "elapsed_s": report.elapsed_s,
+        "options": _options(report.options),
+        "phase_seconds": dict(report.phase_seconds),
+        "pipeline": _pipeline(report.pipeline),
+        "storage": _storage(report.storage, report.decode_skipped),
+        "recording": _recording(report.recording),
+    }
+
+
+def as_printed(record: object) -> Any:
+    """A measured record as the module printed it: keys sorted (it prints them so), absent fields left out."""
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        fields = {
+            f.name: as_printed(getattr(record, f.name))
+            for f in dataclasses.fields(record)
+            if not (ABSENT_KEY in f.metadata and getattr(record, f.name) is None)
+        }
+        return dict(sorted(fields.items()))
+    if isinstance(record, Mapping):
+        return {key: as_printed(value) for key, value in sorted(record.items())}
+    if isinstance(record, tuple | list):
+        return [as_printed(value) for value in record]
+    return record
+
+
+def _determinism(record: SeededRuns | None) -> dict[str, Any]:
+    """Digests per run (the per-sample records stay inside the analysis)."""
+    if record is None:
+        return {}
+    runs = {
+        name: {
+            "workers": run.workers,
+            "persistent_workers": run.persistent,
+            "order_sha256": list(run.order_digests),
+            "stream_sha256": list(run.stream_digests),
+            "seconds": run.seconds,
+        }
+        for name, run in sorted(record.runs.items())
+    }
+    return {
+        "dataset": record.dataset,
+        "seed": record.seed,
+        "samples": record.limit,
+        "batch_size": record.batch_size,
+        "runs": runs,
+        "skipped": list(record.skipped),
+    }
+
+
+def _pipeline(records: PipelineRecords) -> dict[str, Any]:
+    """Start-method safety, the user's loader, worker memory, start-up and the fresh interpreters (the
+    sections measured, in this order)."""
+    loader, cross = records.loader, records.cross_process
+    sections = {
+        "start_method_safety": as_printed(records.start_method_safety),
+        "loader": None if loader is None else _loader(loader),
+        "memory": as_printed(records.memory),
+        "startup": as_printed(records.startup),
+        "cross_process": None if cross is None else _cross_process(cross),
+    }
+    return {name: section for name, section in sections.items() if section is not None}
+
+
+def _loader(checks: LoaderChecks) -> Any:
+    """The loader's checks as printed: the settings alone for an IterableDataset, else both runs."""
+    walked = (
+        {"iterable": True}
+        if checks.iterable
+        else {
+            "run1": checks.run1,
+            "run2": checks.run2,
+            "first_batch_s": checks.first_batch_s,
+            "identity": checks.identity,
+        }
+    )
+    return as_printed({"settings": checks.settings, "limit": checks.limit, **walked})
+
+
+def _cross_process(record: CrossProcess) -> dict[str, Any]:
+    """The interpreters' index orders (their per-index digests stay inside the analysis)."""
+    return {
+        "seeds": list(record.seeds),
+        "limit": record.limit,
+        "seconds": record.seconds,
+        "control": record.control,
+        "orders": {seed: None if r.order is None else list(r.order) for seed, r in record.runs.items()},
+    }
+
+
+def _rates(p: Pass) -> tuple[float, float]:
+    """A pass's MB/s and files/s as reported."""
+    return round(p.mb_per_s, 2), round(p.files_per_s, 1)
+
+
+def _storage(result: StorageResult | None, decode_skipped: str | None) -> dict[str, Any]:
+    """The storage test, MB/s and files/s next to each pass."""
+    if result is None:
+        return {}
+    data = dataclasses.asdict(result)
+    data["dropped"] = result.dropped
+    data["passes"] = [
+        dict(dataclasses.asdict(p), mb_per_s=_rates(p)[0], files_per_s=_rates(p)[1]) for p in result.passes
+    ]
+    data["decode_skipped"] = decode_skipped
+    return data
+
+
+def _recording(outcome: RecordingOutcome) -> dict[str, Any]:
+    """What was compared and what was written (each only when it was)."""
+    done = (("compared", outcome.compared), ("written", outcome.written))
+    return {name: dataclasses.asdict(part) for name, part in done if part is not None}
+
+
+def _options(options: SmokeOptions) -> dict[str, Any]:
+    data = dataclasses.asdict(options)
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in data.items()}
+
+
+# -- the human view
 
 
 def _ms(value: float | None) -> str:
@@ -47,8 +210,6 @@ def sweep_table(dataset: DatasetResult, width: int | None = None) -> Any:
     """The sweep as a rich table at the terminal's width: every column from NARROW columns up; below that the
     configuration in one column (`2 pin persistent`) and the primary figures only. Nothing is cut short."""
     from rich.table import Table
-
-    from envguard.output import NARROW, terminal_width
 
     narrow = (width or terminal_width()) < NARROW
     cost = f"L={dataset.latency_ms:g} ms" if dataset.latency_ms is not None else "cost unknown"
@@ -96,8 +257,6 @@ def _cells(r: SweepRow) -> list[str]:
 
 def bar_chart(dataset: DatasetResult, width: int | None = None) -> str:
     """Best samples/s per worker count as text bars, with efficiency against the ideal, within `width`."""
-    from envguard.output import terminal_width
-
     best: dict[int, tuple[float, float | None]] = {}
     for r in dataset.measured():
         if r.samples_per_s and r.samples_per_s > best.get(r.workers, (0.0, None))[0]:
@@ -114,11 +273,22 @@ def bar_chart(dataset: DatasetResult, width: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def render(report: SmokeReport, width: int | None = None) -> str:
+def storage_lines(result: StorageResult) -> str:
+    """One line per storage pass."""
+    lines = [f"Storage test of {result.path} ({result.fstype}, cold reads by {result.method}):"]
+    for p in result.passes:
+        heat = "cold" if p.cold and result.dropped else "warm"
+        mb_per_s, files_per_s = _rates(p)
+        lines.append(
+            f"  {heat:>4} {p.order:<10} {mb_per_s:9.1f} MB/s {files_per_s:9.0f} files/s "
+            f"({p.files} files, median first read {p.median_first_ms:.3f} ms)"
+        )
+    return "\n".join(lines)
+
+
+def human(report: SmokeReport, width: int | None = None) -> str:
     """The human view at the terminal's width (COLUMNS honoured): environment line, sweep tables and bars,
     recommendations, findings, verdict."""
-    from envguard.output import text_console
-
     console = text_console(width)
     columns = console.width
     cpus = report.cpus
@@ -128,8 +298,8 @@ def render(report: SmokeReport, width: int | None = None) -> str:
         f"{cpus.usable} usable CPUs, {cpus.physical} physical cores) in {report.elapsed_s:.1f} s",
         markup=False,
     )
-    if report.storage:
-        console.print(storage_line(report.storage), markup=False)
+    if report.storage is not None:
+        console.print(storage_lines(report.storage), markup=False)
     for dataset in report.datasets:
         if dataset.rows:
             console.print(sweep_table(dataset, columns))
@@ -142,8 +312,7 @@ def render(report: SmokeReport, width: int | None = None) -> str:
         )
     console.print(findings_table(report.findings, "Verdicts", columns))
     console.print(verdict_line(report.findings, "smoke"), markup=False)
-    output: str = console.file.getvalue()
-    return output
+    return console_text(console)
 
 
 def matplotlib_available() -> bool:

@@ -1,16 +1,26 @@
-"""The smoke test's result model: frozen dataclasses, JSON with a schema_version."""
+"""The smoke test's result model: what the user asked for, the sweep analysed per dataset, the
+recommendations, the findings, and the measured records the report shows (render.py turns it into JSON, the
+human view and Markdown)."""
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from envguard.findings import Finding
 from envguard.machine.host import CpuInfo, ShmInfo
+from envguard.smoke.measured import GpuPhase, SeededRuns
+from envguard.smoke.measured_pipeline import (
+    CrossProcess,
+    LoaderChecks,
+    StartMethodSafety,
+    StartupTimes,
+    WorkerMemory,
+)
+from envguard.smoke.readpasses import StorageResult
 
-SCHEMA_VERSION = 1
 Device = Literal["auto", "cpu", "cuda"]
 Bound = Literal["io", "cpu"]
 
@@ -109,6 +119,41 @@ class Recommendation:
 
 
 @dataclass(frozen=True, slots=True)
+class PipelineRecords:
+    """The user's pipeline as measured (--dataset/--loader, issue 10): start-method safety, the loader as
+    given, per-worker memory, start-up per start method and the fresh interpreters."""
+
+    start_method_safety: StartMethodSafety | None = None
+    loader: LoaderChecks | None = None
+    memory: WorkerMemory | None = None
+    startup: StartupTimes | None = None
+    cross_process: CrossProcess | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingCompared:
+    """--compare FILE.json: the recording's path and samples, and how many this run delivered."""
+
+    path: str
+    samples: int
+    now: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingWritten:
+    path: str
+    samples: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingOutcome:
+    """--record / --compare: what was compared and what was written."""
+
+    compared: RecordingCompared | None = None
+    written: RecordingWritten | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SmokeReport:
     environment: str
     python: str
@@ -120,28 +165,14 @@ class SmokeReport:
     shm: ShmInfo
     datasets: tuple[DatasetResult, ...]
     recommendations: tuple[Recommendation, ...]
-    determinism: dict[str, Any]
-    gpu: dict[str, Any] | None
+    determinism: SeededRuns | None
+    gpu: GpuPhase | None
     findings: tuple[Finding, ...]
     budget_s: float
     elapsed_s: float
-    options: dict[str, Any] = field(default_factory=dict)
-    phase_seconds: dict[str, float] = field(default_factory=dict)
-    # start-method safety, cross-process and --loader runs (issue 10)
-    pipeline: dict[str, Any] = field(default_factory=dict)
-    storage: dict[str, Any] = field(default_factory=dict)  # --data: cold/warm reads, page cache (issue 10)
-    recording: dict[str, Any] = field(default_factory=dict)  # --record / --compare: which file, how many
-    schema_version: int = SCHEMA_VERSION
-
-
-def to_dict(report: SmokeReport) -> dict[str, Any]:
-    """JSON-ready dict with `schema_version` first."""
-    data = dataclasses.asdict(report)
-    ordered: dict[str, Any] = {"schema_version": data.pop("schema_version")}
-    ordered.update(data)
-    return ordered
-
-
-def options_dict(options: SmokeOptions) -> dict[str, Any]:
-    data = dataclasses.asdict(options)
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in data.items()}
+    options: SmokeOptions = SmokeOptions()
+    phase_seconds: Mapping[str, float] = field(default_factory=dict)
+    pipeline: PipelineRecords = PipelineRecords()
+    storage: StorageResult | None = None  # --data: cold/warm reads, page cache (issue 10)
+    decode_skipped: str | None = None  # --decode image: why decoding was not timed
+    recording: RecordingOutcome = RecordingOutcome()

@@ -1,9 +1,10 @@
 """Start the in-environment smoke module under the target environment's interpreter and read its one JSON
-line."""
+line into records (`wire.parse`), or what it had measured when stopped at the budget."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -18,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from envguard.errors import BadInputError, ProbeError
+from envguard.output import progress_bar
+from envguard.smoke import wire
+from envguard.smoke.measured import Measured, Stopped
 
 PACKAGE_PARENT = Path(__file__).resolve().parent  # holds the standalone `envguard_smoke` package
 MARKER = "ENVGUARD-SMOKE-JSON: "
@@ -33,9 +37,7 @@ LAUNCH = (
 )
 
 
-def run_target(
-    python: Path, settings: dict[str, Any], *, timeout: float, progress: bool = False
-) -> dict[str, Any]:
+def run_target(python: Path, settings: dict[str, Any], *, timeout: float, progress: bool = False) -> Measured:
     """Run the smoke module with `settings`; with `progress` (a person at a terminal) a bar on stderr shows
     the module's current phase and the time used of `timeout`.
 
@@ -65,7 +67,7 @@ def run_target(
                 stdout, stderr = process.communicate(timeout=max(timeout, 0.1))
         except subprocess.TimeoutExpired:
             kill_group(process)
-            return stopped(Path(watch_dir), timeout, time.time() - started)
+            return stopped(Path(watch_dir), timeout, time.time() - started, python)
         finally:
             kill_group(process)
     return parse_output(stdout, stderr or "", process.returncode, python)
@@ -78,8 +80,6 @@ TICK_S = 0.5
 def _progress(watch_dir: Path, timeout: float, shown: bool) -> Iterator[None]:
     """While the block waits for the module: a bar over the budget, labelled with the phase the module
     records in its watch folder (`determinism phase`, `throughput: num_workers=4, ...`), when `shown`."""
-    from envguard.output import progress_bar
-
     if not shown:
         yield
         return
@@ -137,7 +137,7 @@ def read_watch(folder: Path) -> tuple[str, list[tuple[float, str]]]:
     return phase, sorted(pending)
 
 
-def stopped(folder: Path, budget: float, elapsed: float) -> dict[str, Any]:
+def stopped(folder: Path, budget: float, elapsed: float, python: object = "python") -> Measured:
     """The module was stopped at the budget. A sample still being read for HUNG_S or more is a hang:
     ProbeError naming it (exit 3). Otherwise the results so far, marked `stopped`, so the verdicts still come.
     """
@@ -152,7 +152,7 @@ def stopped(folder: Path, budget: float, elapsed: float) -> dict[str, Any]:
             f"read without a timeout, a lock or a dead mount in __getitem__({index})"
         )
     try:
-        data: dict[str, Any] = json.loads((folder / "partial.json").read_text())
+        data = json.loads((folder / "partial.json").read_text())
     except (OSError, ValueError):
         advice = (  # issue 10: the user's own loader function never returned
             "look for a wait without a timeout in that function (a mount, a lock, a download)"
@@ -163,15 +163,15 @@ def stopped(folder: Path, budget: float, elapsed: float) -> dict[str, Any]:
             f"the smoke test did not finish within the --budget{where} and was stopped after "
             f"{elapsed:.1f} s with every DataLoader worker; {advice}"
         ) from None
-    data["stopped"] = {
-        "phase": phase,
-        "after_s": round(elapsed, 2),
-        "pending_s": round(now - pending[0][0], 2) if pending else None,
-    }
-    return data
+    stop = Stopped(
+        phase=phase,
+        after_s=round(elapsed, 2),
+        pending_s=round(now - pending[0][0], 2) if pending else None,
+    )
+    return dataclasses.replace(wire.parse(data, python), stopped=stop)
 
 
-def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> dict[str, Any]:
+def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> Measured:
     """The marker line's JSON; a crash (no marker) becomes a ProbeError quoting stderr's last line."""
     line = next((ln for ln in stdout.splitlines() if ln.startswith(MARKER)), None)
     if line is None:
@@ -182,28 +182,28 @@ def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> d
             "run the dataset once with num_workers=0 to see the full traceback"
         )
     try:
-        data: dict[str, Any] = json.loads(line[len(MARKER) :])
+        data = json.loads(line[len(MARKER) :])
     except ValueError as exc:
         raise ProbeError(f"{python}: the smoke test printed unreadable output") from exc
-    return data
+    return wire.parse(data, python)
 
 
-def check_started(result: dict[str, Any], where: str, device: str) -> None:
+def check_started(result: Measured, where: str, device: str) -> None:
     """Turn the module's refusals (no torch, no CUDA) into one-line bad-input errors."""
-    error = result.get("error")
+    error = result.refusal
     if error in ("bad-loader", "bad-dataset"):  # the module's own one line, naming FILE.py (and LINE)
-        raise BadInputError(str(result.get("message")))
+        raise BadInputError(str(result.message))
     if error == "torch-missing":
         raise BadInputError(
-            f"{where}: torch is not installed in this environment (python {result.get('python')} at "
-            f"{result.get('executable')}); envguard smoke runs the DataLoader in the environment's own "
+            f"{where}: torch is not installed in this environment (python {result.python} at "
+            f"{result.executable}); envguard smoke runs the DataLoader in the environment's own "
             "interpreter: "
             "install pytorch there (conda install pytorch) or point SOURCE at an environment that has it"
         )
     if error == "cuda-unavailable":
         raise BadInputError(
-            f"{where}: --device {device} but torch {result.get('torch')} there has no usable CUDA "
-            f"(torch.version.cuda={result.get('torch_cuda')}); use --device cpu or install a CUDA build of "
+            f"{where}: --device {device} but torch {result.torch} there has no usable CUDA "
+            f"(torch.version.cuda={result.torch_cuda}); use --device cpu or install a CUDA build of "
             "pytorch"
         )
 

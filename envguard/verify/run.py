@@ -30,7 +30,8 @@ from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package
 from envguard.prefix.reader import read_prefix
 from envguard.process import sigterm_as_interrupt
-from envguard.smoke.report import SmokeOptions, to_dict
+from envguard.smoke.render import to_dict as smoke_to_dict
+from envguard.smoke.report import SmokeOptions
 from envguard.smoke.run import run_smoke
 
 Status = Literal["ok", "failed", "skipped"]
@@ -338,7 +339,7 @@ def smoke_stage(prefix: Path, run: _Run) -> Stage:
     Seeded streams are compared with the lock's recorded fingerprints when it has them."""
     lock = run.lock_path if run.env.fingerprints is not None else None
     report = run_smoke(SmokeOptions(source=str(prefix), budget_s=run.smoke_budget, lock=lock))
-    run.smoke_result = to_dict(report)
+    run.smoke_result = smoke_to_dict(report)
     failed = [f for f in report.findings if f.status == "FAIL"]
     if failed:
         detail = "; ".join(f"{f.check}: {f.evidence}" for f in failed)

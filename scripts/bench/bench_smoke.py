@@ -40,8 +40,8 @@ def loader_run(workers: int) -> dict[str, float]:
     """One timed configuration with the in-environment module, judged by envguard's analysis."""
     from envguard.smoke.envguard_smoke import planner
     from envguard.smoke.envguard_smoke.datasets import IOBound
-    from envguard.smoke.envguard_smoke.throughput import measure
-    from envguard.smoke.throughput import steady_rate
+    from envguard.smoke.envguard_smoke.timing import measure
+    from envguard.smoke.rates import steady_rate
 
     lanes = max(workers, 1)
     step = planner.STEP_FRACTION * BATCH * LATENCY_MS / 1000.0 / lanes

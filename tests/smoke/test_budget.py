@@ -138,7 +138,7 @@ def test_the_epoch2_batch_waits_only_when_it_fits_and_rows_are_kept_as_they_come
     run was killed, losing the last dataset's rows: it is now taken only if it can arrive in time, and each
     row is handed over as soon as it is measured."""
     from envguard.smoke.envguard_smoke.datasets import IOBound
-    from envguard.smoke.envguard_smoke.throughput import Sweep, measure
+    from envguard.smoke.envguard_smoke.timing import Sweep, measure
 
     options = {"workers": 1, "pin_memory": False, "persistent": False, "batch_size": 4, "batches": 3}
     late = measure(IOBound(12, 1.0, (3, 8, 8)), **options, epoch2_by=time.perf_counter())

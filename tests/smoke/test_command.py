@@ -82,6 +82,8 @@ def test_planted_too_few_workers_fails(prefix: Path, capsys: pytest.CaptureFixtu
 def test_planted_shm_too_small_fails(
     prefix: Path, tiny_shm: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # --num-workers 2: the batches in flight are the user's two workers', whatever a noisy machine makes the
+    # recommendation (a tie with num_workers=0 on a loaded machine left none in flight: a false PASS)
     code, data = smoke(
         capsys,
         str(prefix),
@@ -95,6 +97,8 @@ def test_planted_shm_too_small_fails(
         "2",
         "--cpu-ms",
         "1",
+        "--num-workers",
+        "2",
     )
     shm = by_check(data)["/dev/shm"]
     assert (

@@ -26,7 +26,7 @@ def _indices(settings: Dict[str, Any], limit: int) -> List[Any]:
     """The first `limit` indices the user's loader asks for (its own sampler), or 0..limit-1 for --dataset."""
     if not settings.get("loader"):
         return list(range(limit))
-    from .loader import factory
+    from .user_loader import factory
 
     loader = factory(settings["loader"])()
     source = loader.batch_sampler if loader.batch_sampler is not None else loader.sampler
@@ -47,7 +47,7 @@ def observe(settings: Dict[str, Any]) -> Dict[str, Any]:
     seed, limit = int(settings.get("seed", 1234)), int(settings.get("limit", 32))
     seed_everything(seed)
     if settings.get("loader"):
-        from .loader import factory
+        from .user_loader import factory
 
         dataset = factory(settings["loader"])().dataset
     else:

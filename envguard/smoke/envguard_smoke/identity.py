@@ -16,7 +16,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .canonical import digest
-from .watch import Watched
+from .heartbeat import Watched
 
 FIRST_BATCH_S: List[float] = []  # per epoch walked, oldest first (start-up is read from the first)
 SEEDS = (11, 22)  # a reference read twice under different global seeds: differing reads are random content

@@ -47,8 +47,8 @@ def _golden(probe_script: str) -> Dict[str, Any]:
 
 def _datasets(settings: Dict[str, Any], result: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The sweep's datasets: name, kind, factory by size, nominal per-sample cost, collate."""
+    from . import cold_folder
     from . import datasets as ds
-    from . import storage
 
     shape = tuple(settings["shape"])
     io_ms, cpu_ms = float(settings["io_ms"]), float(settings["cpu_ms"])
@@ -66,7 +66,7 @@ def _datasets(settings: Dict[str, Any], result: Dict[str, Any]) -> List[Dict[str
             }
         )
     if settings.get("data_dir"):
-        folder = storage.folder(settings, result)  # read cold, decoded with --decode (issue 10)
+        folder = cold_folder.folder(settings, result)  # read cold, decoded with --decode (issue 10)
         out.append({"name": "data", "make": folder.sized})
     if settings.get("dataset"):
         factory = ds.load_user(settings["dataset"])
@@ -75,7 +75,7 @@ def _datasets(settings: Dict[str, Any], result: Dict[str, Any]) -> List[Dict[str
 
 
 def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: float, cuda: bool) -> None:
-    from . import planner, throughput, watch
+    from . import heartbeat, planner, timing
 
     specs = _datasets(settings, result)
     workers = sorted(set(settings["workers"]))
@@ -102,7 +102,7 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
         share *= (deadline - time.perf_counter()) / max(share + sum(shares), 1e-9)
         _say(settings, "throughput sweep: %s dataset, num_workers %s" % (spec["name"], workers))
         try:
-            sweep = throughput.Sweep(
+            sweep = timing.Sweep(
                 spec["make"],
                 batch_size=int(settings["batch_size"]),
                 per_sample_s=cost[0],
@@ -112,13 +112,13 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
                 collate=spec.get("collate"),
                 watch_dir=settings.get("watch_dir"),
                 step_ms=float(step_ms) if step_ms else None,
-                on_row=lambda: watch.partial(settings.get("watch_dir"), result),
+                on_row=lambda: heartbeat.partial(settings.get("watch_dir"), result),
             )
             entry["rows"] = sweep.rows  # filled row by row: a run stopped at the budget keeps them
             entry["rows"] = sweep.run(workers, essential, refine=bool(settings.get("refine")))
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        watch.partial(settings.get("watch_dir"), result)
+        heartbeat.partial(settings.get("watch_dir"), result)
 
 
 def _profiled(
@@ -127,7 +127,7 @@ def _profiled(
     """A dataset's entry and its (per-sample seconds, CPU-bound): nominal for the synthetic ones, else
     profiled in a worker; None when it cannot even be profiled (the entry carries the error)."""
     from . import datasets as ds
-    from . import profiling, watch
+    from . import heartbeat, profiling
 
     entry: Dict[str, Any] = {
         "name": spec["name"],
@@ -140,8 +140,8 @@ def _profiled(
         entry["iterable"] = ds.is_iterable(probe)
         if spec.get("latency_ms"):  # synthetic: its cost is known, no profile to pay for
             return entry, (spec["latency_ms"] / 1000.0, bool(spec["cpu_ms"] >= 0.5 * spec["latency_ms"]))
-        watch.phase(settings.get("watch_dir"), "profiling the %s dataset" % spec["name"])
-        entry["profile"] = profiling.profile(watch.wrap(probe, settings.get("watch_dir")))
+        heartbeat.phase(settings.get("watch_dir"), "profiling the %s dataset" % spec["name"])
+        entry["profile"] = profiling.profile(heartbeat.wrap(probe, settings.get("watch_dir")))
     except Exception as exc:
         entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return entry, None
@@ -152,7 +152,7 @@ def _profiled(
 
 def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
     from . import datasets as ds
-    from . import determinism
+    from . import seeded_runs
 
     options = settings["determinism"]
     factory: Callable[[], Any]
@@ -162,7 +162,7 @@ def _determinism(settings: Dict[str, Any], result: Dict[str, Any], deadline: flo
         size = int(options["limit"])
         factory, name = (lambda: ds.Augmented(size)), "augmented"
     _say(settings, "determinism: %s dataset" % name)
-    record = determinism.run_all(
+    record = seeded_runs.run_all(
         factory,
         int(options["max_workers"]),
         seed=int(options["seed"]),
@@ -198,7 +198,7 @@ def _gpu(settings: Dict[str, Any], result: Dict[str, Any], device: str, deadline
     """Round trip of a real batch of the dataset under test, bandwidth, and idle fraction (any device)."""
     from torch.utils.data import DataLoader
 
-    from . import gpu
+    from . import gpu_phase
 
     _say(settings, "GPU: host-to-device bandwidth and idle fraction")
     make, collate, per_sample_ms = _gpu_source(settings)
@@ -211,7 +211,7 @@ def _gpu(settings: Dict[str, Any], result: Dict[str, Any], device: str, deadline
         "max_workers": max(settings["workers"] or [0]),
         "copy_bytes": settings.get("copy_bytes"),
     }
-    result["gpu"] = gpu.run(device, sample, gpu_settings, deadline, make, collate)
+    result["gpu"] = gpu_phase.run(device, sample, gpu_settings, deadline, make, collate)
 
 
 def _environment(result: Dict[str, Any], settings: Dict[str, Any]) -> Optional[str]:
@@ -264,9 +264,9 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
         result["golden"] = _golden(settings["probe_script"])
 
     def record() -> None:  # --record / --compare (issue 10)
-        from . import record as recording
+        from . import first_batches
 
-        result["record"] = recording.observe(settings)
+        result["record"] = first_batches.observe(settings)
 
     phases: List[Tuple[str, Callable[[], None], bool]] = [
         ("golden", golden, bool(settings.get("probe_script"))),
@@ -279,33 +279,33 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
     if settings.get("dataset") and not _dataset_imports(settings["dataset"], result):
         return result
     if settings.get("dataset") or settings.get("loader"):  # the user's pipeline first (issue 10)
-        from . import pipeline
+        from . import user_pipeline
 
-        if pipeline.run(
+        if user_pipeline.run(
             settings, result, _share(deadline, 1.0 if settings.get("loader") else 0.4, floor=3.0)
         ):
             phases = phases[:2]  # the fingerprints and --record's batches still come (issue 10)
     if settings.get("watch_dir"):
-        from . import watch
+        from . import heartbeat
 
-        watch.partial(settings["watch_dir"], result)
+        heartbeat.partial(settings["watch_dir"], result)
     for name, action, wanted in phases:
         if not wanted:
             continue
         began = time.perf_counter()
         if settings.get("watch_dir"):
-            from . import watch
+            from . import heartbeat
 
-            watch.phase(settings["watch_dir"], "%s phase" % name)
+            heartbeat.phase(settings["watch_dir"], "%s phase" % name)
         try:
             action()
         except Exception as exc:
             _error(result, name, exc)
         result["phase_seconds"][name] = round(time.perf_counter() - began, 3)
         if settings.get("watch_dir"):
-            from . import watch
+            from . import heartbeat
 
-            watch.partial(settings["watch_dir"], result)
+            heartbeat.partial(settings["watch_dir"], result)
     result["elapsed_s"] = round(time.perf_counter() - started, 3)
     return result
 

@@ -214,7 +214,7 @@ def phase(settings: Dict[str, Any], result: Dict[str, Any]) -> bool:
     cannot start under the start method in use (the dataset phases would only crash)."""
     loader: Any = None
     if settings.get("loader"):
-        from .loader import factory
+        from .user_loader import factory
 
         loader = factory(settings["loader"])()
         parts = parts_of(loader)

@@ -18,8 +18,8 @@ def _loader(settings: Dict[str, Any], method: str) -> Any:
 
     context = multiprocessing.get_context(method)
     if settings.get("loader"):
-        from .loader import factory
         from .sweep import rebuild
+        from .user_loader import factory
 
         given = factory(settings["loader"])()
         workers = given.num_workers or WORKERS
@@ -38,7 +38,7 @@ def methods(in_use: str, picklable: bool) -> List[str]:
 
 def phase(settings: Dict[str, Any], result: Dict[str, Any]) -> Dict[str, Any]:
     """{"in_use": method, "workers": N, "seconds": {method: first-batch seconds}}."""
-    from .throughput import first_batch
+    from .timing import first_batch
 
     in_use = multiprocessing.get_start_method(allow_none=False)
     safety = result.get("start_method_safety") or {}

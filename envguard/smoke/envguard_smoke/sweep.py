@@ -80,7 +80,7 @@ def batch_size_of(loader: Any) -> int:
 
 def time_one(loader: Any, batches: int, stop_at: float) -> Dict[str, Any]:
     """Batch arrivals and waits of one configuration (the synthetic sweep's row format)."""
-    from .throughput import timed_batches
+    from .timing import timed_batches
 
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
@@ -107,7 +107,7 @@ def run(settings: Dict[str, Any], deadline: float) -> List[Dict[str, Any]]:
     """Raw throughput entries for the user's loader: one per prefetch_factor swept (one when it is not)."""
     from . import profiling
     from .datasets import is_iterable, sized
-    from .loader import factory, watch_phase
+    from .user_loader import factory, watch_phase
 
     loader = factory(settings["loader"])()
     allowed = list(settings.get("sweep") or ())

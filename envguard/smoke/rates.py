@@ -1,0 +1,336 @@
+"""Rates from the sweep's raw timings (pure analysis, no verdicts): the steady-state rate from batch arrivals,
+the ideal rate, efficiency, each dataset's DatasetResult, and the recommended configuration.
+
+Ideal with N workers (N=0 counts as one lane, the main process), per-sample wall time L and CPU time C:
+    min(N / L, min(N, physical cores) / C)
+which is N/L for an I/O-bound dataset (C ~ 0) and min(N, cores)/C for a CPU-bound one (C = L).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+from collections.abc import Sequence
+
+from envguard.smoke.measured import ConfigMeasurement, DatasetSweep, GpuPhase
+from envguard.smoke.report import Bound, DatasetResult, Recommendation, SweepRow
+
+NEAR_BEST = 0.05  # configurations within 5% of the best count as equally fast
+MAX_EFFICIENCY = 1.05  # above this a measurement beat physics: reported as unreliable, never as a result
+MIN_STEADY_ROUNDS = 6  # rounds after round 0 a configuration should have; fewer are flagged
+
+
+def steady_rate(arrivals: Sequence[float], lanes: int, batch_size: int) -> float | None:
+    """Samples/s after start-up. Workers deliver in rounds of `lanes` batches; the least-squares slope of each
+    complete round's last arrival over the round number is the time per round, whatever the start-up took and
+    however bursty the batches inside a round are. Round 0 is left out: a fresh iterator hands its first batch
+    over 50-66 ms after it was made, which bends a short fit past the physical limit."""
+    points = [(float(r), arrivals[r * lanes + lanes - 1]) for r in range(1, len(arrivals) // lanes)]
+    if len(points) < 2:
+        return None
+    mean_x = sum(x for x, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    sxx = sum((x - mean_x) ** 2 for x, _ in points)
+    sxy = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    if sxx <= 0 or sxy <= 0:
+        return None
+    return lanes * batch_size / (sxy / sxx)
+
+
+# Student's t at 97.5% by degrees of freedom (rounds after round 0, minus 2): a 95% band from few rounds
+T_975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+
+
+def rate_spread(arrivals: Sequence[float], lanes: int) -> float | None:
+    """The steady rate's relative uncertainty: the 95% half-band (Student's t) of the mean round duration
+    between the ends of rounds 1.. (the points `steady_rate` fits; each round's duration is what varies
+    independently on a busy machine), relative to that mean; None with fewer than three rounds after round 0.
+    """
+    ends = [arrivals[r * lanes + lanes - 1] for r in range(1, len(arrivals) // lanes)]
+    durations = [later - earlier for earlier, later in itertools.pairwise(ends)]
+    if len(durations) < 2:
+        return None
+    mean = sum(durations) / len(durations)
+    if mean <= 0:
+        return None
+    sd = math.sqrt(sum((d - mean) ** 2 for d in durations) / (len(durations) - 1))
+    t = T_975.get(len(durations) - 1, 2.0 if len(durations) < 32 else 1.96)
+    return round(t * sd / math.sqrt(len(durations)) / mean, 4)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float | None:
+    """Nearest-rank percentile (fraction in 0..1)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = math.ceil(fraction * len(ordered))  # 1-based nearest rank
+    return ordered[min(len(ordered), max(rank, 1)) - 1]
+
+
+def ideal_rate(workers: int, latency_ms: float | None, cpu_ms: float | None, physical: int) -> float | None:
+    """Samples/s a perfect loader reaches (see the module docstring)."""
+    lanes = max(workers, 1)
+    bounds: list[float] = []
+    if latency_ms and latency_ms > 0:
+        bounds.append(lanes / (latency_ms / 1000.0))
+    if cpu_ms and cpu_ms > 0:
+        bounds.append(min(lanes, max(physical, 1)) / (cpu_ms / 1000.0))
+    return min(bounds) if bounds else None
+
+
+def bound_of(latency_ms: float | None, cpu_ms: float | None) -> Bound:
+    """CPU-bound when at least half of a sample's wall time is CPU time."""
+    if latency_ms and cpu_ms and cpu_ms >= 0.5 * latency_ms:
+        return "cpu"
+    return "io"
+
+
+def with_step(ideal: float | None, step: float, workers: int, batch_size: int) -> float | None:
+    """The ideal rate with a training step of `step` s after each batch: in series with loading at N=0 (the
+    loop loads, then steps), only a bound with workers (they load while the loop steps)."""
+    if not ideal or step <= 0:
+        return ideal
+    if workers == 0:
+        return batch_size / (batch_size / ideal + step)
+    return min(ideal, batch_size / step)
+
+
+def _row(raw: ConfigMeasurement, latency_ms: float | None, cpu_ms: float | None, physical: int) -> SweepRow:
+    config = raw.config
+    base = SweepRow(
+        workers=config.workers,
+        pin_memory=config.pin_memory,
+        persistent_workers=config.persistent_workers,
+    )
+    if raw.skipped:
+        return dataclasses.replace(base, skipped=raw.skipped)
+    arrivals, waits, batch_size = raw.times.arrivals_s, raw.times.waits_s, raw.batch_size
+    lanes = max(config.workers, 1)
+    rounds = len(arrivals) // lanes
+    # a persistent-workers row is measured over a round or two for its epoch-2 start-up only: no rate
+    rate = None if base.persistent_workers else steady_rate(arrivals, lanes, batch_size)
+    ideal = with_step(
+        ideal_rate(config.workers, latency_ms, cpu_ms, physical), raw.step_s, config.workers, batch_size
+    )
+    rate, efficiency, unreliable = _judged(rate, ideal, rounds)
+    return dataclasses.replace(
+        base,
+        batches=raw.batches,
+        batch_size=batch_size,
+        batch_bytes=raw.batch_bytes,
+        first_batch_s=arrivals[0],
+        startup_s=startup(arrivals[0], lanes, batch_size, rate, latency_ms),
+        epoch2_first_batch_s=raw.epoch2_first_batch_s,
+        samples_per_s=round(rate, 2) if rate else None,
+        ideal_per_s=round(ideal, 2) if ideal else None,
+        efficiency=round(efficiency, 3) if efficiency is not None else None,
+        wait_p50_s=percentile(waits[lanes:], 0.5),
+        wait_p95_s=percentile(waits[lanes:], 0.95),
+        others_cpu=raw.contention.others_cpu,
+        throttled=raw.contention.throttled,
+        psi_some=raw.contention.psi_some,
+        rounds=rounds,
+        few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
+        unreliable=unreliable,
+        rate_spread=rate_spread(arrivals, lanes) if rate else None,
+        arrivals_s=arrivals,
+        waits_s=waits,
+    )
+
+
+def _judged(rate: float | None, ideal: float | None, rounds: int) -> tuple[float | None, float | None, str]:
+    """(rate, efficiency, why unreliable): a rate above MAX_EFFICIENCY of its ideal beat physics and is
+    dropped."""
+    efficiency = rate / ideal if rate and ideal else None
+    if efficiency is None or efficiency <= MAX_EFFICIENCY:
+        return rate, efficiency, ""
+    return (
+        None,
+        None,
+        f"unreliable measurement: {efficiency:.2f} of the ideal is above the physical limit "
+        f"(over {rounds - 1} rounds after start-up), so this rate is not used",
+    )
+
+
+def startup(
+    first_batch_s: float, lanes: int, batch_size: int, rate: float | None, latency_ms: float | None
+) -> float:
+    """Worker start-up: the first batch's arrival minus the time the loader takes to deliver a batch per lane
+    in steady state (one measured round: lanes x batch / rate), else one nominal batch. Oversubscribed CPUs
+    make every round slow, the first one too: that is not start-up."""
+    one_round = lanes * batch_size / rate if rate else batch_size * (latency_ms or 0.0) / 1000.0
+    return round(max(0.0, first_batch_s - one_round), 4)
+
+
+def summarize(entry: DatasetSweep, physical: int) -> DatasetResult:
+    """A DatasetResult from one dataset's measured sweep."""
+    nominal = entry.nominal_latency_ms is not None
+    profile = entry.profile
+    latency = entry.nominal_latency_ms if nominal else (profile.wall_ms if profile else None)
+    cpu = entry.nominal_cpu_ms if nominal else (profile.cpu_ms if profile else None)
+    rows = tuple(_row(raw, latency, cpu, physical) for raw in entry.rows)
+    sizes = [r.batch_bytes for r in rows if r.batch_bytes]
+    return DatasetResult(
+        name=entry.name,
+        bound=bound_of(latency, cpu),
+        latency_ms=latency,
+        cpu_ms=cpu,
+        nominal=nominal,
+        length=entry.length,
+        iterable=entry.iterable,
+        batch_bytes=max(sizes) if sizes else 0,
+        rows=rows,
+        error=entry.error,
+    )
+
+
+SWEPT = "your loader"  # the in-environment --sweep names its entries so (with the prefetch_factor after it)
+MIN_BATCH_MS = 20.0  # below this much per-sample time per batch, collate/IPC overhead sets the rate
+
+
+def swept(name: str) -> bool:
+    """A dataset of --sweep: the user's own loader timed per configuration (issue 10)."""
+    return name.startswith(SWEPT)
+
+
+def claimable(entry: DatasetSweep) -> DatasetSweep:
+    """The sweep entry with its ideal withdrawn when the per-sample cost cannot bound the rate: a batch's
+    samples take under MIN_BATCH_MS, so the per-batch overhead (collate_fn, IPC) dominates. Other entries
+    pass unchanged."""
+    if not swept(entry.name):
+        return entry
+    profile = entry.profile
+    sizes = [r.batch_size for r in entry.rows]
+    per_batch = float((profile.wall_ms if profile else None) or 0.0) * max(sizes or [1])
+    if per_batch >= MIN_BATCH_MS or profile is None:
+        return entry
+    return dataclasses.replace(entry, profile=dataclasses.replace(profile, wall_ms=None, cpu_ms=None))
+
+
+LOADER_FLOOR_MS = 0.2  # per-sample cost below the DataLoader's own per-sample overhead: no efficiency verdict
+
+
+def below_loader_floor(dataset: DatasetResult) -> bool:
+    """A per-sample cost under the DataLoader's own per-sample overhead: the ideal is not reachable by any
+    loader, so efficiency against it says nothing about the data (a warm read of small files)."""
+    return dataset.latency_ms is not None and dataset.latency_ms < LOADER_FLOOR_MS
+
+
+def pin_helps(gpu: GpuPhase | None) -> bool | None:
+    """Whether pinned copies beat pageable ones by 20% in the GPU phase (None when not measured on CUDA)."""
+    h2d = gpu.h2d if gpu else None
+    pinned, pageable = (h2d.pinned_gbps, h2d.pageable_gbps) if h2d else (None, None)
+    if not pinned or not pageable:
+        return None
+    return bool(pinned >= 1.2 * pageable)
+
+
+PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
+
+
+def tie_window(a: SweepRow, b: SweepRow) -> float:
+    """How far apart (relative) two rates may be and still be one: NEAR_BEST, or the two measurements'
+    spreads together where those are wider."""
+    return max(NEAR_BEST, (a.rate_spread or 0.0) + (b.rate_spread or 0.0))
+
+
+def _plain(dataset: DatasetResult) -> list[SweepRow]:
+    return [r for r in dataset.measured() if not r.persistent_workers]
+
+
+def best_row(dataset: DatasetResult, *, cuda: bool) -> SweepRow | None:
+    """The recommended worker count's row: the fewest workers whose rate ties with the fastest (within
+    `tie_window`), so two counts a measurement cannot tell apart give the same answer in every run (plain
+    rows: the persistent-workers row is measured briefly, for its epoch-2 start-up only)."""
+    measured = _plain(dataset)
+    if not measured:
+        return None
+    top = max(measured, key=lambda r: r.samples_per_s or 0.0)
+    rate = top.samples_per_s or 0.0
+    near = [r for r in measured if (r.samples_per_s or 0.0) >= (1 - tie_window(r, top)) * rate]
+    fewest = min(r.workers for r in near)
+    return max((r for r in near if r.workers == fewest), key=lambda r: r.samples_per_s or 0.0)
+
+
+def tie(dataset: DatasetResult, best: SweepRow) -> tuple[SweepRow, float, float] | None:
+    """The fastest other worker count within the spread of `best`: (its row, the relative difference, the
+    window), or None when `best` stands alone."""
+    others = [r for r in _plain(dataset) if r.workers != best.workers and r.samples_per_s]
+    if not others or not best.samples_per_s:
+        return None
+    other = max(others, key=lambda r: r.samples_per_s or 0.0)
+    fast, slow = (
+        max(best.samples_per_s, other.samples_per_s or 0.0),
+        min(best.samples_per_s, other.samples_per_s or 0.0),
+    )
+    gap, window = (fast - slow) / fast, tie_window(best, other)
+    return (other, gap, window) if gap <= window else None
+
+
+def persistent_saving(dataset: DatasetResult) -> float | None:
+    """Seconds per epoch persistent workers save: epoch-2 first batch, plain minus persistent, at one N."""
+    for row in dataset.rows:
+        if row.persistent_workers and row.epoch2_first_batch_s is not None:
+            plain = [
+                r.epoch2_first_batch_s
+                for r in dataset.rows
+                if r.workers == row.workers
+                and not r.persistent_workers
+                and r.epoch2_first_batch_s is not None
+            ]
+            if plain:
+                return round(plain[0] - row.epoch2_first_batch_s, 4)
+    return None
+
+
+def recommend(
+    dataset: DatasetResult, *, cuda: bool, pin_measured: bool | None = None
+) -> Recommendation | None:
+    """The configuration to use for this dataset, with the reason in words. pin_memory only from a measured
+    pinned-vs-pageable copy on CUDA (`pin_measured`); otherwise the default (False)."""
+    best = best_row(dataset, cuda=cuda)
+    if best is None or best.samples_per_s is None:
+        return None
+    plain = [r for r in dataset.measured() if not r.persistent_workers]
+    zero = [r.samples_per_s for r in plain if r.workers == 0 and r.samples_per_s]
+    tried = max(r.workers for r in plain)
+    parts = [f"num_workers={best.workers} delivers {best.samples_per_s:.0f} samples/s"]
+    if best.efficiency is not None and best.ideal_per_s:
+        parts.append(f"({best.efficiency:.0%} of the ideal {best.ideal_per_s:.0f})")
+    if zero and best.workers > 0:
+        parts.append(f"= {best.samples_per_s / zero[0]:.1f}x num_workers=0")
+    tied = tie(dataset, best)
+    if tied is not None:
+        other, gap, window = tied
+        parts.append(
+            f"; num_workers={best.workers} and {other.workers} are within {gap:.0%}: a tie (the measurements "
+            f"cannot tell apart rates within {window:.0%}), so the fewer workers"
+        )
+    elif best.workers < tried:
+        parts.append(f"; more workers (up to {tried}) are slower")
+    elif dataset.bound == "io" and best.workers > 0:
+        parts.append("; still scaling at the most workers tried (I/O-bound: more workers than CPUs can help)")
+    saving = persistent_saving(dataset)
+    persistent = best.workers > 0 and saving is not None and saving >= PERSISTENT_SAVES_S
+    if persistent:
+        parts.append(f"; persistent_workers=True saves {saving:.2f} s of worker start-up each epoch")
+    pin = bool(cuda and pin_measured)
+    if pin:
+        parts.append("; pin_memory=True: pinned host-to-device copies measured faster than pageable ones")
+    return Recommendation(
+        dataset=dataset.name,
+        workers=best.workers,
+        pin_memory=pin,
+        persistent_workers=persistent,
+        samples_per_s=best.samples_per_s,
+        efficiency=best.efficiency,
+        reason=" ".join(parts).replace(" ;", ";"),
+        tied_with=tied[0].workers if tied else None,
+    )
+
+
+def rate_at(dataset: DatasetResult, workers: int) -> float | None:
+    """The best measured samples/s at a given worker count (any pin/persistent setting)."""
+    rates = [r.samples_per_s for r in dataset.measured() if r.workers == workers and r.samples_per_s]
+    return max(rates) if rates else None

@@ -1,0 +1,52 @@
+"""runner.py: the module's one marker line read into records, a crash quoted from stderr, and a run stopped at
+the budget turned into its results so far (or, when a sample hangs, one line naming it)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from envguard.errors import ProbeError
+from envguard.smoke import runner
+
+
+def test_the_marker_line_is_read_into_records() -> None:
+    stdout = (
+        "noise from the dataset\n" + runner.MARKER + json.dumps({"python": "3.12.1", "device": "cpu"}) + "\n"
+    )
+    measured = runner.parse_output(stdout, "", 0, "/env/bin/python")
+    assert (measured.python, measured.device, measured.refusal) == ("3.12.1", "cpu", None)
+
+
+def test_a_crash_or_garbage_is_one_probe_error() -> None:
+    with pytest.raises(ProbeError, match="crashed in the environment \\(Segmentation fault\\)"):
+        runner.parse_output("", "loading\nSegmentation fault\n", -11, "/env/bin/python")
+    with pytest.raises(ProbeError, match="printed unreadable output"):
+        runner.parse_output(runner.MARKER + "{not json\n", "", 0, "/env/bin/python")
+    with pytest.raises(ProbeError, match=r"malformed output \(device: expected text, got int\)"):
+        runner.parse_output(runner.MARKER + '{"device": 1}\n', "", 0, "/env/bin/python")
+
+
+def test_stopped_at_the_budget_keeps_the_results_so_far(tmp_path: Path) -> None:
+    (tmp_path / "phase").write_text("throughput: num_workers=2, persistent_workers=False")
+    (tmp_path / "partial.json").write_text(
+        json.dumps({"python": "3.12.1", "device": "cpu", "throughput": []})
+    )
+    (tmp_path / "p4711").write_text(f"0 {time.time():.6f} 17")  # returned its sample: not hung
+    measured = runner.stopped(tmp_path, budget=8.0, elapsed=8.4)
+    assert measured.python == "3.12.1" and measured.stopped is not None
+    assert measured.stopped.phase.startswith("throughput") and measured.stopped.after_s == 8.4
+    assert measured.stopped.pending_s is None
+
+
+def test_a_hung_sample_is_named_and_no_results_are_one_line(tmp_path: Path) -> None:
+    (tmp_path / "phase").write_text("determinism run w0 (num_workers=0)")
+    (tmp_path / "p4711").write_text(f"1 {time.time() - 5:.6f} 5")
+    with pytest.raises(ProbeError, match=r"did not return sample 5 within 5\.\d s \(determinism run w0"):
+        runner.stopped(tmp_path, budget=8.0, elapsed=8.4)
+    (tmp_path / "p4711").unlink()
+    with pytest.raises(ProbeError, match="did not finish within the --budget"):
+        runner.stopped(tmp_path, budget=8.0, elapsed=8.4)  # no partial.json either
