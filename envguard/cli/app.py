@@ -28,11 +28,8 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[cmd_name][0])
-        if hasattr(module, "GRAMMAR"):
-            built: click.Command = to_click(module.GRAMMAR, module.run)
-            return built
-        command: click.Command = module.command
-        return command
+        built: click.Command = to_click(module.GRAMMAR, module.run)
+        return built
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_module, help_text) in COMMANDS.items()]

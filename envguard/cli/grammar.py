@@ -41,10 +41,12 @@ class Opt:
     """An option. `flag`: present or not (or `flag_value` for one of several flags sharing `dest`); else it
     takes a value (`many`: repeatable, collected in order). A value is a `kind` ("str", "int", "float" or
     "path"), optionally one of `choices`, at least `minimum`, or a conda platform (`platform`). A path may
-    have to exist, be or not be a folder, and reach the command as a Path (`as_path`)."""
+    have to exist, be or not be a folder, and reach the command as a Path (`as_path`). `check`, where given,
+    turns the text into the value or raises UsageError with the one line that says why (the default too)."""
 
     __slots__ = (
         "as_path",
+        "check",
         "choices",
         "default",
         "dest",
@@ -82,6 +84,7 @@ class Opt:
         file_okay: bool = True,
         dir_okay: bool = True,
         as_path: bool = False,
+        check: Callable[[str], Any] | None = None,
     ) -> None:
         self.flags = flags
         self.dest = dest or max(flags, key=len).lstrip("-").replace("-", "_")
@@ -94,6 +97,7 @@ class Opt:
         self.kind, self.choices, self.minimum, self.platform = kind, choices, minimum, platform
         self.default, self.show_default, self.metavar = default, show_default, metavar
         self.exists, self.file_okay, self.dir_okay, self.as_path = exists, file_okay, dir_okay, as_path
+        self.check = check
 
 
 def styles(*, markdown: bool = True, output: bool = True, json_help: str = "") -> tuple[Opt, ...]:
@@ -188,6 +192,11 @@ def parse(command: Command, words: Sequence[str]) -> dict[str, Any] | None:
 
 def _converted(opt: Opt, text: str) -> Any:
     """`text` as the option's value, or None where click would refuse it (click then says why)."""
+    if opt.check is not None:
+        try:
+            return opt.check(text)
+        except UsageError:
+            return None
     if opt.choices:
         return text if text in opt.choices else None
     if opt.platform:
@@ -246,6 +255,8 @@ def _defaults(command: Command) -> dict[str, Any]:
             found[opt.dest] = False
         elif opt.many:
             found[opt.dest] = ()
+        elif opt.check is not None and opt.default is not None:
+            found.setdefault(opt.dest, opt.check(str(opt.default)))
         else:
             found.setdefault(opt.dest, opt.default)
     return found
@@ -315,6 +326,9 @@ def _click_option(click: Any, opt: Opt) -> Any:
         extra["default"] = opt.default
     if opt.platform:
         extra["callback"] = _valid_platform
+    if opt.check is not None:
+        check = opt.check
+        extra["callback"] = lambda _ctx, _param, value: None if value is None else check(value)
     return click.Option([*opt.flags, opt.dest], type=_click_type(click, opt), multiple=opt.many, **extra)
 
 

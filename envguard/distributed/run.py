@@ -13,14 +13,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from envguard.distributed import render
 from envguard.distributed.measure import rank_report
 from envguard.distributed.records import from_wire, to_wire
 from envguard.distributed.result import DistributedResult
 from envguard.distributed.verdicts import analyze
 from envguard.errors import UsageError
-from envguard.findings import exit_code
-from envguard.output import Style, present
 
 
 def run_distributed_check(
@@ -59,15 +56,3 @@ def run_distributed_check(
         if owned:
             dist.destroy_process_group()
     return analyze([from_wire(report) for report in gathered], rank)
-
-
-def report_distributed(
-    source: str | None, *, data_dir: Path | None, seed: int, style: Style, output: str | None, title: str
-) -> int:
-    """`smoke --distributed`'s shell until that command calls run_distributed_check and presents
-    render.views itself (as `check --distributed` does): rank 0 writes the report; every rank returns the same
-    exit code."""
-    result = run_distributed_check(source, data_dir=data_dir, seed=seed)
-    if result.rank == 0:
-        present(render.views(result, title), style, output)
-    return exit_code(result.findings)

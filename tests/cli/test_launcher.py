@@ -176,3 +176,19 @@ def test_diff_fast_path_errors_use_the_boundary(tmp_path: Path, capsys: pytest.C
 )
 def test_other_forms_go_to_click(args: list[str]) -> None:
     assert launcher.fast_path(args) is None
+
+
+def test_every_command_is_declared_once_and_click_is_built_from_it() -> None:
+    """Each command module declares its GRAMMAR; click's command lists exactly those options, in that order,
+    and the console script's parser reads the same declaration (no second list of options anywhere)."""
+    import importlib
+
+    from envguard.cli.app import cli
+
+    for name, (module_name, _help) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        declared = [flag for opt in module.GRAMMAR.options for flag in opt.flags]
+        command = cli.get_command(None, name)  # type: ignore[arg-type]
+        built = [flag for param in command.params for flag in getattr(param, "opts", []) if flag.startswith("-")]
+        assert built == declared, name
+        assert not hasattr(module, "command"), f"{module_name} declares a click command of its own"

@@ -6,17 +6,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import click
 
 from envguard.atomic import write_bytes
-from envguard.cli.options import output_style
+from envguard.cli.grammar import Arg, Command, Opt, styles
 from envguard.errors import UsageError
 from envguard.findings import exit_code
 from envguard.output import Style, present, progress_wanted
-
-_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 
 
 def _workers(text: str | None) -> tuple[int, ...] | None:
@@ -52,12 +47,10 @@ def _sweep(text: str | None, loader: str | None) -> tuple[str, ...] | None:
     return names
 
 
-def _number(option: str, low: float, what: str) -> Callable[[Any, Any, str | None], float | None]:
-    """A callback that accepts a finite number >= `low` and refuses anything else in one line (exit 2)."""
+def _number(option: str, low: float, what: str) -> Callable[[str], float]:
+    """A check that accepts a finite number >= `low` and refuses anything else in one line (exit 2)."""
 
-    def check(_ctx: Any, _param: Any, text: str | None) -> float | None:
-        if text is None:
-            return None
+    def check(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
@@ -69,7 +62,7 @@ def _number(option: str, low: float, what: str) -> Callable[[Any, Any, str | Non
     return check
 
 
-def _seed(_ctx: Any, _param: Any, text: str) -> int:
+def _seed(text: str) -> int:
     """An integer seed torch, NumPy and random all accept: 0 <= seed < 2**63."""
     try:
         value = int(text, 10)
@@ -80,139 +73,166 @@ def _seed(_ctx: Any, _param: Any, text: str) -> int:
     return value
 
 
-@click.command("smoke")
-@click.argument("source", required=False)
-@click.option(
-    "--device",
-    type=click.Choice(["auto", "cpu", "cuda"]),
-    default="auto",
-    show_default=True,
-    help="Where the GPU checks run; auto uses CUDA when torch sees it.",
+GRAMMAR = Command(
+    "smoke",
+    [Arg("source", required=False)],
+    [
+        Opt(
+            "--device",
+            choices=("auto", "cpu", "cuda"),
+            default="auto",
+            show_default=True,
+            help="Where the GPU checks run; auto uses CUDA when torch sees it.",
+        ),
+        Opt(
+            "--budget",
+            metavar="SECONDS",
+            default="28",
+            show_default=True,
+            check=_number("--budget", 3.0, "seconds"),
+            help="Seconds the whole command may take (the sweep shrinks to fit).",
+        ),
+        Opt(
+            "--workers",
+            dest="workers_text",
+            metavar="LIST",
+            help="num_workers to sweep, e.g. 0,2,4 (default: 0 to the usable CPUs).",
+        ),
+        Opt(
+            "--num-workers",
+            kind="int",
+            minimum=0,
+            help="The num_workers your training uses: judged against the sweep.",
+        ),
+        Opt(
+            "--batch-size",
+            kind="int",
+            minimum=1,
+            default=32,
+            show_default=True,
+            help="Batch size of the sweep.",
+        ),
+        Opt(
+            "--io-ms",
+            metavar="MS",
+            default="10",
+            show_default=True,
+            check=_number("--io-ms", 0.1, "milliseconds"),
+            help="Per-sample wait of the synthetic I/O-bound dataset.",
+        ),
+        Opt(
+            "--cpu-ms",
+            metavar="MS",
+            default="5",
+            show_default=True,
+            check=_number("--cpu-ms", 0.1, "milliseconds"),
+            help="Per-sample CPU time of the synthetic CPU-bound dataset.",
+        ),
+        Opt(
+            "--step-ms",
+            metavar="MS",
+            check=_number("--step-ms", 0.0, "milliseconds"),
+            help="Simulated training step after each batch (default: half the ideal time between batches).",
+        ),
+        Opt(
+            "--data",
+            dest="data_dir",
+            kind="path",
+            exists=True,
+            file_okay=False,
+            as_path=True,
+            help="Time reading the files under DIR instead of the synthetic datasets.",
+        ),
+        Opt(
+            "--decode",
+            choices=("image",),
+            help="With --data: decode each file as an image with PIL in the sweep (shows whether decoding is "
+            "the bottleneck).",
+        ),
+        Opt(
+            "--dataset",
+            metavar="FILE.py:NAME",
+            help="Check and time your own Dataset (a class or a function returning one) instead of the "
+            "synthetic ones.",
+        ),
+        Opt(
+            "--loader",
+            metavar="FILE.py:NAME",
+            help="Check your own DataLoader as given: NAME() returns a DataLoader or "
+            "(dataset, loader_kwargs).",
+        ),
+        Opt(
+            "--sweep",
+            dest="sweep_text",
+            metavar="NAMES",
+            help="With --loader: the DataLoader arguments envguard may vary while timing your loader "
+            "(num_workers, prefetch_factor); everything else stays as your loader sets it.",
+        ),
+        Opt(
+            "--start-method",
+            choices=("fork", "spawn", "forkserver"),
+            help="Start every DataLoader's workers this way (default: the environment's own default).",
+        ),
+        Opt(
+            "--local-ranks",
+            kind="int",
+            minimum=1,
+            default=1,
+            show_default=True,
+            help="Training processes per node: the per-worker memory projection multiplies by it.",
+        ),
+        Opt(
+            "--lock",
+            kind="path",
+            exists=True,
+            dir_okay=False,
+            as_path=True,
+            help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.",
+        ),
+        Opt(
+            "--record",
+            kind="path",
+            dir_okay=False,
+            as_path=True,
+            metavar="FILE.json",
+            help="Write the first batches' per-sample digests and this environment's fingerprints to "
+            "FILE.json.",
+        ),
+        Opt(
+            "--compare",
+            kind="path",
+            dir_okay=False,
+            as_path=True,
+            metavar="FILE.json",
+            help="Check the first batches against a --record file from another machine or environment "
+            "(exit 1 on a mismatch).",
+        ),
+        Opt(
+            "--seed",
+            metavar="INT",
+            default="1234",
+            check=_seed,
+            show_default=True,
+            help="Seed of the determinism runs (and of the sampler with --distributed).",
+        ),
+        Opt(
+            "--distributed",
+            flag=True,
+            help="Under torchrun: compare environments and DistributedSampler shards across ranks.",
+        ),
+        Opt(
+            "--plot",
+            kind="path",
+            dir_okay=False,
+            as_path=True,
+            help="Write a PNG of throughput against workers (needs matplotlib).",
+        ),
+        *styles(),
+    ],
 )
-@click.option(
-    "--budget",
-    metavar="SECONDS",
-    default="28",
-    show_default=True,
-    callback=_number("--budget", 3.0, "seconds"),
-    help="Seconds the whole command may take (the sweep shrinks to fit).",
-)
-@click.option(
-    "--workers",
-    "workers_text",
-    metavar="LIST",
-    help="num_workers to sweep, e.g. 0,2,4 (default: 0 to the usable CPUs).",
-)
-@click.option(
-    "--num-workers",
-    type=click.IntRange(min=0),
-    help="The num_workers your training uses: judged against the sweep.",
-)
-@click.option(
-    "--batch-size", type=click.IntRange(min=1), default=32, show_default=True, help="Batch size of the sweep."
-)
-@click.option(
-    "--io-ms",
-    metavar="MS",
-    default="10",
-    show_default=True,
-    callback=_number("--io-ms", 0.1, "milliseconds"),
-    help="Per-sample wait of the synthetic I/O-bound dataset.",
-)
-@click.option(
-    "--cpu-ms",
-    metavar="MS",
-    default="5",
-    show_default=True,
-    callback=_number("--cpu-ms", 0.1, "milliseconds"),
-    help="Per-sample CPU time of the synthetic CPU-bound dataset.",
-)
-@click.option(
-    "--step-ms",
-    metavar="MS",
-    callback=_number("--step-ms", 0.0, "milliseconds"),
-    help="Simulated training step after each batch (default: half the ideal time between batches).",
-)
-@click.option(
-    "--data",
-    "data_dir",
-    type=_DIR,
-    help="Time reading the files under DIR instead of the synthetic datasets.",
-)
-@click.option(
-    "--decode",
-    type=click.Choice(["image"]),
-    help="With --data: decode each file as an image with PIL in the sweep (shows whether decoding is the "
-    "bottleneck).",
-)
-@click.option(
-    "--dataset",
-    metavar="FILE.py:NAME",
-    help="Check and time your own Dataset (a class or a function returning one) instead of the synthetic "
-    "ones.",
-)
-@click.option(
-    "--loader",
-    metavar="FILE.py:NAME",
-    help="Check your own DataLoader as given: NAME() returns a DataLoader or (dataset, loader_kwargs).",
-)
-@click.option(
-    "--sweep",
-    "sweep_text",
-    metavar="NAMES",
-    help="With --loader: the DataLoader arguments envguard may vary while timing your loader "
-    "(num_workers, prefetch_factor); everything else stays as your loader sets it.",
-)
-@click.option(
-    "--start-method",
-    type=click.Choice(["fork", "spawn", "forkserver"]),
-    help="Start every DataLoader's workers this way (default: the environment's own default).",
-)
-@click.option(
-    "--local-ranks",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Training processes per node: the per-worker memory projection multiplies by it.",
-)
-@click.option(
-    "--lock",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Compare the seeded streams with the fingerprints recorded in this lock or snapshot.",
-)
-@click.option(
-    "--record",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE.json",
-    help="Write the first batches' per-sample digests and this environment's fingerprints to FILE.json.",
-)
-@click.option(
-    "--compare",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="FILE.json",
-    help="Check the first batches against a --record file from another machine or environment (exit 1 on a "
-    "mismatch).",
-)
-@click.option(
-    "--seed",
-    metavar="INT",
-    default="1234",
-    callback=_seed,
-    show_default=True,
-    help="Seed of the determinism runs (and of the sampler with --distributed).",
-)
-@click.option(
-    "--distributed",
-    is_flag=True,
-    help="Under torchrun: compare environments and DistributedSampler shards across ranks.",
-)
-@click.option(
-    "--plot",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write a PNG of throughput against workers (needs matplotlib).",
-)
-@output_style()
-def command(
+
+
+def run(
     source: str | None,
     device: str,
     budget: float,
@@ -252,11 +272,14 @@ def command(
     if decode and not data_dir:
         raise UsageError("--decode image decodes the files of --data DIR; add --data DIR (or drop --decode)")
     if distributed:
-        from envguard.distributed.run import report_distributed
+        # the distributed package adds ~30 ms of imports (sources, socket) a plain run skips
+        from envguard.distributed import render as distributed_render
+        from envguard.distributed.run import run_distributed_check
 
-        return report_distributed(
-            source, data_dir=data_dir, seed=seed, style=style, output=output, title="smoke --distributed"
-        )
+        result = run_distributed_check(source, data_dir=data_dir, seed=seed)
+        if result.rank == 0:  # every rank judges alike; one prints
+            present(distributed_render.views(result, "smoke --distributed"), style, output)
+        return exit_code(result.findings)
     # smoke's pipeline loads only when it runs (its imports take ~0.17 s): --help and usage errors stay fast
     from envguard.smoke import render
     from envguard.smoke.report import SmokeOptions
