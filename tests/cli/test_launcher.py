@@ -189,6 +189,7 @@ def test_every_command_is_declared_once_and_click_is_built_from_it() -> None:
         module = importlib.import_module(module_name)
         declared = [flag for opt in module.GRAMMAR.options for flag in opt.flags]
         command = cli.get_command(None, name)  # type: ignore[arg-type]
-        built = [flag for param in command.params for flag in getattr(param, "opts", []) if flag.startswith("-")]
+        flags = [flag for param in command.params for flag in getattr(param, "opts", [])]
+        built = [flag for flag in flags if flag.startswith("-")]
         assert built == declared, name
         assert not hasattr(module, "command"), f"{module_name} declares a click command of its own"
