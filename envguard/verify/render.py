@@ -25,7 +25,20 @@ def to_dict(result: VerifyResult) -> dict[str, Any]:
         "check": check_render.to_dict(result.check) if result.check is not None else None,
         "smoke": result.smoke,
         "warnings": list(result.warnings),
+        "attestation": _attestation(result),
         "fix": fix_lines(result),
+    }
+
+
+def _attestation(result: VerifyResult) -> dict[str, Any] | None:
+    made = result.attestation
+    if made is None or made.failed:
+        return None
+    return {
+        "path": str(made.path),
+        "signed": made.signed,
+        "packages": made.packages,
+        "fingerprints": made.fingerprints is not None,
     }
 
 
