@@ -37,6 +37,7 @@ class LockOptions:
     fmt: str = "conda-lock"
     output: str | None = None
     include_local: bool = False  # write the local paths of pip packages installed from this machine's disk
+    pixi_version: int = pixiwrite.VERSION
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,13 @@ def lock(options: LockOptions) -> LockResult:
     o = options
     if o.cuda and o.no_cuda:
         raise UsageError("--cuda and --no-cuda contradict each other; give one")
+    if o.pixi_version != pixiwrite.VERSION and o.fmt != "pixi":
+        raise UsageError("--pixi-version applies to --format pixi")
     target = o.output or _DEFAULT_TARGET.get(o.fmt, "conda-lock.yml")
     yml = _environment_yml(o.source, o.envfile)
     explicit = ["--format", o.fmt] if o.fmt in _DEFAULT_TARGET else []
+    if o.pixi_version != pixiwrite.VERSION:
+        explicit += ["--pixi-version", str(o.pixi_version)]
     given_cuda, no_cuda = o.cuda, o.no_cuda
     live: list[str] = []  # what reading a live environment warned about
     if yml is not None and not (given_cuda or no_cuda) and "CONDA_OVERRIDE_CUDA" in os.environ:
@@ -77,7 +82,7 @@ def lock(options: LockOptions) -> LockResult:
     if o.fmt == "explicit":
         done = _write_explicit(plan, target, reproduce)
     elif o.fmt == "pixi":
-        done = _write_pixi(plan, target, reproduce)
+        done = _write_pixi(plan, target, reproduce, o.pixi_version)
     else:
         done = _write_yaml(plan, target, reproduce, sources)
     return LockResult(done.written, done.stdout, (*plan.warnings, *live, *done.warnings))
@@ -213,8 +218,8 @@ def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
     return LockResult(tuple(written), "".join(stdout), tuple(warnings))
 
 
-def _write_pixi(plan: LockPlan, target: str, reproduce: str) -> LockResult:
-    rendered = pixiwrite.render(plan.envs, plan.channels, reproduce)
+def _write_pixi(plan: LockPlan, target: str, reproduce: str, version: int) -> LockResult:
+    rendered = pixiwrite.render(plan.envs, plan.channels, reproduce, version)
     if target == "-":
         return LockResult((), rendered.text, tuple(rendered.left_out))
     write_lock(target, rendered.text)
