@@ -98,9 +98,11 @@ def _requirement(package: Package) -> str:
     return f"{package.name}=={package.version}"
 
 
-def relock_command(envfile: str, lock: str) -> str:
-    """The lock is stale for its environment.yml: solve it again."""
-    return f"envguard lock -f {shlex.quote(envfile)} -o {shlex.quote(lock)}"
+def relock_command(envfile: str, lock: str, exclude_newer: str | None = None) -> str:
+    """The lock is stale for its environment.yml: solve it again (as of the same time, when it was solved as
+    of one)."""
+    dated = f" --exclude-newer {shlex.quote(exclude_newer)}" if exclude_newer else ""
+    return f"envguard lock -f {shlex.quote(envfile)}{dated} -o {shlex.quote(lock)}"
 
 
 def reinstall_command(prefix: str, labels: Iterable[str]) -> str:

@@ -9,6 +9,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from envguard.engine.solver import parse_date
 from envguard.errors import BadInputError, UsageError
 from envguard.formats import detect_kind, pixiwrite
 from envguard.formats.condalock.write import render_explicit, render_lock, write_lock
@@ -38,6 +39,7 @@ class LockOptions:
     output: str | None = None
     include_local: bool = False  # write the local paths of pip packages installed from this machine's disk
     pixi_version: int = pixiwrite.VERSION
+    exclude_newer: str | None = None  # solve as of this date (environment.yml only)
 
 
 @dataclass(frozen=True)
@@ -68,13 +70,16 @@ def lock(options: LockOptions) -> LockResult:
         given_cuda, no_cuda = override or None, not override
     if yml is not None:
         cuda: CudaChoice = False if no_cuda else given_cuda
-        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda)
-        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, explicit)
+        date = parse_date(o.exclude_newer) if o.exclude_newer else None
+        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda, date)
+        dated = ["--exclude-newer", plan.exclude_newer] if plan.exclude_newer else []
+        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, [*explicit, *dated])
         sources = [_relative(yml, target)]
     else:
-        if o.cuda or o.no_cuda:
+        if o.cuda or o.no_cuda or o.exclude_newer:
             raise UsageError(
-                "--cuda/--no-cuda apply to `-f environment.yml`; a live environment is locked as is"
+                "--cuda/--no-cuda and --exclude-newer apply to `-f environment.yml`; a live environment is "
+                "locked as is"
             )
         flags = [*explicit, *(["--include-local"] if o.include_local else [])]
         plan, reproduce, live = _live_plan(o.source, o.platforms, o.no_probe, target, flags, o.include_local)
@@ -186,6 +191,7 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str])
         reproduce=reproduce,
         source_kind=plan.source_kind,
         lock_name=name,
+        exclude_newer=plan.exclude_newer,
     )
     if target == "-":
         return LockResult((), text, ())

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.check import render as check_render
+from envguard.check.fixes import relock_command
 from envguard.check.report import severity
 from envguard.output import Views, console_text, md_escape, text_console
 from envguard.verify.run import Mismatch, Stage, VerifyResult
@@ -50,12 +51,11 @@ def fix_lines(result: VerifyResult) -> list[str]:
     failed = next((s.name for s in result.stages if s.status == "failed"), None)
     if failed not in ("hashes", "check"):
         return []  # fetch/install failures are operational (exit 3, their own message); smoke has its fixes
-    lock = Path(result.lock)
-    envyml = lock.parent / "environment.yml"
-    source = f"-f {shlex.quote(str(envyml))}" if envyml.is_file() else "-f environment.yml"
+    envyml = Path(result.lock).parent / "environment.yml"
+    source = str(envyml) if envyml.is_file() else "environment.yml"
     why = "if the new archives are intended" if failed == "hashes" else "the lock does not rebuild as written"
     return [
-        f"envguard lock {source} -o {shlex.quote(result.lock)}   # {why}",
+        f"{relock_command(source, result.lock, result.exclude_newer)}   # {why}",
         f"envguard verify --lock {shlex.quote(result.lock)}",
     ]
 

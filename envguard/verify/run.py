@@ -26,6 +26,9 @@ from envguard.engine import install
 from envguard.engine.install import default_pkgs_dir
 from envguard.engine.pip_install import find_python, make_venv, remove_bootstrap
 from envguard.errors import BadInputError
+from envguard.formats import detect_kind
+from envguard.formats.condalock import read as condalock
+from envguard.formats.condalock.meta import EXCLUDE_NEWER_KEY
 from envguard.machine import virtual
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package
@@ -74,6 +77,7 @@ class VerifyResult:
     smoke: dict[str, Any] | None = None
     warnings: tuple[str, ...] = field(default=())
     attestation: attestation.Attestation | None = None
+    exclude_newer: str | None = None  # the lock was solved as of this time: a re-lock keeps it
 
     @property
     def passed(self) -> bool:
@@ -172,7 +176,15 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
             smoke=state.smoke_result,
             warnings=tuple(state.warnings),
             attestation=state.attestation,
+            exclude_newer=solved_as_of(options.lock),
         )
+
+
+def solved_as_of(lock: Path) -> str | None:
+    """The time a conda-lock.yml was solved as of (`lock --exclude-newer`), from its metadata."""
+    if detect_kind(lock) != "conda-lock":
+        return None
+    return condalock.read_lock(lock).custom.get(EXCLUDE_NEWER_KEY)
 
 
 @contextlib.contextmanager

@@ -37,6 +37,12 @@ GRAMMAR = Command(
             help="The pixi.lock version: 6 (conda reads it) or 7 (pixi 0.68 and later; written by rattler).",
         ),
         Opt(
+            "--exclude-newer",
+            metavar="DATE",
+            help="Solve as of DATE (YYYY-MM-DD, midnight UTC, or an RFC 3339 time): leave out packages "
+            "published later. Recorded in the lock.",
+        ),
+        Opt(
             "--include-local",
             flag=True,
             help="Write the local paths of pip packages installed from this machine's disk "
@@ -61,6 +67,7 @@ def run(
     no_probe: bool,
     fmt: str,
     pixi_version: str,
+    exclude_newer: str | None,
     include_local: bool,
     output: str | None,
 ) -> int:
@@ -80,6 +87,7 @@ def run(
             output,
             include_local,
             pixi_version=int(pixi_version),
+            exclude_newer=exclude_newer,
         )
     )
     for message in result.warnings:
