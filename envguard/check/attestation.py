@@ -16,7 +16,6 @@ from envguard.attest import envelope
 from envguard.attest.statement import (
     PAYLOAD_TYPE,
     Attested,
-    item_of,
     manifest,
     manifest_changes,
     read_statement,
@@ -90,4 +89,4 @@ def _manifest_findings(live: tuple[str, ...], attested: Attested) -> list[Differ
 
 def _what(line: str) -> str:
     """A manifest line without its kind: `linux-64/numpy-1.26.4-py311h_0 sha256:…`."""
-    return line.split(" ", 1)[1] if item_of(line) else line
+    return line.partition(" ")[2]
