@@ -124,7 +124,7 @@ def verify_commands(envguard: str, files: dict[str, Path], out: Path) -> dict[st
 def report(times: dict[str, list[float]], packages: int, runs: dict[str, int]) -> str:
     med = {name: statistics.median(values) for name, values in times.items()}
     rows = [
-        f"Prefix: {packages + 3} conda packages; interleaved rounds ({runs['cpu']} for the CPU rows, "
+        f"Prefix: {packages} conda packages; interleaved rounds ({runs['cpu']} for the CPU rows, "
         f"{runs['wall']} for verify); Python {sys.version.split()[0]}, {os.cpu_count()} CPUs.",
         "",
         "| base command | median (ms) | issue 30's command | median (ms) | ratio |",
@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(exist_ok=True)
         times = measure(commands(envguard, files, out), args.runs, env, clock="cpu")
         times.update(measure(verify_commands(envguard, files, out), args.verify_runs, env, clock="wall"))
-        print(report(times, args.packages, {"cpu": args.runs, "wall": args.verify_runs}))
+        installed = len(list((files["prefix"] / "conda-meta").glob("*.json")))
+        print(report(times, installed, {"cpu": args.runs, "wall": args.verify_runs}))
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)

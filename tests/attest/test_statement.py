@@ -91,3 +91,11 @@ def test_changes_are_per_package() -> None:
         ("conda numpy", before[0], after[0]),
         ("pypi six", before[1], None),
     ]
+
+
+def test_sigstore_accepts_the_statement_it_would_sign_keyless() -> None:
+    from sigstore import dsse
+
+    signed = dsse.Statement(payload(statement(predicate(NUMPY, GIT))))  # pydantic's in-toto v1 model
+    assert signed._inner.predicate_type == PREDICATE_TYPE
+    assert [s.name for s in signed._inner.subjects] == ["conda-lock.yml", "envguard-manifest:linux-64"]

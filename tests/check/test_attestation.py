@@ -142,3 +142,18 @@ def test_unsigned_foreign_and_missing_files_are_one_line(
     assert "no such attestation file" in one_line(capsys.readouterr().err)
     assert envguard("check", str(created), "--key", str(public)) == 2
     assert "add --attestation FILE" in one_line(capsys.readouterr().err)
+
+
+def test_a_sigstore_bundle_needs_its_identity_and_must_be_readable(
+    created: Path, attested: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lock = attested[0]
+    bundle = tmp_path / "env.sigstore.json"
+    bundle.write_text(json.dumps({"mediaType": "application/vnd.dev.sigstore.bundle.v0.3+json"}))
+    base = ["check", str(created), "--lock", str(lock), "--attestation", str(bundle)]
+    capsys.readouterr()
+    assert envguard(*base) == 2
+    assert "pass --identity and --issuer" in one_line(capsys.readouterr().err)
+    who = ["--identity", "https://github.com/o/r/.github/workflows/ci.yml@refs/heads/main"]
+    assert envguard(*base, *who, "--issuer", "https://token.actions.githubusercontent.com") == 2
+    assert "not a readable Sigstore bundle" in one_line(capsys.readouterr().err)
