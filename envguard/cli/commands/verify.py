@@ -78,8 +78,8 @@ def run(
     that `envguard check --attestation FILE` verifies. Exit 0 pass, 1 verification failed (hash mismatch,
     drift, smoke), 2 bad input, 3 operational failure.
     """
-    signing = _signing(attest, key, keyless, unsigned)
     with report_on_error("verify", style, output), contextlib.ExitStack() as later:
+        signing = _signing(attest, key, keyless, unsigned)
         # the temporary prefix is deleted once the report is out
         options = verify.VerifyOptions(
             Path(lockfile),
