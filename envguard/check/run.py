@@ -13,7 +13,9 @@ from envguard.cache import checks as statcache
 from envguard.cache import parsed as parsecache
 from envguard.check import fast, render
 from envguard.check.discovery import find_lock
+from envguard.check.fixes import fix_commands
 from envguard.check.report import CheckReport, check_environment
+from envguard.diff.changes import Difference
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.formats import read_file
 from envguard.model import Environment
@@ -89,11 +91,13 @@ def check(options: CheckOptions) -> Checked:
 @dataclass(frozen=True)
 class CheckOutcome:
     """The report plus what the fast-path cache needs: the prefix and its stat fingerprint (None for a
-    file)."""
+    file); and the two environments compared (sync plans from them)."""
 
     report: CheckReport
     prefix: Path
     fingerprint: str | None
+    live: Environment | None = None
+    target: Environment | None = None
 
 
 def run_check(
@@ -120,6 +124,7 @@ def run_check(
     live = sources.load(source, fingerprint=fingerprint)
     _warn(live.warnings)
     wanted = platform or live.platform
+    target: Environment | None = None
     if lock is not None:
         target = read_target(lock, wanted)
         if rng:
@@ -134,12 +139,31 @@ def run_check(
 
         from envguard.formats import envyml  # -f without a lock: the only path that reads environment.yml
 
-        report = check_environment(live, envyml.read(envfile, platform=wanted))
+        target = envyml.read(envfile, platform=wanted)
+        report = check_environment(live, target)
     if files:
         from envguard.check.files import file_findings  # the hashing thread pool: for --files alone
 
-        report = report.merged(*file_findings(prefix))
-    return CheckOutcome(report, prefix, fingerprint)
+        report = with_files(report, *file_findings(prefix), live, target)
+    return CheckOutcome(report, prefix, fingerprint, live, target)
+
+
+def with_files(
+    report: CheckReport,
+    findings: list[Difference],
+    notes: list[str],
+    reinstall: list[str],
+    live: Environment,
+    target: Environment,
+) -> CheckReport:
+    """The report with `--files`' findings, and its fix lines made again from every finding (the sync line
+    gains `--files`); the lock-freshness line, when there is one, stays last."""
+    before = fix_commands(live, target, report.findings)
+    merged = report.merged(findings, notes)
+    others = [f for f in report.fixes if f not in before]
+    return dataclasses.replace(
+        merged, fixes=tuple(dict.fromkeys((*fix_commands(live, target, merged.findings, reinstall), *others)))
+    )
 
 
 def _probed(live: Environment, target: Environment, prefix: Path) -> Environment:
