@@ -273,3 +273,79 @@ def openssl_keys(folder: Path, name: str = "key") -> tuple[Path, Path]:
     subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(private)], check=True)
     subprocess.run(["openssl", "pkey", "-in", str(private), "-pubout", "-out", str(public)], check=True)
     return private, public
+
+
+# --- a project folder pip builds offline (a PEP 517/660 backend inside it, no build requirements) ---------
+
+_BACKEND = '''"""A build backend in the project's own folder (PEP 517 and 660), for tests: no requirements."""
+import base64, hashlib, os, zipfile
+
+NAME, VERSION = {name!r}, {version!r}
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIST = NAME.replace("-", "_")
+
+
+def _wheel(directory, files):
+    info = f"{{DIST}}-{{VERSION}}.dist-info"
+    metadata = f"Metadata-Version: 2.1\\nName: {{NAME}}\\nVersion: {{VERSION}}\\n\\n"
+    wheel = "Wheel-Version: 1.0\\nGenerator: tests\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n\\n"
+    files = {{**files, f"{{info}}/METADATA": metadata.encode(), f"{{info}}/WHEEL": wheel.encode()}}
+    lines = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        lines.append(f"{{path}},sha256={{digest}},{{len(data)}}\\n")
+    name = f"{{DIST}}-{{VERSION}}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(directory, name), "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+        archive.writestr(f"{{info}}/RECORD", "".join(lines) + f"{{info}}/RECORD,,\\n")
+    return name
+
+
+def build_wheel(directory, config_settings=None, metadata_directory=None):
+    with open(os.path.join(HERE, "src", DIST, "__init__.py"), "rb") as handle:
+        return _wheel(directory, {{f"{{DIST}}/__init__.py": handle.read()}})
+
+
+def build_editable(directory, config_settings=None, metadata_directory=None):
+    return _wheel(directory, {{f"__editable__.{{DIST}}.pth": (os.path.join(HERE, "src") + "\\n").encode()}})
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+'''
+
+
+def make_project(root: Path, name: str = "proja", version: str = "0.1.0") -> Path:
+    """A project folder `pip install FOLDER` and `pip install -e FOLDER` build offline: its own build backend
+    (backend.py, no build requirements) and one module."""
+    module = root / "src" / name.replace("-", "_")
+    module.mkdir(parents=True)
+    (module / "__init__.py").write_text(f'VERSION = "{version}"\n')
+    (root / "backend.py").write_text(_BACKEND.format(name=name, version=version))
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+    )
+    return root
+
+
+def venv_with_pip(path: Path) -> Path:
+    """A real `python -m venv` (pip, and setuptools on 3.11, from its own ensurepip: offline)."""
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True)
+    return path
+
+
+def venv_pip(venv: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The venv's own pip (offline: no index, nothing but what `args` names)."""
+    env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=check,
+    )

@@ -307,6 +307,8 @@ def test_explicit_files_and_snapshots_are_accepted_as_locks(
     for lock in (explicit, snapshot):
         code, out = check_out(prefix, lock, capsys)
         assert code == 1 and "numpy: 1.26.4" in out, out
-    assert "in the reference, 2.0.1 " in out and f"and {snapshot}\nHow to fix:\n  envguard sync {prefix} " in out
+    assert (
+        "in the reference, 2.0.1 " in out and f"and {snapshot}\nHow to fix:\n  envguard sync {prefix} " in out
+    )
     assert envguard("sync", str(prefix), "--lock", str(snapshot), "--yes") == 0  # a snapshot is a lock too
     assert check_out(prefix, explicit, capsys)[0] == 0

@@ -34,7 +34,9 @@ def test_venv_files_are_checked_against_record(
     assert f"{site}/tinyproj/__init__.py (tinyproj 1.0.0 (pip)): altered (sha256 now" in out, out
     assert f"{site}/tinyproj-1.0.0.dist-info/METADATA (tinyproj 1.0.0 (pip)): missing" in out, out
     fix = out.split("\nHow to fix:\n", 1)[1].splitlines()
-    assert fix == [f"  envguard sync {venv} --lock {lock} --files --yes"], out  # no pip in this venv: one line
+    assert fix == [f"  envguard sync {venv} --lock {lock} --files --yes"], (
+        out
+    )  # no pip in this venv: one line
     # the lock does not record the wheel's path (no --include-local), so sync reinstalls the installed copy
     # from where pip recorded it came from, proved by the hash pip recorded
     assert envguard(*fix[0].split()[1:]) == 0, capsys.readouterr()
