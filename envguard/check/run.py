@@ -5,6 +5,7 @@ lock freshness findings. The only part of check that touches the world; the comp
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -192,10 +193,10 @@ def parse_target(path: Path, platform: str | None) -> Environment:
         raise UsageError(f"{path}: no such lock file; create it with `envguard lock` or fix --lock") from exc
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
-    # named by its path: a snapshot's own `source` is the environment it was taken from
-    env = parsecache.parsed(
-        data, f"target\0{platform}", str(path), lambda: read_file(path, platform=platform)
-    )
+    # named by its path: a snapshot's own `source` is the environment it was taken from; keyed by its folder
+    # too: a project the lock records relative to itself is that folder's (envguard.formats.localsource)
+    key = f"target\0{platform}\0{os.path.dirname(os.path.abspath(path))}"
+    env = parsecache.parsed(data, key, str(path), lambda: read_file(path, platform=platform))
     return dataclasses.replace(env, source=str(path))
 
 

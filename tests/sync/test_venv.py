@@ -185,3 +185,8 @@ def test_the_project_itself_is_locked_relative_and_installed_from_there(
     (other / ".venv" / "conda-lock.yml").write_text(text)
     code, out = check_out(venv, other / ".venv" / "conda-lock.yml", capsys)
     assert code == 1 and f"from {(other).as_uri()} in the lock" in out, out
+    # the same lock named the same way from each clone's folder means that clone (a parse read back from
+    # envguard's cache too)
+    for clone, clean in ((project, 0), (other, 1), (project, 0)):
+        monkeypatch.chdir(clone / ".venv")
+        assert check_out(venv, Path("conda-lock.yml"), capsys)[0] == clean, clone
