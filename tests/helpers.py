@@ -107,6 +107,28 @@ def check_out(prefix: Path, lock: Path, capsys: Any, *extra: str) -> tuple[int, 
 
 def stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
     """The `envguard` console script with stderr on a real pseudo-terminal: (exit code, what it showed)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "TERM")}
+    env["TERM"] = "xterm"
+    return _on_a_pty(args, cwd=cwd, env=env, stdout=subprocess.PIPE)
+
+
+def on_a_terminal(args: list[str], typed: str, columns: int = 160) -> tuple[int, str]:
+    """The `envguard` console script with stdin, stdout and stderr on one pseudo-terminal, `typed` typed in:
+    (exit code, everything it showed)."""
+    env = {**os.environ, "TERM": "dumb", "COLUMNS": str(columns)}
+    return _on_a_pty(args, env=env, typed=typed)
+
+
+def _on_a_pty(
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path | None = None,
+    stdout: int | None = None,
+    typed: str | None = None,
+) -> tuple[int, str]:
+    """Run the console script with stderr (and stdout unless given, and stdin when `typed`) on a
+    pseudo-terminal, read by a thread while it runs."""
     import pty
     import threading
 
@@ -126,10 +148,17 @@ def stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "TERM")}
-    env["TERM"] = "xterm"
+    if typed is not None:
+        os.write(leader, typed.encode())
     done = subprocess.run(
-        [script, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=follower, env=env, timeout=300, check=False
+        [script, *args],
+        cwd=cwd,
+        stdin=follower if typed is not None else None,
+        stdout=follower if stdout is None else stdout,
+        stderr=follower,
+        env=env,
+        timeout=300,
+        check=False,
     )
     os.close(follower)
     reader.join(timeout=10)

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,7 @@ from envguard.errors import BackendError
 from envguard.prefix import lockref
 from envguard.prefix.history import parse
 from envguard.sync import fast
-from tests.helpers import MakePrefix, check_out, envguard, files_opened, pip_install
+from tests.helpers import MakePrefix, check_out, envguard, files_opened, on_a_terminal, pip_install
 
 BASE = ["python=3.11", "numpy=1.26", "requests=2.32.3", "zlib"]
 TINY = "tinyproj-1.0.0-py3-none-any.whl"
@@ -153,45 +151,18 @@ def test_the_fast_path_reads_the_record_lockref_writes() -> None:
     assert Path(fast.RECORD) == lockref.RECORD
 
 
-def test_asked_on_a_terminal(
+def test_askedon_a_terminal(
     locked: tuple[Path, Path], make_prefix: MakePrefix, channels: dict[str, Path]
 ) -> None:
     prefix, lock = locked
     make_prefix(["python=3.11", "numpy=1.26", "zlib", "six"])  # requests gone, six added
     before = stat_fingerprint(prefix)
-    code, shown = _on_a_terminal(["sync", str(prefix), "--lock", str(lock)], "n\n")
+    code, shown = on_a_terminal(["sync", str(prefix), "--lock", str(lock)], "n\n")
     assert code == 1 and "Proceed ([y]/n)?" in shown and "Declined: nothing was changed." in shown, shown
     assert stat_fingerprint(prefix) == before
-    code, shown = _on_a_terminal(["sync", str(prefix), "--lock", str(lock)], "\n")  # Enter: yes, as in conda
+    code, shown = on_a_terminal(["sync", str(prefix), "--lock", str(lock)], "\n")  # Enter: yes, as in conda
     assert code == 0 and f"Synced: {prefix} matches {lock}" in shown, shown
     assert shown.count("Install:") == 1  # the plan is shown once, before the question
-
-
-def _on_a_terminal(args: list[str], answer: str) -> tuple[int, str]:
-    """The console script with stdin, stdout and stderr on one pseudo-terminal; `answer` typed in."""
-    leader, follower = pty.openpty()
-    script = str(Path(sys.executable).parent / "envguard")
-    child = subprocess.Popen(
-        [script, *args],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        env={**os.environ, "TERM": "dumb", "COLUMNS": "160"},
-    )
-    os.close(follower)
-    os.write(leader, answer.encode())
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    code = child.wait(timeout=300)
-    os.close(leader)
-    return code, b"".join(chunks).decode("utf-8", "replace")
 
 
 def test_bad_input_is_one_line_and_changes_nothing(
