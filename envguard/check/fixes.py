@@ -20,6 +20,7 @@ from envguard.diff.changes import Difference
 from envguard.engine.archives import local_path
 from envguard.model import LOCAL_ORIGIN, Environment, Package
 
+
 def fix_commands(
     live: Environment, target: Environment, changes: Iterable[Difference], reinstall: Sequence[str] = ()
 ) -> tuple[str, ...]:
