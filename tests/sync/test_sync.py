@@ -268,3 +268,17 @@ def test_a_failure_midway_says_how_to_finish(
     code, _out, err = sync(capsys, str(prefix), "--lock", str(lock), "--yes")
     assert code == 3 and err.count("\n") == 1, err
     assert "disk full; the environment is partly synced: run the same `envguard sync` again" in err
+
+
+def test_a_pixi_lock_and_an_explicit_spec_are_locks_to_sync_to(
+    make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prefix = make_prefix(BASE)
+    pixi, explicit = tmp_path / "pixi.lock", tmp_path / "conda-linux-64.lock"
+    assert envguard("lock", str(prefix), "--no-probe", "--format", "pixi", "-o", str(pixi)) == 0
+    assert envguard("lock", str(prefix), "--no-probe", "--format", "explicit", "-o", str(explicit)) == 0
+    for lock in (pixi, explicit):
+        make_prefix(["python=3.11", "numpy=2.0", "zlib", "six"])
+        code, out, err = sync(capsys, str(prefix), "--lock", str(lock), "--yes")
+        assert code == 0, (lock, out, err)
+        assert check_out(prefix, lock, capsys, "--files") == (0, f"OK: {prefix} matches {lock}\n")
