@@ -36,7 +36,8 @@ def fix_commands(
     commands: list[str] = []
     files = any(c.category == "files" for c in drift)
     if path and not target.spec_only:  # a resolved file: a lock, an explicit spec, a snapshot
-        commands.append(f"envguard sync {prefix} --lock {path}{' --files' if files else ''} --yes")
+        if syncable(live, target, drift):
+            commands.append(f"envguard sync {prefix} --lock {path}{' --files' if files else ''} --yes")
     elif path and target.kind == "environment.yml" and live.kind != "venv":
         commands.append(f"envguard create -f {path} -p {prefix} --force")
     elif files:
@@ -44,6 +45,14 @@ def fix_commands(
     if has_pip(live):
         commands += _pip_commands(live, target, drift)
     return tuple(commands)
+
+
+def syncable(live: Environment, target: Environment, drift: Iterable[Difference]) -> bool:
+    """Whether `envguard sync` can make LIVE equal TARGET in place: not a venv that would need conda packages
+    or another Python (a new environment is the way there; check's findings say so)."""
+    if live.kind != "venv":
+        return True
+    return not target.conda_packages() and not any(c.category == "python" for c in drift)
 
 
 def has_pip(env: Environment) -> bool:
