@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -30,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fixture_channel
-from bench_conda import KIT, REPO, Case, timed
+from bench_conda import KIT, REPO, Case, measure
 
 ENVGUARD = Path(sys.executable).with_name("envguard")
 
@@ -60,15 +61,15 @@ def kit(work: Path, name: str, urls: list[str], with_envguard: bool) -> Path:
     return root
 
 
-def environment(work: Path, root: Path) -> dict[str, str]:
+def environment(work: Path) -> dict[str, str]:
+    """One environment for both kits: each kit's wrapper picks its own condarc (CONDARC is left unset)."""
     env = {
         **os.environ,
-        "CONDARC": str(root / "condarc"),
         "HOME": str(work / "home"),
         "ENVGUARD_CONDA_HOME": str(work / "home"),
         "ENVGUARD_CACHE_DIR": str(work / "envguard-cache"),
     }
-    for var in ("CONDA_PREFIX", "VIRTUAL_ENV", "CONDA_PKGS_DIRS", "CONDA_OVERRIDE_CUDA"):
+    for var in ("CONDARC", "CONDA_PREFIX", "VIRTUAL_ENV", "CONDA_PKGS_DIRS", "CONDA_OVERRIDE_CUDA"):
         env.pop(var, None)
     return env
 
@@ -87,43 +88,17 @@ def prefix(root: Path, packages: int, env: dict[str, str]) -> Path:
     return target
 
 
-def cases(root: Path, env_prefix: Path) -> dict[str, list[Case]]:
+def cases(root: Path, env_prefix: Path) -> dict[str, Case]:
     conda = str(root / "bin" / "conda")
-    p = str(env_prefix)
+    p = shlex.quote(str(env_prefix))
+    cycle = f"{conda} install -y -q -p {p} fill000 && {conda} remove -y -q -p {p} fill000"
     return {
-        "conda --version": [Case([conda, "--version"])],
-        "conda doctor --list": [Case([conda, "doctor", "--list"])],
-        "conda list -p ENV": [Case([conda, "list", "-p", p])],
-        "conda doctor -p ENV": [Case([conda, "doctor", "-p", p])],
-        "conda install + remove fill000": [
-            Case([conda, "install", "-y", "-q", "-p", p, "fill000"]),
-            Case([conda, "remove", "-y", "-q", "-p", p, "fill000"]),
-        ],
+        "conda --version": Case([conda, "--version"]),
+        "conda doctor --list": Case([conda, "doctor", "--list"]),
+        "conda list -p ENV": Case([conda, "list", "-p", str(env_prefix)]),
+        "conda doctor -p ENV": Case([conda, "doctor", "-p", str(env_prefix)]),
+        "conda install + remove fill000": Case(["bash", "-c", cycle]),
     }
-
-
-def once(steps: list[Case], env: dict[str, str]) -> tuple[float, float]:
-    walls, cpus = zip(*(timed(step, env) for step in steps), strict=True)
-    return sum(walls), sum(cpus)
-
-
-def measure(
-    without: dict[str, list[Case]],
-    with_: dict[str, list[Case]],
-    envs: tuple[dict[str, str], dict[str, str]],
-    runs: int,
-) -> dict[str, list[list[float]]]:
-    """Per case: [walls without, walls with, CPU without, CPU with], round-robin after one warm-up each."""
-    for name in without:
-        once(without[name], envs[0]), once(with_[name], envs[1])
-    out: dict[str, list[list[float]]] = {name: [[], [], [], []] for name in without}
-    for _ in range(runs):
-        for name in without:
-            for index, (steps, env) in enumerate(((without[name], envs[0]), (with_[name], envs[1]))):
-                wall, cpu = once(steps, env)
-                out[name][index].append(wall)
-                out[name][index + 2].append(cpu)
-    return out
 
 
 def report(times: dict[str, list[list[float]]], packages: int, runs: int) -> str:
@@ -137,8 +112,8 @@ def report(times: dict[str, list[list[float]]], packages: int, runs: int) -> str
         "| CPU ratio |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, series in times.items():
-        m = [statistics.median(v) * 1000 for v in series]
+    for name, (with_, without, with_cpu, without_cpu) in times.items():
+        m = [statistics.median(v) * 1000 for v in (without, with_, without_cpu, with_cpu)]
         cells = [f"{m[0]:.0f}", f"{m[1]:.0f}", f"{m[1] / m[0]:.2f}", f"{m[2]:.0f}", f"{m[3]:.0f}"]
         rows.append(f"| {name} | {' | '.join(cells)} | {m[3] / m[2]:.2f} |")
     return "\n".join(rows)
@@ -157,11 +132,13 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     try:
         urls = build(work, args.packages)
-        roots = kit(work, "without", urls, False), kit(work, "with", urls, True)
-        envs = environment(work, roots[0]), environment(work, roots[1])
-        prefixes = [prefix(root, args.packages, env) for root, env in zip(roots, envs, strict=True)]
+        without, with_ = kit(work, "without", urls, False), kit(work, "with", urls, True)
+        env = environment(work)
+        prefixes = prefix(without, args.packages, env), prefix(with_, args.packages, env)
         count = sum(1 for p in (prefixes[0] / "conda-meta").iterdir() if p.suffix == ".json")
-        times = measure(cases(roots[0], prefixes[0]), cases(roots[1], prefixes[1]), envs, args.runs)
+        plain, plugged = cases(without, prefixes[0]), cases(with_, prefixes[1])
+        # bench_conda's (ours, theirs) pairs: here (with envguard, without)
+        times = measure({name: (plugged[name], plain[name]) for name in plain}, args.runs, env)
         print(report(times, count, args.runs))
     finally:
         if args.work is None:
