@@ -61,12 +61,19 @@ def fix_torch(prefix: str, confirm: Confirm) -> int:
     except Exception:
         return bug()
     if not family.problems:
-        print(f"envguard: torch's family in {prefix} belongs together; nothing to fix")
+        what = "torch's family belongs together" if family.members else "no torch"
+        print(f"envguard: {prefix}: {what}; nothing to fix")
         return EXIT_OK
-    if health.state != "drift":
+    if health.state == "clean":
         print(
-            f"envguard: {prefix} is as its lock says ({health.state}): the lock itself holds these builds; "
-            "fix the environment.yml (one torch release and index) and lock it again"
+            f"envguard: {prefix} is as its lock says: the lock itself holds these builds; fix the "
+            "environment.yml (one torch release, one index) and lock it again"
+        )
+        return EXIT_DRIFT
+    if health.state == "no-lock":
+        print(
+            f"envguard: no lock to restore {prefix} from; install the torchvision/torchaudio of torch's "
+            "release from the index torch came from"
         )
         return EXIT_DRIFT
     return _restore(health, confirm)
