@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envguard import __version__
 from envguard.atomic import write_text
 from envguard.channels import scrub, strip_credentials
 from envguard.engine import archives
@@ -34,6 +33,7 @@ from envguard.model import Package
 from envguard.output import waiting
 from envguard.prefix.records import iter_records, rattler_to_package, record_to_package
 from envguard.process import one_line
+from envguard.version import __version__
 
 
 class EmbeddedBackend(Backend):
