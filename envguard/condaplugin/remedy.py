@@ -29,9 +29,9 @@ def sync_argv(health: LockHealth) -> list[str] | None:
 
 
 def restore_command(health: LockHealth) -> str | None:
-    """The one command that restores everything: `envguard sync ... --yes` where envguard has it (it runs as
-    printed, with or without a terminal, as check's fix lines do), else the first fix `envguard check` gives (it
-    rebuilds from the lock)."""
+    """The one command that restores everything: `envguard sync ... --yes` where envguard has it (it runs
+    as printed, with or without a terminal, as check's fix lines do), else the first fix `envguard check`
+    gives."""
     if health.followed is None:
         return None
     if can_sync():
