@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -190,16 +191,37 @@ def solved_as_of(lock: Path) -> str | None:
 @contextlib.contextmanager
 def _prefix(keep: bool, later: contextlib.ExitStack | None) -> Iterator[Path]:
     with sigterm_as_interrupt():  # Ctrl-C or SIGTERM: the temp folder still goes
-        folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
+        # held back until the folder is made and its deletion arranged: a signal in that gap left it behind
+        unheld = _hold_signals()
         try:
+            folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
+            if later is not None and not keep:  # deleted once the report is out, off the user's clock
+                later.callback(discard, folder)
+        except BaseException:
+            _restore_signals(unheld)
+            raise
+        try:
+            _restore_signals(unheld)  # a signal held meanwhile is raised here, inside the `try`
             yield folder / "env"
         finally:
-            if keep:
-                pass
-            elif later is not None:  # deleted once the report is out, off the user's clock
-                later.callback(discard, folder)
-            else:
+            if later is None and not keep:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+def _hold_signals() -> set[int | signal.Signals] | None:
+    """Block SIGINT and SIGTERM in this thread (they stay pending); the mask to restore, None where the
+    platform has no pthread_sigmask."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+
+
+def _restore_signals(mask: set[int | signal.Signals] | None) -> None:
+    if mask is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 TRASH = "envguard-verify-trash"
