@@ -85,4 +85,4 @@ def test_sync_through_micromamba_passes_its_own_arguments(
     assert install[:4] == ["install", "--yes", "--prefix", str(prefix)] and install[4] == "--file"
     assert "--force-reinstall" in install  # numpy is replaced
     assert ["remove", "--yes", "--prefix", str(prefix), "--force", "six", "--json"] in calls
-    assert check_out(prefix, lock, capsys) == (0, f"OK: {prefix} matches {lock}\n")
+    assert check_out(prefix, lock, capsys, "--files") == (0, f"OK: {prefix} matches {lock}\n")
