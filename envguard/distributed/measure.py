@@ -1,5 +1,6 @@
-"""What one rank measures (the part that touches the world): its environment's fingerprint, the samples it
-sees under --data, and the indices its DistributedSampler (and a DataLoader over it) hands out per epoch."""
+"""What one rank measures (the part that touches the world): its environment's digest and package list, the
+lock it follows, the samples it sees under --data, and the indices its DistributedSampler (and a DataLoader
+over it) hands out per epoch."""
 
 from __future__ import annotations
 
@@ -10,13 +11,35 @@ import socket
 import struct
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.distributed.records import EpochShard, Rank, RankFailure, RankReport, fingerprint_values
-from envguard.errors import EnvguardError
+from envguard.check.discovery import find_lock
+from envguard.distributed.records import (
+    EnvDetail,
+    EpochShard,
+    LockSeen,
+    Rank,
+    RankFailure,
+    RankReport,
+    fingerprint_values,
+)
+from envguard.errors import BadInputError, EnvguardError
+from envguard.prefix.lockref import recall
 from envguard.sources import read_live, resolve_prefix
+from envguard.textio import read_bytes
 
 DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and the check counts the padding
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """This rank's contribution: the summary every rank gets, the package list rank 0 may ask for, and the
+    shard indices, which stay here (their tally crosses, summed over the ranks)."""
+
+    report: Rank
+    detail: EnvDetail | None
+    indices: tuple[tuple[int, ...], ...]
 
 
 def _digest_ints(values: Sequence[int]) -> str:
@@ -32,12 +55,14 @@ def dataset_size(data_dir: Path | None, default: int = DEFAULT_SAMPLES) -> int:
 
 def shard_report(
     size: int, rank: int, world: int, *, seed: int, epochs: int, loader: bool
-) -> tuple[EpochShard, ...]:
-    """Per epoch, this rank's DistributedSampler indices (and, with `loader`, what a DataLoader delivers)."""
+) -> tuple[tuple[EpochShard, ...], tuple[tuple[int, ...], ...]]:
+    """Per epoch, this rank's DistributedSampler shard as digests (and what a DataLoader over it delivers,
+    with `loader`), and the indices themselves."""
     from torch.utils.data import DataLoader, DistributedSampler
 
     sampler = DistributedSampler(range(size), num_replicas=world, rank=rank, shuffle=True, seed=seed)  # type: ignore[var-annotated,arg-type]
-    out: list[EpochShard] = []
+    shards: list[EpochShard] = []
+    indices_by_epoch: list[tuple[int, ...]] = []
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
         indices = tuple(int(i) for i in sampler)
@@ -45,8 +70,28 @@ def shard_report(
         if loader:
             batches = DataLoader(range(size), batch_size=16, sampler=sampler)  # type: ignore[arg-type,var-annotated]
             delivered = _digest_ints([int(i) for batch in batches for i in batch])
-        out.append(EpochShard(epoch, indices, _digest_ints(indices), delivered))
-    return tuple(out)
+        shards.append(EpochShard(epoch, len(indices), _digest_ints(indices), delivered))
+        indices_by_epoch.append(indices)
+    return tuple(shards), tuple(indices_by_epoch)
+
+
+def lock_seen(lock: Path | None, prefix: Path) -> LockSeen | None:
+    """The lock this rank follows: `lock` as given, else the one its environment recorded, else the project's
+    found from the working folder; None when there is none."""
+    if lock is not None:
+        path, how = lock.expanduser().resolve(), "--lock"
+    elif (ref := recall(prefix)) is not None:
+        path, how = ref.lock, "recorded"
+    else:
+        try:
+            path, how = find_lock(), "project"
+        except BadInputError:
+            return None
+    try:
+        digest = hashlib.sha256(read_bytes(path)).hexdigest()
+    except (OSError, EnvguardError):
+        digest = ""
+    return LockSeen(str(path), digest, how)
 
 
 def rank_report(
@@ -54,12 +99,14 @@ def rank_report(
     rank: int,
     world: int,
     *,
-    data_dir: Path | None,
+    local_rank: int | None = None,
+    lock: Path | None = None,
+    data_dir: Path | None = None,
     seed: int,
     epochs: int,
     probe: bool,
     loader: bool,
-) -> Rank:
+) -> Measured:
     """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang."""
     import torch
 
@@ -69,23 +116,27 @@ def rank_report(
         str(torch.__version__),
         seed,
         ".".join(map(str, sys.version_info[:3])),
+        local_rank,
     )
     try:
         prefix = resolve_prefix(source)
         env = read_live(prefix, probe=probe)
+        followed = lock_seen(lock, prefix)
     except EnvguardError as exc:
-        return RankFailure(*head, error=str(exc))
+        return Measured(RankFailure(*head, error=str(exc)), None, ())
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
     blob = json.dumps({"packages": list(packages), "fingerprints": prints}, sort_keys=True).encode()
     size = dataset_size(data_dir)
-    return RankReport(
+    shards, indices = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
+    report = RankReport(
         *head,
         prefix=str(prefix),
-        packages=packages,
-        fingerprints=env.fingerprints,
-        system=tuple(sorted(f"{v.name}={v.version}" for v in env.virtual_packages)),
         env_sha256=hashlib.sha256(blob).hexdigest(),
+        packages=len(packages),
+        system=tuple(sorted(f"{v.name}={v.version}" for v in env.virtual_packages)),
+        lock=followed,
         dataset_size=size,
-        shards=shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader),
+        shards=shards,
     )
+    return Measured(report, EnvDetail(rank, packages, env.fingerprints), indices)

@@ -1,4 +1,5 @@
-"""The distributed check's result (pure types): one epoch's shard check and everything the ranks reported."""
+"""The distributed check's result (pure types): one epoch's shard check, what crossed the wire, and everything
+the ranks reported."""
 
 from __future__ import annotations
 
@@ -27,11 +28,27 @@ class ShardCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class Wire:
+    """What the exchange cost, in bytes: the all-gathered summary slot (every rank sends one and receives
+    world_size of them), the package lists rank 0 asked for and from whom, and each rank's share of the
+    shard-coverage all-reduce (4 bytes per sample and epoch)."""
+
+    launcher: str
+    rendezvous: str
+    summary_bytes: int
+    detail_ranks: tuple[int, ...]
+    detail_bytes: int
+    coverage_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class DistributedResult:
-    """This rank's view of the check (every rank judges the same gathered reports)."""
+    """This rank's view of the check: every rank judges the same summaries alike; only rank 0 holds the
+    package lists it asked for, so only its findings name the packages that differ."""
 
     rank: int
     world_size: int
     ranks: tuple[Rank, ...]  # by rank
     shards: tuple[ShardCheck, ...]
     findings: tuple[Finding, ...]
+    wire: Wire | None = None
