@@ -1,8 +1,9 @@
-"""The exchange, inside the gloo process group (touches the network): every rank all-gathers every rank's
-summary (digests and counts: a few hundred bytes each); when the shards are comparable, one all-reduce sums
-the ranks' tallies of the dataset's indices; then only the ranks `detail_senders` names send rank 0 their
-package list. The wire cost per rank is the summary, not the environment: a 300-package list crosses only
-from a rank whose environment differs from the majority's (and from one rank of the majority, for reference).
+"""The exchange, inside the gloo process group (touches the network): one all-gather of every rank's summary
+(digests and counts, a few hundred bytes, in a fixed SLOT); when the shards are comparable, one all-reduce
+that sums the ranks' tallies of the dataset's indices; then only the ranks `detail_senders` names send rank 0
+their package list, one message each (its length is in their summary). The wire cost per rank is the summary,
+not the environment: a package list crosses only from a rank whose environment differs from the majority's
+(and from one rank of the majority, for reference).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from envguard.distributed.measure import Measured
 from envguard.distributed.records import (
@@ -20,12 +20,16 @@ from envguard.distributed.records import (
     RankReport,
     coverage,
     detail_from_wire,
-    detail_to_wire,
+    encode,
     from_wire,
     tally,
     to_wire,
 )
 from envguard.distributed.verdicts import detail_senders, shards_comparable
+
+SLOT = 1024  # bytes per rank in the summaries' all-gather; a longer summary costs a second round for all
+HEADER = 4  # the payload's length, little-endian, at the head of its slot
+OVERFLOW = 0xFFFFFFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,30 +39,34 @@ class Exchanged:
     reports: tuple[Rank, ...]
     details: dict[int, EnvDetail]
     coverage: tuple[Coverage, ...]
-    summary_bytes: int  # the all-gather slot: the longest summary
+    summary_bytes: int  # the all-gather slot each rank sends
     detail_ranks: tuple[int, ...]
     detail_bytes: int  # received (rank 0) or sent (a sender)
     coverage_bytes: int
 
 
-def encode(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
-
-
-def all_gather_bytes(payload: bytes, world: int) -> list[bytes]:
-    """Every rank's `payload`, by rank: the lengths first, then one slot of the longest length each."""
+def all_gather_bytes(payload: bytes, world: int, slot: int = SLOT) -> list[bytes]:
+    """Every rank's `payload`, by rank: one all-gather of fixed slots; when any payload does not fit, every
+    rank sees its overflow mark and all run a second round sized to the longest."""
     import torch
     import torch.distributed as dist
 
-    lengths = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
-    dist.all_gather(lengths, torch.tensor([len(payload)], dtype=torch.int64))
-    longest = max(int(length.item()) for length in lengths)
-    mine = torch.zeros(longest, dtype=torch.uint8)
-    if payload:
-        mine[: len(payload)] = torch.frombuffer(bytearray(payload), dtype=torch.uint8)
-    slots = [torch.empty(longest, dtype=torch.uint8) for _ in range(world)]
+    fits = len(payload) + HEADER <= slot
+    mine = torch.zeros(slot, dtype=torch.uint8)
+    head = (len(payload) if fits else OVERFLOW).to_bytes(HEADER, "little")
+    mine[: HEADER + (len(payload) if fits else 0)] = torch.frombuffer(
+        bytearray(head + (payload if fits else b"")), dtype=torch.uint8
+    )
+    slots = [torch.empty(slot, dtype=torch.uint8) for _ in range(world)]
     dist.all_gather(slots, mine)
-    return [slot.numpy().tobytes()[: int(n.item())] for slot, n in zip(slots, lengths, strict=True)]
+    raw = [s.numpy().tobytes() for s in slots]
+    lengths = [int.from_bytes(r[:HEADER], "little") for r in raw]
+    if OVERFLOW not in lengths:
+        return [r[HEADER : HEADER + n] for r, n in zip(raw, lengths, strict=True)]
+    sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
+    dist.all_gather(sizes, torch.tensor([len(payload)], dtype=torch.int64))
+    longest = max(int(size.item()) for size in sizes)
+    return all_gather_bytes(payload, world, longest + HEADER)
 
 
 def _coverage(reports: Sequence[Rank], indices: Sequence[Sequence[int]]) -> tuple[tuple[Coverage, ...], int]:
@@ -76,30 +84,25 @@ def _coverage(reports: Sequence[Rank], indices: Sequence[Sequence[int]]) -> tupl
     return found, counts.numel() * counts.element_size()
 
 
-def _details(senders: Sequence[int], rank: int, mine: EnvDetail | None) -> tuple[dict[int, EnvDetail], int]:
-    """Rank 0 receives the package list of each sender (point to point); a sender sends its own."""
+def _details(reports: Sequence[Rank], rank: int, mine: bytes) -> tuple[dict[int, EnvDetail], int]:
+    """Rank 0 receives the package list of each rank `detail_senders` names, one message each, point to
+    point; a sender sends its own; every other rank is done."""
     import torch
     import torch.distributed as dist
 
+    senders = detail_senders(reports)
     if rank == 0:
-        found = {0: mine} if 0 in senders and mine is not None else {}
-        received = 0
+        lengths = {r.rank: r.package_list_bytes for r in reports if isinstance(r, RankReport)}
+        found = {0: detail_from_wire(json.loads(mine))} if 0 in senders else {}
         for sender in (s for s in senders if s != 0):
-            length = torch.zeros(1, dtype=torch.int64)
-            dist.recv(length, src=sender)
-            data = torch.empty(int(length.item()), dtype=torch.uint8)
+            data = torch.empty(lengths[sender], dtype=torch.uint8)
             dist.recv(data, src=sender)
-            received += int(length.item())
-            detail = json.loads(data.numpy().tobytes())
-            if detail is not None:
-                found[sender] = detail_from_wire(detail)
-        return found, received
-    if rank not in senders:
-        return {}, 0
-    payload = encode(None if mine is None else detail_to_wire(mine))
-    dist.send(torch.tensor([len(payload)], dtype=torch.int64), dst=0)
-    dist.send(torch.frombuffer(bytearray(payload), dtype=torch.uint8), dst=0)
-    return {}, len(payload)
+            found[sender] = detail_from_wire(json.loads(data.numpy().tobytes()))
+        return found, sum(lengths[s] for s in senders if s != 0)
+    if rank in senders:
+        dist.send(torch.frombuffer(bytearray(mine), dtype=torch.uint8), dst=0)
+        return {}, len(mine)
+    return {}, 0
 
 
 def consensus(measured: Measured, rank: int, world: int) -> Exchanged:
@@ -110,14 +113,13 @@ def consensus(measured: Measured, rank: int, world: int) -> Exchanged:
     coverage_bytes = 0
     if shards_comparable(reports) and measured.indices:
         found, coverage_bytes = _coverage(reports, measured.indices)
-    senders = detail_senders(reports)
-    details, detail_bytes = _details(senders, rank, measured.detail)
+    details, detail_bytes = _details(reports, rank, measured.detail)
     return Exchanged(
         reports=reports,
         details=details,
         coverage=found,
-        summary_bytes=max(len(summary) for summary in summaries),
-        detail_ranks=senders,
+        summary_bytes=max(SLOT, max(len(summary) + HEADER for summary in summaries)),
+        detail_ranks=detail_senders(reports),
         detail_bytes=detail_bytes,
         coverage_bytes=coverage_bytes,
     )

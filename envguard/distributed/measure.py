@@ -8,9 +8,7 @@ import hashlib
 import json
 import os
 import socket
-import struct
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +20,8 @@ from envguard.distributed.records import (
     Rank,
     RankFailure,
     RankReport,
+    detail_to_wire,
+    encode,
     fingerprint_values,
 )
 from envguard.errors import BadInputError, EnvguardError
@@ -34,16 +34,13 @@ DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and the check
 
 @dataclass(frozen=True, slots=True)
 class Measured:
-    """This rank's contribution: the summary every rank gets, the package list rank 0 may ask for, and the
-    shard indices, which stay here (their tally crosses, summed over the ranks)."""
+    """This rank's contribution: the summary every rank gets, the package list rank 0 may ask for (as the
+    bytes it would cross as; empty when the rank could not measure), and the shard indices, which stay here
+    (their tally crosses, summed over the ranks)."""
 
     report: Rank
-    detail: EnvDetail | None
+    detail: bytes
     indices: tuple[tuple[int, ...], ...]
-
-
-def _digest_ints(values: Sequence[int]) -> str:
-    return hashlib.sha256(struct.pack(f"<{len(values)}q", *values)).hexdigest()
 
 
 def dataset_size(data_dir: Path | None, default: int = DEFAULT_SAMPLES) -> int:
@@ -56,8 +53,8 @@ def dataset_size(data_dir: Path | None, default: int = DEFAULT_SAMPLES) -> int:
 def shard_report(
     size: int, rank: int, world: int, *, seed: int, epochs: int, loader: bool
 ) -> tuple[tuple[EpochShard, ...], tuple[tuple[int, ...], ...]]:
-    """Per epoch, this rank's DistributedSampler shard as digests (and what a DataLoader over it delivers,
-    with `loader`), and the indices themselves."""
+    """Per epoch, this rank's DistributedSampler shard (and, with `loader`, whether a DataLoader over it
+    delivers exactly its indices), and the indices themselves."""
     from torch.utils.data import DataLoader, DistributedSampler
 
     sampler = DistributedSampler(range(size), num_replicas=world, rank=rank, shuffle=True, seed=seed)  # type: ignore[var-annotated,arg-type]
@@ -66,11 +63,11 @@ def shard_report(
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
         indices = tuple(int(i) for i in sampler)
-        delivered: str | None = None
+        delivered: bool | None = None
         if loader:
             batches = DataLoader(range(size), batch_size=16, sampler=sampler)  # type: ignore[arg-type,var-annotated]
-            delivered = _digest_ints([int(i) for batch in batches for i in batch])
-        shards.append(EpochShard(epoch, len(indices), _digest_ints(indices), delivered))
+            delivered = tuple(int(i) for batch in batches for i in batch) == indices
+        shards.append(EpochShard(epoch, len(indices), delivered))
         indices_by_epoch.append(indices)
     return tuple(shards), tuple(indices_by_epoch)
 
@@ -123,20 +120,22 @@ def rank_report(
         env = read_live(prefix, probe=probe)
         followed = lock_seen(lock, prefix)
     except EnvguardError as exc:
-        return Measured(RankFailure(*head, error=str(exc)), None, ())
+        return Measured(RankFailure(*head, error=str(exc)), b"", ())
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
     blob = json.dumps({"packages": list(packages), "fingerprints": prints}, sort_keys=True).encode()
     size = dataset_size(data_dir)
     shards, indices = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
+    detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
     report = RankReport(
         *head,
         prefix=str(prefix),
         env_sha256=hashlib.sha256(blob).hexdigest(),
         packages=len(packages),
+        package_list_bytes=len(detail),
         system=tuple(sorted(f"{v.name}={v.version}" for v in env.virtual_packages)),
         lock=followed,
         dataset_size=size,
         shards=shards,
     )
-    return Measured(report, EnvDetail(rank, packages, env.fingerprints), indices)
+    return Measured(report, detail, indices)

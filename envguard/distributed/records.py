@@ -8,6 +8,7 @@ coverage of the dataset crosses as one all-reduced count per sample (`tally`), n
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,13 +18,13 @@ from envguard.model import FINGERPRINT_FIELDS, Fingerprints, fingerprints_from
 
 @dataclass(frozen=True, slots=True)
 class EpochShard:
-    """One epoch's DistributedSampler shard on one rank, as digests: how many indices, the SHA-256 of them,
-    and of what a DataLoader built on that sampler delivered, where one was run."""
+    """One epoch's DistributedSampler shard on one rank: how many indices, and whether a DataLoader built on
+    that sampler delivered exactly them, in order (None where no DataLoader was run). The indices stay on
+    the rank; they cross as a tally (`tally`)."""
 
     epoch: int
     length: int
-    sha256: str
-    loader_sha256: str | None = None
+    loader_delivers: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +41,8 @@ class LockSeen:
 @dataclass(frozen=True, slots=True)
 class RankReport:
     """A rank that measured everything, as every rank sees it: its environment's digest (packages and
-    seeded-stream fingerprints), package count, virtual packages, lock, and shards of the dataset."""
+    seeded-stream fingerprints), package count (and its package list's size on the wire, what rank 0
+    receives if it asks), virtual packages, lock, and shards of the dataset."""
 
     rank: int
     host: str
@@ -51,6 +53,7 @@ class RankReport:
     prefix: str
     env_sha256: str
     packages: int
+    package_list_bytes: int
     system: tuple[str, ...]  # virtual packages, name=version
     lock: LockSeen | None
     dataset_size: int
@@ -119,6 +122,7 @@ def to_wire(rank: Rank) -> dict[str, Any]:
         "prefix": rank.prefix,
         "env_sha256": rank.env_sha256,
         "packages": rank.packages,
+        "package_list_bytes": rank.package_list_bytes,
         "system": list(rank.system),
         "lock": None if lock is None else {"path": lock.path, "sha256": lock.sha256, "how": lock.how},
         "dataset_size": rank.dataset_size,
@@ -127,10 +131,7 @@ def to_wire(rank: Rank) -> dict[str, Any]:
 
 
 def _shard_wire(shard: EpochShard) -> dict[str, Any]:
-    out: dict[str, Any] = {"epoch": shard.epoch, "length": shard.length, "sha256": shard.sha256}
-    if shard.loader_sha256 is not None:
-        out["loader_sha256"] = shard.loader_sha256
-    return out
+    return {"epoch": shard.epoch, "length": shard.length, "loader_delivers": shard.loader_delivers}
 
 
 def from_wire(data: Mapping[str, Any]) -> Rank:
@@ -152,6 +153,7 @@ def from_wire(data: Mapping[str, Any]) -> Rank:
         prefix=str(data["prefix"]),
         env_sha256=str(data["env_sha256"]),
         packages=int(data["packages"]),
+        package_list_bytes=int(data["package_list_bytes"]),
         system=tuple(str(s) for s in data["system"]),
         lock=None if lock is None else LockSeen(str(lock["path"]), str(lock["sha256"]), str(lock["how"])),
         dataset_size=int(data["dataset_size"]),
@@ -159,12 +161,16 @@ def from_wire(data: Mapping[str, Any]) -> Rank:
             EpochShard(
                 epoch=int(s["epoch"]),
                 length=int(s["length"]),
-                sha256=str(s["sha256"]),
-                loader_sha256=str(s["loader_sha256"]) if "loader_sha256" in s else None,
+                loader_delivers=None if s["loader_delivers"] is None else bool(s["loader_delivers"]),
             )
             for s in data["shards"]
         ),
     )
+
+
+def encode(data: Any) -> bytes:
+    """Plain data as the compact JSON bytes that cross between ranks."""
+    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
 
 
 def detail_to_wire(detail: EnvDetail) -> dict[str, Any]:

@@ -270,7 +270,7 @@ def shard_findings(reports: Sequence[RankReport], checks: Sequence[ShardCheck]) 
     out = _partition_findings(checks)
 
     def bad_epochs(r: RankReport) -> tuple[int, ...]:
-        return tuple(s.epoch for s in r.shards if s.loader_sha256 is not None and s.loader_sha256 != s.sha256)
+        return tuple(s.epoch for s in r.shards if s.loader_delivers is False)
 
     for group in groups([r for r in reports if bad_epochs(r)], bad_epochs):
         out.append(

@@ -31,6 +31,7 @@ def make_rank() -> Callable[..., RankReport]:
             "prefix": "/env",
             "env_sha256": "e" * 64,
             "packages": 2,
+            "package_list_bytes": 120,
             "system": ("__glibc=2.36",),
             "lock": None,
             "dataset_size": size,

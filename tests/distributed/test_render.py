@@ -43,6 +43,7 @@ def test_json_body(
         "prefix",
         "env_sha256",
         "packages",
+        "package_list_bytes",
         "system",
         "lock",
         "dataset_size",

@@ -60,10 +60,10 @@ def test_shards_that_do_not_partition_fail(make_rank: MakeRank, covered: Covered
 
 def test_a_loader_that_does_not_deliver_its_samplers_shard_fails(make_rank: MakeRank) -> None:
     first, second = make_rank(1, 2).shards
-    shuffled = (first, dataclasses.replace(second, loader_sha256="0" * 64))
+    shuffled = (first, dataclasses.replace(second, loader_delivers=False))
     found = {f.check: f for f in analyze([make_rank(0, 2), make_rank(1, 2, shards=shuffled)]).findings}
     assert found["rank 1 DataLoader"].status == "FAIL" and "epochs [1]" in found["rank 1 DataLoader"].evidence
-    unmeasured = tuple(EpochShard(s.epoch, s.length, s.sha256) for s in make_rank(1, 2).shards)
+    unmeasured = tuple(EpochShard(s.epoch, s.length) for s in make_rank(1, 2).shards)
     assert "rank 1 DataLoader" not in {
         f.check for f in analyze([make_rank(0, 2), make_rank(1, 2, shards=unmeasured)]).findings
     }
