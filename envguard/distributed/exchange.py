@@ -1,9 +1,8 @@
 """The exchange, inside the gloo process group (touches the network): one all-gather of every rank's summary
-(digests and counts, a few hundred bytes, in a fixed SLOT); when the shards are comparable, one all-reduce
-that sums the ranks' tallies of the dataset's indices; then only the ranks `detail_senders` names send rank 0
-their package list, one message each (its length is in their summary). The wire cost per rank is the summary,
-not the environment: a package list crosses only from a rank whose environment differs from the majority's
-(and from one rank of the majority, for reference).
+(digests and counts, a few hundred bytes, in a fixed SLOT); then only the ranks `detail_senders` names send
+rank 0 their package list, one message each (its length is in their summary). The wire cost per rank is the
+summary, not the environment: a package list crosses only from a rank whose environment differs from the
+majority's (and from one rank of the majority, for reference).
 """
 
 from __future__ import annotations
@@ -14,18 +13,15 @@ from dataclasses import dataclass
 
 from envguard.distributed.measure import Measured
 from envguard.distributed.records import (
-    Coverage,
     EnvDetail,
     Rank,
     RankReport,
-    coverage,
     detail_from_wire,
     encode,
     from_wire,
-    tally,
     to_wire,
 )
-from envguard.distributed.verdicts import detail_senders, shards_comparable
+from envguard.distributed.verdicts import detail_senders
 
 SLOT = 1024  # bytes per rank in the summaries' all-gather; a longer summary costs a second round for all
 HEADER = 4  # the payload's length, little-endian, at the head of its slot
@@ -38,11 +34,9 @@ class Exchanged:
 
     reports: tuple[Rank, ...]
     details: dict[int, EnvDetail]
-    coverage: tuple[Coverage, ...]
     summary_bytes: int  # the all-gather slot each rank sends
     detail_ranks: tuple[int, ...]
     detail_bytes: int  # received (rank 0) or sent (a sender)
-    coverage_bytes: int
 
 
 def all_gather_bytes(payload: bytes, world: int, slot: int = SLOT) -> list[bytes]:
@@ -67,21 +61,6 @@ def all_gather_bytes(payload: bytes, world: int, slot: int = SLOT) -> list[bytes
     dist.all_gather(sizes, torch.tensor([len(payload)], dtype=torch.int64))
     longest = max(int(size.item()) for size in sizes)
     return all_gather_bytes(payload, world, longest + HEADER)
-
-
-def _coverage(reports: Sequence[Rank], indices: Sequence[Sequence[int]]) -> tuple[tuple[Coverage, ...], int]:
-    """Every epoch's coverage (this rank's tallies, summed over the ranks in one all-reduce), and the bytes
-    this rank put in."""
-    import torch
-    import torch.distributed as dist
-
-    size = next(r.dataset_size for r in reports if isinstance(r, RankReport))
-    counts = torch.tensor([tally(epoch, size) for epoch in indices], dtype=torch.int32).reshape(
-        len(indices), size + 1
-    )
-    dist.all_reduce(counts)
-    found = tuple(coverage(epoch, row) for epoch, row in enumerate(counts.tolist()))
-    return found, counts.numel() * counts.element_size()
 
 
 def _details(reports: Sequence[Rank], rank: int, mine: bytes) -> tuple[dict[int, EnvDetail], int]:
@@ -109,17 +88,11 @@ def consensus(measured: Measured, rank: int, world: int) -> Exchanged:
     """Run the exchange (call on every rank, inside the process group)."""
     summaries = all_gather_bytes(encode(to_wire(measured.report)), world)
     reports = tuple(from_wire(json.loads(summary)) for summary in summaries)
-    found: tuple[Coverage, ...] = ()
-    coverage_bytes = 0
-    if shards_comparable(reports) and measured.indices:
-        found, coverage_bytes = _coverage(reports, measured.indices)
     details, detail_bytes = _details(reports, rank, measured.detail)
     return Exchanged(
         reports=reports,
         details=details,
-        coverage=found,
         summary_bytes=max(SLOT, max(len(summary) + HEADER for summary in summaries)),
         detail_ranks=detail_senders(reports),
         detail_bytes=detail_bytes,
-        coverage_bytes=coverage_bytes,
     )

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
+import struct
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,18 +32,20 @@ from envguard.prefix.lockref import recall
 from envguard.sources import read_live, resolve_prefix
 from envguard.textio import read_bytes
 
-DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and the check counts the padding
+DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and each rank's slice includes the padding
 
 
 @dataclass(frozen=True, slots=True)
 class Measured:
-    """This rank's contribution: the summary every rank gets, the package list rank 0 may ask for (as the
-    bytes it would cross as; empty when the rank could not measure), and the shard indices, which stay here
-    (their tally crosses, summed over the ranks)."""
+    """This rank's contribution: the summary every rank gets, and the package list rank 0 may ask for (as
+    the bytes it would cross as; empty when the rank could not measure)."""
 
     report: Rank
     detail: bytes
-    indices: tuple[tuple[int, ...], ...]
+
+
+def _digest_ints(values: Sequence[int]) -> str:
+    return hashlib.sha256(struct.pack(f"<{len(values)}q", *values)).hexdigest()
 
 
 def dataset_size(data_dir: Path | None, default: int = DEFAULT_SAMPLES) -> int:
@@ -50,26 +55,37 @@ def dataset_size(data_dir: Path | None, default: int = DEFAULT_SAMPLES) -> int:
     return sum(len(names) for _folder, _dirs, names in os.walk(data_dir))
 
 
+def slice_of(order: Sequence[int], rank: int, world: int) -> tuple[int, ...]:
+    """`rank`'s share of an epoch's shuffled `order`, as DistributedSampler (without drop_last) hands it out:
+    the order repeated from its head up to a multiple of `world`, then every world-th index from `rank`."""
+    if not order:
+        return ()
+    total = math.ceil(len(order) / world) * world
+    padded = (list(order) * math.ceil(total / len(order)))[:total]
+    return tuple(padded[rank:total:world])
+
+
 def shard_report(
     size: int, rank: int, world: int, *, seed: int, epochs: int, loader: bool
-) -> tuple[tuple[EpochShard, ...], tuple[tuple[int, ...], ...]]:
-    """Per epoch, this rank's DistributedSampler shard (and, with `loader`, whether a DataLoader over it
-    delivers exactly its indices), and the indices themselves."""
+) -> tuple[EpochShard, ...]:
+    """Per epoch: this rank's DistributedSampler shard against the epoch's whole order (the same sampler for
+    one replica), and, with `loader`, whether a DataLoader over the sampler delivers exactly the shard."""
     from torch.utils.data import DataLoader, DistributedSampler
 
     sampler = DistributedSampler(range(size), num_replicas=world, rank=rank, shuffle=True, seed=seed)  # type: ignore[var-annotated,arg-type]
+    whole = DistributedSampler(range(size), num_replicas=1, rank=0, shuffle=True, seed=seed)  # type: ignore[var-annotated,arg-type]
     shards: list[EpochShard] = []
-    indices_by_epoch: list[tuple[int, ...]] = []
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
-        indices = tuple(int(i) for i in sampler)
+        whole.set_epoch(epoch)
+        indices, order = tuple(int(i) for i in sampler), tuple(int(i) for i in whole)
         delivered: bool | None = None
         if loader:
             batches = DataLoader(range(size), batch_size=16, sampler=sampler)  # type: ignore[arg-type,var-annotated]
             delivered = tuple(int(i) for batch in batches for i in batch) == indices
-        shards.append(EpochShard(epoch, len(indices), delivered))
-        indices_by_epoch.append(indices)
-    return tuple(shards), tuple(indices_by_epoch)
+        in_slice = indices == slice_of(order, rank, world)
+        shards.append(EpochShard(epoch, len(indices), _digest_ints(order), in_slice, delivered))
+    return tuple(shards)
 
 
 def lock_seen(lock: Path | None, prefix: Path) -> LockSeen | None:
@@ -120,12 +136,12 @@ def rank_report(
         env = read_live(prefix, probe=probe)
         followed = lock_seen(lock, prefix)
     except EnvguardError as exc:
-        return Measured(RankFailure(*head, error=str(exc)), b"", ())
+        return Measured(RankFailure(*head, error=str(exc)), b"")
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
     blob = json.dumps({"packages": list(packages), "fingerprints": prints}, sort_keys=True).encode()
     size = dataset_size(data_dir)
-    shards, indices = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
+    shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
     detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
     report = RankReport(
         *head,
@@ -138,4 +154,4 @@ def rank_report(
         dataset_size=size,
         shards=shards,
     )
-    return Measured(report, detail, indices)
+    return Measured(report, detail)

@@ -2,14 +2,15 @@
 once.
 
 Every rank sends every other a summary of digests and counts (`to_wire`: a few hundred bytes, whatever the
-environment's size); only the ranks asked for it send rank 0 their package list (`EnvDetail`); and the shards'
-coverage of the dataset crosses as one all-reduced count per sample (`tally`), not as index lists.
+environment's size or the dataset's); only the ranks asked for it send rank 0 their package list
+(`EnvDetail`). Shards cross as digests too: each epoch's shuffled order, and whether this rank's shard is its
+slice of it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +19,16 @@ from envguard.model import FINGERPRINT_FIELDS, Fingerprints, fingerprints_from
 
 @dataclass(frozen=True, slots=True)
 class EpochShard:
-    """One epoch's DistributedSampler shard on one rank: how many indices, and whether a DataLoader built on
-    that sampler delivered exactly them, in order (None where no DataLoader was run). The indices stay on
-    the rank; they cross as a tally (`tally`)."""
+    """One epoch's DistributedSampler shard on one rank, without its indices: how many, the SHA-256 of the
+    epoch's whole shuffled order as this rank's torch computes it, whether the shard is this rank's slice of
+    that order (padding included), and whether a DataLoader built on the sampler delivered exactly the shard
+    (None where no DataLoader was run). Ranks that share the order and each hold their slice partition the
+    dataset."""
 
     epoch: int
     length: int
+    order_sha256: str
+    in_slice: bool
     loader_delivers: bool | None = None
 
 
@@ -86,17 +91,6 @@ class EnvDetail:
     fingerprints: Fingerprints | None
 
 
-@dataclass(frozen=True, slots=True)
-class Coverage:
-    """One epoch's shards over the dataset, counted across every rank: indices no rank got, extra copies of
-    indices (the sampler's padding among them), indices outside the dataset."""
-
-    epoch: int
-    missing: int
-    repeated: int
-    out_of_range: int
-
-
 def fingerprint_values(fingerprints: Fingerprints | None) -> dict[str, str | None]:
     """The single-valued fingerprint fields by name ({} when the environment was not probed)."""
     if fingerprints is None:
@@ -131,7 +125,13 @@ def to_wire(rank: Rank) -> dict[str, Any]:
 
 
 def _shard_wire(shard: EpochShard) -> dict[str, Any]:
-    return {"epoch": shard.epoch, "length": shard.length, "loader_delivers": shard.loader_delivers}
+    return {
+        "epoch": shard.epoch,
+        "length": shard.length,
+        "order_sha256": shard.order_sha256,
+        "in_slice": shard.in_slice,
+        "loader_delivers": shard.loader_delivers,
+    }
 
 
 def from_wire(data: Mapping[str, Any]) -> Rank:
@@ -161,6 +161,8 @@ def from_wire(data: Mapping[str, Any]) -> Rank:
             EpochShard(
                 epoch=int(s["epoch"]),
                 length=int(s["length"]),
+                order_sha256=str(s["order_sha256"]),
+                in_slice=bool(s["in_slice"]),
                 loader_delivers=None if s["loader_delivers"] is None else bool(s["loader_delivers"]),
             )
             for s in data["shards"]
@@ -187,24 +189,4 @@ def detail_from_wire(data: Mapping[str, Any]) -> EnvDetail:
         rank=int(data["rank"]),
         packages=tuple(str(p) for p in data["packages"]),
         fingerprints=fingerprints_from(prints) if prints else None,
-    )
-
-
-def tally(indices: Sequence[int], size: int) -> list[int]:
-    """How often each of the dataset's `size` indices occurs in `indices`, and (last) how many fall outside
-    it: summed over the ranks (an all-reduce), this is the whole epoch's coverage."""
-    counts = [0] * (size + 1)
-    for index in indices:
-        counts[index if 0 <= index < size else size] += 1
-    return counts
-
-
-def coverage(epoch: int, counts: Sequence[int]) -> Coverage:
-    """One epoch's Coverage from the ranks' summed tallies."""
-    inside = counts[:-1]
-    return Coverage(
-        epoch=epoch,
-        missing=sum(1 for count in inside if count == 0),
-        repeated=sum(count - 1 for count in inside if count > 1),
-        out_of_range=int(counts[-1]),
     )

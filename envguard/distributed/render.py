@@ -38,7 +38,6 @@ def _wire_dict(wire: Wire) -> dict[str, Any]:
         "summary_bytes": wire.summary_bytes,
         "detail_ranks": list(wire.detail_ranks),
         "detail_bytes": wire.detail_bytes,
-        "coverage_bytes": wire.coverage_bytes,
     }
 
 
@@ -60,10 +59,9 @@ def wire_line(wire: Wire, world: int) -> str:
     if senders:
         which = f"rank {senders[0]}" if len(senders) == 1 else f"ranks {spans(senders)}"
         details = f"package lists from {which} ({_size(wire.detail_bytes)})"
-    counts = f"; shard counts {_size(wire.coverage_bytes)} per rank" if wire.coverage_bytes else ""
     return (
         f"{world} ranks via {wire.launcher}, rendezvous {wire.rendezvous}; summaries "
-        f"{_size(wire.summary_bytes)} per rank, {details}{counts}"
+        f"{_size(wire.summary_bytes)} per rank, {details}"
     )
 
 

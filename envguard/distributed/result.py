@@ -11,34 +11,33 @@ from envguard.findings import Finding
 
 @dataclass(frozen=True, slots=True)
 class ShardCheck:
-    """One epoch's shards: do they cover every index, with only the sampler's padding repeated?"""
+    """One epoch's shards: do they partition the dataset (the sampler's padding repeated, nothing missed)?
+    They do when every rank shuffled the epoch into one order (`orders` distinct order digests: 1) and each
+    holds its slice of it (`off_slice`: the ranks that do not)."""
 
     epoch: int
     dataset_size: int
     world_size: int
     padding: int
     shard_sizes: tuple[int, ...]
-    missing: int
-    repeated: int
-    out_of_range: int
+    orders: int
+    off_slice: tuple[int, ...]
 
     @property
     def partition(self) -> bool:
-        return self.missing == 0 and self.out_of_range == 0 and self.repeated == self.padding
+        return self.orders == 1 and not self.off_slice
 
 
 @dataclass(frozen=True, slots=True)
 class Wire:
-    """What the exchange cost, in bytes: the all-gathered summary slot (every rank sends one and receives
-    world_size of them), the package lists rank 0 asked for and from whom, and each rank's share of the
-    shard-coverage all-reduce (4 bytes per sample and epoch)."""
+    """How the ranks met and what the exchange cost, in bytes: the all-gathered summary slot (every rank sends
+    one and receives world_size of them), and the package lists rank 0 asked for, and from whom."""
 
     launcher: str
     rendezvous: str
     summary_bytes: int
     detail_ranks: tuple[int, ...]
     detail_bytes: int
-    coverage_bytes: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeVar
 
-from envguard.distributed.records import Coverage, EnvDetail, LockSeen, Rank, RankFailure, RankReport
+from envguard.distributed.records import EnvDetail, LockSeen, Rank, RankFailure, RankReport
 from envguard.distributed.result import DistributedResult, ShardCheck, Wire
 from envguard.findings import Finding
 from envguard.model import FINGERPRINT_FIELDS
@@ -181,35 +181,29 @@ def system_findings(reports: Sequence[RankReport]) -> list[Finding]:
     ]
 
 
-def shards_comparable(reports: Sequence[Rank]) -> bool:
-    """Whether the ranks' shards can be counted together: every rank measured, one dataset size, one seed,
-    as many epochs (the exchange all-reduces the tallies only then; every rank decides alike)."""
-    if not reports or not all(isinstance(r, RankReport) for r in reports):
-        return False
-    measured = [r for r in reports if isinstance(r, RankReport)]
+def shards_comparable(reports: Sequence[RankReport]) -> bool:
+    """Whether the ranks' shards can be judged together: one dataset size, one seed, as many epochs."""
     return (
-        len({r.dataset_size for r in measured}) == 1
-        and len({r.seed for r in measured}) == 1
-        and len({len(r.shards) for r in measured}) == 1
+        len({r.dataset_size for r in reports}) == 1
+        and len({r.seed for r in reports}) == 1
+        and len({len(r.shards) for r in reports}) == 1
     )
 
 
-def check_shards(reports: Sequence[RankReport], coverage: Sequence[Coverage]) -> list[ShardCheck]:
-    """Per epoch: the ranks' shard sizes and the counted coverage of range(size), padding counted."""
+def check_shards(reports: Sequence[RankReport]) -> list[ShardCheck]:
+    """Per epoch: the ranks' shard sizes, how many shuffled orders they computed, who is off their slice."""
     size, world = reports[0].dataset_size, len(reports)
-    padding = math.ceil(size / world) * world - size
     return [
         ShardCheck(
-            epoch=seen.epoch,
+            epoch=epoch,
             dataset_size=size,
             world_size=world,
-            padding=padding,
-            shard_sizes=tuple(r.shards[seen.epoch].length for r in reports),
-            missing=seen.missing,
-            repeated=seen.repeated,
-            out_of_range=seen.out_of_range,
+            padding=math.ceil(size / world) * world - size,
+            shard_sizes=tuple(r.shards[epoch].length for r in reports),
+            orders=len({r.shards[epoch].order_sha256 for r in reports}),
+            off_slice=tuple(r.rank for r in reports if not r.shards[epoch].in_slice),
         )
-        for seen in coverage
+        for epoch in range(len(reports[0].shards))
     ]
 
 
@@ -219,23 +213,41 @@ def _sizes(sizes: Sequence[int]) -> str:
     return "/".join(map(str, sizes)) if len(sizes) <= 8 else f"{min(sizes)} to {max(sizes)}"
 
 
-def _partition_findings(checks: Sequence[ShardCheck]) -> list[Finding]:
+def _order_in(epoch: int) -> Callable[[RankReport], Hashable]:
+    """A rank's shuffled order of `epoch` (its digest), to group ranks by."""
+    return lambda r: r.shards[epoch].order_sha256
+
+
+def _partition_findings(reports: Sequence[RankReport], checks: Sequence[ShardCheck]) -> list[Finding]:
     out: list[Finding] = []
     for check in checks:
-        evidence = (
-            f"{check.world_size} shards of {_sizes(check.shard_sizes)} cover {check.dataset_size} samples; "
-            f"{check.repeated} repeated (padding {check.padding}), {check.missing} missing"
-            + (f", {check.out_of_range} out of range" if check.out_of_range else "")
+        covered = (
+            f"{check.world_size} shards of {_sizes(check.shard_sizes)} over {check.dataset_size} samples"
         )
-        fix = (
-            ""
-            if check.partition
-            else "build DistributedSampler with the real world size and each rank's own rank, the same seed "
-            "and dataset everywhere, and call set_epoch(epoch) every epoch"
-        )
+        if check.partition:
+            evidence = f"{covered} in one shuffled order partition them (padding {check.padding})"
+            out.append(Finding(CATEGORY_SHARDS, f"epoch {check.epoch}", "PASS", evidence))
+            continue
+        problems = []
+        if check.orders > 1:
+            by_order = groups(reports, _order_in(check.epoch))
+            others = "; ".join(which_ranks(g) for g in by_order[1:])
+            problems.append(
+                f"{others} shuffled it into another order than {which_ranks(by_order[0])} ({check.orders} "
+                "orders): their shards overlap and leave samples out"
+            )
+        if check.off_slice:
+            off = [r for r in reports if r.rank in check.off_slice]
+            problems.append(f"{which_ranks(off)} did not get its slice of the shared order")
         out.append(
             Finding(
-                CATEGORY_SHARDS, f"epoch {check.epoch}", "PASS" if check.partition else "FAIL", evidence, fix
+                CATEGORY_SHARDS,
+                f"epoch {check.epoch}",
+                "FAIL",
+                f"{covered}: {'; '.join(problems)}",
+                "the same torch build on every rank (randperm's order differs between versions), "
+                "DistributedSampler with the real world size and each rank's own rank, the same seed and "
+                "dataset everywhere, and set_epoch(epoch) every epoch",
             )
         )
     return out
@@ -267,7 +279,7 @@ def shard_findings(reports: Sequence[RankReport], checks: Sequence[ShardCheck]) 
                 "pass the same seed to DistributedSampler on every rank",
             )
         ]
-    out = _partition_findings(checks)
+    out = _partition_findings(reports, checks)
 
     def bad_epochs(r: RankReport) -> tuple[int, ...]:
         return tuple(s.epoch for s in r.shards if s.loader_delivers is False)
@@ -290,7 +302,6 @@ def analyze(
     rank: int = 0,
     *,
     details: Mapping[int, EnvDetail] | None = None,
-    coverage: Sequence[Coverage] = (),
     wire: Wire | None = None,
 ) -> DistributedResult:
     """Judge the gathered summaries (pure; the same statuses on every rank)."""
@@ -310,7 +321,7 @@ def analyze(
     checks: list[ShardCheck] = []
     if usable and not failed:
         if shards_comparable(usable):
-            checks = check_shards(usable, coverage)
+            checks = check_shards(usable)
         findings += environment_findings(usable, details) + system_findings(usable)
         findings += lock_findings(usable) + shard_findings(usable, checks)
     return DistributedResult(

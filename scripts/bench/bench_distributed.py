@@ -11,8 +11,8 @@ bumped, so one environment differs and the targeted gather runs), and initialise
 (timed: init). Then, interleaved round-robin with a barrier before each and the slowest rank's time kept
 (an all-reduce MAX), it times:
 - floor: one all_gather of a 32-byte digest per rank (the least a consensus can cost);
-- alike: `exchange.consensus` and `verdicts.analyze` when every rank has the same environment (summaries
-  all-gathered, the shard tallies all-reduced; no package list crosses);
+- alike: `exchange.consensus` and `verdicts.analyze` when every rank has the same environment (the
+  summaries all-gathered; no package list crosses);
 - after: the same with the last rank's environment differing (its package list and the majority's
   reference rank's cross to rank 0: the targeted gather);
 - before: the exchange of --base (`all_gather_object` of every rank's whole report: package list,
@@ -109,11 +109,11 @@ def worker(args: argparse.Namespace) -> int:
 
         def after() -> None:
             exchanged = consensus(new, rank, world)
-            analyze(exchanged.reports, rank, details=exchanged.details, coverage=exchanged.coverage)
+            analyze(exchanged.reports, rank, details=exchanged.details)
 
         def alike() -> None:
             exchanged = consensus(same, rank, world)
-            analyze(exchanged.reports, rank, details=exchanged.details, coverage=exchanged.coverage)
+            analyze(exchanged.reports, rank, details=exchanged.details)
 
         def before() -> None:
             gathered: list[Any] = [None] * world
@@ -152,13 +152,82 @@ def worker(args: argparse.Namespace) -> int:
                     "summary_bytes": exchanged.summary_bytes,
                     "package_list_bytes": int(sent.item()),
                     "detail_ranks": list(exchanged.detail_ranks),
-                    "coverage_bytes": exchanged.coverage_bytes,
                     "before_slot_bytes": int(old_slot.item()),
                     "summary_example": len(encode(to_wire(new.report))),
                 }
             )
         )
     return 0
+
+
+def judge(args: argparse.Namespace, world: int, repeats: int = 3) -> dict[str, Any]:
+    """The judging alone at a fleet's size, in this one process (no network): every rank's summary parsed and
+    judged (after) against every rank's whole report unpickled and judged (before), as rank 0 does once the
+    all-gather is in. Ranks are copies of one real measured rank (renumbered, 8 to a host), the last one with
+    the odd environment."""
+    import dataclasses
+
+    sys.path.insert(0, str(args.work))
+    from old_distributed import measure as old_measure
+    from old_distributed import records as old_records
+    from old_distributed import verdicts as old_verdicts
+
+    from envguard.distributed.measure import rank_report, slice_of
+    from envguard.distributed.records import detail_from_wire, encode, from_wire, to_wire
+    from envguard.distributed.verdicts import analyze
+
+    env, odd = str(args.work / "env"), str(args.work / "odd")
+    same, other = (rank_report(p, 0, world, seed=0, epochs=2, probe=False, loader=False) for p in (env, odd))
+    blobs = [
+        encode(
+            to_wire(
+                dataclasses.replace((other if r == world - 1 else same).report, rank=r, host=f"n{r // 8}")
+            )
+        )
+        for r in range(world)
+    ]
+    details = {
+        0: detail_from_wire(json.loads(same.detail)),
+        world - 1: detail_from_wire(json.loads(other.detail)),
+    }
+    old_same, old_other = (
+        old_records.to_wire(
+            old_measure.rank_report(p, 0, world, data_dir=None, seed=0, epochs=2, probe=False, loader=False)
+        )
+        for p in (env, odd)
+    )
+    orders = [
+        old_measure.shard_report(1001, 0, 1, seed=0, epochs=2, loader=False)[e].indices for e in range(2)
+    ]
+    old_blobs = [
+        pickle.dumps(
+            {
+                **(old_other if r == world - 1 else old_same),
+                "rank": r,
+                "host": f"n{r // 8}",
+                "shards": [
+                    {"epoch": e, "indices": list(slice_of(orders[e], r, world)), "sha256": "0" * 64}
+                    for e in range(2)
+                ],
+            }
+        )
+        for r in range(world)
+    ]
+    after, before = [], []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        analyze([from_wire(json.loads(blob)) for blob in blobs], 0, details=details)
+        after.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        old_verdicts.analyze([old_records.from_wire(pickle.loads(blob)) for blob in old_blobs], 0)
+        before.append(time.perf_counter() - began)
+    return {
+        "world": world,
+        "after_s": min(after),
+        "before_s": min(before),
+        "after_bytes": sum(len(b) for b in blobs),
+        "before_bytes": sum(len(b) for b in old_blobs),
+    }
 
 
 def run_ranks(world: int, args: argparse.Namespace, job: int) -> dict[str, Any]:
@@ -173,6 +242,7 @@ def run_ranks(world: int, args: argparse.Namespace, job: int) -> dict[str, Any]:
             "ENVGUARD_CACHE_DIR": str(args.work / "cache"),
             "TORCH_CPP_LOG_LEVEL": "FATAL",
             "OMP_NUM_THREADS": "1",
+            "TORCH_GLOO_LAZY_INIT": "1" if args.lazy_init else "0",
         }
     )
     command = [sys.executable, __file__, "--worker", "--work", str(args.work), "--rounds", str(args.rounds)]
@@ -215,15 +285,15 @@ def report(results: list[dict[str, Any]]) -> str:
         )
     lines += [
         "",
-        "| ranks | after: summary B/rank | after: package lists (from ranks) | after: shard tallies B/rank "
+        "| ranks | after: summary slot B/rank | after: package lists to rank 0 B (from ranks) "
         "| before: slot B/rank | after: received B/rank | before: received B/rank |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         world = r["world"]
         lines.append(
             f"| {world} | {r['summary_bytes']} | {r['package_list_bytes']} ({r['detail_ranks']}) | "
-            f"{r['coverage_bytes']} | {r['before_slot_bytes']} | {world * r['summary_bytes']} | "
+            f"{r['before_slot_bytes']} | {world * r['summary_bytes']} | "
             f"{world * r['before_slot_bytes']} |"
         )
     return "\n".join(lines)
@@ -238,6 +308,12 @@ def main() -> int:
     parser.add_argument("--packages", type=int, default=300)
     parser.add_argument("--base", default=BASE_COMMIT)
     parser.add_argument("--work", type=Path)
+    parser.add_argument(
+        "--judge", default="", help="also time the judging alone at these rank counts (e.g. 1000,8000)"
+    )
+    parser.add_argument(
+        "--lazy-init", action="store_true", help="TORCH_GLOO_LAZY_INIT=1: gloo connects a pair on first use"
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -248,13 +324,25 @@ def main() -> int:
     old_package(args.work, args.base)
     print(f"{os.cpu_count()} CPUs, load before: {os.getloadavg()[0]:.2f}; work {args.work}", flush=True)
     results = []
-    for number, world in enumerate(int(n) for n in args.ranks.split(",")):
+    for number, world in enumerate(int(n) for n in args.ranks.split(",") if n):
         began = time.monotonic()
         results.append(run_ranks(world, args, 70_000 + os.getpid() % 1000 + number))
         print(f"{world} ranks: {time.monotonic() - began:.0f} s wall in all", flush=True)
-    print(report(results))
+    if results:
+        print(report(results))
+    judged = [judge(args, int(n)) for n in args.judge.split(",") if n]
+    if judged:
+        print(
+            "\n| ranks | after: parse + judge ms | before: unpickle + judge ms | before/after "
+            "| after: bytes in | before: bytes in |\n|---:|---:|---:|---:|---:|---:|"
+        )
+        for j in judged:
+            print(
+                f"| {j['world']} | {j['after_s'] * 1000:.0f} | {j['before_s'] * 1000:.0f} | "
+                f"{j['before_s'] / j['after_s']:.1f} | {j['after_bytes']} | {j['before_bytes']} |"
+            )
     print(f"\nload after: {os.getloadavg()[0]:.2f}")
-    (args.work / "results.json").write_text(json.dumps(results, indent=1))
+    (args.work / "results.json").write_text(json.dumps({"ranks": results, "judge": judged}, indent=1))
     return 0
 
 

@@ -8,17 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from envguard.distributed.measure import DEFAULT_SAMPLES, dataset_size, lock_seen, shard_report
+from envguard.distributed.measure import DEFAULT_SAMPLES, dataset_size, lock_seen, shard_report, slice_of
 from envguard.prefix.lockref import remember
 
 
-def test_shards_differ_between_epochs_and_the_loader_delivers_them() -> None:
-    shards, indices = shard_report(1001, 0, 2, seed=0, epochs=2, loader=True)
-    assert [s.epoch for s in shards] == [0, 1] and shards[0].length == len(indices[0]) == 501
-    assert indices[0] != indices[1] and sorted(indices[0]) != sorted(indices[1])
-    assert all(s.loader_delivers is True for s in shards)
-    unloaded, _ = shard_report(10, 1, 2, seed=0, epochs=1, loader=False)
+def test_each_rank_holds_its_slice_of_one_order_per_epoch() -> None:
+    first = shard_report(1001, 0, 2, seed=0, epochs=2, loader=True)
+    second = shard_report(1001, 1, 2, seed=0, epochs=2, loader=True)
+    assert [s.epoch for s in first] == [0, 1] and first[0].length == second[0].length == 501
+    assert first[0].order_sha256 == second[0].order_sha256 != first[1].order_sha256  # reshuffled per epoch
+    assert all(s.in_slice and s.loader_delivers is True for s in first + second)
+    assert shard_report(1001, 0, 2, seed=1, epochs=1, loader=False)[0].order_sha256 != first[0].order_sha256
+    unloaded = shard_report(10, 1, 2, seed=0, epochs=1, loader=False)
     assert all(s.loader_delivers is None for s in unloaded)
+    assert shard_report(0, 0, 2, seed=0, epochs=1, loader=False)[0].length == 0
+
+
+def test_slices_repeat_the_orders_head_as_padding() -> None:
+    order = [4, 0, 3, 1, 2]
+    assert [slice_of(order, r, 2) for r in range(2)] == [(4, 3, 2), (0, 1, 4)]  # 4 repeated: padding 1
+    assert [slice_of(order[:2], r, 5) for r in range(5)] == [(4,), (0,), (4,), (0,), (4,)]
+    assert slice_of([], 0, 3) == ()
 
 
 def test_dataset_size_counts_the_files_under_data(tmp_path: Path) -> None:

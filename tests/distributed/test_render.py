@@ -7,18 +7,16 @@ import json
 from collections.abc import Callable
 
 from envguard.distributed import render
-from envguard.distributed.records import Coverage, RankFailure, RankReport
+from envguard.distributed.records import RankFailure, RankReport
 from envguard.distributed.result import Wire
 from envguard.distributed.verdicts import analyze
 from envguard.output import render as present_as
 
-WIRE = Wire("Slurm", "node0:25242 (first host of SLURM_JOB_NODELIST)", 612, (0, 1), 30_720, 8016)
+WIRE = Wire("Slurm", "node0:25242 (first host of SLURM_JOB_NODELIST)", 1024, (0, 1), 30_720)
 
 
-def test_json_body(
-    make_rank: Callable[..., RankReport], covered: Callable[..., tuple[Coverage, ...]]
-) -> None:
-    result = analyze([make_rank(0, 2), make_rank(1, 2)], coverage=covered(2), wire=WIRE)
+def test_json_body(make_rank: Callable[..., RankReport]) -> None:
+    result = analyze([make_rank(0, 2), make_rank(1, 2)], wire=WIRE)
     document = json.loads(present_as(render.views(result), "json"))
     assert list(document) == [
         "schema_version",
@@ -57,12 +55,7 @@ def test_json_body(
         "evidence": f"every rank has environment {'e' * 12} (2 packages)",
         "fix": "",
     }
-    assert document["wire"] == {
-        "summary_bytes": 612,
-        "detail_ranks": [0, 1],
-        "detail_bytes": 30_720,
-        "coverage_bytes": 8016,
-    }
+    assert document["wire"] == {"summary_bytes": 1024, "detail_ranks": [0, 1], "detail_bytes": 30_720}
     assert json.loads(present_as(render.views(analyze([make_rank(0, 1)])), "json"))["wire"] is None
 
 
@@ -74,13 +67,13 @@ def test_human_view_groups_alike_ranks_and_dashes_a_failed_one(make_rank: Callab
     assert rows[0].startswith("│ 0-1   │ node0") and "eeeeeeeeeeee" in rows[0]
     assert rows[1].startswith("│ 2     │ node2") and rows[1].count("│ -") == 3
     assert "3 ranks via Slurm, rendezvous node0:25242" in text
-    assert "package lists from ranks 0-1 (30 KiB)" in text and "shard counts 8016 B per rank" in text
+    assert "summaries 1024 B per rank, package lists from ranks 0-1 (30 KiB)" in text
     assert text.rstrip().endswith("smoke --distributed: FAIL (1 FAIL)")
     assert "schema_version" not in render.to_dict(analyze([broken]))
 
 
 def test_the_wire_line_without_package_lists() -> None:
-    quiet = Wire("torchrun", "h:1 (MASTER_ADDR, MASTER_PORT)", 600, (), 0, 0)
+    quiet = Wire("torchrun", "h:1 (MASTER_ADDR, MASTER_PORT)", 600, (), 0)
     assert render.wire_line(quiet, 64) == (
         "64 ranks via torchrun, rendezvous h:1 (MASTER_ADDR, MASTER_PORT); summaries 600 B per rank, "
         "no package list"

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from envguard.distributed.exchange import SLOT
 from envguard.distributed.launcher import PORT_BASE, PORT_SPAN
 from envguard.distributed.records import RankReport
 from envguard.distributed.run import run_distributed_check
@@ -123,7 +124,10 @@ def test_two_slurm_ranks_name_the_other_ranks_package_and_lock(
     assert (
         lock["status"] == "FAIL" and str(locks[1]) in lock["evidence"] and str(locks[0]) in lock["evidence"]
     )
-    assert report["wire"]["detail_ranks"] == [0, 1] and report["wire"]["summary_bytes"] < 1000
+    assert report["wire"]["detail_ranks"] == [0, 1] and report["wire"]["summary_bytes"] == SLOT
+    assert all(
+        isinstance(r["packages"], int) for r in report["ranks"]
+    )  # counts: no list crossed to every rank
 
 
 @pytest.mark.slow

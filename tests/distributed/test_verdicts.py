@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from envguard.distributed.records import Coverage, EnvDetail, EpochShard, LockSeen, RankFailure, RankReport
+from envguard.distributed.records import EnvDetail, EpochShard, LockSeen, RankFailure, RankReport
 from envguard.distributed.result import DistributedResult
 from envguard.distributed.verdicts import (
     CATEGORY_LOCK,
@@ -20,7 +20,6 @@ from envguard.distributed.verdicts import (
 from envguard.model import Fingerprints
 
 MakeRank = Callable[..., RankReport]
-Covered = Callable[..., tuple[Coverage, ...]]
 NUMPY_1 = ("conda:numpy=1.26.4=py311_0", "conda:python=3.11.9=h0_0")
 NUMPY_2 = ("conda:numpy=2.0.1=py311_0", "conda:python=3.11.9=h0_0")
 
@@ -29,14 +28,16 @@ def statuses(result: DistributedResult) -> dict[str, str]:
     return {f"{f.category}: {f.check}": f.status for f in result.findings}
 
 
-def test_shards_partition_with_padding_counted(make_rank: MakeRank, covered: Covered) -> None:
-    result = analyze([make_rank(1, 2), make_rank(0, 2)], coverage=covered(2))
+def test_shards_partition_with_padding_counted(make_rank: MakeRank) -> None:
+    result = analyze([make_rank(1, 2), make_rank(0, 2)])
     assert set(statuses(result).values()) == {"PASS"}
     check = result.shards[0]
-    assert check.padding == 1 and check.repeated == 1 and check.missing == 0 and check.partition
+    assert check.padding == 1 and check.orders == 1 and check.off_slice == () and check.partition
     assert check.shard_sizes == (501, 501)
     assert [r.rank for r in result.ranks] == [0, 1]
-    assert "2 shards of 501 cover 1001 samples" in result.findings[-1].evidence
+    assert result.findings[-1].evidence == (
+        "2 shards of 501 over 1001 samples in one shuffled order partition them (padding 1)"
+    )
 
 
 def test_different_dataset_sizes_fail(make_rank: MakeRank) -> None:
@@ -51,11 +52,23 @@ def test_different_seeds_fail(make_rank: MakeRank) -> None:
     assert any(f.check == "sampler seed" and f.status == "FAIL" for f in found)
 
 
-def test_shards_that_do_not_partition_fail(make_rank: MakeRank, covered: Covered) -> None:
-    reports = [make_rank(0, 2), make_rank(1, 2)]
-    wrong = covered(2, samplers=[0, 0])  # rank 1 built its sampler with rank=0
-    found = [f for f in analyze(reports, coverage=wrong).findings if f.category == CATEGORY_SHARDS]
-    assert found and all(f.status == "FAIL" for f in found) and "500 missing" in found[0].evidence
+def test_ranks_that_shuffle_into_another_order_fail(make_rank: MakeRank) -> None:
+    other_order = make_rank(0, 4, seed=7).shards  # what another torch's randperm would give: another order
+    ranks = [make_rank(r, 4) for r in range(3)]
+    ranks.append(make_rank(3, 4, shards=tuple(dataclasses.replace(s, in_slice=True) for s in other_order)))
+    result = analyze(ranks)
+    found = [f for f in result.findings if f.category == CATEGORY_SHARDS]
+    assert [f.status for f in found] == ["FAIL", "FAIL"] and result.shards[0].orders == 2
+    assert "rank 3 shuffled it into another order than ranks 0-2 (2 orders)" in found[0].evidence
+    assert "torch build" in found[0].fix
+
+
+def test_a_rank_off_its_slice_fails(make_rank: MakeRank) -> None:
+    wrong = tuple(dataclasses.replace(s, in_slice=False) for s in make_rank(1, 2).shards)
+    result = analyze([make_rank(0, 2), make_rank(1, 2, shards=wrong)])
+    found = [f for f in result.findings if f.category == CATEGORY_SHARDS]
+    assert found and all(f.status == "FAIL" for f in found) and result.shards[0].off_slice == (1,)
+    assert found[0].evidence.endswith("rank 1 did not get its slice of the shared order")
 
 
 def test_a_loader_that_does_not_deliver_its_samplers_shard_fails(make_rank: MakeRank) -> None:
@@ -63,7 +76,9 @@ def test_a_loader_that_does_not_deliver_its_samplers_shard_fails(make_rank: Make
     shuffled = (first, dataclasses.replace(second, loader_delivers=False))
     found = {f.check: f for f in analyze([make_rank(0, 2), make_rank(1, 2, shards=shuffled)]).findings}
     assert found["rank 1 DataLoader"].status == "FAIL" and "epochs [1]" in found["rank 1 DataLoader"].evidence
-    unmeasured = tuple(EpochShard(s.epoch, s.length) for s in make_rank(1, 2).shards)
+    unmeasured = tuple(
+        EpochShard(s.epoch, s.length, s.order_sha256, s.in_slice) for s in make_rank(1, 2).shards
+    )
     assert "rank 1 DataLoader" not in {
         f.check for f in analyze([make_rank(0, 2), make_rank(1, 2, shards=unmeasured)]).findings
     }
