@@ -38,7 +38,8 @@ NO_LAUNCHER = (
 @dataclass(frozen=True, slots=True)
 class Launch:
     """What the launcher told this process. `origin` says where the rendezvous came from (for messages);
-    `agent_store`: torchrun's agent already serves the rendezvous store, so rank 0 does not start one."""
+    `agent_store`: torchrun's agent already serves the rendezvous store, so rank 0 does not start one, and
+    `attempt` (torchrun's restart count) keeps a restarted group's keys apart from the last attempt's."""
 
     launcher: str
     rank: int
@@ -48,6 +49,7 @@ class Launch:
     port: int
     origin: str
     agent_store: bool = False
+    attempt: str = "0"
 
     @property
     def rendezvous(self) -> str:
@@ -95,6 +97,7 @@ def _torchrun(environ: Mapping[str, str]) -> Launch:
         port,
         "MASTER_ADDR, MASTER_PORT",
         agent_store=environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True",
+        attempt=environ.get("TORCHELASTIC_RESTART_COUNT", "0").strip() or "0",
     )
 
 

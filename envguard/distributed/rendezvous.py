@@ -137,7 +137,7 @@ def connect(launch: Launch, timeout_s: float) -> Rendezvous:
             f"within {timeout_s:g} s: rank 0 died, never started, or runs on another host (set MASTER_ADDR "
             f"to its host) ({first_line(exc)})"
         ) from exc
-    meeting = Rendezvous(launch, timeout_s, PrefixStore("envguard", store))
+    meeting = Rendezvous(launch, timeout_s, PrefixStore(f"envguard/{launch.attempt}", store))
     meeting.mark(JOINED, socket.gethostname())
     return meeting
 

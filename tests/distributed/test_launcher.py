@@ -28,11 +28,12 @@ def test_torchrun() -> None:
             "MASTER_PORT": "29400",
             "TORCHELASTIC_RUN_ID": "none",
             "TORCHELASTIC_USE_AGENT_STORE": "True",
+            "TORCHELASTIC_RESTART_COUNT": "2",
             **SLURM,  # `srun torchrun ...`: torchrun's own ranks win
         }
     )
     assert found == Launch(
-        "torchrun", 3, 4, 1, "10.0.0.1", 29400, "MASTER_ADDR, MASTER_PORT", agent_store=True
+        "torchrun", 3, 4, 1, "10.0.0.1", 29400, "MASTER_ADDR, MASTER_PORT", agent_store=True, attempt="2"
     )
     assert found.rendezvous == "10.0.0.1:29400"
     plain = detect({"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "::1", "MASTER_PORT": "1"})
