@@ -19,16 +19,10 @@ from typing import Any
 
 from envguard.distributed.launcher import Launch
 from envguard.distributed.verdicts import spans
-from envguard.errors import OperationalError
+from envguard.errors import OperationalError, first_line
 
 JOINED, MEASURED, DONE = "joined", "measured", "done"
 DONE_GRACE_S = 30.0  # how long rank 0 keeps its store up for ranks still finishing the exchange
-
-
-def first_line(exc: BaseException, limit: int = 300) -> str:
-    """The first line of an exception's message, without torch's C++ frames."""
-    text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:limit]
 
 
 def absent(

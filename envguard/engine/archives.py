@@ -22,7 +22,7 @@ from envguard.atomic import write_bytes, write_text
 from envguard.cache import cache_path
 from envguard.cache.digests import DigestMemo
 from envguard.channels import strip_credentials
-from envguard.errors import BadInputError, EnvguardError, OperationalError
+from envguard.errors import BadInputError, EnvguardError, OperationalError, first_line
 from envguard.model import Package
 
 DOWNLOAD_TIMEOUT = 120.0
@@ -231,7 +231,7 @@ def records(archives: Sequence[Archive]) -> list[Any]:
         try:
             return await rattler.RepoDataRecord.from_package_archive(archive.path)
         except Exception as exc:  # rattler's own error types: the file is not a conda package
-            reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+            reason = first_line(exc, 120)
             raise BadInputError(
                 f"{archive.package.describe()}: {archive.path} matches the lock's {archive.algorithm} but is "
                 f"not a readable conda package ({reason}); the lock points at the wrong file; re-create it"

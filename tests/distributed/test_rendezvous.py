@@ -8,8 +8,8 @@ import socket
 import pytest
 
 from envguard.distributed.launcher import Launch
-from envguard.distributed.rendezvous import MEASURED, absent, connect, first_line
-from envguard.errors import OperationalError
+from envguard.distributed.rendezvous import MEASURED, absent, connect
+from envguard.errors import OperationalError, first_line
 
 LAUNCH = Launch("Slurm", 0, 64, 0, "gpu-a001", 25242, "first host of SLURM_JOB_NODELIST")
 
