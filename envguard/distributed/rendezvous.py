@@ -12,7 +12,7 @@ before its store goes away with it.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -22,14 +22,28 @@ from envguard.distributed.verdicts import spans
 from envguard.errors import OperationalError, first_line
 
 JOINED, MEASURED, DONE = "joined", "measured", "done"
+NAMED = 16  # missing ranks named in the line (the count says how many in all)
 DONE_GRACE_S = 30.0  # how long rank 0 keeps its store up for ranks still finishing the exchange
 
 
+def find_missing(present: Callable[[int, int], bool], lo: int, hi: int, limit: int) -> list[int]:
+    """Up to `limit` ranks in [lo, hi) that did not mark a stage, lowest first, found by halving:
+    `present(lo, hi)` says whether every rank in [lo, hi) did (one store request). A dead rank among 8,000
+    costs each asking rank ~26 requests instead of 8,000."""
+    if hi <= lo or limit <= 0 or present(lo, hi):
+        return []
+    if hi - lo == 1:
+        return [lo]
+    middle = (lo + hi) // 2
+    left = find_missing(present, lo, middle, limit)
+    return left + find_missing(present, middle, hi, limit - len(left))
+
+
 def absent(
-    missing: Sequence[int], joined: Mapping[int, str], world: int, timeout_s: float, launch: Launch
+    missing: Sequence[int], count: int, joined: Mapping[int, str], timeout_s: float, launch: Launch
 ) -> str:
-    """One line naming the ranks that did not report: those that joined (with their host) and stopped, and
-    those that never reached the rendezvous."""
+    """One line naming the ranks that did not report (`missing`: the first of `count`): those that joined
+    (with their host) and stopped, and those that never reached the rendezvous."""
     stopped = [rank for rank in missing if rank in joined]
     never = [rank for rank in missing if rank not in joined]
     parts: list[str] = []
@@ -41,9 +55,10 @@ def absent(
             f"{_ranks(never)} never reached the rendezvous at {launch.rendezvous} ({launch.origin}): died, "
             "never started, or cannot reach that host"
         )
+    named = f" (the first {len(missing)} named)" if count > len(missing) else ""
     return (
-        f"{len(missing)} of {world} ranks did not report within {timeout_s:g} s: {'; '.join(parts)}; "
-        "the rank's own output says why"
+        f"{count} of {launch.world_size} ranks did not report within {timeout_s:g} s{named}: "
+        f"{'; '.join(parts)}; the rank's own output says why"
     )
 
 
@@ -61,6 +76,7 @@ class Rendezvous:
     def mark(self, stage: str, value: str = "") -> None:
         try:
             self.store.set(f"{stage}/{self.launch.rank}", value)
+            self.store.add(f"{stage}#", 1)
         except RuntimeError as exc:
             raise self._lost(exc) from exc
 
@@ -72,8 +88,9 @@ class Rendezvous:
             return
         except RuntimeError as exc:
             waited = exc
-        try:
-            missing = [rank for rank, key in enumerate(keys) if not self.store.check([key])]
+        try:  # every waiting rank asks at once: a count, then halving, not a request per rank
+            count = self.launch.world_size - int(self.store.add(f"{stage}#", 0))
+            missing = find_missing(lambda lo, hi: bool(self.store.check(keys[lo:hi])), 0, len(keys), NAMED)
             joined = {
                 rank: self.store.get(f"{JOINED}/{rank}").decode(errors="replace")
                 for rank in missing
@@ -84,7 +101,7 @@ class Rendezvous:
         if not missing:
             raise OperationalError(f"waiting for the other ranks failed: {first_line(waited)}") from waited
         raise OperationalError(
-            absent(missing, joined, self.launch.world_size, self.timeout_s, self.launch)
+            absent(missing, max(count, len(missing)), joined, self.timeout_s, self.launch)
         ) from waited
 
     def finish(self) -> None:
