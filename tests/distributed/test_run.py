@@ -258,6 +258,8 @@ def test_options_that_do_not_apply(capsys: pytest.CaptureFixture[str]) -> None:
     assert "add --distributed" in capsys.readouterr().err
     assert envguard("check", "--distributed", "--files") == 2
     assert "drop -f, --platform, --files, --lock-fresh and --attestation" in capsys.readouterr().err
+    assert envguard("check", "--distributed", "--attestation", "proof.json") == 2
+    assert "--attestation (run those checks without --distributed)" in capsys.readouterr().err
     assert envguard("smoke", "--timeout", "5") == 2
     assert "add --distributed" in capsys.readouterr().err
     assert envguard("check", "--distributed", "--timeout", "0.5") == 2  # at least 1 s
