@@ -24,6 +24,7 @@ from pathlib import Path
 
 from envguard.clean.model import Cache, LockHolder
 from envguard.errors import OperationalError
+from envguard.process import alive
 
 LOCK_BYTE = 21
 _PROC_LOCK = re.compile(r"^\d+:\s+(?:->\s+)?(\S+)\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s")
@@ -87,7 +88,7 @@ def holders(cache: Cache, *, ignore_pid: int | None = None) -> tuple[LockHolder,
         legacy = _LEGACY.search(name)
         if legacy:
             pid = int(legacy.group(1))
-            if pid != ignore_pid and _alive(pid):
+            if pid != ignore_pid and alive(pid):
                 result.append(LockHolder(Path(name), convention, pid, command_of(pid)))
             continue
         for _kind, pid in table.get((os.major(device), os.minor(device), inode), []):
@@ -95,16 +96,6 @@ def holders(cache: Cache, *, ignore_pid: int | None = None) -> tuple[LockHolder,
                 known = pid if pid > 0 else _pid_in_file(Path(name))
                 result.append(LockHolder(Path(name), convention, known, command_of(known) if known else None))
     return tuple(result)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _pid_in_file(path: Path) -> int | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,11 +17,11 @@ from envguard.channels import normalize, strip_credentials
 from envguard.create import jupyter as jupyter_mod
 from envguard.create import machine_check, naming
 from envguard.create.naming import suggest
-from envguard.create.transaction import recover, replacing
 from envguard.engine import pip_install
+from envguard.engine import target as targets
 from envguard.engine.backends.base import Backend, Plan, Request
 from envguard.engine.install import Alongside, Fetched, default_pkgs_dir, fetch, install, integrity_message
-from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
+from envguard.errors import BackendError, BadInputError, UsageError
 from envguard.formats import envyml, read_file
 from envguard.formats.condalock.write import input_hash, render_lock, write_lock
 from envguard.machine import virtual
@@ -162,9 +161,6 @@ def create(
     kernel. `alongside` starts when the engine does (Backend.install), unless nothing is installed."""
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
-
-    recover(target)  # an old env a killed `create --force` left aside comes back first
-    replaced = _collision(target, name, force, by_name=prefix is None)
     result = CreateResult(
         name=name,
         prefix=str(target),
@@ -174,26 +170,30 @@ def create(
         requested=planned.source.specs,
         channels=planned.request.channels,
         dry_run=dry_run,
-        replaced=replaced,
         warnings=planned.warnings,
     )
     if dry_run:
-        return result
+        replaced = _collision(target, name, force, by_name=prefix is None)
+        return dataclasses.replace(result, replaced=replaced)
 
-    with replacing(target, replaced):  # the old env is intact until the new one is complete
-        installed, warnings, lock = _build(planned, backend, target, write_lock, alongside)
-        kernel = None
-        if jupyter:
-            kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
-            kernel = str(kernel_path)
-            warnings += [warning] if warning else []
+    # every decision about the target is taken holding its lock: a second create of it waits, then refuses
+    with targets.hold(target) as held:
+        replaced = _collision(target, name, force, by_name=prefix is None)
+        with targets.changing(held, replace=replaced):  # the old env is intact until the new one is complete
+            installed, warnings, lock = _build(planned, backend, target, write_lock, alongside)
+            kernel = None
+            if jupyter:
+                kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
+                kernel = str(kernel_path)
+                warnings += [warning] if warning else []
     return dataclasses.replace(
         result,
         packages=installed.packages,
+        replaced=replaced,
         registered=True,
         lock=str(lock) if lock else None,
         kernelspec=kernel,
-        warnings=tuple(warnings),
+        warnings=(*held.recovered, *warnings),
     )
 
 
@@ -257,13 +257,7 @@ def _install_pip(planned: Planned, target: Path, fetched: Fetched | None) -> lis
 
 
 def _install(backend: Backend, target: Path, planned: Planned, alongside: Alongside = None) -> Plan:
-    existed = target.exists()
-    try:
-        return backend.install(target, planned.request, planned.plan, alongside=alongside)
-    except (EnvguardError, KeyboardInterrupt):
-        if not existed and target.exists():
-            shutil.rmtree(target, ignore_errors=True)  # never leave half an environment behind
-        raise
+    return backend.install(target, planned.request, planned.plan, alongside=alongside)
 
 
 def envs_dir() -> Path:
