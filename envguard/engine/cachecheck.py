@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envguard.atomic import child
 from envguard.cache.digests import file_digest
 from envguard.cache.packages import Proof, ProvedFolders, Signed, signature
 from envguard.engine.archives import Archive
@@ -45,8 +46,8 @@ def extracted_folder(archive: Archive, pkgs_dir: Path) -> Path:
     name = archive.path.name
     for suffix in ARCHIVE_SUFFIXES:
         if name.endswith(suffix):
-            return pkgs_dir / name[: -len(suffix)]
-    return pkgs_dir / name
+            return child(pkgs_dir, name[: -len(suffix)])
+    return child(pkgs_dir, name)
 
 
 def check_and_heal(archives: Sequence[Archive], pkgs_dir: Path) -> list[Poisoned]:

@@ -54,6 +54,12 @@ class Fetched:
 def fetch(packages: Sequence[Package], pkgs_dir: Path, *, progress: bool = False) -> Fetched:
     """Locate or download every archive (conda packages; pip packages locked with a file URL and hash),
     hashed; with `progress`, a bar on stderr counts them."""
+    for package in packages:  # every reader checks this; a snapshot or a caller's own list is checked here
+        problem = package.identity_problem()
+        if problem is not None:
+            raise BadInputError(
+                f"{problem}; refusing to install it (re-create the lock); nothing was installed"
+            )
     local = [p.name for p in packages if p.origin is not None and p.origin.url == LOCAL_ORIGIN]
     if local:
         raise BadInputError(
