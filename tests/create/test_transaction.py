@@ -238,7 +238,7 @@ def test_kill_9_at_any_point_of_create_force_leaves_the_original_restorable(
         code = envguard(*original)  # the next command on that name, without --force
         err = capsys.readouterr().err
         assert code == 2 and "already exists" in err, (label, code, err)
-        if any(r.startswith("python-3.12") for r in _python_records(work)):  # killed after the replacement was complete
+        if any(r.startswith("python-3.12") for r in _python_records(work)):  # killed once it was complete
             assert _complete(work) and not (work / "my-notes.txt").exists(), label
             assert envguard(*original, "--force") == 0
             (work / "my-notes.txt").write_text("the user's own file")
