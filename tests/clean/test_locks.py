@@ -69,6 +69,9 @@ def _dry_run(capsys: pytest.CaptureFixture[str], pkgs: Path) -> dict[str, object
         (".cache.lock", "flock", "rattler"),
         ("pkgs.lock", "posix", "mamba"),
         ("cache/abc.info.json", "posix", "conda repodata"),
+        # issue 28: an envguard create/verify between fetching and linking; conda 26 writing a download
+        (".envguard-install.lock", "flock", "envguard install"),
+        ("numpy-2.0.1-py312h1103770_0.conda.partial", "posix", "conda download"),
     ],
 )
 def test_held_lock_refuses_and_names_the_process(

@@ -20,6 +20,7 @@ from envguard.engine import archives
 from envguard.engine.backends.base import Backend, Plan, Request, redact
 from envguard.engine.install import Alongside, default_pkgs_dir, install_locked, integrity_message, link
 from envguard.engine.solver import client, solve
+from envguard.engine.target import using_cache
 from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
 from envguard.output import waiting
@@ -60,6 +61,16 @@ class EmbeddedBackend(Backend):
     ) -> Plan:
         """Link the plan (solving first when none is given) into `prefix`; locked requests are installed from
         archives whose hashes are checked against the lock first. `alongside` starts when linking does."""
+        with using_cache(self.pkgs_dir):  # `envguard clean` waits until what was fetched is linked
+            packages = self._link(prefix, request, plan, alongside)
+        if any(strip_credentials(c) != c for c in request.channels):
+            scrub_credentials(prefix)
+        write_history(prefix, request.specs, packages)
+        return Plan(request.platform, packages)
+
+    def _link(
+        self, prefix: Path, request: Request, plan: Plan | None, alongside: Alongside
+    ) -> tuple[Package, ...]:
         if request.locked:
             packages = tuple(p for p in request.locked if p.manager == "conda")
             install_locked(
@@ -71,24 +82,20 @@ class EmbeddedBackend(Backend):
                 progress=self.progress,
                 alongside=alongside,
             )
-        else:
-            plan = plan if plan is not None and plan.native else self.solve(request)
-            packages = plan.packages
-            verify_local_archives(packages)
-            link(
-                list(plan.native),
-                prefix,
-                request.specs,
-                platform=request.platform,
-                pkgs_dir=self.pkgs_dir,
-                progress=self.progress,
-                client=client(),
-                alongside=alongside,
-            )
-        if any(strip_credentials(c) != c for c in request.channels):
-            scrub_credentials(prefix)
-        write_history(prefix, request.specs, packages)
-        return Plan(request.platform, packages)
+            return packages
+        plan = plan if plan is not None and plan.native else self.solve(request)
+        verify_local_archives(plan.packages)
+        link(
+            list(plan.native),
+            prefix,
+            request.specs,
+            platform=request.platform,
+            pkgs_dir=self.pkgs_dir,
+            progress=self.progress,
+            client=client(),
+            alongside=alongside,
+        )
+        return plan.packages
 
     def remove(self, prefix: Path) -> None:
         if not (prefix / "conda-meta").is_dir():
