@@ -134,3 +134,19 @@ def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         yield mount
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 2 MiB tmpfs (a full disk after 2 MiB of writes; needs root, skipped elsewhere)."""
+    mount = tmp_path / "tiny-disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

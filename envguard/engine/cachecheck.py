@@ -10,6 +10,7 @@ and has its mtime set back on purpose, within the same boot, by someone who can 
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from envguard.atomic import child
+from envguard.cache import entry as cache_entry
+from envguard.cache import save
 from envguard.cache.digests import file_digest
 from envguard.cache.packages import Proof, ProvedFolders, Signed, signature
 from envguard.engine.archives import Archive
-from envguard.errors import BackendError
+from envguard.errors import BadInputError
 from envguard.model import Package
 
 ARCHIVE_SUFFIXES = (".conda", ".tar.bz2")
@@ -52,7 +55,7 @@ def extracted_folder(archive: Archive, pkgs_dir: Path) -> Path:
 
 def check_and_heal(archives: Sequence[Archive], pkgs_dir: Path) -> list[Poisoned]:
     """Every extracted folder of these (verified) conda archives that differs from its archive, removed.
-    An archive whose paths.json names a file outside the prefix is refused (BackendError) before anything is
+    An archive whose paths.json names a file outside the prefix is refused (BadInputError) before anything is
     linked (rattler would abort the process)."""
     found: list[Poisoned] = []
     memo = ProvedFolders(pkgs_dir)
@@ -88,13 +91,31 @@ def _archive_paths(archive: Path) -> list[Any] | None:
         return None
 
 
+def refuse_escaping(archives: Sequence[Archive]) -> None:
+    """Bad input naming the package when a verified conda archive's paths.json installs anything outside the
+    environment (an absolute path makes rattler panic and abort the process; `..` would write outside). An
+    archive found clean is remembered by its sha256 (`safe-paths/`): the bytes behind a digest never change,
+    so the next install of it costs a stat."""
+    for archive in archives:
+        if archive.package.manager != "conda" or not archive.verified:
+            continue
+        marker = cache_entry("safe-paths", archive.actual) if archive.algorithm == "sha256" else None
+        if marker is not None and os.path.exists(marker):
+            continue
+        paths = _archive_paths(archive.path)
+        _refuse_escaping_paths(archive, paths)
+        if marker is not None and paths is not None:
+            save(marker, b"")
+
+
 def _refuse_escaping_paths(archive: Archive, paths: list[Any] | None) -> None:
-    for entry in paths or ():
-        relative = str(entry.relative_path)
+    for item in paths or ():
+        relative = str(item.relative_path)
         if relative.startswith(("/", "\\")) or ".." in Path(relative).parts or ":" in relative[:3]:
-            raise BackendError(
+            raise BadInputError(
                 f"{archive.package.describe()}: its paths.json installs {relative!r}, outside the "
-                "environment; refusing to install this package (a broken or hostile archive)"
+                "environment; refusing to install this package (a broken or hostile archive); nothing was "
+                "installed"
             )
 
 

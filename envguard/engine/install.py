@@ -188,7 +188,7 @@ def link(
     except Exception as exc:  # rattler raises its own exception types
         raise BackendError(
             f"embedded engine (py-rattler) could not install into {prefix}: "
-            f"{one_line(str(exc))}; check disk space and the package cache {pkgs_dir}"
+            f"{engine_reason(exc)}; check disk space and the package cache {pkgs_dir}"
         ) from exc
     finally:
         if reporter is not None:
@@ -196,6 +196,14 @@ def link(
     if not had_tag:  # rattler tags the prefix as a cache: `tar --exclude-caches` would skip the environment
         with contextlib.suppress(OSError):
             tag.unlink(missing_ok=True)
+
+
+def engine_reason(exc: BaseException) -> str:
+    """rattler's error chain ("failed to link X", "Caused by: ...", ...) as one line: what failed and the
+    innermost cause (No space left on device, Permission denied), which the middle would crowd out."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    first, last = lines[0], lines[-1].removeprefix("Caused by:").strip()
+    return one_line(first if last in first else f"{first}: {last}", 400)
 
 
 def integrity_message(bad: Sequence[Archive]) -> str:

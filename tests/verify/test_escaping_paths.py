@@ -1,5 +1,6 @@
 """T2 (issue 11): a package whose paths.json names an absolute path aborted verify/create with a Rust panic
-(SIGABRT) and left temp folders; now it is exit 3 with one line naming the package, and nothing is left."""
+(SIGABRT) and left temp folders; now it is exit 2 (issue 28: bad input) with one line naming the package, and
+nothing is left."""
 
 from __future__ import annotations
 
@@ -55,6 +56,6 @@ def test_an_absolute_path_in_paths_json_is_refused(channels, tmp_path) -> None:
         timeout=120,
         env={**os.environ, "TMPDIR": str(scratch)},
     )
-    assert proc.returncode == 3, proc.stderr
+    assert proc.returncode == 2, proc.stderr
     assert "zlib" in proc.stderr and "outside the environment" in proc.stderr
     assert not Path(evil).exists() and settled(scratch) == []

@@ -18,6 +18,7 @@ from envguard.atomic import write_text
 from envguard.channels import scrub, strip_credentials
 from envguard.engine import archives
 from envguard.engine.backends.base import Backend, Plan, Request, redact
+from envguard.engine.cachecheck import refuse_escaping
 from envguard.engine.install import Alongside, default_pkgs_dir, install_locked, integrity_message, link
 from envguard.engine.solver import client, solve
 from envguard.engine.target import using_cache
@@ -112,11 +113,14 @@ class EmbeddedBackend(Backend):
 
 
 def verify_local_archives(packages: Sequence[Package]) -> None:
-    """Hash archives that come from file:// channels (rattler does not) against the repodata's sha256."""
+    """Hash archives that come from file:// channels (rattler does not) against the repodata's sha256, and
+    refuse one that would install anything outside the environment."""
     local = [p for p in packages if p.url.startswith("file:") and (p.sha256 or p.md5)]  # = local_path's
-    bad = [a for a in archives.fetch(local, None) if not a.verified]
+    found = archives.fetch(local, None)
+    bad = [a for a in found if not a.verified]
     if bad:
         raise BackendError(integrity_message(bad))
+    refuse_escaping(found)  # rattler aborts the whole process on an absolute path in paths.json
 
 
 def scrub_credentials(prefix: Path) -> None:

@@ -1,0 +1,110 @@
+"""Packages whose paths.json points outside the environment (issue 28, finding 9): rattler panicked ("All
+inserted paths must be relative", then "Rayon: detected unexpected panic; aborting"), exit 134 with a Rust
+backtrace and no cleanup; with --force the env was replaced by an empty one and the original left hidden.
+Now: exit 2, one line naming the package, nothing written, the original untouched."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import envguard, fixture_channel
+
+
+def _tree(prefix: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for path in sorted(prefix.rglob("*")):
+        rel = str(path.relative_to(prefix))
+        if path.is_symlink():
+            out[rel] = "link " + os.readlink(path)
+        elif path.is_file():
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            out[rel] = "dir"
+    return out
+
+
+def hostile_channel(channels: dict[str, Path], tmp_path: Path, escape: str) -> Path:
+    """A copy of the forge channel whose zlib 1.3.1 installs its first file at `escape` (paths.json and
+    info/files), re-indexed."""
+    from conda_package_handling import api
+
+    channel = tmp_path / "chan"
+    shutil.copytree(channels["forge"], channel)
+    archive = sorted(channel.rglob("zlib-1.3.1-*.conda"))[-1]
+    src = tmp_path / "src"
+    api.extract(str(archive), dest_dir=str(src))
+    paths = json.loads((src / "info" / "paths.json").read_text())
+    paths["paths"][0]["_path"] = escape
+    (src / "info" / "paths.json").write_text(json.dumps(paths))
+    (src / "info" / "files").write_text(escape + "\n")
+    archive.unlink()
+    api.create(str(src), None, archive.name, out_folder=str(archive.parent))
+    for stale in [*channel.rglob("repodata*"), *channel.rglob("shards")]:
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    fixture_channel.index(channel)
+    return channel
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "envguard", *argv], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@pytest.mark.parametrize("where", ["absolute", "parent"])
+def test_a_package_installing_outside_the_prefix_is_refused_and_force_keeps_the_old_env(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path, where: str
+) -> None:
+    outside = tmp_path / "outside" / "evil.txt"
+    escape = str(outside) if where == "absolute" else "../../../outside/evil.txt"
+    channel = hostile_channel(channels, tmp_path, escape)
+    envs = isolated_home / ".conda" / "envs"
+    work = envs / "work"
+    forge = channels["forge"].resolve().as_uri()
+    assert envguard("create", "-c", forge, "python=3.11", "zlib", "-n", "work") == 0
+    before = _tree(work)
+    uri = channel.resolve().as_uri()
+    for extra in ([], ["--force"]):
+        done = _run(
+            "create", "-c", uri, "python=3.11", "zlib=1.3.1", "-n", "work" if extra else "new", *extra
+        )
+        assert done.returncode == 2, done.stderr[-2000:]
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, done.stderr[-2000:]
+        assert (
+            "zlib 1.3.1" in lines[0] and "outside the environment" in lines[0] and "panicked" not in lines[0]
+        )
+        assert not outside.exists()
+        assert _tree(work) == before
+        assert sorted(p.name for p in envs.iterdir()) == ["work"]
+
+
+def test_a_full_disk_leaves_no_half_prefix(
+    tmp_path: Path, tiny_disk: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finding 8: after ENOSPC rattler kept linking while envguard deleted the target, leaving a folder
+    without conda-meta that `create -p` then refused even with --force."""
+    channel = tmp_path / "big"
+    for n in range(4):
+        blobs = {f"share/blob{n}/part{k}.bin": f"{n}{k}" * 150_000 for k in range(3)}  # 900 kB a package
+        recipe = fixture_channel.Recipe(f"blob{n}", "1.0", "h0_0", files=blobs)
+        fixture_channel.build_package(recipe, channel)
+    fixture_channel.index(channel)
+    uri = channel.resolve().as_uri()
+    target = tiny_disk / "env"
+    for _round in range(3):
+        capsys.readouterr()
+        assert envguard("create", "-c", uri, "blob0", "blob1", "blob2", "blob3", "-p", str(target)) == 3
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "No space left on device" in err[0], err
+        assert sorted(p.name for p in tiny_disk.iterdir()) == [], "a half prefix or a leftover stayed"
+    assert envguard("create", "-c", uri, "blob0", "-p", str(target)) == 0  # what fits is created
+    assert (target / "conda-meta").is_dir()
