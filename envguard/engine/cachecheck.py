@@ -66,7 +66,7 @@ def check_and_heal(archives: Sequence[Archive], pkgs_dir: Path) -> list[Poisoned
         if memo.holds(folder, _proof(archive)):
             continue  # proved against this very archive, and not a file of it has changed since
         paths = _archive_paths(archive.path)
-        _refuse_escaping_paths(archive, paths)
+        _refuse_escaping_paths(archive.package.describe(), paths)
         if not folder.is_dir():
             continue  # rattler extracts it from the verified archive
         problem, signed = _compare(folder, paths)
@@ -103,19 +103,34 @@ def refuse_escaping(archives: Sequence[Archive]) -> None:
         if marker is not None and os.path.exists(marker):
             continue
         paths = _archive_paths(archive.path)
-        _refuse_escaping_paths(archive, paths)
+        _refuse_escaping_paths(archive.package.describe(), paths)
         if marker is not None and paths is not None:
             save(marker, b"")
 
 
-def _refuse_escaping_paths(archive: Archive, paths: list[Any] | None) -> None:
+def refuse_escaping_folder(label: str, sha256: str, folder: Path) -> None:
+    """`refuse_escaping` for a package the cache already holds extracted (from the archive of `sha256`, as
+    rattler recorded): its own info/paths.json is what rattler links from."""
+    marker = cache_entry("safe-paths", sha256)
+    if os.path.exists(marker):
+        return
+    from rattler.package import PathsJson
+
+    try:
+        paths = list(PathsJson.from_package_directory(folder).paths)
+    except Exception:  # unreadable: rattler re-extracts it or reports it
+        return
+    _refuse_escaping_paths(label, paths)
+    save(marker, b"")
+
+
+def _refuse_escaping_paths(label: str, paths: list[Any] | None) -> None:
     for item in paths or ():
         relative = str(item.relative_path)
         if relative.startswith(("/", "\\")) or ".." in Path(relative).parts or ":" in relative[:3]:
             raise BadInputError(
-                f"{archive.package.describe()}: its paths.json installs {relative!r}, outside the "
-                "environment; refusing to install this package (a broken or hostile archive); nothing was "
-                "installed"
+                f"{label}: its paths.json installs {relative!r}, outside the environment; refusing to "
+                "install this package (a broken or hostile archive); nothing was installed"
             )
 
 

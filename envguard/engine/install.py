@@ -190,6 +190,13 @@ def link(
             f"embedded engine (py-rattler) could not install into {prefix}: "
             f"{engine_reason(exc)}; check disk space and the package cache {pkgs_dir}"
         ) from exc
+    except BaseException as exc:  # a Rust panic outside rayon's threads is pyo3's PanicException
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise BackendError(
+            f"embedded engine (py-rattler) crashed while installing into {prefix} (a Rust panic: "
+            f"{engine_reason(exc)}); nothing was kept. A broken or hostile package, or a bug in rattler"
+        ) from None
     finally:
         if reporter is not None:
             reporter.close()

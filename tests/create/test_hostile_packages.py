@@ -108,3 +108,36 @@ def test_a_full_disk_leaves_no_half_prefix(
         assert sorted(p.name for p in tiny_disk.iterdir()) == [], "a half prefix or a leftover stayed"
     assert envguard("create", "-c", uri, "blob0", "-p", str(target)) == 0  # what fits is created
     assert (target / "conda-meta").is_dir()
+
+
+def test_a_panic_while_rattler_downloads_is_one_line_and_force_keeps_the_old_env(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path
+) -> None:
+    """Item 5: from a remote channel rattler downloads and extracts the archive itself, so nothing can check
+    its paths.json first; the link runs in a child process and a panic there is exit 3 in one line."""
+    from tests.channel_server import serve
+
+    channel = hostile_channel(channels, tmp_path, str(tmp_path / "outside" / "evil.txt"))
+    work = isolated_home / ".conda" / "envs" / "work"
+    assert (
+        envguard("create", "-c", channels["forge"].resolve().as_uri(), "python=3.11", "zlib", "-n", "work")
+        == 0
+    )
+    before = _tree(work)
+    with serve(channel.parent) as base:
+        url = f"{base}/{channel.name}"
+        # first rattler downloads and extracts it (in a child, which panics); then the cache holds it,
+        # extracted, and its paths.json is checked before linking: bad input
+        for extra, code, said in (
+            ([], 3, "a Rust panic: All inserted paths must be relative"),
+            (["--force"], 2, "zlib 1.3.1 h4ab18f5_1: its paths.json installs"),
+        ):
+            done = _run(
+                "create", "-c", url, "python=3.11", "zlib=1.3.1", "-n", "work" if extra else "new", *extra
+            )
+            assert done.returncode == code, done.stderr[-2000:]
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1 and said in lines[0], lines
+            assert "s3cr3t" not in lines[0] and "tok-" not in lines[0]
+            assert _tree(work) == before
+            assert sorted(p.name for p in work.parent.iterdir()) == ["work"]

@@ -20,6 +20,7 @@ from envguard.engine import archives
 from envguard.engine.backends.base import Backend, Plan, Request, redact
 from envguard.engine.cachecheck import refuse_escaping
 from envguard.engine.install import Alongside, default_pkgs_dir, install_locked, integrity_message, link
+from envguard.engine.linkjob import link_in_child, needs_fetch
 from envguard.engine.solver import client, solve
 from envguard.engine.target import using_cache
 from envguard.errors import BackendError, BadInputError, EnvguardError
@@ -86,8 +87,20 @@ class EmbeddedBackend(Backend):
             return packages
         plan = plan if plan is not None and plan.native else self.solve(request)
         verify_local_archives(plan.packages)
+        records = list(plan.native)
+        if needs_fetch(records, self.pkgs_dir):  # rattler downloads archives nobody could check: a child
+            link_in_child(
+                records,
+                prefix,
+                request.specs,
+                platform=request.platform,
+                pkgs_dir=self.pkgs_dir,
+                progress=self.progress,
+                alongside=alongside,
+            )
+            return plan.packages
         link(
-            list(plan.native),
+            records,
             prefix,
             request.specs,
             platform=request.platform,
