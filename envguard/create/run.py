@@ -21,7 +21,7 @@ from envguard.engine import pip_install
 from envguard.engine import target as targets
 from envguard.engine.backends.base import Backend, Plan, Request
 from envguard.engine.install import Alongside, Fetched, default_pkgs_dir, fetch, install, integrity_message
-from envguard.errors import BackendError, BadInputError, UsageError
+from envguard.errors import BackendError, BadInputError, OperationalError, UsageError
 from envguard.formats import envyml, read_file
 from envguard.formats.condalock.write import input_hash, render_lock, write_lock
 from envguard.machine import virtual
@@ -217,7 +217,10 @@ def _build(
         pip_archives = _fetch_pip(planned)  # proven against the lock before anything is installed
         installed = _install(backend, target, planned, start)
         warnings = list(planned.warnings) + _install_pip(planned, target, pip_archives)
-        register(target)
+        try:
+            register(target)
+        except OperationalError as exc:  # a read-only ~/.conda: conda warns and keeps the environment
+            warnings.append(str(exc))
         if from_plan:
             text = early[0].result() if early else lock_text(planned, planned.plan.packages)
         else:

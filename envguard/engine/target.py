@@ -251,7 +251,8 @@ def recover(target: Path) -> str | None:
             )
         os.rename(aside, target)
         if journal.registered:
-            register(target)
+            with contextlib.suppress(OperationalError):  # a read-only registry: it stays as it is
+                register(target)
         _clear_journal(target)
         return f"restored {target}, which {who} had set aside to replace it"
     if journal.made and os.path.lexists(target):
@@ -260,7 +261,8 @@ def recover(target: Path) -> str | None:
                 f"{who} left {target} half-made and it cannot be deleted; delete it by hand"
             )
         if not journal.registered:
-            unregister(target)
+            with contextlib.suppress(OperationalError):
+                unregister(target)
         _clear_journal(target)
         return f"removed {target}, which {who} had left half-made"
     _clear_journal(target)
@@ -366,7 +368,8 @@ def _undo(target: Path, journal: Journal, empty: bool, error: BaseException) -> 
         if empty:
             target.mkdir()
         if not journal.registered:
-            unregister(target)
+            with contextlib.suppress(OperationalError):
+                unregister(target)
     _clear_journal(target)
 
 

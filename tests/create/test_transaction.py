@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,55 @@ def test_kill_9_at_any_point_of_create_force_leaves_the_original_restorable(
         assert work in registered_environments(), label
         assert _leftovers(envs) == [], (label, _leftovers(envs))
     assert len(killed_at) >= 8, killed_at  # most points were reached before the create finished
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Callable[[Path], None]]:
+    """make(folder): a real read-only file system mounted on `folder` (an empty ro tmpfs; needs root)."""
+    mounted: list[Path] = []
+
+    def make(folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)], check=False)
+        if done.returncode != 0:
+            pytest.skip("cannot mount a read-only tmpfs here (needs root)")
+        mounted.append(folder)
+
+    yield make
+    for folder in mounted:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_read_only_registry_warns_and_keeps_the_env(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    read_only: Callable[[Path], None],
+) -> None:
+    """Finding 10: the registry's lock file could not be opened on a read-only ~/.conda: a traceback, exit 4;
+    conda warns and keeps the environment, and so does envguard."""
+    envs = tmp_path / "envs"
+    monkeypatch.setenv("CONDA_ENVS_PATH", str(envs))
+    read_only(isolated_home / ".conda")
+    capsys.readouterr()
+    assert envguard("create", "-c", channels["forge"].resolve().as_uri(), "zlib", "-n", "kept") == 0
+    err = capsys.readouterr().err
+    assert "environments.txt" in err and "Read-only file system" in err and "internal error" not in err, err
+    assert (envs / "kept" / "conda-meta").is_dir()
+    assert _leftovers(envs) == []
+
+
+def test_a_read_only_package_cache_is_exit_3(
+    channels: dict[str, Path],
+    isolated_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    read_only: Callable[[Path], None],
+) -> None:
+    read_only(isolated_home / ".cache" / "envguard")
+    capsys.readouterr()
+    assert envguard("create", "-c", channels["forge"].resolve().as_uri(), "zlib", "-n", "nowhere") == 3
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Read-only file system" in err, err
+    assert not (isolated_home / ".conda" / "envs" / "nowhere").exists()
