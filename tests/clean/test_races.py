@@ -20,7 +20,7 @@ from envguard.clean import locks
 from envguard.prefix.condaconfig import register
 from envguard.prefix.integrity import verify_files
 from tests.clean.world import age_packages, tree, verify_environment
-from tests.helpers import envguard, install
+from tests.helpers import envguard, install, mounted
 from tests.realconda import Conda
 
 
@@ -41,17 +41,6 @@ def _cache(tmp_path: Path, channels: dict[str, Path], *specs: str) -> Path:
     return pkgs
 
 
-@contextlib.contextmanager
-def _mounted(argv: list[str], point: Path) -> Iterator[None]:
-    done = subprocess.run(["mount", *argv, str(point)], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount here ({done.stderr.strip()}): needs root and a mount namespace")
-    try:
-        yield
-    finally:
-        subprocess.run(["umount", "-l", str(point)], check=False)
-
-
 def test_a_bind_mount_inside_an_unused_package_is_never_entered(
     tmp_path: Path, channels: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -66,7 +55,7 @@ def test_a_bind_mount_inside_an_unused_package_is_never_entered(
     point.mkdir()
     os.utime(package, (time.time() - 7 * 86400,) * 2)
     before = tree(outside)
-    with _mounted(["--bind", str(outside)], point):
+    with mounted(["--bind", str(outside)], point):
         code, data = _clean(capsys, "--cache", str(pkgs), "--yes")
         assert code == 0
         assert package.is_dir() and (point / "precious.txt").is_file()
@@ -77,7 +66,7 @@ def test_a_bind_mount_inside_an_unused_package_is_never_entered(
         # a mount that appears inside the trash after the move: purge leaves it and everything above it
         holder = next(m for m in moved if m.name.startswith("zlib")) / "mounted-here"
         holder.mkdir()
-        with _mounted(["--bind", str(outside)], holder):
+        with mounted(["--bind", str(outside)], holder):
             capsys.readouterr()
             assert envguard("clean", "--cache", str(pkgs), "--purge-trash") == 3
             err = capsys.readouterr()
@@ -151,7 +140,7 @@ def test_a_read_only_cache_is_exit_3_with_one_line(
     """Finding 10: the trash folder's mkdir on a read-only file system was a traceback and exit 4."""
     pkgs = _cache(tmp_path, channels, "zlib=1.2.13")
     before = tree(pkgs)
-    with _mounted(["--bind", str(pkgs)], pkgs), _mounted(["-o", "remount,bind,ro"], pkgs):
+    with mounted(["--bind", str(pkgs)], pkgs), mounted(["-o", "remount,bind,ro"], pkgs):
         code, data = _clean(capsys, "--cache", str(pkgs), "--yes")
         assert code == 3
         [failure] = data["result"]["failed"]

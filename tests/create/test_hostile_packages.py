@@ -5,52 +5,13 @@ Now: exit 2, one line naming the package, nothing written, the original untouche
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import envguard, fixture_channel
-
-
-def _tree(prefix: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for path in sorted(prefix.rglob("*")):
-        rel = str(path.relative_to(prefix))
-        if path.is_symlink():
-            out[rel] = "link " + os.readlink(path)
-        elif path.is_file():
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-        else:
-            out[rel] = "dir"
-    return out
-
-
-def hostile_channel(channels: dict[str, Path], tmp_path: Path, escape: str) -> Path:
-    """A copy of the forge channel whose zlib 1.3.1 installs its first file at `escape` (paths.json and
-    info/files), re-indexed."""
-    from conda_package_handling import api
-
-    channel = tmp_path / "chan"
-    shutil.copytree(channels["forge"], channel)
-    archive = sorted(channel.rglob("zlib-1.3.1-*.conda"))[-1]
-    src = tmp_path / "src"
-    api.extract(str(archive), dest_dir=str(src))
-    paths = json.loads((src / "info" / "paths.json").read_text())
-    paths["paths"][0]["_path"] = escape
-    (src / "info" / "paths.json").write_text(json.dumps(paths))
-    (src / "info" / "files").write_text(escape + "\n")
-    archive.unlink()
-    api.create(str(src), None, archive.name, out_folder=str(archive.parent))
-    for stale in [*channel.rglob("repodata*"), *channel.rglob("shards")]:
-        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
-    fixture_channel.index(channel)
-    return channel
+from tests.helpers import envguard, fixture_channel, hostile_channel, prefix_tree
 
 
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -65,12 +26,12 @@ def test_a_package_installing_outside_the_prefix_is_refused_and_force_keeps_the_
 ) -> None:
     outside = tmp_path / "outside" / "evil.txt"
     escape = str(outside) if where == "absolute" else "../../../outside/evil.txt"
-    channel = hostile_channel(channels, tmp_path, escape)
+    channel = hostile_channel(channels["forge"], tmp_path, escape)
     envs = isolated_home / ".conda" / "envs"
     work = envs / "work"
     forge = channels["forge"].resolve().as_uri()
     assert envguard("create", "-c", forge, "python=3.11", "zlib", "-n", "work") == 0
-    before = _tree(work)
+    before = prefix_tree(work)
     uri = channel.resolve().as_uri()
     for extra in ([], ["--force"]):
         done = _run(
@@ -83,7 +44,7 @@ def test_a_package_installing_outside_the_prefix_is_refused_and_force_keeps_the_
             "zlib 1.3.1" in lines[0] and "outside the environment" in lines[0] and "panicked" not in lines[0]
         )
         assert not outside.exists()
-        assert _tree(work) == before
+        assert prefix_tree(work) == before
         assert sorted(p.name for p in envs.iterdir()) == ["work"]
 
 
@@ -117,13 +78,13 @@ def test_a_panic_while_rattler_downloads_is_one_line_and_force_keeps_the_old_env
     its paths.json first; the link runs in a child process and a panic there is exit 3 in one line."""
     from tests.channel_server import serve
 
-    channel = hostile_channel(channels, tmp_path, str(tmp_path / "outside" / "evil.txt"))
+    channel = hostile_channel(channels["forge"], tmp_path, str(tmp_path / "outside" / "evil.txt"))
     work = isolated_home / ".conda" / "envs" / "work"
     assert (
         envguard("create", "-c", channels["forge"].resolve().as_uri(), "python=3.11", "zlib", "-n", "work")
         == 0
     )
-    before = _tree(work)
+    before = prefix_tree(work)
     with serve(channel.parent) as base:
         url = f"{base}/{channel.name}"
         # first rattler downloads and extracts it (in a child, which panics); then the cache holds it,
@@ -139,5 +100,5 @@ def test_a_panic_while_rattler_downloads_is_one_line_and_force_keeps_the_old_env
             lines = done.stderr.strip().splitlines()
             assert len(lines) == 1 and said in lines[0], lines
             assert "s3cr3t" not in lines[0] and "tok-" not in lines[0]
-            assert _tree(work) == before
+            assert prefix_tree(work) == before
             assert sorted(p.name for p in work.parent.iterdir()) == ["work"]

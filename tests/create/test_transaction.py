@@ -3,7 +3,7 @@ byte-identical and registered, nothing half-made stays behind, and concurrent re
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 import os
 import re
@@ -18,21 +18,7 @@ from pathlib import Path
 import pytest
 
 from envguard.prefix.condaconfig import environments_txt, registered_environments, unregister
-from tests.helpers import envguard
-
-
-def _tree(prefix: Path) -> dict[str, str]:
-    """Every file, link and folder of a prefix with its content digest and mode."""
-    out: dict[str, str] = {}
-    for path in sorted(prefix.rglob("*")):
-        rel = str(path.relative_to(prefix))
-        if path.is_symlink():
-            out[rel] = "link " + os.readlink(path)
-        elif path.is_file():
-            out[rel] = f"{oct(path.stat().st_mode)} {hashlib.sha256(path.read_bytes()).hexdigest()}"
-        else:
-            out[rel] = "dir"
-    return out
+from tests.helpers import envguard, mounted, prefix_tree
 
 
 def test_a_failed_force_create_leaves_the_old_env_byte_identical(
@@ -45,7 +31,7 @@ def test_a_failed_force_create_leaves_the_old_env_byte_identical(
     assert envguard("create", "-f", str(yml), "-n", "work") == 0
     work = isolated_home / ".conda" / "envs" / "work"
     (work / "my-notes.txt").write_text("the user's own file")
-    before = _tree(work)
+    before = prefix_tree(work)
     lock = yml.parent / "conda-lock.yml"
     text = lock.read_text()
     digest = re.search(r"sha256: ([0-9a-f]{64})", text)
@@ -53,7 +39,7 @@ def test_a_failed_force_create_leaves_the_old_env_byte_identical(
     lock.write_text(text.replace(digest.group(1), "f" * 64))  # one archive no longer matches its lock
     capsys.readouterr()
     assert envguard("create", "--lock", str(lock), "-n", "work", "--force") == 3
-    assert _tree(work) == before, "the old environment changed"
+    assert prefix_tree(work) == before, "the old environment changed"
     assert work in registered_environments()
     leftovers = [p.name for p in work.parent.iterdir() if p.name.startswith(".")]
     assert leftovers == []
@@ -98,7 +84,7 @@ def test_an_env_left_aside_by_a_killed_create_is_restored(
     args = ["create", "-c", channels["forge"].resolve().as_uri(), "python=3.11", "zlib", "--name", "kept"]
     assert envguard(*args) == 0
     work = isolated_home / ".conda" / "envs" / "kept"
-    before = _tree(work)
+    before = prefix_tree(work)
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     )
@@ -108,7 +94,7 @@ def test_an_env_left_aside_by_a_killed_create_is_restored(
     capsys.readouterr()
     assert envguard(*args) == 2  # the restored env exists: without --force it is not replaced
     assert "already exists" in capsys.readouterr().err
-    assert _tree(work) == before and not aside.exists()
+    assert prefix_tree(work) == before and not aside.exists()
 
 
 # --- issue 28: one lock per target, and a journal that survives SIGKILL ------------------------------------
@@ -209,7 +195,7 @@ def test_kill_9_at_any_point_of_create_force_leaves_the_original_restorable(
     work = isolated_home / ".conda" / "envs" / "work"
     envs = work.parent
     (work / "my-notes.txt").write_text("the user's own file")
-    before = _tree(work)
+    before = prefix_tree(work)
     start = time.monotonic()
     assert _create(forge, "3.12", "work-timing").wait(timeout=300) == 0
     took = time.monotonic() - start
@@ -243,28 +229,20 @@ def test_kill_9_at_any_point_of_create_force_leaves_the_original_restorable(
             assert _complete(work) and not (work / "my-notes.txt").exists(), label
             assert envguard(*original, "--force") == 0
             (work / "my-notes.txt").write_text("the user's own file")
-            before = _tree(work)
-        assert _tree(work) == before, f"killed when {label}: the original environment changed"
+            before = prefix_tree(work)
+        assert prefix_tree(work) == before, f"killed when {label}: the original environment changed"
         assert work in registered_environments(), label
         assert _leftovers(envs) == [], (label, _leftovers(envs))
     assert len(killed_at) >= 8, killed_at  # most points were reached before the create finished
 
 
 @pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Callable[[Path], None]]:
+def read_only() -> Iterator[Callable[[Path], None]]:
     """make(folder): a real read-only file system mounted on `folder` (an empty ro tmpfs; needs root)."""
-    mounted: list[Path] = []
-
-    def make(folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)], check=False)
-        if done.returncode != 0:
-            pytest.skip("cannot mount a read-only tmpfs here (needs root)")
-        mounted.append(folder)
-
-    yield make
-    for folder in mounted:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
+    with contextlib.ExitStack() as stack:
+        yield lambda folder: stack.enter_context(
+            mounted(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"], folder)
+        )
 
 
 def test_a_read_only_registry_warns_and_keeps_the_env(

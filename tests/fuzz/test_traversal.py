@@ -36,7 +36,14 @@ PIECES = st.sampled_from(
     ]
 )
 HOSTILE = st.lists(PIECES | st.text("az09._-", max_size=4), min_size=1, max_size=6).map("".join)
-ALLOWED = (".conda/envs/evil", ".cache", ".conda/environments.txt", ".conda/.environments.txt.envguard-lock")
+# the target, its lock and journal, its envs dir, the registry, the package cache and envguard's caches
+ALLOWED = (
+    ".conda/envs/evil",
+    ".conda/envs/.evil.",
+    ".cache",
+    ".conda/environments.txt",
+    ".conda/.environments.txt",
+)
 
 
 def _state(root: Path) -> dict[str, str]:
@@ -47,7 +54,7 @@ def _state(root: Path) -> dict[str, str]:
         for name in dirnames + filenames:
             path = Path(dirpath) / name
             rel = str(path.relative_to(root))
-            if rel.startswith(ALLOWED) or "/pkgs" in f"/{rel}":
+            if rel.startswith(ALLOWED) or rel in (".conda", ".conda/envs") or "/pkgs" in f"/{rel}":
                 continue
             found[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
     return found

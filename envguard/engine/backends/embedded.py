@@ -7,6 +7,7 @@ conda-style `conda-meta/history` block with `# update specs: [...]` so `conda li
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import time
@@ -19,10 +20,16 @@ from envguard.channels import scrub, strip_credentials
 from envguard.engine import archives
 from envguard.engine.backends.base import Backend, Plan, Request, redact
 from envguard.engine.cachecheck import refuse_escaping
-from envguard.engine.install import Alongside, default_pkgs_dir, install_locked, integrity_message, link
+from envguard.engine.install import (
+    Alongside,
+    default_pkgs_dir,
+    install_locked,
+    integrity_message,
+    link,
+    using_cache,
+)
 from envguard.engine.linkjob import link_in_child, needs_fetch
 from envguard.engine.solver import client, solve
-from envguard.engine.target import using_cache
 from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
 from envguard.output import waiting
@@ -88,25 +95,15 @@ class EmbeddedBackend(Backend):
         plan = plan if plan is not None and plan.native else self.solve(request)
         verify_local_archives(plan.packages)
         records = list(plan.native)
-        if needs_fetch(records, self.pkgs_dir):  # rattler downloads archives nobody could check: a child
-            link_in_child(
-                records,
-                prefix,
-                request.specs,
-                platform=request.platform,
-                pkgs_dir=self.pkgs_dir,
-                progress=self.progress,
-                alongside=alongside,
-            )
-            return plan.packages
-        link(
+        # where rattler downloads archives nobody could check first, it links in a child process
+        fetching = needs_fetch(records, self.pkgs_dir)
+        (link_in_child if fetching else functools.partial(link, client=client()))(
             records,
             prefix,
             request.specs,
             platform=request.platform,
             pkgs_dir=self.pkgs_dir,
             progress=self.progress,
-            client=client(),
             alongside=alongside,
         )
         return plan.packages
