@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from envguard.clean.model import Cache, LockHolder
-from envguard.engine.install import CACHE_USER_LOCK as ENVGUARD_LOCK
+from envguard.engine.cacheuse import CACHE_USER_LOCK as ENVGUARD_LOCK
 from envguard.errors import OperationalError
 from envguard.process import alive
 

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -259,31 +259,3 @@ class _Progress:
 
 def _progress_reporter(total: int) -> _Progress:
     return _Progress(total)
-
-
-CACHE_USER_LOCK = ".envguard-install.lock"
-
-
-@contextlib.contextmanager
-def using_cache(pkgs_dir: Path) -> Iterator[None]:
-    """Hold a shared flock on `pkgs_dir/.envguard-install.lock` while archives are fetched into the cache and
-    linked from it: `envguard clean` takes it exclusively, so it never moves what an install is about to
-    link (rattler's own cache lock covers only the link itself). Best effort: a cache that cannot hold the
-    file is used unlocked, as before."""
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    try:
-        pkgs_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(pkgs_dir / CACHE_USER_LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except OSError:
-        yield
-        return
-    try:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_SH)  # waits while a clean moves things (a rename each: moments)
-        yield
-    finally:
-        os.close(fd)

@@ -23,7 +23,8 @@ from envguard.attest.envelope import Signing
 from envguard.check.report import check_environment, severity
 from envguard.check.run import parse_target
 from envguard.engine import install
-from envguard.engine.install import default_pkgs_dir, using_cache
+from envguard.engine.cacheuse import using_cache
+from envguard.engine.install import default_pkgs_dir
 from envguard.engine.pip_install import find_python, make_venv, remove_bootstrap
 from envguard.errors import BadInputError
 from envguard.formats import detect_kind

@@ -1,8 +1,8 @@
-"""Benchmark (issue 28): what the target lock, the journal and clean's safer reading cost, side by side with the
-tree before them. Each case runs the console command (`python -m envguard ...`) from two source trees - this
-one and `--base DIR` (`git archive <commit> | tar -x -C DIR`) - in the same rounds, in a shuffled order, on
-the same warm package cache; prints wall medians, the new/base ratio of medians and the median of per-round
-ratios.
+"""Benchmark (issue 28): what the target lock, the journal and clean's safer reading cost, side by side with
+the tree before them. Each case runs the console command (`python -m envguard ...`) from two source trees -
+this one and `--base DIR` (`git archive <commit> | tar -x -C DIR`) - in the same rounds, in a shuffled order,
+on the same warm package cache; prints medians, the new/base ratio of medians and the median of per-round
+ratios, of wall time and of the command's CPU time.
 
     git archive 01c13cd | tar -x -C /tmp/base
     python scripts/bench/bench_target.py --base /tmp/base --bulk 300 --rounds 11
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -32,20 +33,23 @@ sys.path.insert(0, str(REPO / "scripts"))
 import fixture_channel  # noqa: E402
 
 
-def timed(tree: Path, argv: list[str], env: dict[str, str]) -> float:
+def timed(tree: Path, argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command: user + system, every thread): CPU time shows the work even
+    when other jobs share the machine and make wall time noisy."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "envguard", *argv], cwd=tree, env=env, capture_output=True, text=True, check=False
-    )
+    command = [sys.executable, "-m", "envguard", *argv]
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{tree}: envguard {' '.join(argv)} exited {done.returncode}: {done.stderr[-500:]}")
-    return seconds
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--base", type=Path, required=True, help="a source tree of the commit to compare with")
+    parser.add_argument("--base", type=Path, required=True, help="a source tree of the commit to compare")
     parser.add_argument("--bulk", type=int, default=300, help="extra packages in the environment")
     parser.add_argument("--rounds", type=int, default=11, help="measured rounds (after one warm-up)")
     args = parser.parse_args(argv)
@@ -81,7 +85,7 @@ def run(work: Path, base: Path, bulk: int, rounds: int) -> int:
             buried[0] += 1
             os.rename(path, graveyard / str(buried[0]))
 
-    samples: dict[tuple[str, str], list[float]] = {}
+    samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
     order = [(case, tree) for case in ("create", "create --force", "clean dry run") for tree in trees]
     shuffle = random.Random(28).shuffle
     for round_number in range(rounds + 1):
@@ -104,16 +108,18 @@ def run(work: Path, base: Path, bulk: int, rounds: int) -> int:
             seconds = timed(tree, argv, env)
             if round_number:
                 samples.setdefault((case, name), []).append(seconds)
-    print(f"{bulk + 1} packages, {rounds} rounds (after a warm-up), wall seconds, shuffled order\n")
-    print("| case | base median | new median | new/base (medians) | new/base (per-round median) |")
-    print("|---|---:|---:|---:|---:|")
+    print(f"{bulk + 1} packages, {rounds} rounds (after a warm-up), shuffled order; seconds\n")
+    print("| case | clock | base median | new median | new/base (medians) | new/base (per-round median) |")
+    print("|---|---|---:|---:|---:|---:|")
     for case in ("create", "create --force", "clean dry run"):
-        old, new = samples[(case, "base")], samples[(case, "new")]
-        paired = statistics.median(n / o for n, o in zip(new, old, strict=True))
-        print(
-            f"| `{case}` | {statistics.median(old):.3f} | {statistics.median(new):.3f} | "
-            f"{statistics.median(new) / statistics.median(old):.2f}x | {paired:.2f}x |"
-        )
+        for clock, pick in (("wall", 0), ("CPU", 1)):
+            old = [sample[pick] for sample in samples[(case, "base")]]
+            new = [sample[pick] for sample in samples[(case, "new")]]
+            paired = statistics.median(n / o for n, o in zip(new, old, strict=True))
+            print(
+                f"| `{case}` | {clock} | {statistics.median(old):.3f} | {statistics.median(new):.3f} | "
+                f"{statistics.median(new) / statistics.median(old):.2f}x | {paired:.2f}x |"
+            )
     return 0
 
 

@@ -20,13 +20,13 @@ from envguard.channels import scrub, strip_credentials
 from envguard.engine import archives
 from envguard.engine.backends.base import Backend, Plan, Request, redact
 from envguard.engine.cachecheck import refuse_escaping
+from envguard.engine.cacheuse import using_cache
 from envguard.engine.install import (
     Alongside,
     default_pkgs_dir,
     install_locked,
     integrity_message,
     link,
-    using_cache,
 )
 from envguard.engine.linkjob import link_in_child, needs_fetch
 from envguard.engine.solver import client, solve
