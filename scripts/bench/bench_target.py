@@ -9,8 +9,9 @@ ratios, of wall time and of the command's CPU time.
 
 Cases: `create -f environment.yml --prefix P --no-lock` into a new prefix (a lock file and a journal),
 `create ... --force` over the environment the previous case made (the journal, the rename aside, the deletion
-of the old one), and `clean --cache PKGS --json` (a dry run: an mtime per package, /proc/self/mountinfo, mount
-checks while measuring).
+of the old one), `create` from the same channel served over HTTP into an empty package cache (rattler
+downloads the archives itself: the new tree links in a child process), and `clean --cache PKGS --json` (a dry
+run: an mtime per package, /proc/self/mountinfo, mount checks while measuring).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def run(work: Path, base: Path, bulk: int, rounds: int) -> int:
     yml = work / "environment.yml"
     channel = channels["forge"].resolve().as_uri()
     yml.write_text("channels:\n  - " + channel + "\ndependencies:\n" + "".join(f"  - {s}\n" for s in specs))
+    served = work / "served.yml"
     home = work / "home"
     env = {
         **os.environ,
@@ -76,6 +78,34 @@ def run(work: Path, base: Path, bulk: int, rounds: int) -> int:
     }
     pkgs = home / ".cache" / "envguard" / "pkgs"
     trees = {"base": base, "new": REPO}
+    http = [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"]
+    server = subprocess.Popen(  # the channel over HTTP, for the case where rattler downloads
+        [*http, "--directory", str(work / "channels")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = server.stdout.readline().split(" port ")[1].split()[0]
+        served.write_text(yml.read_text().replace(channel, f"http://127.0.0.1:{port}/forge"))
+        return measure(work, trees, yml, served, home, rounds, bulk, env, pkgs)
+    finally:
+        server.kill()
+        server.wait()
+
+
+def measure(
+    work: Path,
+    trees: dict[str, Path],
+    yml: Path,
+    served: Path,
+    home: Path,
+    rounds: int,
+    bulk: int,
+    env: dict[str, str],
+    pkgs: Path,
+) -> int:
     graveyard = work / "graveyard"
     graveyard.mkdir()
     buried = [0]
@@ -86,7 +116,8 @@ def run(work: Path, base: Path, bulk: int, rounds: int) -> int:
             os.rename(path, graveyard / str(buried[0]))
 
     samples: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    order = [(case, tree) for case in ("create", "create --force", "clean dry run") for tree in trees]
+    cases = ("create", "create --force", "create from HTTP, empty cache", "clean dry run")
+    order = [(case, tree) for case in cases for tree in trees]
     shuffle = random.Random(28).shuffle
     for round_number in range(rounds + 1):
         if round_number:
@@ -98,6 +129,10 @@ def run(work: Path, base: Path, bulk: int, rounds: int) -> int:
             if case == "create":
                 bury(prefix)
                 argv = create
+            elif case.startswith("create from HTTP"):
+                bury(prefix)
+                bury(home / ".cache" / "envguard" / f"pkgs-{name}")
+                argv = ["create", "-f", str(served), "--prefix", str(prefix), "--no-lock"]
             elif case == "create --force":
                 if not prefix.exists():
                     timed(tree, create, env)
@@ -105,13 +140,14 @@ def run(work: Path, base: Path, bulk: int, rounds: int) -> int:
             else:
                 argv = ["clean", "--cache", str(pkgs), "--json"]
             os.sync()
-            seconds = timed(tree, argv, env)
+            own = {**env, "ENVGUARD_PKGS_DIR": str(home / ".cache" / "envguard" / f"pkgs-{name}")}
+            seconds = timed(tree, argv, own if case.startswith("create from HTTP") else env)
             if round_number:
                 samples.setdefault((case, name), []).append(seconds)
     print(f"{bulk + 1} packages, {rounds} rounds (after a warm-up), shuffled order; seconds\n")
     print("| case | clock | base median | new median | new/base (medians) | new/base (per-round median) |")
     print("|---|---|---:|---:|---:|---:|")
-    for case in ("create", "create --force", "clean dry run"):
+    for case in cases:
         for clock, pick in (("wall", 0), ("CPU", 1)):
             old = [sample[pick] for sample in samples[(case, "base")]]
             new = [sample[pick] for sample in samples[(case, "new")]]
