@@ -162,11 +162,15 @@ def _packages(path: Path, env: Any, lock_platform: Any) -> tuple[list[Package], 
     for item in locked:
         kind = type(item).__name__
         if kind == "PypiLockedPackage":
-            packages.append(_pypi(item, warnings, path))
+            package = _pypi(item, warnings, path)
         elif kind == "CondaLockedBinaryPackage":
-            packages.append(rattler_to_package(item.repo_data_record()))
+            package = rattler_to_package(item.repo_data_record())
         else:
-            packages.append(_conda_source(item, warnings, path))
+            package = _conda_source(item, warnings, path)
+        problem = package.identity_problem()
+        if problem is not None:
+            raise BadInputError(f"{path}: {problem}; re-create it with `pixi lock`")
+        packages.append(package)
     return packages, warnings
 
 
