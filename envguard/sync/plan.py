@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envguard.diff.changes import Difference
-from envguard.engine.archives import PIP_ARCHIVES
 from envguard.errors import BadInputError
-from envguard.model import LOCAL_ORIGIN, Environment, Manager, Package
+from envguard.model import LOCAL_ORIGIN, PIP_ARCHIVES, Environment, Manager, Package
 from envguard.specs import spec_name
 
 Action = Literal["link", "unlink", "replace", "reinstall"]
