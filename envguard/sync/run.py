@@ -26,6 +26,7 @@ from envguard.check.discovery import find_lock
 from envguard.check.report import CheckReport, check_environment
 from envguard.check.run import run_check
 from envguard.engine import backends
+from envguard.engine import target as targets
 from envguard.engine.archives import has_archive
 from envguard.engine.backends.base import Change
 from envguard.engine.install import Fetched, default_pkgs_dir, fetch, install, integrity_message
@@ -145,32 +146,41 @@ def apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
         install_unhashed(prefix, unhashed, pkgs_dir, dry_run=True)
     specs, removed_specs = requested_changes(plan, live, target)
     started = False
-    try:
-        with sigterm_as_interrupt():
-            if backend is not None:
-                started = True
-                change = Change(
-                    link=plan.to_link("conda"),
-                    unlink=tuple(s.old for s in conda_steps if s.action == "unlink" and s.old is not None),
-                    reinstall=frozenset(s.name for s in conda_steps if s.action in ("replace", "reinstall")),
-                    specs=specs,
-                    removed_specs=removed_specs,
-                    platform=plan.platform,
-                    fetched=_part(fetched, "conda"),
-                )
-                warnings += backend.update(prefix, change)
-            if plan.of("pip"):
-                started = True
-                uninstall(prefix, [p.name for p in plan.to_unlink("pip")])
-                warnings += install(_part(fetched, "pip"), prefix, specs=(), platform=None, pkgs_dir=pkgs_dir)
-    except EnvguardError as exc:
-        if not started:
+    # the changes are made holding the environment's lock (envguard.engine.target, as create holds it): a
+    # create or another sync of it waits, then refuses naming this one
+    with targets.hold(prefix):
+        try:
+            with sigterm_as_interrupt():
+                if backend is not None:
+                    started = True
+                    change = Change(
+                        link=plan.to_link("conda"),
+                        unlink=tuple(
+                            s.old for s in conda_steps if s.action == "unlink" and s.old is not None
+                        ),
+                        reinstall=frozenset(
+                            s.name for s in conda_steps if s.action in ("replace", "reinstall")
+                        ),
+                        specs=specs,
+                        removed_specs=removed_specs,
+                        platform=plan.platform,
+                        fetched=_part(fetched, "conda"),
+                    )
+                    warnings += backend.update(prefix, change)
+                if plan.of("pip"):
+                    started = True
+                    uninstall(prefix, [p.name for p in plan.to_unlink("pip")])
+                    warnings += install(
+                        _part(fetched, "pip"), prefix, specs=(), platform=None, pkgs_dir=pkgs_dir
+                    )
+        except EnvguardError as exc:
+            if not started:
+                raise
+            raise type(exc)(f"{exc}; {_AGAIN}") from exc
+        except KeyboardInterrupt:
+            if started:
+                warn(f"sync was interrupted: {_AGAIN}")
             raise
-        raise type(exc)(f"{exc}; {_AGAIN}") from exc
-    except KeyboardInterrupt:
-        if started:
-            warn(f"sync was interrupted: {_AGAIN}")
-        raise
     _remember(prefix, prepared.lock)
     after = _check_after(prefix, target, files=options.files)
     return SyncResult(

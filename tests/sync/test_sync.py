@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,34 @@ def test_a_pixi_lock_and_an_explicit_spec_are_locks_to_sync_to(
         code, out, err = sync(capsys, str(prefix), "--lock", str(lock), "--yes")
         assert code == 0, (lock, out, err)
         assert check_out(prefix, lock, capsys, "--files") == (0, f"OK: {prefix} matches {lock}\n")
+
+
+def test_a_sync_waits_for_the_environments_lock_then_refuses_naming_the_holder(
+    locked: tuple[Path, Path],
+    make_prefix: MakePrefix,
+    channels: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another process changing the environment (a create, a sync) holds its lock: sync changes nothing."""
+    prefix, lock = locked
+    drift(make_prefix, channels, prefix)
+    script = (
+        "import sys, time; from pathlib import Path; from envguard.engine.target import hold\n"
+        "with hold(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script, str(prefix)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        before = stat_fingerprint(prefix)
+        monkeypatch.setenv("ENVGUARD_LOCK_WAIT", "0.2")
+        code, _out, err = sync(capsys, str(prefix), "--lock", str(lock), "--yes")
+        said = err.splitlines()  # a "waiting for" line, then the refusal
+        refused = f"envguard: error: {prefix} is being changed by process {holder.pid} "
+        assert code == 2 and said[-1].startswith(refused), err
+        assert said[-1].endswith("nothing was changed"), err
+        assert stat_fingerprint(prefix) == before
+    finally:
+        holder.kill()
+        holder.wait()
+    assert sync(capsys, str(prefix), "--lock", str(lock), "--yes")[0] == 0  # the lock is free again
