@@ -29,6 +29,7 @@ from envguard.engine import backends
 from envguard.engine import target as targets
 from envguard.engine.archives import has_archive
 from envguard.engine.backends.base import Change
+from envguard.engine.cacheuse import using_cache
 from envguard.engine.install import Fetched, default_pkgs_dir, fetch, install, integrity_message
 from envguard.engine.pip_install import install_unhashed, uninstall
 from envguard.errors import BackendError, BadInputError, EnvguardError
@@ -135,52 +136,54 @@ def apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
         if conda_steps
         else None
     )
-    fetched = fetch((*plan.to_link("conda"), *plan.to_link("pip")), pkgs_dir, progress=options.progress)
-    if fetched.mismatches:
-        raise BackendError(f"{prepared.lock}: {integrity_message(fetched.mismatches)}")
-    warnings: list[str] = [
-        f"{a.package.describe()}: the lock has no sha256, checked md5 only" for a in fetched.md5_only
-    ]
-    unhashed = [p for p in plan.to_link("pip") if not has_archive(p)]
-    if unhashed:  # what pip finds for itself (an index release, a project folder): asked before any change
-        install_unhashed(prefix, unhashed, pkgs_dir, dry_run=True)
-    specs, removed_specs = requested_changes(plan, live, target)
-    started = False
-    # the changes are made holding the environment's lock (envguard.engine.target, as create holds it): a
-    # create or another sync of it waits, then refuses naming this one
-    with targets.hold(prefix):
-        try:
-            with sigterm_as_interrupt():
-                if backend is not None:
-                    started = True
-                    change = Change(
-                        link=plan.to_link("conda"),
-                        unlink=tuple(
-                            s.old for s in conda_steps if s.action == "unlink" and s.old is not None
-                        ),
-                        reinstall=frozenset(
-                            s.name for s in conda_steps if s.action in ("replace", "reinstall")
-                        ),
-                        specs=specs,
-                        removed_specs=removed_specs,
-                        platform=plan.platform,
-                        fetched=_part(fetched, "conda"),
-                    )
-                    warnings += backend.update(prefix, change)
-                if plan.of("pip"):
-                    started = True
-                    uninstall(prefix, [p.name for p in plan.to_unlink("pip")])
-                    warnings += install(
-                        _part(fetched, "pip"), prefix, specs=(), platform=None, pkgs_dir=pkgs_dir
-                    )
-        except EnvguardError as exc:
-            if not started:
+    with using_cache(pkgs_dir):  # `envguard clean` waits until what was fetched is linked (as create, verify)
+        fetched = fetch((*plan.to_link("conda"), *plan.to_link("pip")), pkgs_dir, progress=options.progress)
+        if fetched.mismatches:
+            raise BackendError(f"{prepared.lock}: {integrity_message(fetched.mismatches)}")
+        warnings: list[str] = [
+            f"{a.package.describe()}: the lock has no sha256, checked md5 only" for a in fetched.md5_only
+        ]
+        unhashed = [p for p in plan.to_link("pip") if not has_archive(p)]
+        # what pip finds for itself (an index release, a project folder): asked before any change
+        if unhashed:
+            install_unhashed(prefix, unhashed, pkgs_dir, dry_run=True)
+        specs, removed_specs = requested_changes(plan, live, target)
+        started = False
+        # the changes are made holding the environment's lock (envguard.engine.target, as create holds it): a
+        # create or another sync of it waits, then refuses naming this one
+        with targets.hold(prefix):
+            try:
+                with sigterm_as_interrupt():
+                    if backend is not None:
+                        started = True
+                        change = Change(
+                            link=plan.to_link("conda"),
+                            unlink=tuple(
+                                s.old for s in conda_steps if s.action == "unlink" and s.old is not None
+                            ),
+                            reinstall=frozenset(
+                                s.name for s in conda_steps if s.action in ("replace", "reinstall")
+                            ),
+                            specs=specs,
+                            removed_specs=removed_specs,
+                            platform=plan.platform,
+                            fetched=_part(fetched, "conda"),
+                        )
+                        warnings += backend.update(prefix, change)
+                    if plan.of("pip"):
+                        started = True
+                        uninstall(prefix, [p.name for p in plan.to_unlink("pip")])
+                        warnings += install(
+                            _part(fetched, "pip"), prefix, specs=(), platform=None, pkgs_dir=pkgs_dir
+                        )
+            except EnvguardError as exc:
+                if not started:
+                    raise
+                raise type(exc)(f"{exc}; {_AGAIN}") from exc
+            except KeyboardInterrupt:
+                if started:
+                    warn(f"sync was interrupted: {_AGAIN}")
                 raise
-            raise type(exc)(f"{exc}; {_AGAIN}") from exc
-        except KeyboardInterrupt:
-            if started:
-                warn(f"sync was interrupted: {_AGAIN}")
-            raise
     _remember(prefix, prepared.lock)
     after = _check_after(prefix, target, files=options.files)
     return SyncResult(
