@@ -11,7 +11,6 @@ import contextlib
 import dataclasses
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -35,7 +34,7 @@ from envguard.machine import virtual
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package
 from envguard.prefix.reader import read_prefix
-from envguard.process import sigterm_as_interrupt
+from envguard.process import hold_signals, restore_signals, sigterm_as_interrupt
 from envguard.smoke.render import to_dict as smoke_to_dict
 from envguard.smoke.report import SmokeOptions
 from envguard.smoke.run import run_smoke
@@ -192,38 +191,17 @@ def solved_as_of(lock: Path) -> str | None:
 
 @contextlib.contextmanager
 def _prefix(keep: bool, later: contextlib.ExitStack | None) -> Iterator[Path]:
-    with sigterm_as_interrupt():  # Ctrl-C or SIGTERM: the temp folder still goes
-        # held back until the folder is made and its deletion arranged: a signal in that gap left it behind
-        unheld = _hold_signals()
+    with sigterm_as_interrupt(), contextlib.ExitStack() as own:  # Ctrl-C, SIGTERM: the temp folder still goes
+        unheld = hold_signals()  # until the folder is made and its deletion arranged (a signal between: left)
         try:
             folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
             if later is not None and not keep:  # deleted once the report is out, off the user's clock
                 later.callback(discard, folder)
-        except BaseException:
-            _restore_signals(unheld)
-            raise
-        try:
-            _restore_signals(unheld)  # a signal held meanwhile is raised here, inside the `try`
-            yield folder / "env"
+            elif not keep:
+                own.callback(shutil.rmtree, folder, ignore_errors=True)
         finally:
-            if later is None and not keep:
-                shutil.rmtree(folder, ignore_errors=True)
-
-
-_HELD = (signal.SIGINT, signal.SIGTERM)
-
-
-def _hold_signals() -> set[int | signal.Signals] | None:
-    """Block SIGINT and SIGTERM in this thread (they stay pending); the mask to restore, None where the
-    platform has no pthread_sigmask."""
-    if not hasattr(signal, "pthread_sigmask"):
-        return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
-
-
-def _restore_signals(mask: set[int | signal.Signals] | None) -> None:
-    if mask is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            restore_signals(unheld)  # a signal held meanwhile is raised here: the deletion is arranged
+        yield folder / "env"
 
 
 TRASH = "envguard-verify-trash"
