@@ -435,3 +435,19 @@ def hostile_channel(forge: Path, out: Path, escape: str) -> Path:
         shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     fixture_channel.index(channel)
     return channel
+
+
+@contextlib.contextmanager
+def held_elsewhere(target: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding `target`'s lock (envguard.engine.target.hold) for the block; killed after."""
+    script = (
+        "import sys, time; from pathlib import Path; from envguard.engine.target import hold\n"
+        "with hold(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()

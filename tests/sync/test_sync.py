@@ -8,7 +8,6 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,15 @@ from envguard.errors import BackendError
 from envguard.prefix import lockref
 from envguard.prefix.history import parse
 from envguard.sync import fast
-from tests.helpers import MakePrefix, check_out, envguard, files_opened, on_a_terminal, pip_install
+from tests.helpers import (
+    MakePrefix,
+    check_out,
+    envguard,
+    files_opened,
+    held_elsewhere,
+    on_a_terminal,
+    pip_install,
+)
 
 BASE = ["python=3.11", "numpy=1.26", "requests=2.32.3", "zlib"]
 TINY = "tinyproj-1.0.0-py3-none-any.whl"
@@ -295,13 +302,7 @@ def test_a_sync_waits_for_the_environments_lock_then_refuses_naming_the_holder(
     """Another process changing the environment (a create, a sync) holds its lock: sync changes nothing."""
     prefix, lock = locked
     drift(make_prefix, channels, prefix)
-    script = (
-        "import sys, time; from pathlib import Path; from envguard.engine.target import hold\n"
-        "with hold(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)\n"
-    )
-    holder = subprocess.Popen([sys.executable, "-c", script, str(prefix)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held_elsewhere(prefix) as holder:
         before = stat_fingerprint(prefix)
         monkeypatch.setenv("ENVGUARD_LOCK_WAIT", "0.2")
         code, _out, err = sync(capsys, str(prefix), "--lock", str(lock), "--yes")
@@ -310,7 +311,4 @@ def test_a_sync_waits_for_the_environments_lock_then_refuses_naming_the_holder(
         assert code == 2 and said[-1].startswith(refused), err
         assert said[-1].endswith("nothing was changed"), err
         assert stat_fingerprint(prefix) == before
-    finally:
-        holder.kill()
-        holder.wait()
     assert sync(capsys, str(prefix), "--lock", str(lock), "--yes")[0] == 0  # the lock is free again
