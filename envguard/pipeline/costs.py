@@ -40,10 +40,21 @@ class BatchCosts:
 @dataclass(frozen=True, slots=True)
 class Cores:
     """The cores the job may use (affinity and the cgroup quota) and the other load seen meanwhile: `others`
-    is how many runnable processes outside the job compete for them (about the cores they kept busy)."""
+    is how many runnable processes outside the job compete for them (about the cores they kept busy; more
+    on a saturated machine, see `others_from_share`)."""
 
     usable: int
     others: float = 0.0
+
+
+def others_from_share(usable: int, others_cores: float, share: float | None, runnable: float) -> float:
+    """The other load as runnable processes. The cores others kept busy count while cores are free; once
+    they are full, the scheduler gives each runnable process usable / (ours + theirs), so the share of a
+    core a busy process of ours got while runnable (CPU / (CPU + run-queue wait)) tells how many of theirs
+    there were."""
+    if share is None or share >= 0.95 or share <= 0:
+        return max(others_cores, 0.0)
+    return max(others_cores, usable / share - max(runnable, 1.0))
 
 
 @dataclass(frozen=True, slots=True)

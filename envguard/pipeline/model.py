@@ -67,12 +67,12 @@ class Advice:
 
 
 def job_cores(cores: Cores, runnable: float) -> float:
-    """Cores a job with `runnable` busy processes gets: all it asks while it fits beside the other load, else
-    the scheduler's fair share of the usable cores."""
-    runnable = max(runnable, 0.0)
-    if runnable + cores.others <= cores.usable:
-        return min(runnable, float(cores.usable))
-    return cores.usable * runnable / (runnable + max(cores.others, 0.0))
+    """Cores a job with `runnable` busy processes can get: those the other load leaves free while both fit,
+    else the scheduler's fair share of the usable cores (the two meet where the cores fill up)."""
+    runnable, others = max(runnable, 0.0), max(cores.others, 0.0)
+    if runnable + others <= cores.usable:
+        return cores.usable - others
+    return cores.usable * runnable / (runnable + others)
 
 
 def competes(pipeline: Pipeline) -> bool:
@@ -99,7 +99,8 @@ def rate(pipeline: Pipeline, workers: int) -> Prediction:
     step = costs.step_wall + costs.receive_cpu + costs.transfer
     if competes(pipeline):
         step += costs.load_cpu
-    runnable = max(costs.step_cores, 0.1) + workers * _busy(costs)
+    # more runnable processes than usable cores would only take CPU from the other load: not counted on
+    runnable = min(max(costs.step_cores, 0.1) + workers * _busy(costs), float(cores.usable))
     work = costs.load_cpu + costs.step_cpu + costs.receive_cpu
     bounds: list[tuple[float, Limit]] = [
         (1.0 / step if step > 0 else math.inf, "step"),
@@ -116,10 +117,10 @@ def predictions(pipeline: Pipeline, most: int = MAX_WORKERS) -> tuple[Prediction
     return tuple(rate(pipeline, n) for n in counts)
 
 
-def choose(pipeline: Pipeline) -> tuple[int, tuple[Prediction, ...]]:
+def choose(pipeline: Pipeline, most: int = MAX_WORKERS) -> tuple[int, tuple[Prediction, ...]]:
     """The fewest workers within NEAR_BEST of the best predicted rate; the current count instead when that
     means more workers for a gain under MIN_GAIN."""
-    rates = predictions(pipeline)
+    rates = predictions(pipeline, most)
     best = max(p.rate for p in rates)
     pick = min(p.workers for p in rates if p.rate >= (1 - NEAR_BEST) * best)
     now = next(p for p in rates if p.workers == pipeline.current.num_workers)
@@ -168,7 +169,8 @@ def _costs_text(pipeline: Pipeline) -> str:
     step = f"a {_ms(costs.step_wall)} step"
     if costs.step_cpu > 0:
         step += f" using {costs.step_cores:.1f} cores"
-    others = f"; other processes use {pipeline.cores.others:.1f}" if pipeline.cores.others >= 0.25 else ""
+    busy = pipeline.cores.others
+    others = f"; other load: {busy:.1f} runnable processes" if busy >= 0.25 else ""
     return f"{load}, {step}, {pipeline.cores.usable} usable cores{others}"
 
 
@@ -178,7 +180,8 @@ def _rule(pipeline: Pipeline, workers: int, rates: tuple[Prediction, ...]) -> Ru
     if workers == now_workers:
         if competes(pipeline):
             return "compete"
-        return "cores-busy" if now.limit == "cores" else "keep"
+        more = rate(pipeline, now_workers + 1)  # what one more worker would run into
+        return "cores-busy" if "cores" in (now.limit, more.limit) else "keep"
     if workers < now_workers:
         return "fewer-workers"
     if now_workers == 0:
@@ -206,21 +209,26 @@ def _reason(pipeline: Pipeline, rule: Rule, workers: int, gain: float, rates: di
         )
     if rule == "keep":
         bound = {"step": "the training step sets the pace", "workers": "more workers gain under 5%"}
-        return f"{figures}: {bound.get(chosen.limit, 'nothing to gain from another worker count')}"
+        return f"{figures}: {bound.get(chosen.limit, 'another worker count gains under 5%')}"
     why = {
         "in-main": "the main process loads between steps; workers load beside the step",
         "overlap-waits": "workers wait off the CPU, so more of them overlap the waits",
-        "spare-cores": "the job leaves cores unused that more workers can load on",
+        "spare-cores": "loading is CPU work and the job's cores have room for more workers",
         "fewer-workers": "fewer workers give the same rate with less memory and start-up",
     }[rule]
-    pace = {"step": "the step's pace", "workers": "the workers", "cores": "the cores"}[chosen.limit]
+    pace = {
+        "step": "the step's pace",
+        "workers": "the workers",
+        "cores": "the cores",
+        "serial": "loading and the step in turn",
+    }[chosen.limit]
     return f"{figures}: {why}; predicted {gain:.2f}x, then bounded by {pace}"
 
 
-def advise(pipeline: Pipeline) -> Advice:
+def advise(pipeline: Pipeline, most: int = MAX_WORKERS) -> Advice:
     """The final setting (num_workers, prefetch_factor, persistent_workers, pin_memory) in one step, its
-    predicted gain over the current setting and the rule that gave it."""
-    workers, rates = choose(pipeline)
+    predicted gain over the current setting and the rule that gave it; at most `most` workers."""
+    workers, rates = choose(pipeline, most)
     by_count = {p.workers: p for p in rates}
     now = by_count[pipeline.current.num_workers]
     gain = by_count[workers].rate / now.rate if now.rate > 0 else 1.0
