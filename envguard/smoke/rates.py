@@ -13,6 +13,8 @@ import itertools
 import math
 from collections.abc import Sequence
 
+from envguard.pipeline import model
+from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
 from envguard.smoke.measured import ConfigMeasurement, DatasetSweep, GpuPhase
 from envguard.smoke.report import Bound, DatasetResult, Recommendation, SweepRow
 
@@ -113,7 +115,7 @@ def _row(raw: ConfigMeasurement, latency_ms: float | None, cpu_ms: float | None,
     ideal = with_step(
         ideal_rate(config.workers, latency_ms, cpu_ms, physical), raw.step_s, config.workers, batch_size
     )
-    rate, efficiency, unreliable = _judged(rate, ideal, rounds)
+    rate, efficiency, unreliable = _judged(rate, ideal, rounds, kept=raw.given)
     return dataclasses.replace(
         base,
         batches=raw.batches,
@@ -134,17 +136,30 @@ def _row(raw: ConfigMeasurement, latency_ms: float | None, cpu_ms: float | None,
         few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
         unreliable=unreliable,
         rate_spread=rate_spread(arrivals, lanes) if rate else None,
+        step_s=raw.step_s,
+        main_cpu_s=raw.main_cpu_s,
+        given=raw.given,
         arrivals_s=arrivals,
         waits_s=waits,
     )
 
 
-def _judged(rate: float | None, ideal: float | None, rounds: int) -> tuple[float | None, float | None, str]:
+def _judged(
+    rate: float | None, ideal: float | None, rounds: int, kept: bool = False
+) -> tuple[float | None, float | None, str]:
     """(rate, efficiency, why unreliable): a rate above MAX_EFFICIENCY of its ideal beat physics and is
-    dropped."""
+    dropped, except the user's own configuration (`kept`): its rate stays, and the ideal is what is in doubt
+    (a per-sample profile taken on a busy machine)."""
     efficiency = rate / ideal if rate and ideal else None
     if efficiency is None or efficiency <= MAX_EFFICIENCY:
         return rate, efficiency, ""
+    if kept:
+        return (
+            rate,
+            None,
+            f"{efficiency:.2f} of the ideal from the per-sample profile: the profile, not your loader's "
+            "measured rate, is in doubt, so this row is kept without an efficiency",
+        )
     return (
         None,
         None,
@@ -171,12 +186,14 @@ def summarize(entry: DatasetSweep, physical: int) -> DatasetResult:
     cpu = entry.nominal_cpu_ms if nominal else (profile.cpu_ms if profile else None)
     rows = tuple(_row(raw, latency, cpu, physical) for raw in entry.rows)
     sizes = [r.batch_bytes for r in rows if r.batch_bytes]
+    off = None if nominal else (profile.off_ms if profile else None)
     return DatasetResult(
         name=entry.name,
         bound=bound_of(latency, cpu),
         latency_ms=latency,
         cpu_ms=cpu,
         nominal=nominal,
+        off_ms=off,
         length=entry.length,
         iterable=entry.iterable,
         batch_bytes=max(sizes) if sizes else 0,
@@ -229,43 +246,103 @@ def pin_helps(gpu: GpuPhase | None) -> bool | None:
 PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
 
 
-def tie_window(a: SweepRow, b: SweepRow) -> float:
-    """How far apart (relative) two rates may be and still be one: NEAR_BEST, or the two measurements'
-    spreads together where those are wider."""
-    return max(NEAR_BEST, (a.rate_spread or 0.0) + (b.rate_spread or 0.0))
+def spread_of(row: SweepRow) -> float:
+    """A rate's relative uncertainty: its measured spread, at least NEAR_BEST."""
+    return max(NEAR_BEST, row.rate_spread or 0.0)
 
 
 def _plain(dataset: DatasetResult) -> list[SweepRow]:
     return [r for r in dataset.measured() if not r.persistent_workers]
 
 
-def best_row(dataset: DatasetResult, *, cuda: bool) -> SweepRow | None:
-    """The recommended worker count's row: the fewest workers whose rate ties with the fastest (within
-    `tie_window`), so two counts a measurement cannot tell apart give the same answer in every run (plain
-    rows: the persistent-workers row is measured briefly, for its epoch-2 start-up only)."""
-    measured = _plain(dataset)
-    if not measured:
-        return None
-    top = max(measured, key=lambda r: r.samples_per_s or 0.0)
-    rate = top.samples_per_s or 0.0
-    near = [r for r in measured if (r.samples_per_s or 0.0) >= (1 - tie_window(r, top)) * rate]
-    fewest = min(r.workers for r in near)
-    return max((r for r in near if r.workers == fewest), key=lambda r: r.samples_per_s or 0.0)
+def fastest(dataset: DatasetResult) -> SweepRow | None:
+    """The fastest measured configuration (plain rows: a persistent-workers row is timed for start-up
+    only)."""
+    return max(_plain(dataset), key=lambda r: r.samples_per_s or 0.0, default=None)
 
 
-def tie(dataset: DatasetResult, best: SweepRow) -> tuple[SweepRow, float, float] | None:
-    """The fastest other worker count within the spread of `best`: (its row, the relative difference, the
-    window), or None when `best` stands alone."""
-    others = [r for r in _plain(dataset) if r.workers != best.workers and r.samples_per_s]
-    if not others or not best.samples_per_s:
+def overlapping(dataset: DatasetResult) -> list[SweepRow]:
+    """The rows a measurement cannot tell from the fastest: their intervals overlap its interval."""
+    top = fastest(dataset)
+    if top is None or not top.samples_per_s:
+        return []
+    floor = top.samples_per_s * (1 - spread_of(top))
+    return [r for r in _plain(dataset) if (r.samples_per_s or 0.0) * (1 + spread_of(r)) >= floor]
+
+
+def pipeline_at(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool = False) -> Pipeline | None:
+    """The dataset as the input-pipeline model reads it, at one measured row: per batch, loading CPU and
+    off-CPU wait from the per-sample profile (CPU clocks), the row's simulated step, the main process's
+    receive CPU (its CPU per batch where workers load), the cores and the other load measured meanwhile."""
+    if dataset.latency_ms is None and dataset.cpu_ms is None:
         return None
-    other = max(others, key=lambda r: r.samples_per_s or 0.0)
-    fast, slow = (
-        max(best.samples_per_s, other.samples_per_s or 0.0),
-        min(best.samples_per_s, other.samples_per_s or 0.0),
+    batch = row.batch_size or 1
+    cpu_ms = dataset.cpu_ms or 0.0
+    off_ms = dataset.off_ms if dataset.off_ms is not None else max(0.0, (dataset.latency_ms or 0.0) - cpu_ms)
+    receive = [
+        max(0.0, (r.main_cpu_s or 0.0) / r.batches)
+        for r in _plain(dataset)
+        if r.workers > 0 and r.batches and r.main_cpu_s is not None
+    ]
+    return Pipeline(
+        costs=BatchCosts(
+            load_cpu=cpu_ms * batch / 1000.0,
+            load_wait=off_ms * batch / 1000.0,
+            step_wall=row.step_s,
+            receive_cpu=sorted(receive)[len(receive) // 2] if receive else 0.0,
+        ),
+        cores=Cores(usable=usable, others=(row.others_cpu or 0.0) * usable),
+        current=Setting(row.workers, 2 if row.workers else None),
+        measured_rate=(row.samples_per_s or 0.0) / batch or None,
+        accelerator=cuda,
     )
-    gap, window = (fast - slow) / fast, tie_window(best, other)
-    return (other, gap, window) if gap <= window else None
+
+
+def predicted(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool = False) -> float | None:
+    """The model's samples/s for a measured row (with that row's step), None without a per-sample cost."""
+    pipeline = pipeline_at(dataset, row, usable, cuda)
+    if pipeline is None:
+        return None
+    return model.rate(pipeline, row.workers).rate * (row.batch_size or 1)
+
+
+def best_row(
+    dataset: DatasetResult, *, cuda: bool, usable: int = 1
+) -> tuple[SweepRow, list[SweepRow]] | None:
+    """The recommended row and the rows measured within its spread. Where the fastest row's interval
+    separates from every other, it; where several overlap (a busy machine), the measurement cannot choose,
+    so the model does, from CPU clocks that load does not move: the fewest workers within NEAR_BEST of the
+    best it predicts among them (the fewest workers where it has no per-sample cost)."""
+    top = fastest(dataset)
+    if top is None:
+        return None
+    near = overlapping(dataset)
+    if len(near) <= 1:
+        return top, []
+    fewest = min(near, key=lambda r: r.workers)
+    chosen = _modelled(dataset, near, fewest, usable, cuda) or fewest
+    return chosen, [r for r in near if r is not chosen]
+
+
+def _modelled(
+    dataset: DatasetResult, near: list[SweepRow], fewest: SweepRow, usable: int, cuda: bool
+) -> SweepRow | None:
+    """The model's pick among rows the measurement cannot tell apart: the fewest workers within NEAR_BEST
+    of the best it predicts, where its predicted ratio to the fewest-workers row lies within what the two
+    intervals allow (else the model misses a bound the measurement shows: None)."""
+    guesses = {r.workers: predicted(dataset, r, usable, cuda) for r in near}
+    if any(g is None or g <= 0 for g in guesses.values()):
+        return None
+    best = max(g for g in guesses.values() if g is not None)
+    pick = min(w for w, g in guesses.items() if g is not None and g >= (1 - NEAR_BEST) * best)
+    chosen = next(r for r in near if r.workers == pick)
+    if chosen is fewest:
+        return chosen
+    ratio = (guesses[pick] or 0.0) / (guesses[fewest.workers] or 1.0)
+    rate, base = chosen.samples_per_s or 0.0, fewest.samples_per_s or 1.0
+    low = rate * (1 - spread_of(chosen)) / (base * (1 + spread_of(fewest)))
+    high = rate * (1 + spread_of(chosen)) / (base * (1 - spread_of(fewest)))
+    return chosen if low <= ratio <= high else None
 
 
 def persistent_saving(dataset: DatasetResult) -> float | None:
@@ -284,29 +361,49 @@ def persistent_saving(dataset: DatasetResult) -> float | None:
     return None
 
 
+def _inconclusive(
+    dataset: DatasetResult, best: SweepRow, others: list[SweepRow], usable: int, by_model: bool
+) -> str:
+    """Why the measurement could not choose, with the other load it saw, and who chose instead."""
+    listed = ", ".join(f"{r.workers}" for r in sorted(others, key=lambda r: r.workers))
+    busy = max((r.others_cpu or 0.0) for r in [best, *others]) * usable
+    load = f": other processes used {busy:.1f} cores meanwhile" if busy >= 0.25 else ""
+    guess = predicted(dataset, best, usable)
+    if by_model and guess is not None:
+        chooser = (
+            f"; the model (CPU clocks: {dataset.cpu_ms or 0:g} ms CPU, {dataset.off_ms or 0:g} ms off the "
+            f"CPU per sample) predicts {guess:.0f} samples/s for num_workers={best.workers}, within what the "
+            "measurements allow"
+        )
+    else:
+        chooser = "; the fewer workers (the model's figures do not fit these measurements, or it has none)"
+    return (
+        f"num_workers={best.workers} and {listed} measured within their spread "
+        f"(±{spread_of(best):.0%}): inconclusive by measurement{load}{chooser}"
+    )
+
+
 def recommend(
-    dataset: DatasetResult, *, cuda: bool, pin_measured: bool | None = None
+    dataset: DatasetResult, *, cuda: bool, pin_measured: bool | None = None, usable: int = 1
 ) -> Recommendation | None:
     """The configuration to use for this dataset, with the reason in words. pin_memory only from a measured
     pinned-vs-pageable copy on CUDA (`pin_measured`); otherwise the default (False)."""
-    best = best_row(dataset, cuda=cuda)
-    if best is None or best.samples_per_s is None:
+    chosen = best_row(dataset, cuda=cuda, usable=usable)
+    if chosen is None or chosen[0].samples_per_s is None:
         return None
-    plain = [r for r in dataset.measured() if not r.persistent_workers]
+    best, others = chosen
+    rate = chosen[0].samples_per_s
+    plain = _plain(dataset)
     zero = [r.samples_per_s for r in plain if r.workers == 0 and r.samples_per_s]
     tried = max(r.workers for r in plain)
-    parts = [f"num_workers={best.workers} delivers {best.samples_per_s:.0f} samples/s"]
+    parts = [f"num_workers={best.workers} delivers {rate:.0f} samples/s"]
     if best.efficiency is not None and best.ideal_per_s:
         parts.append(f"({best.efficiency:.0%} of the ideal {best.ideal_per_s:.0f})")
     if zero and best.workers > 0:
-        parts.append(f"= {best.samples_per_s / zero[0]:.1f}x num_workers=0")
-    tied = tie(dataset, best)
-    if tied is not None:
-        other, gap, window = tied
-        parts.append(
-            f"; num_workers={best.workers} and {other.workers} are within {gap:.0%}: a tie (the measurements "
-            f"cannot tell apart rates within {window:.0%}), so the fewer workers"
-        )
+        parts.append(f"= {rate / zero[0]:.1f}x num_workers=0")
+    by_model = bool(others) and best.workers > min(r.workers for r in others)
+    if others:
+        parts.append("; " + _inconclusive(dataset, best, others, usable, by_model))
     elif best.workers < tried:
         parts.append(f"; more workers (up to {tried}) are slower")
     elif dataset.bound == "io" and best.workers > 0:
@@ -316,18 +413,30 @@ def recommend(
     if persistent:
         parts.append(f"; persistent_workers=True saves {saving:.2f} s of worker start-up each epoch")
     pin = bool(cuda and pin_measured)
+    notes: tuple[str, ...] = ()
     if pin:
         parts.append("; pin_memory=True: pinned host-to-device copies measured faster than pageable ones")
+    elif not cuda:
+        notes = ("pin_memory stays False: without an accelerator it does nothing",)
+    setting = Setting(best.workers, 2 if best.workers else None, persistent, pin)
     return Recommendation(
         dataset=dataset.name,
         workers=best.workers,
         pin_memory=pin,
         persistent_workers=persistent,
-        samples_per_s=best.samples_per_s,
+        samples_per_s=rate,
         efficiency=best.efficiency,
         reason=" ".join(parts).replace(" ;", ";"),
-        tied_with=tied[0].workers if tied else None,
+        tied_with=min((r.workers for r in others), default=None),
+        rule="model" if by_model else ("fewest of the inconclusive" if others else "measured"),
+        predicted_per_s=_rounded(predicted(dataset, best, usable, cuda)),
+        dataloader=f"DataLoader({setting.call()})",
+        notes=notes,
     )
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 2) if value is not None else None
 
 
 def rate_at(dataset: DatasetResult, workers: int) -> float | None:

@@ -79,7 +79,8 @@ def run_smoke(options: SmokeOptions, progress: bool = False) -> SmokeReport:
         for entry in measured.datasets
     )
     pin = rates.pin_helps(measured.gpu)
-    recs = {d.name: rates.recommend(d, cuda=measured.device == "cuda", pin_measured=pin) for d in datasets}
+    cuda = measured.device == "cuda"
+    recs = {d.name: rates.recommend(d, cuda=cuda, pin_measured=pin, usable=cpus.usable) for d in datasets}
     shm = host.shm_info()
     facts = verdicts.HostFacts(
         cpus=cpus,
