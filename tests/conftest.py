@@ -134,3 +134,40 @@ def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         yield mount
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.fixture(scope="session")
+def mismatched_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real venv holding this interpreter's CPU torch (its real dist-info, importable through a .pth file)
+    and PyPI's CUDA torchvision 0.29.1 wheel from local disk, which fails to import beside it."""
+    import shutil
+    import sys
+    import sysconfig
+
+    import torch
+
+    env = tmp_path_factory.mktemp("family") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    site = next((env / "lib").glob("python3*/site-packages"))
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(site),
+            "torchvision==0.29.1",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if installed.returncode != 0:
+        pytest.skip(f"torchvision 0.29.1 cannot be installed here: {installed.stderr.strip()[-200:]}")
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    (dist,) = purelib.glob(f"torch-{torch.__version__}.dist-info")
+    shutil.copytree(dist, site / dist.name)  # torch's own metadata: what pip would have recorded
+    (site / "zz_envguard_base.pth").write_text(f"{purelib}\n")
+    return env

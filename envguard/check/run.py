@@ -14,6 +14,7 @@ from envguard.cache import parsed as parsecache
 from envguard.check import fast, render
 from envguard.check.discovery import find_lock
 from envguard.check.report import CheckReport, check_environment
+from envguard.cuda import family_warnings
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.formats import read_file
 from envguard.model import Environment
@@ -119,6 +120,7 @@ def run_check(
         fingerprint = taken[1] if taken is not None and reuse else statcache.stat_fingerprint(prefix)
     live = sources.load(source, fingerprint=fingerprint)
     _warn(live.warnings)
+    _warn(family_warnings(live.packages))
     wanted = platform or live.platform
     if lock is not None:
         target = read_target(lock, wanted)

@@ -9,6 +9,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from envguard.cuda import family_warnings
 from envguard.engine.solver import parse_date
 from envguard.errors import BadInputError, UsageError
 from envguard.formats import detect_kind, pixiwrite
@@ -90,7 +91,10 @@ def lock(options: LockOptions) -> LockResult:
         done = _write_pixi(plan, target, reproduce, o.pixi_version)
     else:
         done = _write_yaml(plan, target, reproduce, sources)
-    return LockResult(done.written, done.stdout, (*plan.warnings, *live, *done.warnings))
+    family = [
+        w for platform, env in sorted(plan.envs.items()) for w in family_warnings(env.packages, platform)
+    ]
+    return LockResult(done.written, done.stdout, (*plan.warnings, *live, *family, *done.warnings))
 
 
 _DEFAULT_TARGET = {"explicit": "conda-{platform}.lock", "pixi": "pixi.lock"}
