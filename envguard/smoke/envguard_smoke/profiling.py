@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+import torch
 from torch.utils.data import DataLoader, Dataset, IterableDataset
 
 from .datasets import is_iterable, sized
@@ -80,10 +81,14 @@ def profile(dataset: Any, max_seconds: float = 1.5) -> Dict[str, Any]:
     """Median per-sample wall and CPU milliseconds, measured in one DataLoader worker past WARMUP reads."""
     length = sized(dataset)
     count = WARMUP + SAMPLES if length is None else min(length, WARMUP + SAMPLES)
+    # its own generator: the profile must not draw from the global torch RNG the user's loader follows
+    own = torch.Generator()
     if is_iterable(dataset):
-        loader = DataLoader(TimedIterable(dataset, count), batch_size=None, num_workers=1)
+        loader = DataLoader(TimedIterable(dataset, count), batch_size=None, num_workers=1, generator=own)
     else:
-        loader = DataLoader(Timed(dataset), batch_size=None, sampler=range(count), num_workers=1)
+        loader = DataLoader(
+            Timed(dataset), batch_size=None, sampler=range(count), num_workers=1, generator=own
+        )
     timings: List[Tuple[float, float, float]] = []
     started = time.perf_counter()
     for timing in loader:

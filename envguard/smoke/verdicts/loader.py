@@ -260,7 +260,8 @@ def _as_given(
     ratio = best / rate if rate else float("inf")
     check = "your loader's configuration"
     separated = rate * (1 + spread_of(mine)) < best * (1 - spread_of(top))
-    if top.workers != mine.workers and ratio >= FASTER and separated:
+    backed = rec.rule == "model" and rec.workers != mine.workers  # the model chose it among overlapping rows
+    if top.workers != mine.workers and ratio >= FASTER and (separated or backed):
         return Finding(
             category,
             check,

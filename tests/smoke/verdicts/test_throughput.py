@@ -26,10 +26,13 @@ def test_recommendation_and_efficiency_verdict(io_entry: Entry, summarize: Summa
     assert found[0].status == "PASS" and "N=2: 190/s = 0.95" in found[0].evidence
 
 
-def test_inefficient_loader_fails_unless_the_machine_was_busy(io_entry: Entry, summarize: Summarize) -> None:
+def test_an_inefficient_loader_warns_and_says_whose_fault(io_entry: Entry, summarize: Summarize) -> None:
+    """Slow is not wrong: a WARN, never a FAIL (issue 27: the same dataset flipped FAIL/PASS under load);
+    the fix says whether the loader or a busy machine is to blame."""
     entry = io_entry({0: 95.0, 2: 100.0})
     summary = summarize(entry)
-    assert throughput.efficiency(summary, rates.recommend(summary, cuda=False), 2)[0].status == "FAIL"
+    quiet = throughput.efficiency(summary, rates.recommend(summary, cuda=False), 2)[0]
+    assert quiet.status == "WARN" and "workers lose time" in quiet.fix
     entry["rows"][1]["others_cpu_fraction"] = 0.6
     busy = summarize(entry)
     finding = throughput.efficiency(busy, rates.recommend(busy, cuda=False), 2)[0]
@@ -40,7 +43,7 @@ def test_too_few_workers_verdict(io_entry: Entry, summarize: Summarize) -> None:
     summary = summarize(io_entry({0: 95.0, 2: 190.0}, nominal=False))
     rec = rates.recommend(summary, cuda=False)
     mine = throughput.your_workers(summary, rec, 0)
-    assert mine[0].status == "FAIL" and "too few workers for this I/O-bound dataset" in mine[0].evidence
+    assert mine[0].status == "WARN" and "too few workers for this I/O-bound dataset" in mine[0].evidence
     assert "num_workers=2" in mine[0].fix
     assert throughput.your_workers(summary, rec, 2)[0].status == "PASS"
     assert throughput.your_workers(summary, rec, 3)[0].status == "INFO"  # not measured
@@ -122,7 +125,8 @@ def test_busy_only_with_evidence() -> None:
     )
     finding = throughput.inefficient("throughput: io", evidence_row(throttled=0.4), "efficiency 0.50", 4)
     assert finding.status == "WARN" and "throttled" in finding.evidence
-    assert throughput.inefficient("throughput: io", evidence_row(), "efficiency 0.50", 4).status == "FAIL"
+    quiet = throughput.inefficient("throughput: io", evidence_row(), "efficiency 0.50", 4)
+    assert quiet.status == "WARN" and "workers lose time" in quiet.fix
 
 
 # -- worker start-up: named when it is slow, never for CPU oversubscription
