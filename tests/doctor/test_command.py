@@ -37,7 +37,7 @@ def test_doctor_on_a_healthy_prefix(prefix: Path, capsys: pytest.CaptureFixture[
         "PASS",
         "FAIL",
     )  # FAIL only on a GPU machine with this CPU torch
-    assert found["recommended num_workers"]["status"] == "INFO"
+    assert found["num_workers"]["status"] == "INFO"
     assert isinstance(data["recommended_workers"], int) and data["recommended_workers"] >= 1
     assert all(f["fix"] for f in found.values() if f["status"] != "PASS")
     if not data["facts"]["nvml"]["gpus"]:  # type: ignore[index]
@@ -68,7 +68,7 @@ def test_doctor_checks_the_data_folder(
 def test_doctor_human_and_markdown_output(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
     envguard("doctor", str(prefix))
     out = capsys.readouterr().out
-    assert "Checklist" in out and "recommended num_workers" in out and "doctor:" in out
+    assert "Checklist" in out and "num_workers" in out and "doctor:" in out
     envguard("doctor", str(prefix), "--markdown")
     assert capsys.readouterr().out.startswith("| Status | Category | Check |")
 

@@ -73,6 +73,7 @@ def judge(given: Inputs) -> list[Finding]:
         measured.loader.settings if measured.loader else None,
         given.host.cpus.usable,
         measured.device == "cuda",
+        options.step_ms,
     )
     found += _memory(given)  # issue 10: per-worker memory and /dev/shm for every local rank
     found += _throughput(given)

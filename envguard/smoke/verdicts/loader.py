@@ -294,10 +294,15 @@ RECEIVE_S = 0.001  # the main process's CPU per batch a worker hands over (IPC, 
 
 
 def model_advice(
-    cost: SampleCost | None, given: LoaderSettings | None, usable: int, cuda: bool
+    cost: SampleCost | None,
+    given: LoaderSettings | None,
+    usable: int,
+    cuda: bool,
+    step_ms: float | None = None,
 ) -> list[Finding]:
     """--loader without --sweep: the worker advice of the input-pipeline model from the per-sample cost of
-    the loader's dataset (CPU clocks and the off-CPU wait, profiled in one worker), for the loader alone."""
+    the loader's dataset (CPU clocks and the off-CPU wait, profiled in one worker), for the loader alone or,
+    with --step-ms, beside a training step of that many milliseconds per batch (as watch measures it)."""
     if cost is None or given is None or cost.cpu_ms is None or cost.wall_ms is None:
         return []
     batch = given.batch_size or 1
@@ -306,18 +311,22 @@ def model_advice(
         costs=BatchCosts(
             load_cpu=cost.cpu_ms * batch / 1000,
             load_wait=off * batch / 1000,
-            step_wall=0.0,
+            step_wall=(step_ms or 0.0) / 1000,
             receive_cpu=RECEIVE_S,
         ),
         cores=Cores(usable),
         current=Setting(given.num_workers, given.prefetch_factor, given.persistent_workers, given.pin_memory),
         accelerator=cuda,
     )
-    advice = model.advise(pipeline, most=ALONE_MOST * max(usable, 1))
+    most = ALONE_MOST * max(usable, 1) if step_ms is None else model.MAX_WORKERS
+    advice = model.advise(pipeline, most=most)
+    alone = (
+        "the loader alone delivers" if step_ms is None else f"beside a {step_ms:g} ms step the loop runs at"
+    )
     evidence = (
         f"per sample {cost.cpu_ms:g} ms of CPU and {off:g} ms off the CPU (profiled in one worker, "
         f"{cost.samples} samples), batches of {batch}, {usable} usable cores: as given "
-        f"(num_workers={given.num_workers}) the loader alone delivers ~{advice.current_rate * batch:.0f} "
+        f"(num_workers={given.num_workers}) {alone} ~{advice.current_rate * batch:.0f} "
         f"samples/s; DataLoader({advice.setting.call()}) ~{advice.predicted_rate * batch:.0f} "
         f"({advice.gain:.2f}x, rule {advice.rule})"
     )
