@@ -1,8 +1,9 @@
 """Four real training pipelines for bench_pipeline_advice.py (run as a script under the benchmark's
 interpreter, or imported by `envguard smoke --loader pipelines.py:make_loader`):
 
-- imagenet: imagenet/main.py's --dummy shape on the CPU: random 3x96x96 images cropped and flipped per
-  sample, a real small CNN trained with torch's default intra-op threads (the step keeps every core busy);
+- imagenet: imagenet/main.py's --dummy shape on the CPU: a random 3x224x224 image per sample, a random
+  resized crop to 96x96 (antialiased) and a flip, a real small CNN trained with torch's default intra-op
+  threads (the step keeps every core busy);
 - jpeg: an ImageFolder of real JPEGs decoded with PIL, RandomResizedCrop and a horizontal flip written with
   PIL + torch (torchvision's CPU wheel is not installable here), beside a 20 ms GPU-like step (a sleep);
 - sleep: each sample waits 5 ms (remote storage), a 10 ms step;
@@ -39,9 +40,11 @@ class Dummy(Dataset):  # type: ignore[type-arg]
 
     def __getitem__(self, index: int) -> Any:
         g = torch.Generator().manual_seed(index)
-        image = torch.rand(3, 112, 112, generator=g)
-        top, left = random.randrange(16), random.randrange(16)
-        crop = image[:, top : top + 96, left : left + 96]
+        image = torch.rand(1, 3, 224, 224, generator=g)
+        side = random.randrange(112, 225)
+        top, left = random.randrange(225 - side), random.randrange(225 - side)
+        crop = image[:, :, top : top + side, left : left + side]  # RandomResizedCrop(96), antialiased
+        crop = torch.nn.functional.interpolate(crop, size=(96, 96), mode="bilinear", antialias=True)[0]
         if random.random() < 0.5:
             crop = torch.flip(crop, dims=[2])
         return (crop - 0.5) / 0.25, index % 10
