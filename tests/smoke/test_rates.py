@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from envguard.smoke import rates, wire
+from envguard.smoke import advice, rates, wire
 from envguard.smoke.measured import GpuPhase, HostToDevice, PcieLink
 from envguard.smoke.report import DatasetResult
 
@@ -93,7 +93,7 @@ def test_efficiency_above_physics_is_an_unreliable_measurement(io_entry: Entry, 
     assert row.efficiency is None and row.samples_per_s is None
     assert "unreliable measurement" in row.unreliable and "1.12" in row.unreliable
     assert row not in summary.measured()
-    rec = rates.recommend(summary, cuda=False)
+    rec = advice.recommend(summary, cuda=False)
     assert rec is not None and rec.workers == 2 and "112%" not in rec.reason
     # up to 1.05 is timing noise around a perfect loader, reported as measured
     near = summarize(io_entry({0: 104.0}))
@@ -128,7 +128,7 @@ def test_recommendation_prefers_fewest_workers_within_five_percent(
     io_entry: Entry, summarize: Summarize
 ) -> None:
     summary = summarize(io_entry({0: 60.0, 1: 96.0, 2: 99.0}))
-    rec = rates.recommend(summary, cuda=False)
+    rec = advice.recommend(summary, cuda=False)
     assert rec is not None and rec.workers == 1
     assert "num_workers=1 and 2 measured within their spread" in rec.reason and rec.tied_with == 2
     assert summary.rows[1].efficiency == pytest.approx(0.96, rel=1e-3)
@@ -169,7 +169,7 @@ def noisy_entry(rates_by_workers: dict[int, float], jitter: float, seed: int) ->
 
 def recommend(summarize: Summarize, by_workers: dict[int, float], jitter: float = 0.0, seed: int = 0) -> Any:
     summary = summarize(noisy_entry(by_workers, jitter, seed), physical=16)
-    return rates.recommend(summary, cuda=False), summary
+    return advice.recommend(summary, cuda=False), summary
 
 
 def test_rate_spread_is_zero_for_a_steady_loader_and_grows_with_jitter() -> None:
@@ -191,7 +191,7 @@ def test_counts_within_the_measurements_spread_are_inconclusive(summarize: Summa
     """8% apart, but each rate is uncertain by more than that: before, 4 was recommended (5% rule)."""
     rec, summary = recommend(summarize, {0: 60.0, 2: 180.0, 4: 196.0}, jitter=0.25, seed=3)
     two = next(r for r in summary.rows if r.workers == 2)
-    assert rates.spread_of(two) > rates.NEAR_BEST  # the spread, not the 5% floor, decides
+    assert advice.spread_of(two) > rates.NEAR_BEST  # the spread, not the 5% floor, decides
     assert rec.workers == 2 and rec.tied_with == 4 and "inconclusive" in rec.reason
 
 
@@ -202,8 +202,8 @@ def test_a_gain_the_measurement_cannot_confirm_is_kept_when_the_model_predicts_i
     away. Overlapping intervals where the model (CPU clocks) predicts 2x: 2 workers."""
     rec, summary = recommend(summarize, {0: 295.0, 2: 619.0}, jitter=0.9, seed=5)
     zero, two = (next(r for r in summary.rows if r.workers == n) for n in (0, 2))
-    assert (two.samples_per_s or 0) * (1 - rates.spread_of(two)) <= (zero.samples_per_s or 0) * (
-        1 + rates.spread_of(zero)
+    assert (two.samples_per_s or 0) * (1 - advice.spread_of(two)) <= (zero.samples_per_s or 0) * (
+        1 + advice.spread_of(zero)
     )  # the intervals overlap: the measurement alone cannot choose
     assert rec.workers == 2 and rec.rule == "model" and "the model (CPU clocks" in rec.reason
 
@@ -236,9 +236,9 @@ def test_pin_memory_only_from_a_measured_faster_pinned_copy(io_entry: Entry, sum
     assert rates.pin_helps(gpu(25.0, 10.0)) is True and rates.pin_helps(gpu(11.0, 10.0)) is False
     assert rates.pin_helps(gpu(None, 10.0)) is None and rates.pin_helps(None) is None
     summary = summarize(io_entry({0: 95.0, 2: 190.0}))
-    pinned = rates.recommend(summary, cuda=True, pin_measured=True)
+    pinned = advice.recommend(summary, cuda=True, pin_measured=True)
     assert pinned is not None and pinned.pin_memory and "pin_memory=True" in pinned.reason
-    plain = rates.recommend(summary, cuda=False, pin_measured=True)
+    plain = advice.recommend(summary, cuda=False, pin_measured=True)
     assert plain is not None and not plain.pin_memory
 
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 from envguard.findings import Finding
 from envguard.pipeline import model
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
+from envguard.smoke.advice import fastest, spread_of
 from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks, LoaderSettings
-from envguard.smoke.rates import MIN_BATCH_MS, fastest, spread_of
+from envguard.smoke.rates import MIN_BATCH_MS
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 
 CATEGORY = "your loader"

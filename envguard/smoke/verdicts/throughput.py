@@ -5,7 +5,7 @@ I/O-bound data still scaling. Each FAIL/WARN carries a concrete fix."""
 from __future__ import annotations
 
 from envguard.findings import Finding, Status
-from envguard.smoke.rates import rate_at
+from envguard.smoke.advice import rate_at
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 from envguard.smoke.verdicts.crashes import crash
 

@@ -8,7 +8,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from envguard.smoke import rates
+from envguard.smoke import advice
 from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import CrossProcess, InterpreterRead, LoaderSettings
 from envguard.smoke.report import DatasetResult
@@ -51,10 +51,10 @@ def test_as_given_is_compared_with_the_fastest_row_not_the_recommended_one(
     entry["rows"] = [jittered(row, seed) for seed, row in enumerate(entry["rows"])]
     dataset = summarize(entry)
     zero, two = (next(r for r in dataset.rows if r.workers == n) for n in (0, 2))
-    assert (two.samples_per_s or 0) * (1 - rates.spread_of(two)) < (zero.samples_per_s or 0) * (
-        1 + rates.spread_of(zero)
+    assert (two.samples_per_s or 0) * (1 - advice.spread_of(two)) < (zero.samples_per_s or 0) * (
+        1 + advice.spread_of(zero)
     )  # overlapping: the old tie rule recommended 0 and compared the loader as given with itself
-    rec = rates.recommend(dataset, cuda=False, usable=2)
+    rec = advice.recommend(dataset, cuda=False, usable=2)
     assert rec is not None and rec.workers == 2
     found = {f.check: f for f in loader.sweep(dataset, rec, GIVEN)}["your loader's configuration"]
     assert found.status == "WARN", found
