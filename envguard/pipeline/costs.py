@@ -17,7 +17,9 @@ class BatchCosts:
     thread, as a worker does; `load_wait`: the part of it spent off the CPU (sleep, I/O), which a busy machine
     does not change. `step_*`: the training loop's work between two batches in the main process (all its
     threads: `step_cpu / step_wall` is how many cores the step keeps busy). `receive_cpu`: the main process's
-    own CPU per batch handed over by workers (unpickling, IPC). `transfer`: the host-to-device copy."""
+    own CPU per batch handed over by workers (unpickling, IPC). `transfer`: the host-to-device copy.
+    `load_delay`: the run-queue wait while loading, kept apart from `load_wait` so a busy machine never makes
+    CPU-bound loading look like I/O."""
 
     load_cpu: float
     load_wait: float
@@ -25,11 +27,13 @@ class BatchCosts:
     step_cpu: float = 0.0
     receive_cpu: float = 0.0
     transfer: float = 0.0
+    load_delay: float = 0.0  # waiting for a core while loading (run queue): the machine's load, as measured
 
     @property
     def load_wall(self) -> float:
-        """Loading on a core of its own: CPU plus the off-CPU waits."""
-        return self.load_cpu + self.load_wait
+        """One batch's loading as a worker sees it on this machine now: CPU, the off-CPU waits, and the
+        run-queue wait the other load adds (each worker waits on its own, so more workers overlap it too)."""
+        return self.load_cpu + self.load_wait + self.load_delay
 
     @property
     def step_cores(self) -> float:

@@ -85,8 +85,9 @@ def competes(pipeline: Pipeline) -> bool:
 
 
 def _busy(costs: BatchCosts) -> float:
-    """Share of a worker's time on the CPU (1.0: CPU-bound loading)."""
-    return costs.load_cpu / costs.load_wall if costs.load_wall > 0 else 0.0
+    """Share of a worker's time it wants a CPU (1.0: CPU-bound loading; the run-queue wait is wanting one)."""
+    wants = costs.load_cpu + costs.load_delay
+    return wants / costs.load_wall if costs.load_wall > 0 else 0.0
 
 
 def rate(pipeline: Pipeline, workers: int) -> Prediction:
@@ -95,6 +96,7 @@ def rate(pipeline: Pipeline, workers: int) -> Prediction:
     if workers == 0:
         share = max(min(1.0, job_cores(cores, 1.0)), 1e-3)
         per_batch = costs.load_cpu / share + costs.load_wait + costs.step_wall + costs.transfer
+        per_batch = max(per_batch, costs.load_wall + costs.step_wall + costs.transfer)
         return Prediction(0, 1.0 / max(per_batch, 1e-9), "serial")
     step = costs.step_wall + costs.receive_cpu + costs.transfer
     if competes(pipeline):
@@ -164,7 +166,9 @@ def _costs_text(pipeline: Pipeline) -> str:
     costs = pipeline.costs
     load = (
         f"loading {_ms(costs.load_wall)} per batch (CPU {_ms(costs.load_cpu)}, "
-        f"off-CPU {_ms(costs.load_wait)})"
+        f"off-CPU {_ms(costs.load_wait)}"
+        + (f", waiting for a core {_ms(costs.load_delay)}" if costs.load_delay >= 0.0005 else "")
+        + ")"
     )
     step = f"a {_ms(costs.step_wall)} step"
     if costs.step_cpu > 0:

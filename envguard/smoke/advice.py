@@ -46,6 +46,7 @@ def pipeline_at(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool =
     batch = row.batch_size or 1
     cpu_ms = dataset.cpu_ms or 0.0
     off_ms = dataset.off_ms if dataset.off_ms is not None else max(0.0, (dataset.latency_ms or 0.0) - cpu_ms)
+    delay_ms = max(0.0, (dataset.latency_ms or 0.0) - cpu_ms - off_ms)  # the run queue, during the profile
     receive = [
         max(0.0, (r.main_cpu_s or 0.0) / r.batches)
         for r in _plain(dataset)
@@ -55,6 +56,7 @@ def pipeline_at(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool =
         costs=BatchCosts(
             load_cpu=cpu_ms * batch / 1000.0,
             load_wait=off_ms * batch / 1000.0,
+            load_delay=delay_ms * batch / 1000.0,
             step_wall=row.step_s,
             receive_cpu=sorted(receive)[len(receive) // 2] if receive else 0.0,
         ),

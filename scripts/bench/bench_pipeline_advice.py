@@ -34,6 +34,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 PIPELINES = Path(__file__).resolve().parent / "pipelines.py"
 START = {"imagenet": 0, "jpeg": 1, "sleep": 1, "tuned": 2}
+WATCHED = {"imagenet": 40, "jpeg": 200, "sleep": 150, "tuned": 40}  # batches: a few seconds of steady loop
 SWEEP = (0, 1, 2, 4, 8)
 
 
@@ -163,7 +164,7 @@ def median(values: list[float]) -> float:
 
 
 def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    report = watch(name, env, max(60, 2 * args.batches), tmp / f"watch-{name}.json")
+    report = watch(name, env, WATCHED[name], tmp / f"watch-{name}.json")
     diagnosis = report["diagnosis"]
     rec = diagnosis.get("recommendation") or {}
     start = START[name]

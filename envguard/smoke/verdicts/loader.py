@@ -308,10 +308,12 @@ def model_advice(
         return []
     batch = given.batch_size or 1
     off = cost.off_ms if cost.off_ms is not None else max(0.0, cost.wall_ms - cost.cpu_ms)
+    delay = max(0.0, cost.wall_ms - cost.cpu_ms - off)  # waiting for a core during the profile
     pipeline = Pipeline(
         costs=BatchCosts(
             load_cpu=cost.cpu_ms * batch / 1000,
             load_wait=off * batch / 1000,
+            load_delay=delay * batch / 1000,
             step_wall=(step_ms or 0.0) / 1000,
             receive_cpu=RECEIVE_S,
         ),
