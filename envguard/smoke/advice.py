@@ -77,20 +77,25 @@ def predicted(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool = F
 
 def best_row(
     dataset: DatasetResult, *, cuda: bool, usable: int = 1
-) -> tuple[SweepRow, list[SweepRow]] | None:
+) -> tuple[SweepRow, list[SweepRow], str] | None:
     """The recommended row and the rows measured within its spread. Where the fastest row's interval
     separates from every other, it; where several overlap (a busy machine), the measurement cannot choose,
     so the model does, from CPU clocks that load does not move: the fewest workers within NEAR_BEST of the
-    best it predicts among them (the fewest workers where it has no per-sample cost)."""
+    best it predicts among them, where that fits the intervals. Otherwise the fewest workers whose rate lies
+    within the fastest row's own band (a row that overlaps only through its own wide spread, far below the
+    fastest, is not chosen by default)."""
     top = fastest(dataset)
-    if top is None:
+    if top is None or not top.samples_per_s:
         return None
     near = overlapping(dataset)
     if len(near) <= 1:
-        return top, []
-    fewest = min(near, key=lambda r: r.workers)
-    chosen = _modelled(dataset, near, fewest, usable, cuda) or fewest
-    return chosen, [r for r in near if r is not chosen]
+        return top, [], "measured"
+    band = top.samples_per_s * (1 - spread_of(top))
+    fewest = min((r for r in near if (r.samples_per_s or 0.0) >= band), key=lambda r: r.workers)
+    modelled = _modelled(dataset, near, fewest, usable, cuda)
+    chosen = modelled or fewest
+    how = "model" if modelled is not None else "fewest of the inconclusive"
+    return chosen, [r for r in near if r is not chosen], how
 
 
 def _modelled(
@@ -145,7 +150,10 @@ def _inconclusive(
             "measurements allow"
         )
     else:
-        chooser = "; the fewer workers (the model's figures do not fit these measurements, or it has none)"
+        chooser = (
+            "; the fewest workers within the fastest row's band (the model's figures do not fit these "
+            "measurements, or it has none)"
+        )
     return (
         f"num_workers={best.workers} and {listed} measured within their spread "
         f"(±{spread_of(best):.0%}): inconclusive by measurement{load}{chooser}"
@@ -160,7 +168,7 @@ def recommend(
     chosen = best_row(dataset, cuda=cuda, usable=usable)
     if chosen is None or chosen[0].samples_per_s is None:
         return None
-    best, others = chosen
+    best, others, how = chosen
     rate = chosen[0].samples_per_s
     plain = _plain(dataset)
     zero = [r.samples_per_s for r in plain if r.workers == 0 and r.samples_per_s]
@@ -170,7 +178,7 @@ def recommend(
         parts.append(f"({best.efficiency:.0%} of the ideal {best.ideal_per_s:.0f})")
     if zero and best.workers > 0:
         parts.append(f"= {rate / zero[0]:.1f}x num_workers=0")
-    by_model = bool(others) and best.workers > min(r.workers for r in others)
+    by_model = how == "model"
     if others:
         parts.append("; " + _inconclusive(dataset, best, others, usable, by_model))
     elif best.workers < tried:
@@ -197,7 +205,7 @@ def recommend(
         efficiency=best.efficiency,
         reason=" ".join(parts).replace(" ;", ";"),
         tied_with=min((r.workers for r in others), default=None),
-        rule="model" if by_model else ("fewest of the inconclusive" if others else "measured"),
+        rule=how,
         predicted_per_s=_rounded(predicted(dataset, best, usable, cuda)),
         dataloader=f"DataLoader({setting.call()})",
         notes=notes,

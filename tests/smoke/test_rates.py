@@ -208,6 +208,22 @@ def test_a_gain_the_measurement_cannot_confirm_is_kept_when_the_model_predicts_i
     assert rec.workers == 2 and rec.rule == "model" and "the model (CPU clocks" in rec.reason
 
 
+def test_a_row_that_overlaps_only_through_its_own_spread_is_not_the_default(summarize: Summarize) -> None:
+    """bench_smoke_stability, 1 run in 10: num_workers=0 at a quarter of the rate but with rounds so uneven
+    that its interval reached the fastest row's; the fewer workers won. The default is the fewest workers
+    within the fastest row's own band."""
+    entry = noisy_entry({0: 50.0, 1: 196.0, 2: 200.0}, jitter=0.0, seed=0)
+    rows = entry["rows"]
+    zero = rows[0]
+    ends = [0.1 + k * 0.64 * (3.0 if k % 2 else 0.2) for k in range(len(zero["arrivals_s"]))]
+    zero["arrivals_s"] = sorted(ends)
+    summary = summarize(entry, physical=16)
+    slow = next(r for r in summary.rows if r.workers == 0)
+    assert slow.samples_per_s is not None and slow.samples_per_s < 100  # far below the fastest
+    rec = advice.recommend(summary, cuda=False)
+    assert rec is not None and rec.workers == 1, rec.reason
+
+
 def test_a_clear_winner_is_no_tie(summarize: Summarize) -> None:
     rec, _ = recommend(summarize, {0: 60.0, 2: 150.0, 4: 196.0}, jitter=0.02, seed=4)
     assert rec.workers == 4 and rec.tied_with is None and "inconclusive" not in rec.reason
