@@ -238,14 +238,18 @@ def advise(pipeline: Pipeline, most: int = MAX_WORKERS) -> Advice:
     gain = by_count[workers].rate / now.rate if now.rate > 0 else 1.0
     rule = _rule(pipeline, workers, rates)
     setting, notes = _setting(pipeline, workers)
-    measured = pipeline.measured_rate
+    measured = pipeline.measured_rate or now.rate
+    # the ratio of two predictions carried onto the measured rate, never past the new setting's own bound
+    bound = max(by_count[workers].rate, measured)
+    predicted = min(measured * gain, bound) if workers != now.workers else measured
+    gain = predicted / measured if measured > 0 else gain
     return Advice(
         setting=setting,
         current=pipeline.current,
         rule=rule,
         gain=round(gain, 3),
-        predicted_rate=round((measured or now.rate) * gain, 3),
-        current_rate=round(measured or now.rate, 3),
+        predicted_rate=round(predicted, 3),
+        current_rate=round(measured, 3),
         reason=_reason(pipeline, rule, workers, gain, by_count),
         competes=competes(pipeline),
         notes=notes,

@@ -11,6 +11,7 @@ from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others
 from envguard.watch.records import FetchTotals, HookStatus, LoaderTotals, Sample, WatchRun
 
 MiB = 1024 * 1024
+LANES_FULL = 0.5  # the loop waits for data this share of the time or more: every worker is the bottleneck
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,22 +248,28 @@ def _burstiness(walls: tuple[float, ...]) -> float | None:
     return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] / median if median > 0 else None
 
 
-def _load_costs(summary: Summary, loader: LoaderTotals) -> tuple[float, float]:
-    """(loading CPU, off-CPU wait) per batch: from the fetch streams (CPU clock and run-queue delay, so a busy
-    machine does not inflate the wait), else from what the loop and the process samples saw."""
+def _load_costs(summary: Summary, loader: LoaderTotals) -> tuple[float, float, float]:
+    """(loading CPU, off-CPU wait, run-queue and hand-over wait) per batch: from the fetch streams (CPU clock
+    and run-queue delay apart, so a busy machine does not look like I/O), else from what the loop and the
+    process samples saw."""
     fetched, batches = summary.loading, loader.batches
+    workers = loader.settings.workers
     if fetched is not None and fetched.batches >= 3:
         per = 1.0 / fetched.batches
-        wait = (
-            fetched.off_s if fetched.off_s is not None else fetched.wall_s - fetched.cpu_s - fetched.delay_s
-        )
-        return fetched.cpu_s * per, max(0.0, wait) * per
-    if loader.settings.workers == 0:  # loading is what next() waits for, on the main process's clocks
-        return loader.wait_cpu_s / batches, max(0.0, loader.wait_s - loader.wait_cpu_s) / batches
+        off = fetched.off_s if fetched.off_s is not None else fetched.wall_s - fetched.cpu_s - fetched.delay_s
+        cpu, wait = fetched.cpu_s * per, max(0.0, off) * per
+        delay = max(0.0, fetched.wall_s * per - cpu - wait)
+        if workers and (loader.data_wait_fraction or 0.0) >= LANES_FULL:
+            # the loop starved: each worker delivered a batch only every workers / rate seconds, however
+            # quick its fetch; the rest (handing the batch over, waking up on a busy machine) is its cost too
+            delay = max(delay, workers * loader.loop_s / batches - cpu - wait)
+        return cpu, wait, delay
+    if workers == 0:  # loading is what next() waits for, on the main process's clocks
+        return loader.wait_cpu_s / batches, max(0.0, loader.wait_s - loader.wait_cpu_s) / batches, 0.0
     rate = batches / loader.loop_s
     cpu = summary.figures.worker_cores / rate  # workers' CPU per batch from the process samples
-    wall = loader.settings.workers / rate if loader.data_wait_fraction else cpu  # input-bound: lanes full
-    return cpu, max(0.0, wall - cpu)
+    wall = workers / rate if loader.data_wait_fraction else cpu  # input-bound: lanes full
+    return cpu, max(0.0, wall - cpu), 0.0
 
 
 def _others(summary: Summary, workers: int, load_cpu: float, load_wait: float) -> float:
@@ -284,17 +291,20 @@ def pipeline_of(summary: Summary) -> Pipeline | None:
     if loader is None or loader.batches == 0 or loader.loop_s <= 0:
         return None
     batches, workers = loader.batches, loader.settings.workers
-    load_cpu, load_wait = _load_costs(summary, loader)
+    load_cpu, load_wait, load_delay = _load_costs(summary, loader)
     epochs = max(loader.epochs, 1)
     first = loader.startup_s / epochs  # each epoch's first batch: start-up plus producing one batch
     startup = (
-        max(0.0, first - load_cpu - load_wait) if workers and not loader.settings.persistent_workers else None
+        max(0.0, first - load_cpu - load_wait - load_delay)
+        if workers and not loader.settings.persistent_workers
+        else None
     )
     settings = loader.settings
     return Pipeline(
         costs=BatchCosts(
             load_cpu=load_cpu,
             load_wait=load_wait,
+            load_delay=load_delay,
             step_wall=loader.step_s / batches,
             step_cpu=loader.step_cpu_s / batches,
             receive_cpu=loader.wait_cpu_s / batches if workers else 0.0,
