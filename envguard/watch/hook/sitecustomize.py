@@ -8,7 +8,8 @@ on the wall clock and the process's CPU clock; and the dataset fetchers' `fetch`
 Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl (read back
 by envguard/watch/wire.py: a field changed here changes there too). Its wrappers sit below torch's frames
 that warn (`DataLoader._get_iterator`, `_next_data`), so torch's warnings keep their real origin. Any failure
-of its own disables it and is written to the stream; it never raises into the user's script.
+of its own disables it and is written to the stream; it never raises into the user's script. `attach` and
+`detach` do the same inside envguard's own process, for the notebook's %%envguard_watch.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 DIR_ENV = "ENVGUARD_WATCH_DIR"
 FLUSH_ENV = "ENVGUARD_WATCH_FLUSH"
@@ -46,6 +47,9 @@ class _State:
         self.env = {}  # type: Dict[Any, Any]
         self.fetches = {}  # type: Dict[Any, Any]
         self.worker = False
+        self.at_exit = True  # a watched job flushes at exit; an in-process watch (attach) at detach
+        self.finder = None  # type: Any
+        self.restore = []  # type: List[Any]  # (owner, attribute, original) for detach
 
     def here(self) -> None:
         """In a forked DataLoader worker: start this process's own stream (the parent's totals are not
@@ -198,6 +202,7 @@ def _wrap(state: _State, module: Any) -> None:
                 state.fail("DataLoader iterator setup", exc)
         return iterator
 
+    state.restore.append((loader_class, "_get_iterator", original_get))
     loader_class._get_iterator = _get_iterator
     for name in ("_SingleProcessDataLoaderIter", "_MultiProcessingDataLoaderIter"):
         _wrap_next(state, getattr(module, name))
@@ -218,6 +223,7 @@ def _wrap_next(state: _State, iterator_class: Any) -> None:
         _count(state, self, start, cpu, done=False)
         return batch
 
+    state.restore.append((iterator_class, "_next_data", original_next))
     iterator_class._next_data = _next_data
 
 
@@ -244,6 +250,7 @@ def _wrap_fetch(state: _State, fetch_module: Any) -> None:
                 state.fail("DataLoader fetch timing", exc)
             return data
 
+        state.restore.append((fetcher, "fetch", original))
         fetcher.fetch = fetch
 
 
@@ -305,7 +312,8 @@ def _patch(state: _State, module: Any) -> None:
         _wrap(state, module)
         _wrap_fetch(state, module._utils.fetch)
         state.patched = True
-        atexit.register(_at_exit, state)
+        if state.at_exit:
+            atexit.register(_at_exit, state)
     except Exception as exc:
         state.fail("patching torch.utils.data", exc)
 
@@ -351,5 +359,30 @@ def _install() -> None:
         state.fail("installing the import hook", exc)
 
 
-_install()
-_chain()
+def attach(folder: str) -> _State:
+    """Time this process's DataLoaders into `folder` until `detach`: envguard's in-process watch (a notebook
+    cell under %%envguard_watch), where `_install` is the watched job's."""
+    state = _State(folder)
+    state.at_exit = False
+    if TARGET in sys.modules:
+        _patch(state, sys.modules[TARGET])
+    else:
+        state.finder = _Finder(state)
+        sys.meta_path.insert(0, state.finder)
+    return state
+
+
+def detach(state: _State) -> None:
+    """Stop timing: the loaders' totals are flushed and torch's classes are as they were."""
+    if state.finder is not None and state.finder in sys.meta_path:
+        sys.meta_path.remove(state.finder)
+    for owner, name, original in reversed(state.restore):
+        setattr(owner, name, original)
+    state.restore = []
+    if state.loaders or state.fetches or state.error:
+        state.flush(force=True)
+
+
+if __name__ == "sitecustomize":  # the watched job's interpreter loaded it from PYTHONPATH
+    _install()
+    _chain()
