@@ -49,7 +49,8 @@ class _State:
         self.worker = False
         self.at_exit = True  # a watched job flushes at exit; an in-process watch (attach) at detach
         self.finder = None  # type: Any
-        self.restore = []  # type: List[Any]  # (owner, attribute, original) for detach
+        # (owner, attribute, original) of each wrapped torch attribute, put back by detach
+        self.restore: List[Any] = []
 
     def here(self) -> None:
         """In a forked DataLoader worker: start this process's own stream (the parent's totals are not
