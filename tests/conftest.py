@@ -120,8 +120,8 @@ def shared() -> Path:
 
 
 @pytest.fixture
-def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A real 1 MiB tmpfs as the shared-memory mount (needs root; skipped elsewhere)."""
+def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A real 1 MiB tmpfs (needs root or CAP_SYS_ADMIN; skipped elsewhere)."""
     mount = tmp_path / "shm"
     mount.mkdir()
     done = subprocess.run(
@@ -129,11 +129,17 @@ def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     )
     if done.returncode != 0:
         pytest.skip("cannot mount a tmpfs here (needs root)")
-    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
     try:
         yield mount
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.fixture
+def tiny_shm(tiny_tmpfs: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tiny_tmpfs as the shared-memory mount envguard reads."""
+    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(tiny_tmpfs))
+    return tiny_tmpfs
 
 
 @pytest.fixture(scope="session")
