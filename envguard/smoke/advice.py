@@ -13,24 +13,9 @@ from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
 
 
-UNKNOWN_SPREAD = 1.0  # a rate measured over too few rounds to have a spread: as uncertain as a factor of 2
-
-
 def spread_of(row: SweepRow) -> float:
-    """A rate's relative uncertainty: its measured spread, at least NEAR_BEST; UNKNOWN_SPREAD without one."""
-    if row.rate_spread is None:
-        return UNKNOWN_SPREAD
-    return max(NEAR_BEST, row.rate_spread)
-
-
-def low(row: SweepRow) -> float:
-    """The bottom of a rate's interval (rate / (1 + spread): never below zero, however wide)."""
-    return (row.samples_per_s or 0.0) / (1 + spread_of(row))
-
-
-def high(row: SweepRow) -> float:
-    """The top of a rate's interval (rate x (1 + spread))."""
-    return (row.samples_per_s or 0.0) * (1 + spread_of(row))
+    """A rate's relative uncertainty: its measured spread, at least NEAR_BEST."""
+    return max(NEAR_BEST, row.rate_spread or 0.0)
 
 
 def _plain(dataset: DatasetResult) -> list[SweepRow]:
@@ -48,8 +33,8 @@ def overlapping(dataset: DatasetResult) -> list[SweepRow]:
     top = fastest(dataset)
     if top is None or not top.samples_per_s:
         return []
-    floor = low(top)
-    return [r for r in _plain(dataset) if high(r) >= floor]
+    floor = top.samples_per_s * (1 - spread_of(top))
+    return [r for r in _plain(dataset) if (r.samples_per_s or 0.0) * (1 + spread_of(r)) >= floor]
 
 
 def pipeline_at(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool = False) -> Pipeline | None:
@@ -97,27 +82,20 @@ def best_row(
     separates from every other, it; where several overlap (a busy machine), the measurement cannot choose,
     so the model does, from CPU clocks that load does not move: the fewest workers within NEAR_BEST of the
     best it predicts among them, where that fits the intervals. Otherwise the fewest workers whose rate lies
-    within the fastest row's band (_in_band: a row that overlaps only through its own wide spread, far below
-    the fastest, is not chosen by default)."""
+    within the fastest row's own band (a row that overlaps only through its own wide spread, far below the
+    fastest, is not chosen by default)."""
     top = fastest(dataset)
     if top is None or not top.samples_per_s:
         return None
     near = overlapping(dataset)
     if len(near) <= 1:
         return top, [], "measured"
-    fewest = min((r for r in near if _in_band(r, top)), key=lambda r: r.workers)
+    band = top.samples_per_s * (1 - spread_of(top))
+    fewest = min((r for r in near if (r.samples_per_s or 0.0) >= band), key=lambda r: r.workers)
     modelled = _modelled(dataset, near, fewest, usable, cuda)
     chosen = modelled or fewest
     how = "model" if modelled is not None else "fewest of the inconclusive"
     return chosen, [r for r in near if r is not chosen], how
-
-
-def _in_band(row: SweepRow, top: SweepRow) -> bool:
-    """Whether a row's rate lies within the fastest row's band, its own spread counted up to the fastest's:
-    two rows a few percent apart on a noisy machine stay together whichever spread is the wider, while a row
-    far below that overlaps only through its own wide spread does not."""
-    reach = (1 + spread_of(top)) * (1 + min(spread_of(row), spread_of(top)))
-    return (row.samples_per_s or 0.0) * reach >= (top.samples_per_s or 0.0)
 
 
 def _modelled(
@@ -135,9 +113,10 @@ def _modelled(
     if chosen is fewest:
         return chosen
     ratio = (guesses[pick] or 0.0) / (guesses[fewest.workers] or 1.0)
-    least = low(chosen) / max(high(fewest), 1e-9)
-    most = high(chosen) / max(low(fewest), 1e-9)
-    return chosen if least <= ratio <= most else None
+    rate, base = chosen.samples_per_s or 0.0, fewest.samples_per_s or 1.0
+    low = rate * (1 - spread_of(chosen)) / (base * (1 + spread_of(fewest)))
+    high = rate * (1 + spread_of(chosen)) / (base * (1 - spread_of(fewest)))
+    return chosen if low <= ratio <= high else None
 
 
 def persistent_saving(dataset: DatasetResult) -> float | None:

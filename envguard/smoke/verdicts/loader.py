@@ -7,7 +7,7 @@ from __future__ import annotations
 from envguard.findings import Finding
 from envguard.pipeline import model
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
-from envguard.smoke.advice import fastest, high, low, spread_of
+from envguard.smoke.advice import fastest, spread_of
 from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks, LoaderSettings
 from envguard.smoke.rates import MIN_BATCH_MS
@@ -260,7 +260,7 @@ def _as_given(
     rate, best = mine.samples_per_s or 0.0, top.samples_per_s or 0.0
     ratio = best / rate if rate else float("inf")
     check = "your loader's configuration"
-    separated = high(mine) < low(top)
+    separated = rate * (1 + spread_of(mine)) < best * (1 - spread_of(top))
     backed = rec.rule == "model" and rec.workers != mine.workers  # the model chose it among overlapping rows
     if top.workers != mine.workers and ratio >= FASTER and (separated or backed):
         return Finding(
