@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import SHARED, MakePrefix, envguard, fixture_channel, install, openssl_keys, spec_lock
+from tests.helpers import (
+    SHARED,
+    MakePrefix,
+    envguard,
+    fixture_channel,
+    install,
+    mounted,
+    openssl_keys,
+    spec_lock,
+)
 from tests.realconda import KIT, Conda, CondaKit, build_kit, per_test_condarc
 
 
@@ -122,17 +130,8 @@ def shared() -> Path:
 @pytest.fixture
 def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A real 1 MiB tmpfs (needs root or CAP_SYS_ADMIN; skipped elsewhere)."""
-    mount = tmp_path / "shm"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
+    with mounted(["-t", "tmpfs", "-o", "size=1m", "tmpfs"], tmp_path / "shm") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
 
 
 @pytest.fixture
@@ -140,6 +139,13 @@ def tiny_shm(tiny_tmpfs: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """tiny_tmpfs as the shared-memory mount envguard reads."""
     monkeypatch.setenv("ENVGUARD_SHM_PATH", str(tiny_tmpfs))
     return tiny_tmpfs
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 2 MiB tmpfs (a full disk after 2 MiB of writes; needs root, skipped elsewhere)."""
+    with mounted(["-t", "tmpfs", "-o", "size=2m", "tmpfs"], tmp_path / "tiny-disk") as mount:
+        yield mount
 
 
 @pytest.fixture(scope="session")
