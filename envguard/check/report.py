@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envguard.check.fixes import fix_commands
-from envguard.diff.changes import CATEGORIES, TITLES, Difference
+from envguard.diff.changes import CATEGORIES, TITLES, Difference, by_kind
 from envguard.diff.run import diff_environments
 from envguard.errors import BadInputError
 from envguard.model import Environment
@@ -56,7 +56,7 @@ class CheckReport:
     def grouped(self) -> dict[str, tuple[Difference, ...]]:
         result: dict[str, tuple[Difference, ...]] = {}
         for category in CHECK_CATEGORIES:
-            items = tuple(f for f in self.findings if f.category == category)
+            items = by_kind(f for f in self.findings if f.category == category)  # changed, added, removed
             if items:
                 result[category] = items
         return result
