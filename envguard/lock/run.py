@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envguard.engine.solver import parse_date
-from envguard.errors import BadInputError, UsageError
+from envguard.errors import UsageError
 from envguard.formats import detect_kind, pixiwrite
 from envguard.formats.condalock.write import render_explicit, render_lock, write_lock
 from envguard.lock.plan import (
@@ -21,7 +21,7 @@ from envguard.lock.plan import (
     probe_into,
     without_local_paths,
 )
-from envguard.prefix.condaconfig import find_named
+from envguard.lock.reproduce import Reproduce
 from envguard.sources import read_live, resolve_prefix
 
 
@@ -136,40 +136,22 @@ def _live_plan(
                 f"pip package(s) {', '.join(local)} were installed from a local path; locked as "
                 "name==version without the path (pass --include-local to write it)"
             )
-    parts = [
-        "envguard lock",
-        _live_source(source, prefix, target),
-        *(["--no-probe"] if no_probe else []),
-        *flags,
-    ]
-    return from_live(env), " ".join([*parts, "-o", shlex.quote(Path(target).name)]), warnings
-
-
-def _live_source(source: str | None, prefix: Path, target: str) -> str:
-    """How the Reproduce line names a live environment, runnable from the lock's folder: `name:ENV` when conda
-    knows it by name, else its path relative to the lock's folder (no machine paths in the lock)."""
-    if source and source.startswith("name:"):
-        return shlex.quote(source)
-    resolved = prefix.resolve()
-    try:
-        if find_named(prefix.name).resolve() == resolved:
-            return shlex.quote(f"name:{prefix.name}")
-    except BadInputError:
-        pass
-    return shlex.quote(_relative(prefix, target))
+    where = Reproduce(target)
+    line = where.line([where.live_source(source, prefix), *(["--no-probe"] if no_probe else []), *flags])
+    return from_live(env), line, warnings
 
 
 def _reproduce_yml(
     path: Path, target: str, plan: LockPlan, cuda: str | None, no_cuda: bool, flags: list[str]
 ) -> str:
-    parts = ["envguard lock -f", _relative(path, target), *flags]
+    where = Reproduce(target)
+    parts = ["-f", where.path(path), *flags]
     parts += [f"--platform {p}" for p in sorted(plan.envs)]
     if cuda:
-        parts.append(f"--cuda {cuda}")
+        parts.append(f"--cuda {shlex.quote(cuda)}")
     elif no_cuda:
         parts.append("--no-cuda")
-    parts.append(f"-o {shlex.quote(Path(target).name)}")  # run from the lock's folder: no machine paths
-    return " ".join(parts)
+    return where.line(parts)
 
 
 def _relative(path: Path, target: str) -> str:
