@@ -44,6 +44,7 @@ class CheckReport:
     findings: tuple[Difference, ...] = ()
     notes: tuple[str, ...] = ()
     fixes: tuple[str, ...] = ()  # the commands that get back to the target (envguard.check.fixes)
+    nothing_to_compare: str = ""  # why there was nothing to check (a live lock's freshness): the verdict
 
     @property
     def clean(self) -> bool:
@@ -63,6 +64,8 @@ class CheckReport:
 
     def verdict(self) -> str:
         """The one-line summary that ends the human output."""
+        if self.nothing_to_compare:
+            return f"OK: {self.nothing_to_compare}"
         if self.clean:
             extra = f" ({len(self.findings)} note(s))" if self.findings else ""
             return f"OK: {self.live} matches {self.target}{extra}"

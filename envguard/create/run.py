@@ -14,7 +14,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.channels import normalize, strip_credentials
+from envguard.channels import merge as merge_channels
+from envguard.channels import strip_credentials
 from envguard.create import jupyter as jupyter_mod
 from envguard.create import machine_check, naming
 from envguard.create.naming import suggest
@@ -90,7 +91,7 @@ def read_source(
         env = envyml.read(path, platform=platform)
         conda = tuple(r.spec for r in env.requested if r.manager == "conda")
         return CreateInput(
-            "environment.yml", str(path), env, conda, _merge(channels, env.channels), path=path
+            "environment.yml", str(path), env, conda, merge_channels(channels, env.channels), path=path
         )
     if lock:
         path = _existing(lock)
@@ -102,7 +103,7 @@ def read_source(
             )
         conda = tuple(r.spec for r in env.requested if r.manager == "conda")
         return CreateInput(
-            env.kind, str(path), env, conda, _merge(channels, env.channels), env.packages, path
+            env.kind, str(path), env, conda, merge_channels(channels, env.channels), env.packages, path
         )
 
     for spec in specs:
@@ -362,14 +363,6 @@ def _existing(value: str) -> Path:
     if not path.is_file():
         raise BadInputError(f"{value}: no such file; check the path")
     return path
-
-
-def _merge(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
-    merged: list[str] = []
-    for channel in (*first, *second):
-        if channel and normalize(channel) not in (normalize(c) for c in merged):
-            merged.append(channel)
-    return tuple(merged)
 
 
 def _pip(source: CreateInput) -> tuple[Package, ...]:

@@ -40,6 +40,7 @@ class LockOptions:
     include_local: bool = False  # write the local paths of pip packages installed from this machine's disk
     pixi_version: int = pixiwrite.VERSION
     exclude_newer: str | None = None  # solve as of this date (environment.yml only)
+    channels: tuple[str, ...] = ()  # -c: before the environment.yml's own channels
 
 
 @dataclass(frozen=True)
@@ -71,15 +72,21 @@ def lock(options: LockOptions) -> LockResult:
     if yml is not None:
         cuda: CudaChoice = False if no_cuda else given_cuda
         date = parse_date(o.exclude_newer) if o.exclude_newer else None
-        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda, date)
+        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda, date, o.channels)
+        given = [f"-c {shlex.quote(c)}" for c in o.channels]
         dated = ["--exclude-newer", plan.exclude_newer] if plan.exclude_newer else []
-        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, [*explicit, *dated])
+        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, [*given, *explicit, *dated])
         sources = [_relative(yml, target)]
     else:
         if o.cuda or o.no_cuda or o.exclude_newer:
             raise UsageError(
                 "--cuda/--no-cuda and --exclude-newer apply to `-f environment.yml`; a live environment is "
                 "locked as is"
+            )
+        if o.channels:
+            raise UsageError(
+                "-c/--channel applies to -f environment.yml (the channels to solve it with); a live "
+                "environment is locked as is"
             )
         flags = [*explicit, *(["--include-local"] if o.include_local else [])]
         plan, reproduce, live = _live_plan(o.source, o.platforms, o.no_probe, target, flags, o.include_local)
@@ -146,7 +153,8 @@ def _reproduce_yml(
 ) -> str:
     where = Reproduce(target)
     parts = ["-f", where.path(path), *flags]
-    parts += [f"--platform {p}" for p in sorted(plan.envs)]
+    if not plan.platforms_from_file:  # else the file's `platforms:` decide again (an added one is locked)
+        parts += [f"--platform {p}" for p in sorted(plan.envs)]
     if cuda:
         parts.append(f"--cuda {shlex.quote(cuda)}")
     elif no_cuda:

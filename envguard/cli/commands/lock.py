@@ -1,4 +1,4 @@
-"""`envguard lock [SOURCE] [-f environment.yml] [--platform P ...] [--cuda VER | --no-cuda]
+"""`envguard lock [SOURCE] [-f environment.yml] [--platform P ...] [-c CHANNEL ...] [--cuda VER | --no-cuda]
 [--format conda-lock|explicit|pixi] [--pixi-version 6|7] [--exclude-newer DATE] [-o FILE]`. The console
 script answers it itself (envguard.cli.launcher): the body imports what it runs."""
 
@@ -17,6 +17,14 @@ GRAMMAR = Command(
             dest="platforms",
             many=True,
             help="Platform to lock (repeatable; default: the file's `platforms:` or this machine's).",
+        ),
+        Opt(
+            "-c",
+            "--channel",
+            dest="channels",
+            many=True,
+            metavar="CHANNEL",
+            help="Channel to solve -f environment.yml with (repeatable; before the file's own, as conda -c).",
         ),
         Opt("--cuda", metavar="VERSION", help="Lock for GPU machines: solve with __cuda=VERSION."),
         Opt("--no-cuda", flag=True, help="Lock for machines without a GPU (no __cuda)."),
@@ -62,6 +70,7 @@ def run(
     source: str | None,
     envfile: str | None,
     platforms: tuple[str, ...],
+    channels: tuple[str, ...],
     cuda: str | None,
     no_cuda: bool,
     no_probe: bool,
@@ -88,6 +97,7 @@ def run(
             include_local,
             pixi_version=int(pixi_version),
             exclude_newer=exclude_newer,
+            channels=channels,
         )
     )
     for message in result.warnings:
