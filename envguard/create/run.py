@@ -23,7 +23,7 @@ from envguard.create.transaction import recover, replacing
 from envguard.engine import pip_install
 from envguard.engine.backends.base import Backend, Plan, Request
 from envguard.engine.install import Alongside, Fetched, default_pkgs_dir, fetch, install, integrity_message
-from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
+from envguard.errors import BackendError, BadInputError, EnvguardError, NoPlatformEntry, UsageError
 from envguard.formats import envyml, read_file
 from envguard.formats.condalock.write import input_hash, render_lock, write_lock
 from envguard.machine import virtual
@@ -95,7 +95,10 @@ def read_source(
         )
     if lock:
         path = _existing(lock)
-        env = read_file(path, platform=platform)
+        try:
+            env = read_file(path, platform=platform)
+        except NoPlatformEntry as exc:  # create has no --platform: it installs for this machine
+            raise exc.this_machine() from exc
         if env.spec_only or not env.conda_packages():
             raise BadInputError(
                 f"{path}: no locked conda packages for {platform}; give a lock (conda-lock.yml, "

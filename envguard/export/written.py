@@ -1,6 +1,6 @@
-"""What `export -o FILE` tells the user after writing: the one "wrote" line, and a warning naming the file when
-it replaced one that git tracks (a hand-written environment.yml overwritten by the tour is otherwise lost
-without a word)."""
+"""What `export -o FILE` tells the user after writing: the one "wrote" line, and a warning naming the file
+when it replaced one that git tracks (a hand-written environment.yml overwritten by the tour is otherwise
+lost without a word)."""
 
 from __future__ import annotations
 

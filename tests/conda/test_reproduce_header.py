@@ -1,6 +1,6 @@
-"""The "Reproduce:" line a lock's header prints, pasted as is into a shell in another folder, writes the same
-file (inside a git work tree from any folder of any checkout; outside one from any folder), and the install line
-it suggests works (conda for conda locks; never conda-lock for a pip-only lock)."""
+"""The "Reproduce:" line a lock's header prints, pasted as is into a shell in another folder, writes the
+same file (inside a git work tree from any folder of any checkout; outside one from any folder), and the
+install line it suggests works (conda for conda locks; never conda-lock for a pip-only lock)."""
 
 from __future__ import annotations
 
@@ -136,8 +136,9 @@ def _git(cwd: Path, *args: str) -> None:
 def test_in_a_git_work_tree_the_line_runs_from_any_folder_of_any_checkout(
     channels: dict[str, Path], tmp_path: Path
 ) -> None:
-    """The README's venv-in-the-clone case and a committed envs/ lock: paths relative to the repository's root,
-    no machine path in the lock, and the line rewrites the same bytes in another clone, from a subfolder."""
+    """The README's venv-in-the-clone case and a committed envs/ lock: paths relative to the repository's
+    root, no machine path in the lock, and the line rewrites the same bytes in another clone, from a
+    subfolder."""
     repo = tmp_path / "repo"
     (repo / "envs").mkdir(parents=True)
     _git(repo, "init", "-q")

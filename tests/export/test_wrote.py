@@ -1,5 +1,5 @@
-"""`export -o FILE` says what it wrote on stderr, as `lock` does, and warns by name when it replaced a file git
-tracks (the tour run from a clone's root once overwrote the project's environment.yml without a word)."""
+"""`export -o FILE` says what it wrote on stderr, as `lock` does, and warns by name when it replaced a file
+git tracks (the tour run from a clone's root once overwrote the project's environment.yml without a word)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""`lock -f environment.yml -c CHANNEL`: the option the "no channels" message suggests exists, works as conda's
-`-c` (before the file's own channels), and the lock it writes is fresh, reproducible and re-locked as printed."""
+"""`lock -f environment.yml -c CHANNEL`: the option the "no channels" message suggests exists, works as
+conda's `-c` (before the file's own channels), and the lock it writes is fresh, reproducible and re-locked as
+printed."""
 
 from __future__ import annotations
 
