@@ -36,8 +36,10 @@ SHELL_LANGS = ("bash", "sh", "shell")
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"^<!--\s*docs-test:(.*?)-->\s*$")
 FIXTURES = {
-    "project": "environment.yml (python, numpy from the fixture channel), its conda-lock.yml, train.py, and "
-    "that environment active (CONDA_PREFIX, its bin/ first on PATH)",
+    "checkout": "a project's files: environment.yml (python, numpy from the fixture channel) and the "
+    "conda-lock.yml solved from it",
+    "project": "the checkout's files, train.py, and that environment active (CONDA_PREFIX, its bin/ first on "
+    "PATH)",
     "named": "two environments conda knows by name: laptop and server (another numpy)",
     "clone": "a fresh copy of this working tree as the current folder (what `git clone` gives)",
     "conda": "the real conda CLI with its shell functions (`conda activate`), an environment myproj made by "
@@ -278,11 +280,16 @@ def make_world(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[tupl
     return factory
 
 
+def _checkout(world: World, request: pytest.FixtureRequest) -> None:
+    channels: dict[str, Path] = request.getfixturevalue("channels")
+    (world.cwd / "environment.yml").write_text(ENV_YML.format(forge=channels["forge"].resolve().as_uri()))
+    assert envguard("lock", "-f", "environment.yml", "--no-cuda", cwd=world.cwd) == 0
+
+
 def _project(world: World, request: pytest.FixtureRequest) -> None:
     channels: dict[str, Path] = request.getfixturevalue("channels")
     pkgs: Path = request.getfixturevalue("pkgs_cache")
-    (world.cwd / "environment.yml").write_text(ENV_YML.format(forge=channels["forge"].resolve().as_uri()))
-    assert envguard("lock", "-f", "environment.yml", "--no-cuda", cwd=world.cwd) == 0
+    _checkout(world, request)
     (world.cwd / "train.py").write_text(TRAIN)
     specs = ["python=3.11", "numpy=1.26"]
     prefix = install(world.cwd.parent / f"{world.cwd.name}-env", specs, [channels["forge"]], cache=pkgs)
@@ -332,6 +339,7 @@ def _pipx(world: World, request: pytest.FixtureRequest) -> None:
 
 
 BUILDERS: dict[str, Callable[[World, pytest.FixtureRequest], None]] = {
+    "checkout": _checkout,
     "project": _project,
     "named": _named,
     "clone": _clone,
