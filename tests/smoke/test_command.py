@@ -101,13 +101,13 @@ def test_planted_shm_too_small_fails(
         "2",
     )
     shm = by_check(data)["/dev/shm"]
-    assert (
-        code == 1
-        and shm["status"] == "FAIL"
-        and "bus error" in shm["evidence"]
-        and "--shm-size" in shm["fix"]
-    )
     assert data["shm"]["path"] == str(tiny_shm) and data["shm"]["total"] == 1024 * 1024
+    if shm["status"] == "INFO":  # so loaded that the budget ended before any batch: said, never a PASS
+        assert "no batch was measured" in shm["evidence"]  # (its timing-free twins: verdicts/test_memory.py)
+        return
+    assert code == 1 and shm["status"] == "FAIL", shm
+    assert "num_workers=2" in shm["evidence"] and "bus error" in shm["evidence"]
+    assert "--shm-size" in shm["fix"]
 
 
 def test_environment_without_torch_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
