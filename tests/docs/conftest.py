@@ -10,7 +10,9 @@ A block says what it needs in an HTML comment right above its fence (invisible o
 The first clause names the fixtures (FIXTURES below); `apart` runs each command line in a fresh world (a list
 of independent examples); `line N exits K` expects exit K from the block's Nth command line (default 0);
 `line N not here: REASON` and `not here: REASON` leave a line or the block out, with the reason shown as the
-skip's. A block without a comment runs in an empty folder with envguard on PATH.
+skip's; `pending: REASON` expects the block to fail until the change REASON names lands (a strict xfail: it
+fails once the block passes, so the clause is removed then). A block without a comment runs in an empty
+folder with envguard on PATH.
 
 The placeholders the docs ask the user to fill in (PLACEHOLDERS) are filled with this checkout: a copy of the
 working tree for `/path/to/envguard`, a git copy and its commit for `OWNER/envguard@COMMIT`.
@@ -62,6 +64,7 @@ class Block:
     not_here: str = ""
     exits: dict[int, int] = field(default_factory=dict)  # command line (1-based) -> expected exit code
     lines_not_here: dict[int, str] = field(default_factory=dict)
+    pending: str = ""
 
     @property
     def name(self) -> str:
@@ -84,7 +87,14 @@ class Block:
 
 def parse_marker(text: str, where: str) -> dict[str, object]:
     """The clauses of a `docs-test:` comment."""
-    found: dict[str, object] = {"fixtures": (), "apart": False, "not_here": "", "exits": {}, "lines": {}}
+    found: dict[str, object] = {
+        "fixtures": (),
+        "apart": False,
+        "not_here": "",
+        "exits": {},
+        "lines": {},
+        "pending": "",
+    }
     head, skipped, reason = text.partition("; not here: ") if "; not here: " in text else ("", "", "")
     if not skipped and text.strip().startswith("not here: "):
         head, reason = "", text.strip().removeprefix("not here: ")
@@ -102,6 +112,8 @@ def parse_marker(text: str, where: str) -> dict[str, object]:
             lines[int(match.group(1))] = match.group(2)
         elif clause == "apart":
             found["apart"] = True
+        elif clause.startswith("pending: "):
+            found["pending"] = clause.removeprefix("pending: ")
         elif index == 0:
             unknown = [f for f in clause.split() if f not in FIXTURES]
             assert not unknown, f"{where}: unknown docs-test fixture(s) {unknown}; known: {sorted(FIXTURES)}"
@@ -139,6 +151,7 @@ def blocks(langs: tuple[str, ...] = SHELL_LANGS, docs: tuple[Path, ...] = DOCS) 
                         str(m["not_here"]),
                         m["exits"],  # type: ignore[arg-type]
                         m["lines"],  # type: ignore[arg-type]
+                        str(m["pending"]),
                     )
                 )
             index = end + 1
