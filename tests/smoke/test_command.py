@@ -6,6 +6,7 @@ Timings are never asserted (the machine may be busy); planted problems are, thro
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,15 +68,28 @@ def test_planted_too_few_workers_fails(prefix: Path, capsys: pytest.CaptureFixtu
     code, data = smoke(
         capsys, str(prefix), *FAST, "--dataset", f"{PLANTED}:make_slow_reads", "--num-workers", "0"
     )
-    finding = by_check(data)["num_workers=0"]
-    assert (
-        code == 1
-        and finding["status"] == "FAIL"
-        and "too few workers for this I/O-bound dataset" in finding["evidence"]
-    )
-    assert "num_workers=2" in finding["fix"]
+    # the verdict stands on measured rates, which a busy machine changes (it failed 3 of 3 runs beside a busy
+    # loop): its timing-free twin is verdicts/test_throughput.py; here, what load cannot change
     user = data["datasets"][0]
-    assert user["bound"] == "io" and not user["nominal"] and user["latency_ms"] >= 4.0
+    assert user["bound"] == "io" and not user["nominal"] and user["latency_ms"] >= 4.0  # sleeps only grow
+    finding = by_check(data)["num_workers=0"]
+    cited = re.search(
+        r"num_workers=0 reaches \d+ samples/s; num_workers=(\d+) reaches \d+ \(([\d.]+|inf)x\)",
+        finding["evidence"],
+    )
+    if cited is None:  # not measured within the budget
+        assert finding["status"] == "INFO" and "budget" in finding["fix"], finding
+        return
+
+    def verdict(ratio: float) -> str:
+        return "FAIL" if ratio >= 1.5 else "WARN" if ratio >= 1.15 else "PASS"
+
+    shown = float(cited.group(2))  # printed to one decimal: either side of a threshold it rounds onto
+    expected = {verdict(shown - 0.05), verdict(shown + 0.0499)}
+    assert finding["status"] in expected, finding  # the verdict the rates it cites give
+    if finding["status"] == "FAIL":
+        assert code == 1 and "too few workers for this I/O-bound dataset" in finding["evidence"]
+        assert f"num_workers={cited.group(1)}" in finding["fix"]
 
 
 @pytest.mark.slow
