@@ -26,12 +26,14 @@ def spin() -> None:
 
 
 def outcomes(report: Path) -> dict[str, str]:
-    """test id -> passed / failed / skipped, from pytest's JUnit XML."""
+    """test id -> passed / failed / skipped, from pytest's JUnit XML (a failure's message is printed)."""
     found: dict[str, str] = {}
     for case in ElementTree.parse(report).getroot().iter("testcase"):
         name = f"{case.get('classname')}::{case.get('name')}"
-        if case.find("failure") is not None or case.find("error") is not None:
+        failure = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if failure is not None:
             found[name] = "failed"
+            print(f"  {name}: {(failure.get('message') or '')[:400]}", flush=True)
         elif case.find("skipped") is not None:
             found[name] = "skipped"
         else:
