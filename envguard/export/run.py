@@ -19,7 +19,6 @@ from pathlib import PurePath
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
-from envguard import __version__
 from envguard.channels import strip_credentials
 from envguard.depgraph import leaves
 from envguard.errors import BadInputError, UsageError
@@ -29,6 +28,7 @@ from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
 from envguard.prefix.pipconfig import index_options
 from envguard.specs import parse_conda, spec_name
+from envguard.version import __version__
 
 ExportMode = Literal["pinned", "full", "from-history"]
 ExportFormat = Literal["env", "explicit", "cyclonedx"]

@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from envguard import __version__
 from envguard.channels import strip_credentials
 from envguard.depgraph import leaves
 from envguard.model import Environment, Package
 from envguard.specs import canonical_name, spec_name
+from envguard.version import __version__
 
 SPEC_VERSION = "1.6"
 ROOT_REF = "environment"

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from envguard import __version__
 from envguard.channels import strip_credentials
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
+from envguard.version import __version__
 
 VERSION = 6
 VERSIONS = (6, 7)

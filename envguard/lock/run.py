@@ -22,6 +22,7 @@ from envguard.lock.plan import (
     without_local_paths,
 )
 from envguard.lock.reproduce import Reproduce
+from envguard.prefix.lockref import remember
 from envguard.sources import read_live, resolve_prefix
 
 
@@ -97,7 +98,16 @@ def lock(options: LockOptions) -> LockResult:
         done = _write_pixi(plan, target, reproduce, o.pixi_version)
     else:
         done = _write_yaml(plan, target, reproduce, sources)
+    if yml is None and target != "-":
+        _tie(resolve_prefix(o.source), target, plan)
     return LockResult(done.written, done.stdout, (*plan.warnings, *live, *done.warnings))
+
+
+def _tie(prefix: Path, target: str, plan: LockPlan) -> None:
+    """A live environment now follows the lock written from it (envguard.prefix.lockref): the conda plugin
+    and the notebook extension check it against that lock without being told."""
+    for platform in plan.envs:
+        remember(prefix, Path(target.replace("{platform}", platform)))
 
 
 _DEFAULT_TARGET = {"explicit": "conda-{platform}.lock", "pixi": "pixi.lock"}

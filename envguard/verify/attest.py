@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envguard import __version__
 from envguard.atomic import write_bytes
 from envguard.attest import envelope
 from envguard.attest.envelope import Signing
@@ -21,6 +20,7 @@ from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints
 from envguard.prefix.probe import run_probe
 from envguard.textio import read_bytes
+from envguard.version import __version__
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from envguard import __version__
 from envguard.atomic import write_text
 from envguard.channels import strip_credentials
 from envguard.formats import explicit
 from envguard.formats.condalock import meta as lockmeta
 from envguard.formats.yaml import dump
 from envguard.model import LOCAL_ORIGIN, Environment, Package, VirtualPackage
+from envguard.version import __version__
 
 
 def input_hash(inputs: Environment, platform: str, virtual: Sequence[VirtualPackage] = ()) -> str:
