@@ -4,7 +4,7 @@ script answers it itself (envguard.cli.launcher): the body imports what it runs.
 
 from __future__ import annotations
 
-from envguard.cli.grammar import Arg, Command, Opt
+from envguard.cli.grammar import Arg, Command, Opt, channel_option
 from envguard.errors import EXIT_OK
 
 GRAMMAR = Command(
@@ -18,14 +18,7 @@ GRAMMAR = Command(
             many=True,
             help="Platform to lock (repeatable; default: the file's `platforms:` or this machine's).",
         ),
-        Opt(
-            "-c",
-            "--channel",
-            dest="channels",
-            many=True,
-            metavar="CHANNEL",
-            help="Channel to solve -f environment.yml with (repeatable; before the file's own, as conda -c).",
-        ),
+        channel_option("Channel to solve -f environment.yml with"),
         Opt("--cuda", metavar="VERSION", help="Lock for GPU machines: solve with __cuda=VERSION."),
         Opt("--no-cuda", flag=True, help="Lock for machines without a GPU (no __cuda)."),
         Opt("--no-probe", flag=True, help="Live source: do not run the fingerprint probe."),
