@@ -32,6 +32,7 @@ WHO_PRINTS: dict[str, tuple[str, ...]] = {
     "engine/backends/__init__.py": ("create", "name"),
     "engine/backends/cli.py": ("create", "name"),
     "engine/solver.py": ("lock", "create", "name"),
+    "distributed/verdicts.py": ("check", "smoke"),  # their --distributed runs judge the ranks
     # NoPlatformEntry, from the lock readers; create and smoke read this machine's entry only and re-word it
     # (this_machine())
     "errors.py": LOCK_READERS,
