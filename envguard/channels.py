@@ -99,6 +99,16 @@ def normalize(channel: str) -> str:
     return value
 
 
+def merge(first: Sequence[str], then: Sequence[str]) -> tuple[str, ...]:
+    """`-c` channels before a file's own, as conda's `-c` goes before the configured ones; each channel once
+    (compared by `normalize`)."""
+    merged: list[str] = []
+    for channel in (*first, *then):
+        if channel and normalize(channel) not in (normalize(c) for c in merged):
+            merged.append(channel)
+    return tuple(merged)
+
+
 def channel_from_url(url: str) -> tuple[str, str]:
     """Split a package URL into (normalised channel, subdir)."""
     return _channel_of_folder(url.rsplit("/", 1)[0])

@@ -32,6 +32,24 @@ class UsageError(BadInputError):
     """Options that contradict each other or cannot apply."""
 
 
+class NoPlatformEntry(BadInputError):
+    """A lock has no entry for the platform asked for. The message suggests `--platform`; a command that
+    always takes this machine's entry (create, smoke: no such option) raises `this_machine()` instead."""
+
+    def __init__(self, path: object, platform: str, have: str, what: str = "entry") -> None:
+        super().__init__(
+            f"{path}: no {what} for platform {platform}; the lock has {have}; pass --platform, or re-lock "
+            f"with --platform {platform}"
+        )
+        self.path, self.platform, self.have, self.what = path, platform, have, what
+
+    def this_machine(self) -> BadInputError:
+        return BadInputError(
+            f"{self.path}: no {self.what} for {self.platform}, this machine's platform; the lock has "
+            f"{self.have}; re-lock it with `envguard lock ... --platform {self.platform}`"
+        )
+
+
 class OperationalError(EnvguardError):
     """The disk, a subprocess or a backend failed while doing what was asked."""
 

@@ -8,10 +8,13 @@ changes it without making the lock stale.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 
-from envguard.channels import normalize
+from envguard.channels import merge, normalize
 from envguard.check.discovery import find_lock
 from envguard.check.fixes import relock_command
 from envguard.check.report import CheckReport
@@ -20,7 +23,7 @@ from envguard.diff.satisfy import unsatisfied
 from envguard.errors import BadInputError, UsageError
 from envguard.formats import detect_kind, envyml
 from envguard.formats.condalock import read as condalock
-from envguard.formats.condalock.meta import EXCLUDE_NEWER_KEY
+from envguard.formats.condalock.meta import EXCLUDE_NEWER_KEY, REPRODUCE_KEY, SOURCE_KIND_KEY
 from envguard.formats.condalock.read import LockData
 from envguard.formats.condalock.write import input_hash
 from envguard.model import Environment
@@ -119,6 +122,12 @@ def _pip_provided_by_conda(name: str, manager: str, seen: set[str]) -> bool:
     return manager == "pip" and f"conda:{name}" in seen
 
 
+def made_from_live(lock: LockData) -> bool:
+    """Whether envguard wrote the lock from a live environment (its exact packages, no environment.yml)."""
+    kind = lock.custom.get(SOURCE_KIND_KEY)
+    return kind is not None and kind != "environment.yml" and not lock.sources
+
+
 def default_envyml(lock_path: Path, lock: LockData) -> Path:
     """The environment.yml a lock was made from: its first `sources` entry, else environment.yml beside it."""
     folder = lock_path.parent
@@ -138,28 +147,72 @@ def default_envyml(lock_path: Path, lock: LockData) -> Path:
 def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], list[str]]:
     """Staleness findings of a conda-lock.yml against its environment.yml (without solving), notes, and the
     command that re-locks."""
-    findings, notes, path, date = _freshness(lock, envfile)
-    return findings, notes, [relock_command(str(path), str(lock), date)] if findings else []
+    data = _read(lock)
+    if made_from_live(data):
+        return (
+            [],
+            [f"{lock} was locked from a live environment: its freshness for {envfile} is not judged"],
+            [],
+        )
+    findings, notes, path = _freshness(lock, envfile, data)
+    return findings, notes, [_relock(lock, path, data)] if findings else []
 
 
-def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path, str | None]:
-    """Findings, notes, the environment.yml and the time the lock was solved as of (if it was)."""
+def _read(lock: Path) -> LockData:
     if detect_kind(lock) != "conda-lock":
         raise UsageError(f"{lock}: lock freshness needs a conda-lock.yml")
-    data = condalock.read_lock(lock)
+    return condalock.read_lock(lock)
+
+
+def _freshness(
+    lock: Path, envfile: Path | None, data: LockData | None = None
+) -> tuple[list[Difference], list[str], Path]:
+    """Findings, notes and the environment.yml."""
+    data = data or _read(lock)
     path = envfile or default_envyml(lock, data)
-    specs = {p: envyml.read(path, platform=p) for p in data.envs}
+    given = _given_channels(data)  # `lock -f FILE -c CHANNEL`: solved with these before the file's own
+    specs = {}
+    for platform in data.envs:
+        read = envyml.read(path, platform=platform)
+        specs[platform] = dataclasses.replace(read, channels=merge(given, read.channels)) if given else read
     findings, notes = staleness(specs, data)
     date = data.custom.get(EXCLUDE_NEWER_KEY)
     if date:
         notes.append(f"solved as of {date} (--exclude-newer): a re-lock keeps that date")
-    return findings, notes, path, date
+    return findings, notes, path
+
+
+def _given_channels(lock: LockData) -> tuple[str, ...]:
+    """The `-c` channels the lock was solved with, read from the Reproduce line envguard recorded in it."""
+    try:
+        words = shlex.split(lock.custom.get(REPRODUCE_KEY, ""))
+    except ValueError:  # an unbalanced quote: edited by hand, or not envguard's
+        return ()
+    return tuple(value for flag, value in itertools.pairwise(words) if flag in ("-c", "--channel"))
+
+
+def _relock(lock: Path, envfile: Path, data: LockData) -> str:
+    """The command that re-locks: the lock's own Reproduce line (its platforms, CUDA choice, channels and
+    --exclude-newer date; it runs from any folder) when it was made from this very file, else `envguard lock
+    -f FILE -o LOCK` (as of the same date, when it was solved as of one)."""
+    reproduce = data.custom.get(REPRODUCE_KEY, "")
+    own = data.sources and (lock.parent / data.sources[0]).resolve() == envfile.resolve()
+    if own and reproduce:
+        return reproduce
+    return relock_command(str(envfile), str(lock), data.custom.get(EXCLUDE_NEWER_KEY))
 
 
 def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
-    """`check --lock-fresh`: the lock against environment.yml only."""
+    """`check --lock-fresh`: the lock against environment.yml only; a lock of a live environment was solved
+    from no file, so there is nothing to compare (one line, clean)."""
     path = lock or find_lock()
-
-    findings, notes, shown, date = _freshness(path, envfile)
-    fixes = (relock_command(str(shown), str(path), date),) if findings else ()
+    data = _read(path)
+    if made_from_live(data):
+        why = (
+            f"{path} was locked from a live environment, not solved from an environment.yml: nothing to "
+            "compare (`envguard check` compares an environment with it)"
+        )
+        return CheckReport(str(path), str(envfile or ""), nothing_to_compare=why)
+    findings, notes, shown = _freshness(path, envfile, data)
+    fixes = (_relock(path, shown, data),) if findings else ()
     return CheckReport(str(path), str(shown), tuple(findings), tuple(notes), fixes)

@@ -9,25 +9,25 @@ from __future__ import annotations
 from typing import Any
 
 from envguard.check.report import CHECK_TITLES, CheckReport, severity
-from envguard.diff.changes import Difference
+from envguard.diff.changes import Difference, sample
 from envguard.output import Views, document, dumps, md_escape
 
-LONG = 20  # a category with more findings is summarised: the first SHOWN, then one line for the rest
+LONG = 20  # a category with more findings is summarised: SHOWN of them, then one line for the rest
 SHOWN = 10
 _KIND_WORDS = {"only-a": "not installed", "only-b": "installed, not in the target", "changed": "changed"}
 
 
 def human(report: CheckReport, *, cached: bool = False, show_all: bool = False) -> str:
-    """One line per finding under its category title (a long category: the first SHOWN and a one-line
-    summary, unless `show_all`), then notes, then the verdict and how to fix."""
+    """One line per finding under its category title (a long category: SHOWN of them, every kind kept in
+    view, and a one-line summary, unless `show_all`), then notes, then the verdict and how to fix."""
     lines: list[str] = []
     for category, findings in report.grouped().items():
         title = CHECK_TITLES.get(category, category)
         lines.append(title)
-        shown = findings if show_all or len(findings) <= LONG else findings[:SHOWN]
+        shown = findings if show_all or len(findings) <= LONG else sample(findings, SHOWN)
         lines.extend(f"  [{severity(f)}] {f.message()}" for f in shown)
         if len(shown) < len(findings):
-            lines.append(f"  ... {_summary(title, findings)}; first {SHOWN} shown, --all for the rest")
+            lines.append(f"  ... {_summary(title, findings)}; {SHOWN} shown, --all for the rest")
     if report.notes:
         lines.append("Notes")
         lines.extend(f"  {note}" for note in report.notes)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envguard.check.fixes import fix_commands
-from envguard.diff.changes import CATEGORIES, TITLES, Difference
+from envguard.diff.changes import CATEGORIES, TITLES, Difference, by_kind
 from envguard.diff.run import diff_environments
 from envguard.errors import BadInputError
 from envguard.model import Environment
@@ -44,6 +44,7 @@ class CheckReport:
     findings: tuple[Difference, ...] = ()
     notes: tuple[str, ...] = ()
     fixes: tuple[str, ...] = ()  # the commands that get back to the target (envguard.check.fixes)
+    nothing_to_compare: str = ""  # why there was nothing to check (a live lock's freshness): the verdict
 
     @property
     def clean(self) -> bool:
@@ -56,13 +57,15 @@ class CheckReport:
     def grouped(self) -> dict[str, tuple[Difference, ...]]:
         result: dict[str, tuple[Difference, ...]] = {}
         for category in CHECK_CATEGORIES:
-            items = tuple(f for f in self.findings if f.category == category)
+            items = by_kind(f for f in self.findings if f.category == category)  # changed, added, removed
             if items:
                 result[category] = items
         return result
 
     def verdict(self) -> str:
         """The one-line summary that ends the human output."""
+        if self.nothing_to_compare:
+            return f"OK: {self.nothing_to_compare}"
         if self.clean:
             extra = f" ({len(self.findings)} note(s))" if self.findings else ""
             return f"OK: {self.live} matches {self.target}{extra}"

@@ -120,6 +120,19 @@ def styles(*, markdown: bool = True, output: bool = True, json_help: str = "") -
     return tuple(found)
 
 
+def channel_option(purpose: str) -> Opt:
+    """`-c/--channel CHANNEL` (repeatable, into `channels`), as conda's: `purpose` says what the channels are
+    for."""
+    return Opt(
+        "-c",
+        "--channel",
+        dest="channels",
+        many=True,
+        metavar="CHANNEL",
+        help=f"{purpose} (repeatable; before the file's own, as conda -c).",
+    )
+
+
 class Command:
     """One command's grammar: its name, positional arguments and options (in the order `--help` lists
     them), the groups of flags that exclude each other (flags sharing one destination, which click would

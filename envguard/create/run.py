@@ -13,7 +13,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.channels import normalize, strip_credentials
+from envguard.channels import merge as merge_channels
+from envguard.channels import strip_credentials
 from envguard.create import jupyter as jupyter_mod
 from envguard.create import machine_check, naming
 from envguard.create.naming import suggest
@@ -21,7 +22,13 @@ from envguard.engine import pip_install
 from envguard.engine import target as targets
 from envguard.engine.backends.base import Backend, Plan, Request
 from envguard.engine.install import Alongside, Fetched, default_pkgs_dir, fetch, install, integrity_message
-from envguard.errors import BackendError, BadInputError, OperationalError, UsageError
+from envguard.errors import (
+    BackendError,
+    BadInputError,
+    NoPlatformEntry,
+    OperationalError,
+    UsageError,
+)
 from envguard.formats import envyml, read_file
 from envguard.formats.condalock.write import input_hash, render_lock, write_lock
 from envguard.machine import virtual
@@ -90,11 +97,14 @@ def read_source(
         env = envyml.read(path, platform=platform)
         conda = tuple(r.spec for r in env.requested if r.manager == "conda")
         return CreateInput(
-            "environment.yml", str(path), env, conda, _merge(channels, env.channels), path=path
+            "environment.yml", str(path), env, conda, merge_channels(channels, env.channels), path=path
         )
     if lock:
         path = _existing(lock)
-        env = read_file(path, platform=platform)
+        try:
+            env = read_file(path, platform=platform)
+        except NoPlatformEntry as exc:  # create has no --platform: it installs for this machine
+            raise exc.this_machine() from exc
         if env.spec_only or not env.conda_packages():
             raise BadInputError(
                 f"{path}: no locked conda packages for {platform}; give a lock (conda-lock.yml, "
@@ -102,7 +112,7 @@ def read_source(
             )
         conda = tuple(r.spec for r in env.requested if r.manager == "conda")
         return CreateInput(
-            env.kind, str(path), env, conda, _merge(channels, env.channels), env.packages, path
+            env.kind, str(path), env, conda, merge_channels(channels, env.channels), env.packages, path
         )
 
     for spec in specs:
@@ -364,14 +374,6 @@ def _existing(value: str) -> Path:
     if not path.is_file():
         raise BadInputError(f"{value}: no such file; check the path")
     return path
-
-
-def _merge(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
-    merged: list[str] = []
-    for channel in (*first, *second):
-        if channel and normalize(channel) not in (normalize(c) for c in merged):
-            merged.append(channel)
-    return tuple(merged)
 
 
 def _pip(source: CreateInput) -> tuple[Package, ...]:

@@ -3,6 +3,7 @@ reports the same Differences against its target."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -113,10 +114,38 @@ class Diff:
         return not any(not c.informational for c in self.changes)
 
     def grouped(self) -> dict[str, tuple[Difference, ...]]:
-        """Changes per category, in CATEGORIES order, omitting empty categories."""
+        """Changes per category, in CATEGORIES order, omitting empty categories; within one, changed before
+        added before removed (`by_kind`)."""
         result: dict[str, tuple[Difference, ...]] = {}
         for category in CATEGORIES:
-            items = tuple(c for c in self.changes if c.category == category)
+            items = by_kind(c for c in self.changes if c.category == category)
             if items:
                 result[category] = items
         return result
+
+
+# changed first (the same package, another version: what a reader looks for), then added (only in B, or
+# installed but not in check's target), then removed (only in A: not installed), then the rest
+KIND_ORDER = ("changed", "unsatisfied", "only-b", "only-a")
+
+
+def by_kind(changes: Iterable[Difference]) -> tuple[Difference, ...]:
+    """`changes` in KIND_ORDER, each kind in its given order (a stable sort)."""
+    rank = {kind: i for i, kind in enumerate(KIND_ORDER)}
+    return tuple(sorted(changes, key=lambda c: rank.get(c.kind, len(KIND_ORDER))))
+
+
+def sample(changes: Sequence[Difference], shown: int) -> tuple[Difference, ...]:
+    """At most `shown` of `changes` (in `by_kind` order) with every kind kept visible: the slots go round the
+    kinds one at a time, so one changed and one added package are never hidden behind ten removed ones."""
+    kinds: dict[str, list[Difference]] = {}
+    for change in by_kind(changes):
+        kinds.setdefault(change.kind, []).append(change)
+    taken = dict.fromkeys(kinds, 0)
+    left = min(shown, len(changes))
+    while left:
+        for kind, items in kinds.items():
+            if left and taken[kind] < len(items):
+                taken[kind] += 1
+                left -= 1
+    return tuple(c for kind, items in kinds.items() for c in items[: taken[kind]])

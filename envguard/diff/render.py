@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envguard.diff.changes import TITLES, Diff, Difference
+from envguard.diff.changes import TITLES, Diff, Difference, sample
 from envguard.output import (
     NARROW,
     Views,
@@ -44,7 +44,7 @@ def _what(change: Difference) -> str:
 def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> str:
     """Human view: one rich table, a section per category, at the terminal's width (below NARROW columns
     the category becomes a section row instead of a column). A category with more than LONG items shows
-    the first SHOWN and a one-line count, unless `show_all`."""
+    SHOWN of them (`sample`: every kind kept in view) and a one-line count, unless `show_all`."""
     if not diff.changes:
         plain = _plain(diff, width or terminal_width(), show_all)
         if plain is not None:
@@ -63,7 +63,7 @@ def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> st
             grid.add_column(column, overflow="fold")
         for category, changes in diff.grouped().items():
             title = TITLES.get(category, category)
-            shown = changes if show_all or len(changes) <= LONG else changes[:SHOWN]
+            shown = changes if show_all or len(changes) <= LONG else sample(changes, SHOWN)
             if narrow:
                 grid.add_row(f"[bold]{escape(title)}[/bold]", "", "", "")
             for index, change in enumerate(shown):
@@ -95,17 +95,17 @@ SHOWN = 10
 
 
 def summaries(diff: Diff, show_all: bool = False) -> list[str]:
-    """One line per long category: `112 pip packages only in B — first 10 shown: a, b, …; --all for the
-    rest`."""
+    """One line per long category: `112 pip packages only in B — 10 shown: a, b, …; --all for the rest`
+    (the rows `sample` kept: every kind visible)."""
     if show_all:
         return []
     lines = []
     for category, changes in diff.grouped().items():
         if len(changes) > LONG:
             kinds = ", ".join(f"{n} {_KIND[k]}" for k, n in _counts(changes).items())
-            first = ", ".join(c.name for c in changes[:SHOWN])
+            first = ", ".join(c.name for c in sample(changes, SHOWN))
             lines.append(
-                f"{TITLES.get(category, category)}: {len(changes)} items ({kinds}) — first {SHOWN} shown: "
+                f"{TITLES.get(category, category)}: {len(changes)} items ({kinds}) — {SHOWN} shown: "
                 f"{first}; --all for the rest"
             )
     return lines

@@ -208,8 +208,8 @@ def download(package: Package, pkgs_dir: Path, timeout: float = DOWNLOAD_TIMEOUT
             os.unlink(tmp)
         reason = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or exc
         raise OperationalError(
-            f"{package.describe()}: cannot download {url} ({reason}); check the network, or "
-            "pass --pkgs-dir with the archives to work offline"
+            f"{package.describe()}: cannot download {url} ({reason}); check the network, or put "
+            f"{package.filename} in the package cache {pkgs_dir} to work offline"
         ) from exc
     return target
 

@@ -37,10 +37,12 @@ MODES: tuple[ExportMode, ...] = ("pinned", "full", "from-history")
 
 @dataclass(frozen=True, slots=True)
 class Exported:
-    """Rendered text plus the warnings a user should see (commands print them; this module never does)."""
+    """Rendered text plus the warnings a user should see (commands print them; this module never does), and
+    what it holds in a few words (`2 conda specs, 1 pip`) for the "wrote" line."""
 
     text: str
     warnings: tuple[str, ...] = ()
+    summary: str = ""
 
 
 def export(
@@ -122,7 +124,7 @@ def to_environment_yml(
     how = "export --no-builds" if no_builds else f"export --{mode}"
     header = _header("conda env create --file <this file>", how + (f" --relax {relax}" if relax else ""))
     body = _yaml_document(export_name(env), [strip_credentials(c) for c in env.channels], conda, pip)
-    return Exported(header + body, tuple(warnings))
+    return Exported(header + body, tuple(warnings), f"{len(conda)} conda specs, {len(pip)} pip")
 
 
 _VENV_FOLDERS = {".venv", "venv", "env", ".env", ".conda"}
@@ -373,7 +375,8 @@ def to_explicit(env: Environment) -> Exported:
     header = _header("conda create --name <env> --file <this file>", "export --format explicit").splitlines()
     platform = env.platform or "unknown"
     text, left_out = explicit.render(env.packages, [*header[:2], f"# platform: {platform}", header[2]])
-    return Exported(text, (*warnings, *left_out))
+    written = sum(1 for p in env.conda_packages() if p.url)  # explicit.render leaves out those without one
+    return Exported(text, (*warnings, *left_out), f"{written} conda packages (explicit)")
 
 
 # --- dependency graph

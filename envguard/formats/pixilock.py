@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.channels import normalize, strip_credentials
-from envguard.errors import BadInputError, first_line
+from envguard.errors import BadInputError, NoPlatformEntry, first_line
 from envguard.machine.platform import current_platform
 from envguard.machine.virtual import parse_override
 from envguard.model import Environment, Package, PipOrigin, VirtualPackage, make_environment
@@ -144,10 +144,7 @@ def _pick_platform(path: Path, lock: Any, env: Any, wanted: str | None) -> Any:
         if candidate.name == name:
             return candidate  # declared, but this environment has no packages for it
     names = ", ".join(sorted(p.name for p in available)) or "none"
-    hint = "pass --platform" if wanted is None else "pick one of those with --platform"
-    raise BadInputError(
-        f"{path}: no packages for platform {name} in this pixi.lock (it has: {names}); {hint}"
-    )
+    raise NoPlatformEntry(path, name, names, "packages")
 
 
 def _packages(path: Path, env: Any, lock_platform: Any) -> tuple[list[Package], list[str]]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envguard.cache import parsed as parsecache
+from envguard.channels import merge
 from envguard.engine.archives import local_path
 from envguard.engine.solver import format_date, new_gateway, solve
 from envguard.errors import BadInputError, EnvguardError, UsageError
@@ -43,6 +44,7 @@ class LockPlan:
     source_kind: str
     warnings: tuple[str, ...] = ()
     exclude_newer: str | None = None  # solved as of this UTC time (`2024-06-01T00:00:00Z`)
+    platforms_from_file: bool = False  # the environment.yml's `platforms:` chose them (no --platform given)
 
 
 def from_live(env: Environment) -> LockPlan:
@@ -57,10 +59,12 @@ def from_environment_yml(
     platforms: Sequence[str],
     cuda: CudaChoice,
     exclude_newer: datetime.datetime | None = None,
+    given: Sequence[str] = (),
 ) -> LockPlan:
     """Solve an environment.yml for every platform (selectors applied per platform); no `platforms`: the
-    file's `platforms:`, else this machine's. `exclude_newer`: solve as of that UTC time; solved packages
-    whose records carry no timestamp (so the date could not apply to them) are named in a warning."""
+    file's `platforms:`, else this machine's; `given` channels (-c) go before the file's own. `exclude_newer`:
+    solve as of that UTC time; solved packages whose records carry no timestamp (so the date could not apply
+    to them) are named in a warning."""
     envs: dict[str, Environment] = {}
     hashes: dict[str, str] = {}
     warnings: list[str] = []
@@ -68,8 +72,10 @@ def from_environment_yml(
     text = read_text(path)  # read once; parsed once unless `# [selector]` lines make platforms differ
     uniform = _selectors(text) == 0  # any selector line counts
     parsed = None
+    from_file = False
     if not platforms:  # the file's `platforms:` (read with this machine's selectors), else this machine
         parsed = _parse(text, path, None)
+        from_file = bool(parsed.platforms)
         platforms = sorted(set(parsed.platforms)) or [current_platform()]
     elif uniform:
         parsed = _parse(text, path, platforms[0])
@@ -77,10 +83,8 @@ def from_environment_yml(
         parsed = None  # each platform gets its own selectors
     gateway: list[Any] = []  # one rattler Gateway for every platform's solve, made by the first one
     for platform in platforms:
-        if parsed is not None:
-            specs = dataclasses.replace(parsed, platform=platform)
-        else:
-            specs = _parse(text, path, platform)
+        specs = _parse(text, path, platform) if parsed is None else parsed
+        specs = dataclasses.replace(specs, platform=platform, channels=merge(given, specs.channels))
         warnings.extend(w for w in specs.warnings if w not in warnings)
         virtual = _virtual_for(specs, platform, cuda, path)
         solved, undated = _solve(specs, platform, virtual, cuda, path, gateway, exclude_newer)
@@ -106,7 +110,15 @@ def from_environment_yml(
             c for c in specs.channels if c != "nodefaults"
         )  # a solver directive; conda-lock drops it
     date = format_date(exclude_newer) if exclude_newer is not None else None
-    return LockPlan(envs, hashes, channels, "environment.yml", tuple(warnings), exclude_newer=date)
+    return LockPlan(
+        envs,
+        hashes,
+        channels,
+        "environment.yml",
+        tuple(warnings),
+        exclude_newer=date,
+        platforms_from_file=from_file,
+    )
 
 
 def _selectors(text: str) -> int:

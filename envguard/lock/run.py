@@ -11,7 +11,7 @@ from pathlib import Path
 
 from envguard.cuda import family_warnings
 from envguard.engine.solver import parse_date
-from envguard.errors import BadInputError, UsageError
+from envguard.errors import UsageError
 from envguard.formats import detect_kind, pixiwrite
 from envguard.formats.condalock.write import render_explicit, render_lock, write_lock
 from envguard.lock.plan import (
@@ -22,7 +22,7 @@ from envguard.lock.plan import (
     local_paths,
     probe_into,
 )
-from envguard.prefix.condaconfig import find_named
+from envguard.lock.reproduce import Reproduce
 from envguard.prefix.lockref import remember
 from envguard.sources import read_live, resolve_prefix
 
@@ -42,6 +42,7 @@ class LockOptions:
     include_local: bool = False  # write the local paths of pip packages installed from this machine's disk
     pixi_version: int = pixiwrite.VERSION
     exclude_newer: str | None = None  # solve as of this date (environment.yml only)
+    channels: tuple[str, ...] = ()  # -c: before the environment.yml's own channels
 
 
 @dataclass(frozen=True)
@@ -73,15 +74,21 @@ def lock(options: LockOptions) -> LockResult:
     if yml is not None:
         cuda: CudaChoice = False if no_cuda else given_cuda
         date = parse_date(o.exclude_newer) if o.exclude_newer else None
-        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda, date)
+        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda, date, o.channels)
+        given = [f"-c {shlex.quote(c)}" for c in o.channels]
         dated = ["--exclude-newer", plan.exclude_newer] if plan.exclude_newer else []
-        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, [*explicit, *dated])
+        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, [*given, *explicit, *dated])
         sources = [_relative(yml, target)]
     else:
         if o.cuda or o.no_cuda or o.exclude_newer:
             raise UsageError(
                 "--cuda/--no-cuda and --exclude-newer apply to `-f environment.yml`; a live environment is "
                 "locked as is"
+            )
+        if o.channels:
+            raise UsageError(
+                "-c/--channel applies to -f environment.yml (the channels to solve it with); a live "
+                "environment is locked as is"
             )
         flags = [*explicit, *(["--include-local"] if o.include_local else [])]
         plan, reproduce, live = _live_plan(o.source, o.platforms, o.no_probe, target, flags, o.include_local)
@@ -149,40 +156,23 @@ def _live_plan(
             f"pip package(s) {', '.join(local)} were installed from a local path; locked as name==version "
             "without the path (pass --include-local to write it)"
         )
-    parts = [
-        "envguard lock",
-        _live_source(source, prefix, target),
-        *(["--no-probe"] if no_probe else []),
-        *flags,
-    ]
-    return from_live(env), " ".join([*parts, "-o", shlex.quote(Path(target).name)]), warnings
-
-
-def _live_source(source: str | None, prefix: Path, target: str) -> str:
-    """How the Reproduce line names a live environment, runnable from the lock's folder: `name:ENV` when conda
-    knows it by name, else its path relative to the lock's folder (no machine paths in the lock)."""
-    if source and source.startswith("name:"):
-        return shlex.quote(source)
-    resolved = prefix.resolve()
-    try:
-        if find_named(prefix.name).resolve() == resolved:
-            return shlex.quote(f"name:{prefix.name}")
-    except BadInputError:
-        pass
-    return shlex.quote(_relative(prefix, target))
+    where = Reproduce(target)
+    line = where.line([where.live_source(source, prefix), *(["--no-probe"] if no_probe else []), *flags])
+    return from_live(env), line, warnings
 
 
 def _reproduce_yml(
     path: Path, target: str, plan: LockPlan, cuda: str | None, no_cuda: bool, flags: list[str]
 ) -> str:
-    parts = ["envguard lock -f", _relative(path, target), *flags]
-    parts += [f"--platform {p}" for p in sorted(plan.envs)]
+    where = Reproduce(target)
+    parts = ["-f", where.path(path), *flags]
+    if not plan.platforms_from_file:  # else the file's `platforms:` decide again (an added one is locked)
+        parts += [f"--platform {p}" for p in sorted(plan.envs)]
     if cuda:
-        parts.append(f"--cuda {cuda}")
+        parts.append(f"--cuda {shlex.quote(cuda)}")
     elif no_cuda:
         parts.append("--no-cuda")
-    parts.append(f"-o {shlex.quote(Path(target).name)}")  # run from the lock's folder: no machine paths
-    return " ".join(parts)
+    return where.line(parts)
 
 
 def _folder(target: str) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from envguard.errors import BadInputError, UsageError
+from envguard.errors import BadInputError, NoPlatformEntry, UsageError
 from envguard.formats import read_file
 from envguard.machine import host
 from envguard.machine.gpu import read_nvml
@@ -49,7 +49,10 @@ def _environment(source: str | None) -> tuple[str, Path]:
 
 
 def _lock_fingerprints(lock: Path | None) -> Fingerprints | None:
-    return None if lock is None else read_file(lock).fingerprints
+    try:
+        return None if lock is None else read_file(lock).fingerprints
+    except NoPlatformEntry as exc:  # smoke has no --platform: the streams of this machine's entry
+        raise exc.this_machine() from exc
 
 
 def run_smoke(options: SmokeOptions, progress: bool = False) -> SmokeReport:

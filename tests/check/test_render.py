@@ -73,7 +73,7 @@ def test_a_long_category_is_summarised_in_one_line_unless_all() -> None:
     lines = human(report).splitlines()
     assert len(lines) == 1 + 10 + 1 + 1  # title, first 10, the summary, the verdict
     assert lines[11] == (
-        "  ... 112 pip packages (112 installed, not in the target); first 10 shown, --all for the rest"
+        "  ... 112 pip packages (112 installed, not in the target); 10 shown, --all for the rest"
     )
     assert len(human(report, show_all=True).splitlines()) == 1 + 112 + 1
 
@@ -97,3 +97,24 @@ def test_check_json_is_laid_out_like_every_other_command(
     envguard("check", str(prefix), "-f", str(env_yml), "--json", "--no-cache")
     text = capsys.readouterr().out
     assert text == dumps(json.loads(text))
+
+
+def test_a_long_category_keeps_the_changed_and_the_added_package_in_view() -> None:
+    """Sorted by name the changed and the extra package come last; they lead, and the summary keeps them."""
+    missing = tuple(
+        Difference("conda", "only-a", f"aaa{i:02d}", a="1.0", text=f"aaa{i:02d} 1.0: not installed")
+        for i in range(24)
+    )
+    changed = Difference("conda", "changed", "zlib", "1.2.13", "1.3.1", ("version",), text="zlib: changed")
+    extra = Difference("conda", "only-b", "zstd", b="1.5.6", text="zstd 1.5.6: installed, not in the lock")
+    lines = human(CheckReport("conda-lock.yml", "/envs/x", (*missing, changed, extra))).splitlines()
+    assert lines[1:4] == [
+        "  [drift] zlib: changed",
+        "  [drift] zstd 1.5.6: installed, not in the lock",
+        "  [drift] aaa00 1.0: not installed",
+    ]
+    assert lines[10] == "  [drift] aaa07 1.0: not installed" and len(lines) == 1 + 10 + 1 + 1
+    assert lines[11] == (
+        "  ... 26 conda packages (1 changed, 1 installed, not in the target, 24 not installed); 10 shown, "
+        "--all for the rest"
+    )

@@ -44,7 +44,7 @@ def test_long_categories_are_summarised_unless_all() -> None:
     )
     short = table(diff, width=120)
     assert (
-        "pip packages: 112 items (112 only in B) — first 10 shown: pkg000, pkg001, pkg002, pkg003, pkg004, "
+        "pip packages: 112 items (112 only in B) — 10 shown: pkg000, pkg001, pkg002, pkg003, pkg004, "
         "pkg005, pkg006, pkg007, pkg008, pkg009; --all for the rest"
     ) in " ".join(short.split())
     assert "pkg009" in short and "pkg010" not in short and "zlib" in short
@@ -85,3 +85,32 @@ def test_an_equal_report_without_rich_is_what_rich_prints(
 ) -> None:
     diff = Diff(a, b, "exact", (), tuple(notes))
     assert table(diff, width=width) == _rich_lines(diff, width)
+
+
+def _mixed() -> Diff:
+    """The tour's diff: one package changed, one added, a dozen more only in A (sorted by name, the changed
+    and the added one come last)."""
+    removed = tuple(Difference("conda", "only-a", f"aaa{i:02d}", a="1.0") for i in range(24))
+    changed = Difference("conda", "changed", "zlib", a="1.2.13", b="1.3.1", fields=("version",))
+    added = Difference("conda", "only-b", "zstd", b="1.5.6")
+    return Diff("a", "b", "exact", (*removed, changed, added))
+
+
+def test_changed_then_added_then_removed() -> None:
+    diff = _mixed()
+    [(category, ordered)] = diff.grouped().items()
+    assert category == "conda"
+    assert [c.kind for c in ordered[:3]] == ["changed", "only-b", "only-a"]
+    assert [c.name for c in ordered[:3]] == ["zlib", "zstd", "aaa00"]
+    full = table(diff, width=120, show_all=True)
+    assert full.index("zlib") < full.index("zstd") < full.index("aaa00") < full.index("aaa23")
+
+
+def test_truncation_keeps_every_kind_visible() -> None:
+    short = table(_mixed(), width=120)
+    assert "zlib" in short and "zstd" in short  # never hidden behind the rows only in A
+    assert "aaa07" in short and "aaa08" not in short  # ten rows in all: 1 changed, 1 added, 8 only in A
+    assert (
+        "Conda packages: 26 items (1 changed, 1 only in B, 24 only in A) — 10 shown: zlib, zstd, aaa00, "
+        "aaa01, aaa02, aaa03, aaa04, aaa05, aaa06, aaa07; --all for the rest"
+    ) in " ".join(short.split())

@@ -6,6 +6,7 @@ Timings are never asserted (the machine may be busy); planted problems are, thro
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,15 +68,29 @@ def test_planted_too_few_workers_fails(prefix: Path, capsys: pytest.CaptureFixtu
     code, data = smoke(
         capsys, str(prefix), *FAST, "--dataset", f"{PLANTED}:make_slow_reads", "--num-workers", "0"
     )
-    finding = by_check(data)["num_workers=0"]
-    assert (  # slow, not wrong: a WARN (FAIL is kept for data or a loader that is wrong)
-        code == 0
-        and finding["status"] == "WARN"
-        and "too few workers for this I/O-bound dataset" in finding["evidence"]
-    )
-    assert "num_workers=2" in finding["fix"]
+    # the verdict stands on measured rates, which a busy machine changes (it failed 3 of 3 runs beside a busy
+    # loop): its timing-free twin is verdicts/test_throughput.py; here, what load cannot change
     user = data["datasets"][0]
-    assert user["bound"] == "io" and not user["nominal"] and user["latency_ms"] >= 4.0
+    assert user["bound"] == "io" and not user["nominal"] and user["latency_ms"] >= 4.0  # sleeps only grow
+    finding = by_check(data)["num_workers=0"]
+    cited = re.search(
+        r"num_workers=0 reaches \d+ samples/s; num_workers=(\d+) reaches \d+ \(([\d.]+|inf)x\)",
+        finding["evidence"],
+    )
+    if cited is None:  # not measured within the budget
+        assert finding["status"] == "INFO" and "budget" in finding["fix"], finding
+        return
+
+    def verdict(ratio: float) -> str:  # slow, not wrong: a WARN at most (FAIL is kept for wrong data)
+        return "WARN" if ratio >= 1.15 else "PASS"
+
+    shown = float(cited.group(2))  # printed to one decimal: either side of a threshold it rounds onto
+    expected = {verdict(shown - 0.05), verdict(shown + 0.0499)}
+    assert finding["status"] in expected, finding  # the verdict the rates it cites give
+    assert code == 0  # a WARN does not fail the run
+    if "too few workers" in finding["evidence"]:  # 1.5x or more
+        assert "too few workers for this I/O-bound dataset" in finding["evidence"] and shown >= 1.45
+        assert f"num_workers={cited.group(1)}" in finding["fix"]
 
 
 @pytest.mark.slow
@@ -101,13 +116,13 @@ def test_planted_shm_too_small_fails(
         "2",
     )
     shm = by_check(data)["/dev/shm"]
-    assert (
-        code == 1
-        and shm["status"] == "FAIL"
-        and "bus error" in shm["evidence"]
-        and "--shm-size" in shm["fix"]
-    )
     assert data["shm"]["path"] == str(tiny_shm) and data["shm"]["total"] == 1024 * 1024
+    if shm["status"] == "INFO":  # so loaded that the budget ended before any batch: said, never a PASS
+        assert "no batch was measured" in shm["evidence"]  # (its timing-free twins: verdicts/test_memory.py)
+        return
+    assert code == 1 and shm["status"] == "FAIL", shm
+    assert "num_workers=2" in shm["evidence"] and "bus error" in shm["evidence"]
+    assert "--shm-size" in shm["fix"]
 
 
 def test_environment_without_torch_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

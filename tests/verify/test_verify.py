@@ -152,7 +152,9 @@ def test_missing_archive_offline_is_operational(
     assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(tmp_path / "empty")) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and re.search(
-        r"cannot download https://conda\.example\.invalid/forge/\S+ .*--pkgs-dir", err[0]
+        r"cannot download https://conda\.example\.invalid/forge/\S+ .*in the package cache "
+        + re.escape(str(tmp_path / "empty")),
+        err[0],
     )
 
 

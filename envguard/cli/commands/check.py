@@ -56,7 +56,7 @@ GRAMMAR = Command(
             "--all",
             dest="show_all",
             flag=True,
-            help="List every finding of a long category (default: the first 10).",
+            help="List every finding of a long category (default: 10 of them, every kind in view).",
         ),
         Opt(
             "--attestation",

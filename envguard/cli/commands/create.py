@@ -6,7 +6,7 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from envguard.cli.grammar import Arg, Command, Opt, styles
+from envguard.cli.grammar import Arg, Command, Opt, channel_option, styles
 from envguard.create import naming, render
 from envguard.create import run as create
 from envguard.engine import backends
@@ -26,14 +26,7 @@ GRAMMAR = Command(
             metavar="FILE",
             help="Install exactly this lock (conda-lock.yml, explicit, pixi.lock).",
         ),
-        Opt(
-            "-c",
-            "--channel",
-            dest="channels",
-            many=True,
-            metavar="CHANNEL",
-            help="Channel (repeatable; before the file's own).",
-        ),
+        channel_option("Channel"),
         Opt("-n", "--name", help="Environment name (default: the semantic name, see `envguard name`)."),
         Opt("-p", "--prefix", metavar="DIR", help="Create at this path instead of conda's envs dir."),
         Opt(

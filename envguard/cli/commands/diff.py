@@ -27,7 +27,7 @@ GRAMMAR = Command(
             "--all",
             dest="show_all",
             flag=True,
-            help="List every item of a long category (default: the first 10).",
+            help="List every item of a long category (default: 10 of them, every kind in view).",
         ),
         *styles(),
     ],

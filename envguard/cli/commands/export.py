@@ -10,7 +10,8 @@ from envguard.cli.grammar import Arg, Command, Opt
 from envguard.errors import EXIT_OK, UsageError
 from envguard.export.pins import Relax
 from envguard.export.run import ExportFormat, ExportMode, check_options, export
-from envguard.output import emit, warn
+from envguard.export.written import replaced_warning, tracked_by_git
+from envguard.output import emit, inform, warn
 from envguard.prefix.licenses import licenses
 from envguard.sources import load
 
@@ -104,5 +105,11 @@ def run(
     )
     for message in (*env.warnings, *result.warnings):
         warn(message)
+    to_file = output not in (None, "-")
+    replaced = to_file and Path(str(output)).is_file()
     emit(result.text, output)
+    if to_file:
+        inform(f"wrote {output}: {result.summary}")
+        if replaced and tracked_by_git(Path(str(output))):
+            warn(replaced_warning(str(output)))
     return EXIT_OK

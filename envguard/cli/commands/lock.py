@@ -1,10 +1,10 @@
-"""`envguard lock [SOURCE] [-f environment.yml] [--platform P ...] [--cuda VER | --no-cuda]
+"""`envguard lock [SOURCE] [-f environment.yml] [--platform P ...] [-c CHANNEL ...] [--cuda VER | --no-cuda]
 [--format conda-lock|explicit|pixi] [--pixi-version 6|7] [--exclude-newer DATE] [-o FILE]`. The console
 script answers it itself (envguard.cli.launcher): the body imports what it runs."""
 
 from __future__ import annotations
 
-from envguard.cli.grammar import Arg, Command, Opt
+from envguard.cli.grammar import Arg, Command, Opt, channel_option
 from envguard.errors import EXIT_OK
 
 GRAMMAR = Command(
@@ -18,6 +18,7 @@ GRAMMAR = Command(
             many=True,
             help="Platform to lock (repeatable; default: the file's `platforms:` or this machine's).",
         ),
+        channel_option("Channel to solve -f environment.yml with"),
         Opt("--cuda", metavar="VERSION", help="Lock for GPU machines: solve with __cuda=VERSION."),
         Opt("--no-cuda", flag=True, help="Lock for machines without a GPU (no __cuda)."),
         Opt("--no-probe", flag=True, help="Live source: do not run the fingerprint probe."),
@@ -62,6 +63,7 @@ def run(
     source: str | None,
     envfile: str | None,
     platforms: tuple[str, ...],
+    channels: tuple[str, ...],
     cuda: str | None,
     no_cuda: bool,
     no_probe: bool,
@@ -88,6 +90,7 @@ def run(
             include_local,
             pixi_version=int(pixi_version),
             exclude_newer=exclude_newer,
+            channels=channels,
         )
     )
     for message in result.warnings:

@@ -3,7 +3,7 @@ gets."""
 
 from __future__ import annotations
 
-from envguard.cli.grammar import Arg, Command, Opt, styles
+from envguard.cli.grammar import Arg, Command, Opt, channel_option, styles
 from envguard.create import render
 from envguard.create.named import name_of
 from envguard.engine.backends import CHOICES
@@ -14,14 +14,7 @@ GRAMMAR = Command(
     "name",
     [Arg("source", required=False)],
     [
-        Opt(
-            "-c",
-            "--channel",
-            dest="channels",
-            many=True,
-            metavar="CHANNEL",
-            help="Channel for solving an environment.yml (repeatable; before the file's own).",
-        ),
+        channel_option("Channel for solving an environment.yml"),
         Opt("--no-solve", flag=True, help="environment.yml: name from the specs alone (no channels needed)."),
         Opt("--backend", choices=CHOICES, help="Backend used to solve an environment.yml."),
         *styles(markdown=False, output=False),

@@ -18,7 +18,7 @@ from typing import Any
 
 from envguard import textio
 from envguard.channels import channel_from_url, normalize, strip_credentials
-from envguard.errors import BadInputError
+from envguard.errors import BadInputError, NoPlatformEntry
 from envguard.formats import localsource
 from envguard.formats.condalock import meta as lockmeta
 from envguard.machine.platform import current_platform
@@ -43,10 +43,7 @@ def read(path: Path, platform: str | None = None) -> Environment:
     envs = read_all(path)
     if target not in envs:
         have = ", ".join(sorted(envs)) or "none"
-        raise BadInputError(
-            f"{path}: no entry for platform {target}; the lock has {have}; pass --platform or re-lock with "
-            f"--platform {target}"
-        )
+        raise NoPlatformEntry(path, target, have)
     return envs[target]
 
 

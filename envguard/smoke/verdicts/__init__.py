@@ -77,7 +77,7 @@ def judge(given: Inputs) -> list[Finding]:
     )
     found += _memory(given)  # issue 10: per-worker memory and /dev/shm for every local rank
     found += _throughput(given)
-    in_flight = max([r.workers for r in given.recommendations.values() if r] + [options.num_workers or 0])
+    in_flight = memory.workers_in_flight(given.recommendations, options.num_workers)
     found.append(memory.shm(given.host.shm, given.datasets, in_flight))
     found += gpu.gpu(measured.gpu, given.host.nvml_link)
     if given.recorded is not None:

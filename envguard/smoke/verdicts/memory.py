@@ -4,13 +4,13 @@ batches in flight, for the sweep's batches and for every worker of every local r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from envguard.findings import Finding
 from envguard.machine.host import ShmInfo, shm_needed
 from envguard.output import human_bytes
 from envguard.smoke.measured_pipeline import WorkerMemory
-from envguard.smoke.report import DatasetResult
+from envguard.smoke.report import DatasetResult, Recommendation
 
 GROWTH_MIB = 8.0  # a worker growing less than this over the K indices is noise (its own heap settling)
 PER_INDEX = 512  # bytes of USS growth per index read: a touched page per few samples is copy-on-read
@@ -168,6 +168,12 @@ def shm_in_flight(
     return [Finding(CATEGORY, SHM, "PASS", evidence)]
 
 
+def workers_in_flight(recommendations: Mapping[str, Recommendation | None], given: int | None) -> int:
+    """The num_workers whose batches /dev/shm must hold: the most of yours (when given) and any
+    recommendation's."""
+    return max([r.workers for r in recommendations.values() if r] + [given or 0])
+
+
 def shm(info: ShmInfo, datasets: Sequence[DatasetResult], workers: int, prefetch_factor: int = 2) -> Finding:
     """Whether /dev/shm holds the sweep's batches in flight (workers x prefetch_factor of the largest)."""
     sizes = [d.batch_bytes for d in datasets if d.batch_bytes]
@@ -179,9 +185,18 @@ def shm(info: ShmInfo, datasets: Sequence[DatasetResult], workers: int, prefetch
             f"{info.path} does not exist (not Linux?)",
             "nothing to do unless workers crash with 'bus error'",
         )
-    if not sizes or workers == 0:
+    if workers == 0:
         return Finding(
             "host", "/dev/shm", "PASS", f"{human_bytes(info.free)} free; no batches cross it (num_workers=0)"
+        )
+    if not sizes:  # the budget ran out before a batch was measured: not a pass
+        return Finding(
+            "host",
+            "/dev/shm",
+            "INFO",
+            f"{human_bytes(info.free)} free; no batch was measured, so what num_workers={workers} keep in "
+            "flight is unknown",
+            "give a larger --budget (or check with `envguard smoke --dataset ...` on an idle machine)",
         )
     batch = max(sizes)
     needed = shm_needed(batch, workers, prefetch_factor)

@@ -15,7 +15,7 @@ from envguard_smoke import worker_memory
 from envguard.machine.host import ShmInfo, memory_info, shm_info
 from envguard.smoke import wire
 from envguard.smoke.measured_pipeline import WorkerMemory
-from envguard.smoke.report import DatasetResult, SweepRow
+from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 from envguard.smoke.verdicts import memory
 
 
@@ -141,6 +141,30 @@ def test_shm_too_small_for_the_batches_in_flight() -> None:
     assert memory.shm(small, [dataset_with_batch(batch)], workers=0).status == "PASS"
     assert memory.shm(small, [dataset_with_batch(10 * 2**20)], workers=2).status == "WARN"
     assert memory.shm(ShmInfo(path="/nope", exists=False), [], 2).status == "INFO"
+
+
+def test_shm_unmeasured_batches_are_not_a_pass() -> None:
+    """The twin of test_command's planted /dev/shm (its verdict once flaked PASS under load): when the budget
+    ran out before any batch was measured, what /dev/shm must hold is unknown, so the verdict says so."""
+    small = ShmInfo(path="/dev/shm", exists=True, total=2**20, free=2**20)
+    unmeasured = dataset_with_batch(0)
+    finding = memory.shm(small, [unmeasured], workers=2)
+    assert finding.status == "INFO" and "no batch was measured" in finding.evidence
+    assert "--budget" in finding.fix
+    assert memory.shm(small, [unmeasured, dataset_with_batch(8 * 2**20)], workers=2).status == "FAIL"
+
+
+def test_batches_in_flight_come_from_the_recommendation_or_your_num_workers() -> None:
+    """Which num_workers the /dev/shm verdict judges: the most of any recommendation's and yours (a busy
+    machine can recommend 0 workers; --num-workers 2 keeps the verdict about 2)."""
+
+    def rec(workers: int) -> Recommendation:
+        return Recommendation("io", workers, False, False, 10.0, 0.5, "measured")
+
+    assert memory.workers_in_flight({"io": rec(2), "cpu": None}, None) == 2
+    assert memory.workers_in_flight({"io": None}, None) == 0
+    assert memory.workers_in_flight({"io": rec(0), "cpu": rec(0)}, None) == 0
+    assert memory.workers_in_flight({"io": rec(0)}, 2) == 2
 
 
 def test_shm_measured_with_statvfs(tmp_path: Path) -> None:

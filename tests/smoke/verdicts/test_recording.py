@@ -60,7 +60,8 @@ def test_a_numpy_change_is_named_as_the_cause(
         f"likely cause: numpy {written['fingerprints']['numpy_version']} (recorded) is 1.26.4 here"
         in there["evidence"]
     )
-    assert "torch 2.13.0+cpu = 2.13.0+cpu" in there["evidence"]
+    torch_version = written["fingerprints"]["torch_version"]  # 2.13.0+cpu, or +cu130 with PyPI's CUDA wheel
+    assert f"torch {torch_version} = {torch_version}" in there["evidence"]
     assert there["fix"].startswith(
         f"install what was recorded (numpy=={written['fingerprints']['numpy_version']})"
     )
