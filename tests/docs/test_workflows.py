@@ -82,13 +82,6 @@ def _cache_miss(world: World, expected: str) -> Callable[[dict[str, Any]], None]
     return miss
 
 
-PKGS_DIR_PENDING = (
-    "verify makes a --pkgs-dir that does not exist yet (a cache miss): issue 26 item 3, branch i26a; remove "
-    "this mark when it lands"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=PKGS_DIR_PENDING)
 def test_github_actions_verify_workflow(
     make_world: Callable[[tuple[str, ...], str], World], placeholders: dict[str, str]
 ) -> None:
