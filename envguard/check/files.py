@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from envguard.check.fixes import reinstall_command
 from envguard.diff.changes import Difference
 from envguard.errors import BadInputError
+from envguard.output import command
 from envguard.prefix.integrity import verify_files
 from envguard.prefix.probe import interpreter
 
@@ -38,8 +38,8 @@ def pip_reinstall_command(prefix: Path, labels: list[str]) -> str:
         python = str(interpreter(prefix))
     except BadInputError:
         python = str(prefix / "bin" / "python")
-    pins = " ".join(shlex.quote("==".join(label.split()[:2])) for label in dict.fromkeys(labels))
-    return f"{shlex.quote(python)} -m pip install --force-reinstall --no-deps {pins}"
+    pins = ["==".join(label.split()[:2]) for label in dict.fromkeys(labels)]
+    return command(python, "-m", "pip", "install", "--force-reinstall", "--no-deps", *pins)
 
 
 def _detail(detail: str) -> str:

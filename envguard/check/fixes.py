@@ -8,11 +8,11 @@ commands that change only what drifted: `conda install` of the exact locked buil
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable
 
 from envguard.diff.changes import Difference
 from envguard.model import Environment, Package
+from envguard.output import command
 
 _LOCKS = frozenset({"conda-lock", "explicit", "pixi-lock"})
 
@@ -23,13 +23,13 @@ def fix_commands(live: Environment, target: Environment, changes: Iterable[Diffe
     drift = [c for c in drift if (c.category, c.name) != ("cuda", "driver")]  # the machine's, not the env's
     if not drift or not live.prefix:
         return ()
-    prefix = shlex.quote(live.prefix)
+    prefix = live.prefix
     commands: list[str] = []
-    path = shlex.quote(target.source) if target.source else ""
+    path = target.source
     if path and target.kind in _LOCKS:
-        commands.append(f"envguard create --lock {path} -p {prefix} --force")
+        commands.append(command("envguard", "create", "--lock", path, "-p", prefix, "--force"))
     elif path and target.kind == "environment.yml":
-        commands.append(f"envguard create -f {path} -p {prefix} --force")
+        commands.append(command("envguard", "create", "-f", path, "-p", prefix, "--force"))
     commands += _conda_commands(live, target, drift, prefix)
     commands += _pip_commands(live, target, drift)
     return tuple(commands)
@@ -56,18 +56,16 @@ def _conda_commands(
     commands = []
     if wanted or specs:
         channels = dict.fromkeys(p.channel for p in wanted if p.channel)
-        flags = "".join(f" -c {shlex.quote(c)}" for c in channels)
-        flags = f" --override-channels{flags}" if channels else ""
+        flags = ["--override-channels", *(w for c in channels for w in ("-c", c))] if channels else []
         exact = [f"{p.name}=={p.version}={p.build}" if p.build else f"{p.name}=={p.version}" for p in wanted]
-        words = " ".join(shlex.quote(s) for s in (*exact, *specs))
-        commands.append(f"conda install -p {prefix}{flags} {words}")
+        commands.append(command("conda", "install", "-p", prefix, *flags, *exact, *specs))
     if extra:
-        commands.append(f"conda remove -p {prefix} {' '.join(shlex.quote(n) for n in extra)}")
+        commands.append(command("conda", "remove", "-p", prefix, *extra))
     return commands
 
 
 def _pip_commands(live: Environment, target: Environment, drift: list[Difference]) -> list[str]:
-    python = shlex.quote(f"{live.prefix}/bin/python")
+    python = f"{live.prefix}/bin/python"
     install: list[str] = []
     remove: list[str] = []
     pip_specs = {r.spec for r in target.requested if r.manager == "pip"}
@@ -82,9 +80,9 @@ def _pip_commands(live: Environment, target: Environment, drift: list[Difference
             install.append(change.name)
     commands = []
     if install:
-        commands.append(f"{python} -m pip install {' '.join(shlex.quote(r) for r in install)}")
+        commands.append(command(python, "-m", "pip", "install", *install))
     if remove:
-        commands.append(f"{python} -m pip uninstall -y {' '.join(shlex.quote(n) for n in remove)}")
+        commands.append(command(python, "-m", "pip", "uninstall", "-y", *remove))
     return commands
 
 
@@ -100,7 +98,7 @@ def _requirement(package: Package) -> str:
 
 def relock_command(envfile: str, lock: str) -> str:
     """The lock is stale for its environment.yml: solve it again."""
-    return f"envguard lock -f {shlex.quote(envfile)} -o {shlex.quote(lock)}"
+    return command("envguard", "lock", "-f", envfile, "-o", lock)
 
 
 def reinstall_command(prefix: str, labels: Iterable[str]) -> str:
@@ -109,5 +107,4 @@ def reinstall_command(prefix: str, labels: Iterable[str]) -> str:
     for label in dict.fromkeys(labels):
         parts = label.rsplit("-", 2)
         specs.append(f"{parts[0]}=={parts[1]}={parts[2]}" if len(parts) == 3 and parts[2] else label)
-    words = " ".join(shlex.quote(s) for s in specs)
-    return f"conda install -p {shlex.quote(prefix)} --force-reinstall --no-deps {words}"
+    return command("conda", "install", "-p", prefix, "--force-reinstall", "--no-deps", *specs)

@@ -5,7 +5,6 @@ them."""
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from envguard.lock.plan import (
     probe_into,
     without_local_paths,
 )
+from envguard.output import shell_quote
 from envguard.prefix.condaconfig import find_named
 from envguard.sources import read_live, resolve_prefix
 
@@ -132,33 +132,33 @@ def _live_plan(
         *(["--no-probe"] if no_probe else []),
         *flags,
     ]
-    return from_live(env), " ".join([*parts, "-o", shlex.quote(Path(target).name)]), warnings
+    return from_live(env), " ".join([*parts, "-o", shell_quote(Path(target).name)]), warnings
 
 
 def _live_source(source: str | None, prefix: Path, target: str) -> str:
     """How the Reproduce line names a live environment, runnable from the lock's folder: `name:ENV` when conda
     knows it by name, else its path relative to the lock's folder (no machine paths in the lock)."""
     if source and source.startswith("name:"):
-        return shlex.quote(source)
+        return shell_quote(source)
     resolved = prefix.resolve()
     try:
         if find_named(prefix.name).resolve() == resolved:
-            return shlex.quote(f"name:{prefix.name}")
+            return shell_quote(f"name:{prefix.name}")
     except BadInputError:
         pass
-    return shlex.quote(_relative(prefix, target))
+    return shell_quote(_relative(prefix, target))
 
 
 def _reproduce_yml(
     path: Path, target: str, plan: LockPlan, cuda: str | None, no_cuda: bool, flags: list[str]
 ) -> str:
-    parts = ["envguard lock -f", _relative(path, target), *flags]
-    parts += [f"--platform {p}" for p in sorted(plan.envs)]
+    parts = ["envguard lock -f", shell_quote(_relative(path, target)), *flags]
+    parts += [f"--platform {shell_quote(p)}" for p in sorted(plan.envs)]
     if cuda:
-        parts.append(f"--cuda {cuda}")
+        parts.append(f"--cuda {shell_quote(cuda)}")
     elif no_cuda:
         parts.append("--no-cuda")
-    parts.append(f"-o {shlex.quote(Path(target).name)}")  # run from the lock's folder: no machine paths
+    parts.append(f"-o {shell_quote(Path(target).name)}")  # run from the lock's folder: no machine paths
     return " ".join(parts)
 
 

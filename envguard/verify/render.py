@@ -7,7 +7,7 @@ from typing import Any
 
 from envguard.check import render as check_render
 from envguard.check.report import severity
-from envguard.output import Views, console_text, md_escape, text_console
+from envguard.output import Views, command, console_text, md_escape, oneline, text_console
 from envguard.verify.run import Mismatch, Stage, VerifyResult
 
 _MARK = {"ok": "✅", "failed": "❌", "skipped": "⏭️"}
@@ -32,18 +32,16 @@ def to_dict(result: VerifyResult) -> dict[str, Any]:
 def fix_lines(result: VerifyResult) -> list[str]:
     """What to run when verify failed, built from the failed stage: re-lock when the archives or the rebuilt
     environment no longer match the lock, then verify again."""
-    import shlex
-
     failed = next((s.name for s in result.stages if s.status == "failed"), None)
     if failed not in ("hashes", "check"):
         return []  # fetch/install failures are operational (exit 3, their own message); smoke has its fixes
     lock = Path(result.lock)
     envyml = lock.parent / "environment.yml"
-    source = f"-f {shlex.quote(str(envyml))}" if envyml.is_file() else "-f environment.yml"
+    source = str(envyml) if envyml.is_file() else "environment.yml"
     why = "if the new archives are intended" if failed == "hashes" else "the lock does not rebuild as written"
     return [
-        f"envguard lock {source} -o {shlex.quote(result.lock)}   # {why}",
-        f"envguard verify --lock {shlex.quote(result.lock)}",
+        f"{command('envguard', 'lock', '-f', source, '-o', result.lock)}   # {why}",
+        command("envguard", "verify", "--lock", result.lock),
     ]
 
 
@@ -73,7 +71,7 @@ def render(result: VerifyResult) -> str:
     from rich.table import Table
 
     console = text_console()
-    console.print(f"[bold]envguard verify[/bold] {result.lock} ({result.platform})")
+    console.print(f"envguard verify {result.lock} ({result.platform})")
     stages = Table(show_edge=False, pad_edge=False)
     for column in ("Stage", "Result", "Time", "Detail"):
         stages.add_column(column)
@@ -97,7 +95,7 @@ def render(result: VerifyResult) -> str:
         console.print(line)
     if result.prefix:
         console.print(f"Rebuilt environment kept at {result.prefix}")
-    console.print(f"[bold]{result.verdict()}[/bold]")
+    console.print(result.verdict())
     fixes = fix_lines(result)
     if fixes:
         console.print("How to fix:")
@@ -112,7 +110,7 @@ def _findings(result: VerifyResult) -> list[str]:
     lines = []
     for category, items in result.check.grouped().items():
         lines.append(f"{category}:")
-        lines.extend(f"  {severity(f)}: {f.message()}" for f in items)
+        lines.extend(f"  {severity(f)}: {oneline(f.message())}" for f in items)
     return lines
 
 
@@ -120,7 +118,7 @@ def markdown(result: VerifyResult) -> str:
     """A PR-comment-sized Markdown report."""
     icon = "✅" if result.passed else "❌"
     lines = [
-        f"### {icon} envguard verify: `{result.lock}` ({result.platform})",
+        f"### {icon} envguard verify: `{oneline(result.lock)}` ({result.platform})",
         "",
         "| Stage | Result | Time | Detail |",
         "|---|---|---|---|",

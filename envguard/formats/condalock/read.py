@@ -8,6 +8,7 @@ line where known, and what to do.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -287,7 +288,7 @@ def _pip(
 ) -> Package:
     name = canonical_name(str(entry["name"]))
     origins_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS))
-    origin: PipOrigin | None = lockmeta.decode_origins(origins_text).get(name) if origins_text else None
+    origin: PipOrigin | None = _origins(origins_text).get(name) if origins_text else None
     source = entry.get("source")
     if origin is None and isinstance(source, dict) and source.get("url"):
         origin = origin_from_url(strip_credentials(str(source["url"])))
@@ -301,6 +302,12 @@ def _pip(
         origin=origin,
         depends=depends_from_mapping(entry.get("dependencies")),
     )
+
+
+@functools.lru_cache(maxsize=4)
+def _origins(text: str) -> dict[str, PipOrigin]:
+    """A platform's pip origins, decoded once per lock (per pip entry was quadratic in pip packages)."""
+    return lockmeta.decode_origins(text)
 
 
 def _pip_file_url(url: str) -> str:
