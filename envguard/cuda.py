@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -155,3 +155,120 @@ def describe(summary: CudaSummary) -> str:
         kind = summary.torch_build + (f" {summary.torch_cuda}" if summary.torch_cuda else "")
         parts.append(f"torch {kind} build")
     return ", ".join(parts)
+
+
+# --- the torch family: torch, torchvision and torchaudio from one release and one build
+# ------------------------------------------------------------------------------------------------------
+
+FAMILY = ("torchvision", "torchaudio")
+_BUILD_CU = re.compile(r"(?:^|[_-])cu(\d{2,3})(?:[_-]|$)")  # the pytorch channel's `py311_cu121`
+
+
+@dataclass(frozen=True)
+class FamilyMember:
+    """One of torch, torchvision, torchaudio: its version, its manager and its build (`cpu`, `cuda 12.1`,
+    `rocm`, `default wheel` for a pip wheel without a local tag, `unknown`)."""
+
+    name: str
+    version: str
+    manager: str
+    build: str
+
+    def label(self) -> str:
+        via = " (pip)" if self.manager == "pip" else ""
+        return f"{self.name} {self.version}{via}"
+
+
+def torch_family(packages: Iterable[Package]) -> tuple[FamilyMember, ...]:
+    """torch and the torchvision/torchaudio installed beside it (torch first); () without torch."""
+    pkgs = tuple(packages)
+    torch = next((p for p in pkgs if p.name in TORCH_NAMES and p.manager == "conda"), None)
+    torch = torch or next((p for p in pkgs if p.name in TORCH_NAMES), None)
+    if torch is None:
+        return ()
+    members = [torch]
+    for name in FAMILY:
+        member = next((p for p in pkgs if p.name == name and p.manager == "conda"), None)
+        member = member or next((p for p in pkgs if p.name == name), None)
+        if member is not None:
+            members.append(member)
+    return tuple(FamilyMember(p.name, p.version, p.manager, _member_build(p)) for p in members)
+
+
+def family_problems(members: Sequence[FamilyMember]) -> tuple[str, ...]:
+    """Why these do not belong together, one sentence each: a release train other than torch's, or another
+    build (CPU vs CUDA, another CUDA, a CPU-index wheel beside a default one); () when they agree."""
+    if len(members) < 2:
+        return ()
+    torch, others = members[0], members[1:]
+    problems = []
+    train = _train(torch.version)
+    for member in others:
+        wanted = train.get(member.name) if train else None
+        if wanted is not None and _major_minor(_public(member.version)) != wanted:
+            problems.append(
+                f"{member.label()} is not from torch {_major_minor(_public(torch.version))}'s release "
+                f"(that is {member.name} {wanted}.x)"
+            )
+    for member in others:
+        if _builds_differ(torch, member):
+            problems.append(
+                f"{member.label()} is {_build_words(member)}, {torch.label()} {_build_words(torch)}"
+            )
+    return tuple(problems)
+
+
+def _train(torch_version: str) -> dict[str, str]:
+    """The torchvision and torchaudio major.minor released with this torch (2.m: 0.(m+15) and 2.m; 1.m:
+    0.(m+1) and 0.m), or {} for a version outside those trains."""
+    parts = _public(torch_version).split(".")
+    if len(parts) < 2 or not (parts[0].isdigit() and parts[1].isdigit()):
+        return {}
+    major, minor = int(parts[0]), int(parts[1])
+    if major == 2:
+        return {"torchvision": f"0.{minor + 15}", "torchaudio": f"2.{minor}"}
+    if major == 1 and minor >= 5:
+        return {"torchvision": f"0.{minor + 1}", "torchaudio": f"0.{minor}"}
+    return {}
+
+
+def _public(version: str) -> str:
+    return version.split("+", 1)[0]
+
+
+def _member_build(package: Package) -> str:
+    if package.manager == "pip":
+        local = package.version.partition("+")[2].lower()
+        if not local:
+            return "default wheel"
+        if local.startswith("cu") and local[2:].isdigit():
+            return f"cuda {_cuda_digits(local[2:], None)}"
+        return "rocm" if local.startswith("rocm") else ("cpu" if local == "cpu" else "unknown")
+    build = package.build.lower()
+    cuda = cuda_from_build(build)
+    tagged = _BUILD_CU.search(build)
+    if cuda is None and tagged:
+        cuda = _cuda_digits(tagged.group(1), None)
+    if cuda is not None:
+        return f"cuda {cuda}"
+    if "rocm" in build:
+        return "rocm"
+    return "cpu" if "cpu" in build else "unknown"
+
+
+def _build_words(member: FamilyMember) -> str:
+    if member.build == "default wheel":
+        return "PyPI's default wheel (a CUDA build on Linux x86-64)"
+    if member.build.startswith("cuda"):
+        return f"a CUDA {member.build[5:]} build"
+    return {"cpu": "a CPU build", "rocm": "a ROCm build"}.get(member.build, f"a {member.build} build")
+
+
+def _builds_differ(torch: FamilyMember, member: FamilyMember) -> bool:
+    if "unknown" in (torch.build, member.build):
+        return False
+    if "default wheel" in (torch.build, member.build):
+        # PyPI's default wheel beside one from a CPU/CUDA index: two indexes, two builds (both pip only:
+        # what a conda build corresponds to on PyPI cannot be told)
+        return torch.manager == member.manager == "pip" and torch.build != member.build
+    return torch.build != member.build

@@ -22,6 +22,12 @@ class BadInputError(EnvguardError):
     exit_code = EXIT_BAD_INPUT
 
 
+class RefusedError(EnvguardError):
+    """A signature or digest that does not verify (an altered attestation, another key's): refused, exit 1."""
+
+    exit_code = EXIT_DRIFT
+
+
 class UsageError(BadInputError):
     """Options that contradict each other or cannot apply."""
 

@@ -9,6 +9,7 @@ by `command` (one line by construction)."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import json
 import os
@@ -259,9 +260,32 @@ def render(views: Views, style: Style) -> str:
     return views.human()
 
 
+_TAKEN: contextvars.ContextVar[list[tuple[Views, Style]] | None] = contextvars.ContextVar(
+    "envguard_taken", default=None
+)
+
+
 def present(views: Views, style: Style, output: str | None) -> None:
-    """Render and write to `output` (atomically) or stdout."""
+    """Render and write to `output` (atomically) or stdout; inside `taking()`, what would go to stdout is
+    kept instead."""
+    taken = _TAKEN.get()
+    if taken is not None and (not output or output == "-"):
+        taken.append((views, style))
+        return
     emit(render(views, style), output)
+
+
+@contextlib.contextmanager
+def taking() -> Iterator[list[tuple[Views, Style]]]:
+    """While the block runs, the results commands present to stdout are kept (their views and the style
+    asked), not printed: a caller in this process renders them itself (the notebook extension's rich
+    display). `-o FILE` is still written."""
+    kept: list[tuple[Views, Style]] = []
+    token = _TAKEN.set(kept)
+    try:
+        yield kept
+    finally:
+        _TAKEN.reset(token)
 
 
 def md_escape(text: str | None, empty: str = "") -> str:

@@ -52,6 +52,7 @@ class Recipe:
     files: dict[str, str] = field(default_factory=dict)
     dist_info: bool = False
     launcher: bool = False
+    timestamp: int | None = TIMESTAMP  # milliseconds since the epoch, or None for a record without one
 
     @property
     def filename(self) -> str:
@@ -137,9 +138,10 @@ def build_package(recipe: Recipe, out_channel: Path, python: str = sys.executabl
             "build_number": recipe.build_number,
             "depends": recipe.depends,
             "subdir": recipe.subdir,
-            "timestamp": TIMESTAMP,
             "license": "BSD-3-Clause",
         }
+        if recipe.timestamp is not None:
+            index["timestamp"] = recipe.timestamp
         if recipe.subdir != "noarch":
             index.update(arch="x86_64", platform="linux")
         if recipe.noarch:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import SHARED, MakePrefix, fixture_channel, install
+from tests.helpers import SHARED, MakePrefix, envguard, fixture_channel, install, openssl_keys, spec_lock
 from tests.realconda import KIT, Conda, CondaKit, build_kit, per_test_condarc
 
 
@@ -52,6 +52,17 @@ def channels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     built = fixture_channel.build_channels(out)
     built["wheels"] = out / "wheels"
     return built
+
+
+@pytest.fixture
+def attested(channels: dict[str, Path], tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(lock, public key, attestation): a lock of python, numpy and six that `envguard verify --attest`
+    rebuilt and attested, signed with an ed25519 key made by openssl."""
+    lock = spec_lock(tmp_path / "project", channels["forge"], "python=3.11", "numpy=1.26", "six")
+    private, public = openssl_keys(tmp_path / "keys")
+    attestation = tmp_path / "env.intoto.json"
+    assert envguard("verify", "--lock", str(lock), "--attest", str(attestation), "--key", str(private)) == 0
+    return lock, public, attestation
 
 
 @pytest.fixture(scope="session")

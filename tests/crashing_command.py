@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import click
+from envguard.cli.grammar import Command
+
+GRAMMAR = Command("crash")
 
 
-@click.command("crash")
-def command() -> int:
+def run() -> int:
     """Divide by zero."""
     return 1 // 0

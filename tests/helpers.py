@@ -251,9 +251,25 @@ def files_opened() -> Iterator[list[str]]:
 
 def zlib_lock(folder: Path, channel: Path) -> Path:
     """FOLDER/conda-lock.yml for an environment.yml asking for zlib from CHANNEL (locked by envguard)."""
+    return spec_lock(folder, channel, "zlib")
+
+
+def spec_lock(folder: Path, channel: Path, *specs: str, extra: Sequence[str] = ()) -> Path:
+    """FOLDER/conda-lock.yml for an environment.yml asking for SPECS from CHANNEL (`envguard lock -f`,
+    `--no-cuda`, plus `extra` options)."""
     folder.mkdir(parents=True, exist_ok=True)
     yml = folder / "environment.yml"
-    yml.write_text(f"channels:\n  - {channel.resolve().as_uri()}\ndependencies:\n  - zlib\n")
+    lines = "".join(f"  - {spec}\n" for spec in specs)
+    yml.write_text(f"channels:\n  - {channel.resolve().as_uri()}\ndependencies:\n{lines}")
     lock = folder / "conda-lock.yml"
-    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
+    assert envguard("lock", "-f", str(yml), "--no-cuda", *extra, "-o", str(lock)) == 0
     return lock
+
+
+def openssl_keys(folder: Path, name: str = "key") -> tuple[Path, Path]:
+    """An ed25519 key pair made by the openssl binary: (FOLDER/NAME.pem, FOLDER/NAME.pub), PEM."""
+    folder.mkdir(parents=True, exist_ok=True)
+    private, public = folder / f"{name}.pem", folder / f"{name}.pub"
+    subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(private)], check=True)
+    subprocess.run(["openssl", "pkey", "-in", str(private), "-pubout", "-out", str(public)], check=True)
+    return private, public

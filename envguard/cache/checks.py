@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 import zlib
 
-from envguard import __version__
 from envguard.cache import BOOT_ID, DRIVER_VERSION, OVERRIDE_VARS, cache_path, entry, save
 from envguard.cache.statsig import stat_fingerprint as stat_fingerprint  # what entries are validated by
+from envguard.version import __version__
 
 TYPE_CHECKING = False  # typing's constant (and collections.abc) would cost imports on the fast path
 if TYPE_CHECKING:

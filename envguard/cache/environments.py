@@ -29,12 +29,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from envguard import __version__
 from envguard.cache import enabled, entry, records, save
 from envguard.cache.statsig import Stats, newest, stat_fingerprint, stats_of
 from envguard.channels import scrub
 from envguard.cuda import CudaSummary
 from envguard.model import Environment, Package, PipOrigin, RequestedSpec, VirtualPackage
+from envguard.version import __version__
 
 FORMAT = 2  # 2: names, versions and URLs with control characters are refused where read
 MAX_ENTRIES = 16

@@ -16,8 +16,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from envguard import __version__
 from envguard.cache import boot_id, entry, save
+from envguard.version import __version__
 
 Signed = list[list[Any]]  # [relative path, size, mtime_ns, inode, device] per file
 Proof = list[str]  # what a memo is valid for: the archive's digest algorithm, digest and file name

@@ -15,12 +15,12 @@ import hashlib
 import json
 from collections.abc import Callable
 
-from envguard import __version__
 from envguard.cache import entry, save
 from envguard.channels import scrub
 from envguard.errors import BadInputError
 from envguard.model import Environment, from_dict, to_dict
 from envguard.textio import decode
+from envguard.version import __version__
 
 FORMAT = 2  # 2: names, versions and URLs with control characters are refused where read
 

@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from envguard import __version__
 from envguard.cache import enabled, entry, save
 from envguard.cache.statsig import Stats
 from envguard.errors import BadInputError
+from envguard.version import __version__
 
 FORMAT = 1
 # Every field record_to_package and the prefix reader use; nothing else is kept.

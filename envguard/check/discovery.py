@@ -24,6 +24,19 @@ LOCK_NAME = "conda-lock.yml"
 def find_lock(start: Path | None = None) -> Path:
     """The project's lock for `envguard check` without --lock (see the module docstring)."""
     here = (start or Path.cwd()).resolve()
+    found = discover(here)
+    if found is not None:
+        return found
+    raise BadInputError(
+        f"no {LOCK_NAME} in {here} or its parents (up to the repository root, the home folder or the "
+        "filesystem's mount point) and no [tool.envguard] lock in a pyproject.toml; create one "
+        "with `envguard lock`, or pass --lock FILE or -f environment.yml"
+    )
+
+
+def discover(start: Path | None = None) -> Path | None:
+    """`find_lock` without the error when there is none (None); a broken configuration still raises."""
+    here = (start or Path.cwd()).resolve()
     for folder in _folders(here):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and _trusted(pyproject):
@@ -41,11 +54,7 @@ def find_lock(start: Path | None = None) -> Path:
         candidate = folder / LOCK_NAME
         if candidate.is_file() and _trusted(candidate):
             return candidate
-    raise BadInputError(
-        f"no {LOCK_NAME} in {here} or its parents (up to the repository root, the home folder or the "
-        "filesystem's mount point) and no [tool.envguard] lock in a pyproject.toml; create one "
-        "with `envguard lock`, or pass --lock FILE or -f environment.yml"
-    )
+    return None
 
 
 def _folders(here: Path) -> Iterator[Path]:

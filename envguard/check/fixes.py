@@ -96,9 +96,11 @@ def _requirement(package: Package) -> str:
     return f"{package.name}=={package.version}"
 
 
-def relock_command(envfile: str, lock: str) -> str:
-    """The lock is stale for its environment.yml: solve it again."""
-    return command("envguard", "lock", "-f", envfile, "-o", lock)
+def relock_command(envfile: str, lock: str, exclude_newer: str | None = None) -> str:
+    """The lock is stale for its environment.yml: solve it again (as of the same time, when it was solved as
+    of one)."""
+    dated = ("--exclude-newer", exclude_newer) if exclude_newer else ()
+    return command("envguard", "lock", "-f", envfile, *dated, "-o", lock)
 
 
 def reinstall_command(prefix: str, labels: Iterable[str]) -> str:

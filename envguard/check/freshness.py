@@ -20,6 +20,7 @@ from envguard.diff.satisfy import unsatisfied
 from envguard.errors import BadInputError, UsageError
 from envguard.formats import detect_kind, envyml
 from envguard.formats.condalock import read as condalock
+from envguard.formats.condalock.meta import EXCLUDE_NEWER_KEY
 from envguard.formats.condalock.read import LockData
 from envguard.formats.condalock.write import input_hash
 from envguard.model import Environment
@@ -137,24 +138,28 @@ def default_envyml(lock_path: Path, lock: LockData) -> Path:
 def lock_freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], list[str]]:
     """Staleness findings of a conda-lock.yml against its environment.yml (without solving), notes, and the
     command that re-locks."""
-    findings, notes, path = _freshness(lock, envfile)
-    return findings, notes, [relock_command(str(path), str(lock))] if findings else []
+    findings, notes, path, date = _freshness(lock, envfile)
+    return findings, notes, [relock_command(str(path), str(lock), date)] if findings else []
 
 
-def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path]:
+def _freshness(lock: Path, envfile: Path | None) -> tuple[list[Difference], list[str], Path, str | None]:
+    """Findings, notes, the environment.yml and the time the lock was solved as of (if it was)."""
     if detect_kind(lock) != "conda-lock":
         raise UsageError(f"{lock}: lock freshness needs a conda-lock.yml")
     data = condalock.read_lock(lock)
     path = envfile or default_envyml(lock, data)
     specs = {p: envyml.read(path, platform=p) for p in data.envs}
     findings, notes = staleness(specs, data)
-    return findings, notes, path
+    date = data.custom.get(EXCLUDE_NEWER_KEY)
+    if date:
+        notes.append(f"solved as of {date} (--exclude-newer): a re-lock keeps that date")
+    return findings, notes, path, date
 
 
 def lock_fresh_report(lock: Path | None, envfile: Path | None) -> CheckReport:
     """`check --lock-fresh`: the lock against environment.yml only."""
     path = lock or find_lock()
 
-    findings, notes, shown = _freshness(path, envfile)
-    fixes = (relock_command(str(shown), str(path)),) if findings else ()
+    findings, notes, shown, date = _freshness(path, envfile)
+    fixes = (relock_command(str(shown), str(path), date),) if findings else ()
     return CheckReport(str(path), str(shown), tuple(findings), tuple(notes), fixes)

@@ -21,8 +21,8 @@ from envguard.model import Environment
 from envguard.specs import version_less
 
 Severity = Literal["drift", "note"]
-CHECK_CATEGORIES = (*CATEGORIES, "files", "lock")
-CHECK_TITLES = {**TITLES, "files": "Installed files", "lock": "Lock freshness"}
+CHECK_CATEGORIES = (*CATEGORIES, "files", "lock", "attestation")
+CHECK_TITLES = {**TITLES, "files": "Installed files", "lock": "Lock freshness", "attestation": "Attestation"}
 _NOTE_CATEGORIES = frozenset({"virtual", "both-managers"})
 _TARGET_WORD = {
     "conda-lock": "the lock",

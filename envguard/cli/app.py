@@ -12,10 +12,10 @@ from typing import Any, NoReturn
 
 import click
 
-from envguard import __version__
 from envguard.cli.boundary import error_line, exit_process, guarded
 from envguard.cli.commandlist import COMMANDS, DESCRIPTION
 from envguard.cli.grammar import to_click
+from envguard.version import __version__
 
 
 class LazyGroup(click.Group):

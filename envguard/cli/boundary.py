@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
-from envguard import __version__
 from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, EnvguardError
+from envguard.version import __version__
 
 TYPE_CHECKING = False  # typing's own constant would cost an import: the console script ends through here
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envguard import __version__
+from envguard.version import __version__
 
 DESCRIPTION = (  # lines under 78 columns: `envguard --help` fits an 80-column terminal
     "envguard: keep conda environments for machine learning reproducible, and say\n"

@@ -28,6 +28,7 @@ from envguard.formats.condalock.write import input_hash, render_lock, write_lock
 from envguard.machine import virtual
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
 from envguard.prefix.condaconfig import envs_dirs, register, registered_environments
+from envguard.prefix.lockref import remember
 from envguard.prefix.reader import read_prefix
 from envguard.specs import parse_conda
 
@@ -182,6 +183,10 @@ def create(
 
     with replacing(target, replaced):  # the old env is intact until the new one is complete
         installed, warnings, lock = _build(planned, backend, target, write_lock, alongside)
+        # the environment follows the lock it was made from, or the one written for it (prefix.lockref)
+        followed = planned.source.path if planned.source.locked else lock
+        if followed is not None:
+            remember(target, followed)
         kernel = None
         if jupyter:
             kernel_path, warning = jupyter_mod.install_kernelspec(target, name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ class SolveResult:
     platform: str
     packages: tuple[Package, ...]
     records: tuple[Any, ...]
+    undated: tuple[str, ...] = ()  # with exclude_newer: solved packages whose records carry no timestamp
 
 
 def solve(
@@ -37,10 +39,13 @@ def solve(
     *,
     cache_dir: str | None = None,
     gateway: Any = None,
+    exclude_newer: datetime.datetime | None = None,
 ) -> SolveResult:
     """Solve `specs` for `platform`; unsatisfiable specs are bad input quoting rattler, unreachable
     channels an operational failure. `gateway` (from `new_gateway`) shares fetched repodata between the
-    solves of one lock (each platform's noarch subdir and the channel index are read once)."""
+    solves of one lock (each platform's noarch subdir and the channel index are read once).
+    `exclude_newer` (UTC): solve as of that moment, leaving out every record published later; a record
+    without a timestamp cannot be dated, so it stays a candidate and is named in `undated` when solved."""
     import rattler
 
     check_platform(platform)
@@ -68,6 +73,8 @@ def solve(
             gateway=through,
             platforms=[rattler.Subdir(platform), rattler.Subdir("noarch")],
             virtual_packages=virtual,
+            exclude_newer=exclude_newer,
+            timestamp_policy="allow-missing",
         )
         return result
 
@@ -83,7 +90,37 @@ def solve(
     except Exception as exc:
         raise _solve_error(exc, platform, sources, virtual_packages) from exc
     packages = tuple(rattler_to_package(r) for r in records)
-    return SolveResult(platform=platform, packages=packages, records=tuple(records))
+    undated = tuple(sorted(r.name.normalized for r in records if _undated(r))) if exclude_newer else ()
+    return SolveResult(platform=platform, packages=packages, records=tuple(records), undated=undated)
+
+
+def _undated(record: Any) -> bool:
+    """Neither the channel's index time nor the build's timestamp: the date cannot apply to it."""
+    return record.timestamp is None and getattr(record, "indexed_timestamp", None) is None
+
+
+def parse_date(text: str) -> datetime.datetime:
+    """`--exclude-newer DATE`: `2024-06-01` (midnight UTC at its start) or an RFC 3339 time
+    (`2024-06-01T12:00:00Z`, `...+02:00`), as a UTC datetime; anything else is bad input."""
+    value = text.strip()
+    try:
+        if len(value) == 10:
+            day = datetime.date.fromisoformat(value)
+            return datetime.datetime(day.year, day.month, day.day, tzinfo=datetime.timezone.utc)
+        moment = datetime.datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError as exc:
+        raise BadInputError(
+            f"--exclude-newer {text!r}: not a date; give YYYY-MM-DD or an RFC 3339 time "
+            "(2024-06-01T12:00:00Z)"
+        ) from exc
+    if moment.tzinfo is None:
+        raise BadInputError(f"--exclude-newer {text!r}: a time needs its zone (Z or +HH:MM)")
+    return moment.astimezone(datetime.timezone.utc)
+
+
+def format_date(moment: datetime.datetime) -> str:
+    """The canonical text of an exclude-newer moment: `2024-06-01T00:00:00Z`."""
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def new_gateway(cache_dir: str | None = None, *, sharded: bool = True) -> Any:

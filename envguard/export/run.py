@@ -13,25 +13,25 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
-from envguard import __version__
 from envguard.channels import strip_credentials
 from envguard.depgraph import leaves
 from envguard.errors import BadInputError, UsageError
 from envguard.export.pins import Relax, cuda_glob, no_build_line, relax_conda_line, relax_pip_line
-from envguard.formats import explicit
+from envguard.formats import cyclonedx, explicit
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
 from envguard.prefix.pipconfig import index_options
 from envguard.specs import parse_conda, spec_name
+from envguard.version import __version__
 
 ExportMode = Literal["pinned", "full", "from-history"]
-ExportFormat = Literal["env", "explicit"]
+ExportFormat = Literal["env", "explicit", "cyclonedx"]
 MODES: tuple[ExportMode, ...] = ("pinned", "full", "from-history")
 
 
@@ -51,19 +51,24 @@ def export(
     include_local: bool = False,
     no_builds: bool = False,
     relax: Relax | None = None,
+    licenses: Mapping[tuple[str, str], str] | None = None,
 ) -> Exported:
-    """Dispatch on format: `env` (environment.yml in `mode`) or `explicit` (always every conda package)."""
+    """Dispatch on format: `env` (environment.yml in `mode`), `explicit` (always every conda package) or
+    `cyclonedx` (an SBOM of every package; `licenses` as the environment's records declare them)."""
     check_options(mode, fmt, no_builds, relax)
     if fmt == "explicit":
         return to_explicit(env)
+    if fmt == "cyclonedx":
+        _require_packages(env, "--format cyclonedx")
+        return Exported(cyclonedx.render(env, licenses))
     return to_environment_yml(env, mode, include_local=include_local, no_builds=no_builds, relax=relax)
 
 
 def check_options(mode: ExportMode, fmt: ExportFormat, no_builds: bool, relax: Relax | None) -> None:
     """Refuse option combinations that say two things (before any source is read)."""
-    if fmt == "explicit":
+    if fmt in ("explicit", "cyclonedx"):
         if no_builds or relax:
-            raise UsageError("--no-builds and --relax apply to environment.yml; an explicit spec pins builds")
+            raise UsageError(f"--no-builds and --relax apply to environment.yml; --format {fmt} pins builds")
         return
     if no_builds and mode != "full":
         raise UsageError(

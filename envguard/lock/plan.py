@@ -9,6 +9,7 @@ said.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envguard.cache import parsed as parsecache
-from envguard.engine.solver import new_gateway, solve
+from envguard.engine.solver import format_date, new_gateway, solve
 from envguard.errors import BadInputError, EnvguardError, UsageError
 from envguard.formats import envyml
 from envguard.formats.condalock.write import input_hash
@@ -40,6 +41,7 @@ class LockPlan:
     channels: tuple[str, ...]
     source_kind: str
     warnings: tuple[str, ...] = ()
+    exclude_newer: str | None = None  # solved as of this UTC time (`2024-06-01T00:00:00Z`)
 
 
 def from_live(env: Environment) -> LockPlan:
@@ -49,9 +51,15 @@ def from_live(env: Environment) -> LockPlan:
     return LockPlan({platform: env}, {platform: digest}, env.channels, "prefix", env.warnings)
 
 
-def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice) -> LockPlan:
+def from_environment_yml(
+    path: Path,
+    platforms: Sequence[str],
+    cuda: CudaChoice,
+    exclude_newer: datetime.datetime | None = None,
+) -> LockPlan:
     """Solve an environment.yml for every platform (selectors applied per platform); no `platforms`: the
-    file's `platforms:`, else this machine's."""
+    file's `platforms:`, else this machine's. `exclude_newer`: solve as of that UTC time; solved packages
+    whose records carry no timestamp (so the date could not apply to them) are named in a warning."""
     envs: dict[str, Environment] = {}
     hashes: dict[str, str] = {}
     warnings: list[str] = []
@@ -74,7 +82,13 @@ def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice)
             specs = _parse(text, path, platform)
         warnings.extend(w for w in specs.warnings if w not in warnings)
         virtual = _virtual_for(specs, platform, cuda, path)
-        solved = _solve(specs, platform, virtual, cuda, path, gateway)
+        solved, undated = _solve(specs, platform, virtual, cuda, path, gateway, exclude_newer)
+        if undated:
+            warnings.append(
+                f"{platform}: {', '.join(undated)}: no timestamp in the channel's records, so "
+                f"--exclude-newer {format_date(exclude_newer) if exclude_newer else ''} could not apply to "
+                "them (solved as if published before it)"
+            )
         pip = pinned_pip_packages(specs.requested, path)
         envs[platform] = make_environment(
             kind="conda-lock",
@@ -90,7 +104,8 @@ def from_environment_yml(path: Path, platforms: Sequence[str], cuda: CudaChoice)
         channels = tuple(
             c for c in specs.channels if c != "nodefaults"
         )  # a solver directive; conda-lock drops it
-    return LockPlan(envs, hashes, channels, "environment.yml", tuple(warnings))
+    date = format_date(exclude_newer) if exclude_newer is not None else None
+    return LockPlan(envs, hashes, channels, "environment.yml", tuple(warnings), exclude_newer=date)
 
 
 def _selectors(text: str) -> int:
@@ -151,23 +166,27 @@ def _solve(
     cuda: CudaChoice,
     path: Path,
     gateway: list[Any],
-) -> tuple[Package, ...]:
+    exclude_newer: datetime.datetime | None = None,
+) -> tuple[tuple[Package, ...], tuple[str, ...]]:
+    """The solved packages and, with `exclude_newer`, the names of those that carry no timestamp."""
     conda = [r.spec for r in specs.requested if r.manager == "conda"]
     if not conda:
-        return ()
+        return (), ()
 
     if not gateway:
         gateway.append(new_gateway())
     try:
         with waiting(f"solving {len(conda)} spec(s) for {platform}", progress_wanted()):
-            result = solve(conda, specs.channels, platform, virtual, gateway=gateway[0])
+            result = solve(
+                conda, specs.channels, platform, virtual, gateway=gateway[0], exclude_newer=exclude_newer
+            )
     except BadInputError as exc:
         if cuda is None and "__cuda" in str(exc):
             raise UsageError(
                 _cuda_message(path, platform, "the solve needs the __cuda virtual package")
             ) from exc
         raise BadInputError(f"{path}: {exc}") from exc
-    return result.packages
+    return result.packages, result.undated
 
 
 def _python(packages: Sequence[Package]) -> str | None:

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from envguard.engine.solver import parse_date
 from envguard.errors import BadInputError, UsageError
 from envguard.formats import detect_kind, pixiwrite
 from envguard.formats.condalock.write import render_explicit, render_lock, write_lock
@@ -21,6 +22,7 @@ from envguard.lock.plan import (
 )
 from envguard.output import shell_quote
 from envguard.prefix.condaconfig import find_named
+from envguard.prefix.lockref import remember
 from envguard.sources import read_live, resolve_prefix
 
 
@@ -37,6 +39,8 @@ class LockOptions:
     fmt: str = "conda-lock"
     output: str | None = None
     include_local: bool = False  # write the local paths of pip packages installed from this machine's disk
+    pixi_version: int = pixiwrite.VERSION
+    exclude_newer: str | None = None  # solve as of this date (environment.yml only)
 
 
 @dataclass(frozen=True)
@@ -53,9 +57,13 @@ def lock(options: LockOptions) -> LockResult:
     o = options
     if o.cuda and o.no_cuda:
         raise UsageError("--cuda and --no-cuda contradict each other; give one")
+    if o.pixi_version != pixiwrite.VERSION and o.fmt != "pixi":
+        raise UsageError("--pixi-version applies to --format pixi")
     target = o.output or _DEFAULT_TARGET.get(o.fmt, "conda-lock.yml")
     yml = _environment_yml(o.source, o.envfile)
     explicit = ["--format", o.fmt] if o.fmt in _DEFAULT_TARGET else []
+    if o.pixi_version != pixiwrite.VERSION:
+        explicit += ["--pixi-version", str(o.pixi_version)]
     given_cuda, no_cuda = o.cuda, o.no_cuda
     live: list[str] = []  # what reading a live environment warned about
     if yml is not None and not (given_cuda or no_cuda) and "CONDA_OVERRIDE_CUDA" in os.environ:
@@ -63,13 +71,16 @@ def lock(options: LockOptions) -> LockResult:
         given_cuda, no_cuda = override or None, not override
     if yml is not None:
         cuda: CudaChoice = False if no_cuda else given_cuda
-        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda)
-        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, explicit)
+        date = parse_date(o.exclude_newer) if o.exclude_newer else None
+        plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda, date)
+        dated = ["--exclude-newer", plan.exclude_newer] if plan.exclude_newer else []
+        reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, [*explicit, *dated])
         sources = [_relative(yml, target)]
     else:
-        if o.cuda or o.no_cuda:
+        if o.cuda or o.no_cuda or o.exclude_newer:
             raise UsageError(
-                "--cuda/--no-cuda apply to `-f environment.yml`; a live environment is locked as is"
+                "--cuda/--no-cuda and --exclude-newer apply to `-f environment.yml`; a live environment is "
+                "locked as is"
             )
         flags = [*explicit, *(["--include-local"] if o.include_local else [])]
         plan, reproduce, live = _live_plan(o.source, o.platforms, o.no_probe, target, flags, o.include_local)
@@ -77,10 +88,19 @@ def lock(options: LockOptions) -> LockResult:
     if o.fmt == "explicit":
         done = _write_explicit(plan, target, reproduce)
     elif o.fmt == "pixi":
-        done = _write_pixi(plan, target, reproduce)
+        done = _write_pixi(plan, target, reproduce, o.pixi_version)
     else:
         done = _write_yaml(plan, target, reproduce, sources)
+    if yml is None and target != "-":
+        _tie(resolve_prefix(o.source), target, plan)
     return LockResult(done.written, done.stdout, (*plan.warnings, *live, *done.warnings))
+
+
+def _tie(prefix: Path, target: str, plan: LockPlan) -> None:
+    """A live environment now follows the lock written from it (envguard.prefix.lockref): the conda plugin
+    and the notebook extension check it against that lock without being told."""
+    for platform in plan.envs:
+        remember(prefix, Path(target.replace("{platform}", platform)))
 
 
 _DEFAULT_TARGET = {"explicit": "conda-{platform}.lock", "pixi": "pixi.lock"}
@@ -181,6 +201,7 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str])
         reproduce=reproduce,
         source_kind=plan.source_kind,
         lock_name=name,
+        exclude_newer=plan.exclude_newer,
     )
     if target == "-":
         return LockResult((), text, ())
@@ -213,8 +234,8 @@ def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
     return LockResult(tuple(written), "".join(stdout), tuple(warnings))
 
 
-def _write_pixi(plan: LockPlan, target: str, reproduce: str) -> LockResult:
-    rendered = pixiwrite.render(plan.envs, plan.channels, reproduce)
+def _write_pixi(plan: LockPlan, target: str, reproduce: str, version: int) -> LockResult:
+    rendered = pixiwrite.render(plan.envs, plan.channels, reproduce, version)
     if target == "-":
         return LockResult((), rendered.text, tuple(rendered.left_out))
     write_lock(target, rendered.text)

@@ -15,10 +15,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from envguard import __version__
 from envguard.atomic import write_text
 from envguard.errors import EnvguardError
 from envguard.textio import read_bytes
+from envguard.version import __version__
 
 RECORD = Path("etc") / "envguard" / "lock.json"
 FORMAT = 1

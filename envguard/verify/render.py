@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.check import render as check_render
+from envguard.check.fixes import relock_command
 from envguard.check.report import severity
 from envguard.output import Views, command, console_text, md_escape, oneline, text_console
 from envguard.verify.run import Mismatch, Stage, VerifyResult
@@ -25,7 +26,20 @@ def to_dict(result: VerifyResult) -> dict[str, Any]:
         "check": check_render.to_dict(result.check) if result.check is not None else None,
         "smoke": result.smoke,
         "warnings": list(result.warnings),
+        "attestation": _attestation(result),
         "fix": fix_lines(result),
+    }
+
+
+def _attestation(result: VerifyResult) -> dict[str, Any] | None:
+    made = result.attestation
+    if made is None or made.failed:
+        return None
+    return {
+        "path": str(made.path),
+        "signed": made.signed,
+        "packages": made.packages,
+        "fingerprints": made.fingerprints is not None,
     }
 
 
@@ -35,12 +49,11 @@ def fix_lines(result: VerifyResult) -> list[str]:
     failed = next((s.name for s in result.stages if s.status == "failed"), None)
     if failed not in ("hashes", "check"):
         return []  # fetch/install failures are operational (exit 3, their own message); smoke has its fixes
-    lock = Path(result.lock)
-    envyml = lock.parent / "environment.yml"
+    envyml = Path(result.lock).parent / "environment.yml"
     source = str(envyml) if envyml.is_file() else "environment.yml"
     why = "if the new archives are intended" if failed == "hashes" else "the lock does not rebuild as written"
     return [
-        f"{command('envguard', 'lock', '-f', source, '-o', result.lock)}   # {why}",
+        f"{relock_command(source, result.lock, result.exclude_newer)}   # {why}",
         command("envguard", "verify", "--lock", result.lock),
     ]
 

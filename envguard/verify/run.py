@@ -19,12 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from envguard.attest.envelope import Signing
 from envguard.check.report import check_environment, severity
 from envguard.check.run import parse_target
 from envguard.engine import install
 from envguard.engine.install import default_pkgs_dir
 from envguard.engine.pip_install import find_python, make_venv, remove_bootstrap
 from envguard.errors import BadInputError
+from envguard.formats import detect_kind
+from envguard.formats.condalock import read as condalock
+from envguard.formats.condalock.meta import EXCLUDE_NEWER_KEY
 from envguard.machine import virtual
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package
@@ -33,6 +37,7 @@ from envguard.process import sigterm_as_interrupt
 from envguard.smoke.render import to_dict as smoke_to_dict
 from envguard.smoke.report import SmokeOptions
 from envguard.smoke.run import run_smoke
+from envguard.verify import attest as attestation
 
 Status = Literal["ok", "failed", "skipped"]
 
@@ -71,6 +76,8 @@ class VerifyResult:
     check: Any = None
     smoke: dict[str, Any] | None = None
     warnings: tuple[str, ...] = field(default=())
+    attestation: attestation.Attestation | None = None
+    exclude_newer: str | None = None  # the lock was solved as of this time: a re-lock keeps it
 
     @property
     def passed(self) -> bool:
@@ -92,6 +99,8 @@ class VerifyOptions:
     pkgs_dir: Path | None = None
     smoke_budget: float = 25.0
     progress: bool = False  # progress bars on stderr (a terminal, not --json)
+    attest: Path | None = None  # after a PASS, write a signed attestation here
+    signing: Signing = field(default_factory=lambda: Signing("unsigned"))
 
 
 def read_lock(path: Path, platform: str | None) -> Environment:
@@ -142,6 +151,7 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
     platform = env.platform or options.platform or current_platform()
     pkgs_dir = options.pkgs_dir or default_pkgs_dir()
     python = None if env.conda_packages() else venv_python(env, options.lock)  # a venv's lock
+    signer = attestation.prepare(options.signing) if options.attest is not None else None
     with _prefix(options.keep, later) as prefix:
         state = _Run(env, platform, prefix, pkgs_dir)
         state.python = python
@@ -152,6 +162,9 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
         state.stage("check", state.check)
         if options.smoke:
             state.stage("smoke", state.run_smoke)
+        target = options.attest
+        if target is not None:
+            state.stage("attest", lambda: state.attest(target, options.signing, signer))
         return VerifyResult(
             lock=str(options.lock),
             platform=platform,
@@ -162,7 +175,16 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
             check=state.report,
             smoke=state.smoke_result,
             warnings=tuple(state.warnings),
+            attestation=state.attestation,
+            exclude_newer=solved_as_of(options.lock),
         )
+
+
+def solved_as_of(lock: Path) -> str | None:
+    """The time a conda-lock.yml was solved as of (`lock --exclude-newer`), from its metadata."""
+    if detect_kind(lock) != "conda-lock":
+        return None
+    return condalock.read_lock(lock).custom.get(EXCLUDE_NEWER_KEY)
 
 
 @contextlib.contextmanager
@@ -244,6 +266,8 @@ class _Run:
         self.smoke_budget = 25.0
         self.progress = False
         self.python: Path | None = None  # a pip-only lock: rebuilt in a venv of this interpreter
+        self.live: Environment | None = None  # the rebuilt environment, as the check stage read it
+        self.attestation: attestation.Attestation | None = None
 
     def stage(self, name: str, action: Callable[[], Stage]) -> None:
         if any(s.status == "failed" for s in self.stages):
@@ -316,6 +340,7 @@ class _Run:
         if {p.subdir for p in live.conda_packages()} <= {"noarch", self.platform}:
             # a noarch-only prefix cannot tell its platform; it was linked for this one
             live = dataclasses.replace(live, platform=self.platform)
+        self.live = live
         self.report = check_environment(live, self.env)
         if not self.report.clean:
             return Stage(
@@ -325,6 +350,30 @@ class _Run:
                 f"{'; '.join(f.message() for f in self.report.findings if severity(f) == 'drift')[:300]}",
             )
         return Stage("check", "ok", detail="no drift between the rebuilt environment and the lock")
+
+    def attest(self, target: Path, signing: Signing, signer: Any) -> Stage:
+        assert self.live is not None and self.lock_path is not None
+        done = attestation.attest(
+            target,
+            signing,
+            signer,
+            lock=self.lock_path,
+            locked=self.env,
+            live=self.live,
+            prefix=self.prefix,
+            platform=self.platform,
+            stages=[{"name": s.name, "status": s.status, "detail": s.detail} for s in self.stages],
+        )
+        self.attestation = done
+        if done.failed:
+            return Stage("attest", "failed", detail=f"not attested: {done.problem}")
+        if done.problem:
+            self.warnings.append(f"attestation: {done.problem}")
+        return Stage(
+            "attest",
+            "ok",
+            detail=f"wrote {target} ({done.signed}; {done.packages} package(s) in the manifest)",
+        )
 
     def run_smoke(self) -> Stage:
         if self.platform != current_platform():

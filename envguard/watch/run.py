@@ -82,9 +82,12 @@ def _check_pid(pid: int) -> None:
 class _Watch:
     """The job (started or attached), its samplers and the hook's streams while it is watched."""
 
-    def __init__(self, options: WatchOptions, output: Output, sink: Sink | None) -> None:
+    def __init__(
+        self, options: WatchOptions, output: Output, sink: Sink | None, folder: Path | None = None
+    ) -> None:
+        """`folder`: the hook's streams of a process already hooked (an in-process watch, inprocess.py)."""
         hook = options.hook and os.environ.get(HOOK_ENV, "1") != "0" and bool(options.command)
-        self.folder = Path(tempfile.mkdtemp(prefix="envguard-watch-")) if hook else None
+        self.folder = folder or (Path(tempfile.mkdtemp(prefix="envguard-watch-")) if hook else None)
         try:
             self.child = job.spawn(options.command, self.folder, output) if options.command else None
         except BadInputError:

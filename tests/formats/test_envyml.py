@@ -147,8 +147,8 @@ def test_property_every_dependency_round_trips(deps: list[tuple[str, str, str]])
 def test_an_environment_yml_beyond_the_bounds_is_one_clear_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], count: int, message: str
 ) -> None:
-    """Issue 28: `lock -f` of a 20 MB environment.yml with a million dependencies was OOM-killed at 8 GiB (100k:
-    40 s and 1.1 GB, then exit 2); now it is refused before anything is built."""
+    """Issue 28: `lock -f` of a 20 MB environment.yml with a million dependencies was OOM-killed at 8 GiB
+    (100k: 40 s and 1.1 GB, then exit 2); now it is refused before anything is built."""
     yml = tmp_path / "environment.yml"
     deps = "".join(f"  - pkg{i}>=1.0\n" for i in range(count))
     yml.write_text(f"name: big\nchannels: [conda-forge]\ndependencies:\n{deps}")

@@ -59,6 +59,22 @@ GRAMMAR = Command(
             help="List every finding of a long category (default: the first 10).",
         ),
         Opt(
+            "--attestation",
+            kind="path",
+            dir_okay=False,
+            metavar="FILE",
+            help="Check that SOURCE is the environment `verify --attest` attested in FILE (signature, lock, "
+            "every package), offline.",
+        ),
+        Opt(
+            "--key", kind="path", dir_okay=False, metavar="PUB", help="The attestation's ed25519 public key."
+        ),
+        Opt("--identity", help="A Sigstore bundle's signer (the CI workflow's identity)."),
+        Opt(
+            "--issuer",
+            help="A Sigstore bundle's OIDC issuer (e.g. https://token.actions.githubusercontent.com).",
+        ),
+        Opt(
             "--distributed",
             flag=True,
             help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).",
@@ -78,11 +94,19 @@ def run(
     no_cache: bool,
     show_all: bool,
     distributed: bool,
+    attestation: str | None,
+    key: str | None,
+    identity: str | None,
+    issuer: str | None,
     style: Style,
 ) -> int:
     """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1
     drift."""
     taken = None
+    if attestation is not None or key or identity or issuer:
+        return _attested(
+            source, lock, attestation, key, identity, issuer, (envfile, rng, files, lock_fresh), style
+        )
     if not (rng or files or lock_fresh or no_cache or distributed):
         from envguard.check import fast  # standard library only: the answer of an unchanged environment
 
@@ -124,3 +148,40 @@ def run(
     else:
         present(render.views(checked.report, show_all=show_all), style, None)
     return checked.exit_code
+
+
+def _attested(
+    source: str | None,
+    lock: str | None,
+    attestation: str | None,
+    key: str | None,
+    identity: str | None,
+    issuer: str | None,
+    others: tuple[object, ...],
+    style: Style,
+) -> int:
+    """`--attestation FILE --key PUB`: SOURCE against what verify attested; exit 0 the same, 1 not."""
+    from pathlib import Path
+
+    from envguard.check import render
+    from envguard.check.attestation import attestation_report  # cryptography: for --attestation alone
+    from envguard.errors import EXIT_DRIFT, UsageError
+    from envguard.output import present
+    from envguard.sources import resolve
+
+    if attestation is None:
+        raise UsageError("--key, --identity and --issuer check an attestation; add --attestation FILE")
+    if any(others):
+        raise UsageError(
+            "--attestation checks the attested packages; drop -f, --rng, --files and --lock-fresh"
+        )
+    report = attestation_report(
+        Path(attestation),
+        resolve(source),
+        key=Path(key) if key else None,
+        lock=Path(lock) if lock else None,
+        identity=identity,
+        issuer=issuer,
+    )
+    present(render.views(report), style, None)
+    return EXIT_OK if report.clean else EXIT_DRIFT

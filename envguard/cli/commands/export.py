@@ -1,8 +1,9 @@
 """`envguard export [SOURCE] [--pinned | --full | --from-history] [--no-builds] [--relax major|minor]
-[--format env|explicit] [-o FILE]`."""
+[--format env|explicit|cyclonedx] [-o FILE]`."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import cast
 
 from envguard.cli.grammar import Arg, Command, Opt
@@ -10,6 +11,7 @@ from envguard.errors import EXIT_OK, UsageError
 from envguard.export.pins import Relax
 from envguard.export.run import ExportFormat, ExportMode, check_options, export
 from envguard.output import emit, warn
+from envguard.prefix.licenses import licenses
 from envguard.sources import load
 
 GRAMMAR = Command(
@@ -44,10 +46,11 @@ GRAMMAR = Command(
         Opt(
             "--format",
             dest="fmt",
-            choices=("env", "explicit"),
+            choices=("env", "explicit", "cyclonedx"),
             default="env",
             show_default=True,
-            help="environment.yml, or an @EXPLICIT spec with a sha256 after each URL (conda packages only).",
+            help="environment.yml, an @EXPLICIT spec with a sha256 after each URL (conda packages only), or "
+            "a CycloneDX 1.6 JSON SBOM (purls, hashes, licenses, dependencies).",
         ),
         Opt(
             "--platform",
@@ -82,14 +85,14 @@ def run(
     output: str | None,
 ) -> int:
     """Write SOURCE (a prefix, name:ENV or any supported file; default: the active environment) as a portable
-    environment.yml, or as an explicit spec that `conda create --file` installs without solving."""
-    if fmt == "explicit" and mode in ("pinned", "from-history"):
-        raise UsageError(
-            f"--{mode} does not apply to --format explicit, which always lists every conda package"
-        )
+    environment.yml, as an explicit spec that `conda create --file` installs without solving, or as a
+    CycloneDX SBOM."""
+    if fmt in ("explicit", "cyclonedx") and mode in ("pinned", "from-history"):
+        raise UsageError(f"--{mode} does not apply to --format {fmt}, which always lists every package")
     chosen = cast(ExportMode, mode or ("full" if no_builds else "pinned"))
     check_options(chosen, cast(ExportFormat, fmt), no_builds, cast("Relax | None", relax))
     env = load(source, platform=platform, probe=False, detect_virtual=False)
+    declared = licenses(Path(env.prefix)) if fmt == "cyclonedx" and env.prefix else None
     result = export(
         env,
         chosen,
@@ -97,6 +100,7 @@ def run(
         include_local=include_local,
         no_builds=no_builds,
         relax=cast("Relax | None", relax),
+        licenses=declared,
     )
     for message in (*env.warnings, *result.warnings):
         warn(message)

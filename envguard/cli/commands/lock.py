@@ -1,6 +1,6 @@
 """`envguard lock [SOURCE] [-f environment.yml] [--platform P ...] [--cuda VER | --no-cuda]
-[--format conda-lock|explicit|pixi] [-o FILE]`. The console script answers it itself
-(envguard.cli.launcher): the body imports what it runs."""
+[--format conda-lock|explicit|pixi] [--pixi-version 6|7] [--exclude-newer DATE] [-o FILE]`. The console
+script answers it itself (envguard.cli.launcher): the body imports what it runs."""
 
 from __future__ import annotations
 
@@ -30,6 +30,19 @@ GRAMMAR = Command(
             help="explicit: one @EXPLICIT file per platform; pixi: a pixi.lock (rattler lock v6).",
         ),
         Opt(
+            "--pixi-version",
+            choices=("6", "7"),
+            default="6",
+            show_default=True,
+            help="The pixi.lock version: 6 (conda reads it) or 7 (pixi 0.68 and later; written by rattler).",
+        ),
+        Opt(
+            "--exclude-newer",
+            metavar="DATE",
+            help="Solve as of DATE (YYYY-MM-DD, midnight UTC, or an RFC 3339 time): leave out packages "
+            "published later. Recorded in the lock.",
+        ),
+        Opt(
             "--include-local",
             flag=True,
             help="Write the local paths of pip packages installed from this machine's disk "
@@ -53,6 +66,8 @@ def run(
     no_cuda: bool,
     no_probe: bool,
     fmt: str,
+    pixi_version: str,
+    exclude_newer: str | None,
     include_local: bool,
     output: str | None,
 ) -> int:
@@ -61,7 +76,19 @@ def run(
     from envguard.output import emit, inform, warn
 
     result = lock(
-        LockOptions(source, envfile, platforms, cuda, no_cuda, no_probe, fmt, output, include_local)
+        LockOptions(
+            source,
+            envfile,
+            platforms,
+            cuda,
+            no_cuda,
+            no_probe,
+            fmt,
+            output,
+            include_local,
+            pixi_version=int(pixi_version),
+            exclude_newer=exclude_newer,
+        )
     )
     for message in result.warnings:
         warn(message)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from envguard.attest.envelope import Signing
 from envguard.cli.grammar import Command, Opt, styles
-from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError
+from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError, UsageError
 from envguard.output import Style, present, progress_wanted, report_on_error, warn
 from envguard.verify import render
 from envguard.verify import run as verify
@@ -41,8 +42,19 @@ GRAMMAR = Command(
             help="Package cache to read archives from (and download missing ones into): offline when it "
             "holds them all.",
         ),
+        Opt(
+            "--attest",
+            kind="path",
+            dir_okay=False,
+            metavar="FILE",
+            help="After a PASS, write an in-toto attestation (a DSSE envelope) of the rebuilt environment.",
+        ),
+        Opt("--key", kind="path", dir_okay=False, metavar="KEY", help="Sign it with this ed25519 PEM key."),
+        Opt("--keyless", flag=True, help="Sign it with sigstore and the CI job's OIDC identity."),
+        Opt("--unsigned", flag=True, help="Write the statement unsigned (nothing vouches for it)."),
         *styles(),
     ],
+    exclusive=[("--key", "--keyless", "--unsigned")],
 )
 
 
@@ -53,14 +65,21 @@ def run(
     smoke_budget: float,
     keep: bool,
     pkgs_dir: str | None,
+    attest: str | None,
+    key: str | None,
+    keyless: bool,
+    unsigned: bool,
     style: Style,
     output: str | None,
 ) -> int:
     """Rebuild the lock in a temporary prefix (hashes checked), check it, optionally smoke-test it.
 
-    Exit 0 pass, 1 verification failed (hash mismatch, drift, smoke), 2 bad input, 3 operational failure.
+    With --attest FILE (and --key KEY, --keyless or --unsigned), a PASS writes a signed in-toto attestation
+    that `envguard check --attestation FILE` verifies. Exit 0 pass, 1 verification failed (hash mismatch,
+    drift, smoke), 2 bad input, 3 operational failure.
     """
     with report_on_error("verify", style, output), contextlib.ExitStack() as later:
+        signing = _signing(attest, key, keyless, unsigned)
         # the temporary prefix is deleted once the report is out
         options = verify.VerifyOptions(
             Path(lockfile),
@@ -70,12 +89,31 @@ def run(
             _pkgs_dir(pkgs_dir),
             smoke_budget=smoke_budget,
             progress=progress_wanted(style),
+            attest=Path(attest) if attest else None,
+            signing=signing,
         )
         result = verify.verify(options, later)
         for message in result.warnings:
             warn(message)
         present(render.views(result), style, output)
     return EXIT_OK if result.passed else EXIT_DRIFT
+
+
+def _signing(attest: str | None, key: str | None, keyless: bool, unsigned: bool) -> Signing:
+    """--attest's signing: one of --key, --keyless or --unsigned, which mean nothing without --attest."""
+    chosen = "--key" if key else "--keyless" if keyless else "--unsigned" if unsigned else None
+    if attest is None:
+        if chosen:
+            raise UsageError(f"{chosen} signs an attestation; add --attest FILE")
+        return Signing("unsigned")
+    if chosen is None:
+        raise UsageError(
+            "--attest FILE: say how to sign it: --key KEY (an ed25519 PEM key: `openssl genpkey -algorithm "
+            "ed25519 -out KEY`), --keyless (sigstore, in CI) or --unsigned"
+        )
+    if key:
+        return Signing("key", Path(key))
+    return Signing("keyless" if keyless else "unsigned")
 
 
 def _pkgs_dir(value: str | None) -> Path | None:

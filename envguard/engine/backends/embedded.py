@@ -13,7 +13,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from envguard import __version__
 from envguard.atomic import write_text
 from envguard.channels import scrub, strip_credentials
 from envguard.engine import archives
@@ -24,6 +23,7 @@ from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
 from envguard.output import waiting
 from envguard.prefix.records import iter_records, record_to_package
+from envguard.version import __version__
 
 
 class EmbeddedBackend(Backend):

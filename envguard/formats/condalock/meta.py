@@ -17,6 +17,7 @@ PREFIX = "envguard."
 VERSION_KEY = "envguard.version"
 SOURCE_KIND_KEY = "envguard.source_kind"
 REPRODUCE_KEY = "envguard.reproduce"
+EXCLUDE_NEWER_KEY = "envguard.exclude_newer"  # solved as of this UTC time (`lock --exclude-newer`)
 FIELD_VIRTUAL = "virtual_packages"
 FIELD_FINGERPRINTS = "fingerprints"
 FIELD_PIP_ORIGINS = "pip_origins"

@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from envguard import __version__
 from envguard.atomic import write_text
 from envguard.channels import strip_credentials
 from envguard.formats import explicit
 from envguard.formats.condalock import meta as lockmeta
 from envguard.formats.yaml import dump
 from envguard.model import LOCAL_ORIGIN, Environment, Package, VirtualPackage
+from envguard.version import __version__
 
 
 def input_hash(inputs: Environment, platform: str, virtual: Sequence[VirtualPackage] = ()) -> str:
@@ -49,8 +49,10 @@ def render_lock(
     reproduce: str = "",
     source_kind: str = "environment.yml",
     lock_name: str = "conda-lock.yml",
+    exclude_newer: str | None = None,
 ) -> str:
-    """The full conda-lock.yml text for resolved environments keyed by platform."""
+    """The full conda-lock.yml text for resolved environments keyed by platform (`exclude_newer`: the time
+    it was solved as of, kept in its metadata)."""
     platforms = sorted(envs_by_platform)
     used = list(channels) if channels is not None else _channels(envs_by_platform)
     document = {
@@ -60,7 +62,7 @@ def render_lock(
             "channels": [{"url": strip_credentials(c), "used_env_vars": []} for c in used],
             "platforms": platforms,
             "sources": list(sources),
-            "custom_metadata": custom_metadata(envs_by_platform, source_kind, reproduce),
+            "custom_metadata": custom_metadata(envs_by_platform, source_kind, reproduce, exclude_newer),
         },
         "package": [entry for _key, entry in sorted(_entries(envs_by_platform), key=lambda item: item[0])],
     }
@@ -128,9 +130,11 @@ def _pip_only_install(lock_name: str) -> list[str]:
     ]
 
 
-def custom_metadata(envs: Mapping[str, Environment], source_kind: str, reproduce: str) -> dict[str, str]:
-    """envguard's extras (str -> str, sorted): created_by, version, source kind, per-platform virtual
-    packages, fingerprints and pip origins."""
+def custom_metadata(
+    envs: Mapping[str, Environment], source_kind: str, reproduce: str, exclude_newer: str | None = None
+) -> dict[str, str]:
+    """envguard's extras (str -> str, sorted): created_by, version, source kind, the exclude-newer time,
+    per-platform virtual packages, fingerprints and pip origins."""
     # `created_by` is required by conda-lockfiles (`conda create --file conda-lock.yml`), as conda-lock writes
     # it
     data = {
@@ -140,6 +144,8 @@ def custom_metadata(envs: Mapping[str, Environment], source_kind: str, reproduce
     }
     if reproduce:
         data[lockmeta.REPRODUCE_KEY] = reproduce
+    if exclude_newer:
+        data[lockmeta.EXCLUDE_NEWER_KEY] = exclude_newer
     for platform, env in envs.items():
         data[lockmeta.platform_key(platform, lockmeta.FIELD_VIRTUAL)] = lockmeta.encode_virtual(
             env.virtual_packages

@@ -5,7 +5,8 @@ chains to any other sitecustomize on the path, then waits for `torch.utils.data.
 wraps `_BaseDataLoaderIter.__next__` to time, per loader, the wait inside next() against the time between
 calls. Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl
 (read back by envguard/watch/wire.py: a field changed here changes there too). Any failure of its own
-disables it and is written to the stream; it never raises into the user's script.
+disables it and is written to the stream; it never raises into the user's script. `attach` and `detach` do
+the same inside envguard's own process, for the notebook's %%envguard_watch.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class _State:
         self.patched = False
         self.last_flush = 0.0
         self.env = {}  # type: Dict[Any, Any]
+        self.at_exit = True  # a watched job flushes at exit; an in-process watch (attach) at detach
+        self.finder = None  # type: Any
+        self.restore = None  # type: Any
 
     def loader_stats(self, loader: Any) -> Dict[str, Any]:
         key = id(loader)
@@ -122,6 +126,7 @@ def _environment() -> Dict[str, Any]:
 def _wrap(state: _State, base: Any) -> None:
     original_init = base.__init__
     original_next = base.__next__
+    state.restore = (base, original_init, original_next)
 
     def __init__(self, loader, *args, **kwargs):  # type: ignore[no-untyped-def]
         original_init(self, loader, *args, **kwargs)
@@ -202,7 +207,8 @@ def _patch(state: _State, module: Any) -> None:
     try:
         _wrap(state, module._BaseDataLoaderIter)
         state.patched = True
-        atexit.register(_at_exit, state)
+        if state.at_exit:
+            atexit.register(_at_exit, state)
     except Exception as exc:
         state.fail("patching torch.utils.data", exc)
 
@@ -248,5 +254,31 @@ def _install() -> None:
         state.fail("installing the import hook", exc)
 
 
-_install()
-_chain()
+def attach(folder: str) -> _State:
+    """Time this process's DataLoaders into `folder` until `detach`: envguard's in-process watch (a notebook
+    cell under %%envguard_watch), where `_install` is the watched job's."""
+    state = _State(folder)
+    state.at_exit = False
+    if TARGET in sys.modules:
+        _patch(state, sys.modules[TARGET])
+    else:
+        state.finder = _Finder(state)
+        sys.meta_path.insert(0, state.finder)
+    return state
+
+
+def detach(state: _State) -> None:
+    """Stop timing: the loaders' totals are flushed and torch's iterator is as it was."""
+    if state.finder is not None and state.finder in sys.meta_path:
+        sys.meta_path.remove(state.finder)
+    if state.restore is not None:
+        base, original_init, original_next = state.restore
+        base.__init__ = original_init
+        base.__next__ = original_next
+    if state.loaders or state.error:
+        state.flush(force=True)
+
+
+if __name__ == "sitecustomize":  # the watched job's interpreter loaded it from PYTHONPATH
+    _install()
+    _chain()

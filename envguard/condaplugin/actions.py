@@ -1,0 +1,112 @@
+"""What the conda plugin's hooks do (conda-free: conda's marks and its confirm function are handed in).
+
+Inside conda, envguard never fails a conda command and never shows a traceback: bad input (a lock it cannot
+read) is one line in conda's output; anything unexpected is one line naming the log file that holds the
+traceback (envguard.cli.boundary.bug), and conda carries on.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from envguard.cli.boundary import bug
+from envguard.condaplugin import render
+from envguard.condaplugin.health import LockHealth, lock_health, torch_health
+from envguard.condaplugin.remedy import restore_command, sync_argv
+from envguard.errors import EXIT_DRIFT, EXIT_OK
+from envguard.output import as_printed
+
+Confirm = Callable[[str], object]  # conda's: returns when the user agreed, raises otherwise (or in dry-run)
+
+
+def lock_check(prefix: str, verbose: bool, ok: str, bad: str) -> None:
+    """`conda doctor`: the environment against the lock it follows."""
+    _print(lambda: render.lock_lines(lock_health(Path(prefix)), ok, bad, verbose=verbose))
+
+
+def torch_check(prefix: str, ok: str, bad: str) -> None:
+    """`conda doctor`: torch, torchvision and torchaudio from one release and one build."""
+    _print(lambda: render.torch_lines(torch_health(Path(prefix)), ok, bad))
+
+
+def after_command(prefix: str) -> None:
+    """After `conda install/update/remove`: one line on stderr when the environment left its lock (stderr
+    keeps `--json` output parseable)."""
+    try:
+        line = render.left_its_lock(lock_health(Path(prefix)))
+    except Exception:  # never a failed conda command because of envguard: one line and a log
+        bug()
+        return
+    if line is not None:
+        sys.stderr.write(as_printed(line) + "\n")
+
+
+def fix_lock(prefix: str, confirm: Confirm) -> int:
+    """`conda doctor --fix`: restore the environment to its lock with `envguard sync` (asked first), or say
+    what to run where envguard has no sync."""
+    try:
+        health = lock_health(Path(prefix))
+    except Exception:
+        return bug()
+    return _restore(health, confirm)
+
+
+def fix_torch(prefix: str, confirm: Confirm) -> int:
+    """`conda doctor --fix` for the torch family: a family the lock keeps together is restored from the lock;
+    one the lock itself pins is said so."""
+    try:
+        family, health = torch_health(Path(prefix)), lock_health(Path(prefix))
+    except Exception:
+        return bug()
+    if not family.problems:
+        what = "torch's family belongs together" if family.members else "no torch"
+        _say(f"envguard: {prefix}: {what}; nothing to fix")
+        return EXIT_OK
+    if health.state == "clean":
+        _say(
+            f"envguard: {prefix} is as its lock says: the lock itself holds these builds; fix the "
+            "environment.yml (one torch release, one index) and lock it again"
+        )
+        return EXIT_DRIFT
+    if health.state == "no-lock":
+        _say(
+            f"envguard: no lock to restore {prefix} from; install the torchvision/torchaudio of torch's "
+            "release from the index torch came from"
+        )
+        return EXIT_DRIFT
+    return _restore(health, confirm)
+
+
+def _restore(health: LockHealth, confirm: Confirm) -> int:
+    if health.state in ("clean", "no-lock"):
+        _say(
+            f"envguard: {health.prefix}: {'matches its lock' if health.state == 'clean' else 'no lock'}; "
+            "nothing to fix"
+        )
+        return EXIT_OK
+    if health.state == "unreadable":
+        _say(f"envguard: cannot check {health.prefix} against its lock: {health.problem}")
+        return EXIT_DRIFT
+    argv = sync_argv(health)
+    if argv is None:
+        _say("\n".join(render.what_to_run(health)))
+        return EXIT_DRIFT
+    confirm(as_printed(f"Restore {health.prefix} to its lock with `{restore_command(health)}`?"))
+    return subprocess.run(argv, check=False).returncode
+
+
+def _print(lines: Callable[[], list[str]]) -> None:
+    try:
+        text = "\n".join(lines())
+    except Exception:  # as after_command: conda's report goes on
+        bug()
+        return
+    _say(text)
+
+
+def _say(text: str) -> None:
+    """A line in conda's output, as envguard prints (no raw control character, no credential)."""
+    print(as_printed(text))

@@ -1,0 +1,100 @@
+"""envguard's conda plugin: the module conda loads through the `conda` entry point group (pyproject.toml).
+
+It registers two `conda doctor` health checks (`envguard-lock`: the environment against its lock;
+`envguard-torch-family`: torch, torchvision and torchaudio from one release and one build), each with a
+`--fix`; a post-command hook after `conda install`, `update` and `remove` that says in one line when the
+environment left its lock; and the condarc setting that turns that line off:
+
+    plugins:
+      envguard_lock_warning: false
+
+conda imports this module whenever it loads its plugins (every command but `--version` and shell
+activation), so it imports only what conda has already loaded; envguard's own work
+(envguard.condaplugin.actions) is imported when a check, a fix or the hook runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import Any, TypeVar
+
+from conda.base.constants import OK_MARK, X_MARK
+from conda.common.configuration import PrimitiveParameter
+from conda.plugins import hookimpl
+from conda.plugins.types import CondaHealthCheck, CondaPostCommand, CondaSetting
+
+SETTING = "envguard_lock_warning"
+AFTER = frozenset({"install", "update", "remove"})
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _hookimpl(function: _F) -> _F:
+    """conda's pluggy marker (conda ships no type information), typed for mypy."""
+    marked: _F = hookimpl(function)
+    return marked
+
+
+def _actions() -> ModuleType:
+    # envguard's check and everything it reads with: only when a hook runs, never at conda's start-up
+    from envguard.condaplugin import actions
+
+    return actions
+
+
+def _lock_check(prefix: str, verbose: bool) -> None:
+    _actions().lock_check(prefix, verbose, OK_MARK, X_MARK)
+
+
+def _torch_check(prefix: str, verbose: bool) -> None:
+    _actions().torch_check(prefix, OK_MARK, X_MARK)
+
+
+def _lock_fix(prefix: str, args: Any, confirm: Any) -> int:
+    code: int = _actions().fix_lock(prefix, confirm)
+    return code
+
+
+def _torch_fix(prefix: str, args: Any, confirm: Any) -> int:
+    code: int = _actions().fix_torch(prefix, confirm)
+    return code
+
+
+def _after(command: str) -> None:
+    from conda.base.context import context  # loaded by conda before any command runs
+
+    if command in AFTER and getattr(context.plugins, SETTING, True):
+        _actions().after_command(str(context.target_prefix))
+
+
+@_hookimpl
+def conda_health_checks() -> Iterable[CondaHealthCheck]:
+    yield CondaHealthCheck(
+        name="envguard-lock",
+        action=_lock_check,
+        fixer=_lock_fix,
+        summary="The environment matches the lock it follows (envguard: conda, pip, CUDA/torch build)",
+        fix="Restore the environment to its lock (envguard sync)",
+    )
+    yield CondaHealthCheck(
+        name="envguard-torch-family",
+        action=_torch_check,
+        fixer=_torch_fix,
+        summary="torch, torchvision and torchaudio are one release and one build (envguard)",
+        fix="Restore the environment to its lock (envguard sync)",
+    )
+
+
+@_hookimpl
+def conda_post_commands() -> Iterable[CondaPostCommand]:
+    yield CondaPostCommand(name="envguard-lock-warning", action=_after, run_for=set(AFTER))
+
+
+@_hookimpl
+def conda_settings() -> Iterable[CondaSetting]:
+    yield CondaSetting(
+        name=SETTING,
+        description="envguard: say in one line when `conda install/update/remove` took the environment "
+        "away from its lock (true by default)",
+        parameter=PrimitiveParameter(True, element_type=bool),
+    )

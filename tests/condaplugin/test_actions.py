@@ -1,0 +1,62 @@
+"""The hooks' work without conda: `--fix` restores through `envguard sync` where envguard has it and otherwise
+says what to run (exit 1), never fails on a lock it cannot read, and an envguard bug inside a hook is one line
+naming its log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envguard.condaplugin import actions, remedy
+from envguard.prefix.lockref import remember
+from tests.helpers import MakePrefix, envguard, install
+
+
+def _refuse(message: str) -> None:
+    raise AssertionError(f"asked {message!r} where nothing can be run")
+
+
+def test_fix_without_sync_says_what_restores(
+    make_prefix: MakePrefix,
+    channels: dict[str, Path],
+    extra_channel: Path,
+    pkgs_cache: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(remedy.COMMANDS, "sync", raising=False)  # an envguard without `envguard sync`
+    lock = tmp_path / "env.lock.yml"
+    assert envguard("lock", str(make_prefix(["zlib"])), "--no-probe", "-o", str(lock)) == 0
+    drifted = install(
+        tmp_path / "drifted", ["zlib", "fill000"], [channels["forge"], extra_channel], cache=pkgs_cache
+    )
+    assert remember(drifted, lock)
+    capsys.readouterr()
+    assert not remedy.can_sync()
+    assert actions.fix_lock(str(drifted), _refuse) == 1
+    said = capsys.readouterr().out.splitlines()
+    assert said[0] == f"envguard cannot restore {drifted} by itself yet; run:"
+    assert said[1] == f"    envguard create --lock {lock} -p {drifted} --force"
+    assert actions.fix_torch(str(drifted), _refuse) == 0
+    assert capsys.readouterr().out == f"envguard: {drifted}: no torch; nothing to fix\n"
+
+
+def test_a_bug_inside_a_hook_is_one_line_and_a_log(
+    make_prefix: MakePrefix, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(prefix: Path, start: Path | None = None) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(actions, "lock_health", broken)
+    prefix = make_prefix(["zlib"])
+    actions.after_command(str(prefix))
+    actions.lock_check(str(prefix), False, "OK", "BAD")
+    assert actions.fix_lock(str(prefix), _refuse) == 4
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3 and all(
+        ln.startswith("envguard: error: internal error (RuntimeError)") for ln in lines
+    )
+    log = Path(lines[0].split("Traceback saved to ", 1)[1].split(";", 1)[0])
+    assert "RuntimeError: a bug" in log.read_text()
