@@ -13,9 +13,18 @@ import stat
 from pathlib import Path
 
 from envguard.channels import scrub
-from envguard.errors import OperationalError
+from envguard.errors import BadInputError, OperationalError
+from envguard.process import alive
 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
+def child(folder: Path, name: str) -> Path:
+    """`folder / name` where `name` must be one plain path component (never empty, `.`, `..`, a separator or
+    NUL): a path built from what an input names stays inside its folder. Bad input otherwise."""
+    if name in ("", ".", "..") or any(c in name for c in ("/", "\\", "\0", os.sep)):
+        raise BadInputError(f"{name!r} cannot be a file name inside {folder}; refusing to write outside it")
+    return folder / name
 
 
 def write_text(
@@ -159,21 +168,7 @@ def clean_stale_temps(target: Path) -> None:
         return
     for name in names:
         match = _TEMP.match(name)
-        if match is None or match.group("name") != target.name or _alive(int(match.group("pid"))):
+        if match is None or match.group("name") != target.name or alive(int(match.group("pid"))):
             continue
         with contextlib.suppress(OSError):
             os.unlink(target.parent / name)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OverflowError:
-        return False  # no such pid can exist
-    except PermissionError:
-        return True  # someone else's live process
-    return True

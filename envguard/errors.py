@@ -46,6 +46,13 @@ class ProbeError(OperationalError):
     """The target environment's interpreter hung, crashed or printed something unreadable."""
 
 
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """The first line of an exception's message (at most `limit` characters), or its type's name: a library's
+    error quoted inside envguard's one-line message, without its traceback or C++ frames."""
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:limit]
+
+
 def where(path: object, line: int | None = None) -> str:
     """Format a location for messages: `file` or `file:line`."""
     return f"{path}:{line}" if line is not None else f"{path}"

@@ -17,7 +17,7 @@ from typing import Any, Literal, cast, get_args
 from envguard.cuda import CudaSummary, summarize
 from envguard.errors import BadInputError
 from envguard.textio import control_problem
-from envguard.validate import Kind, check_fields, require
+from envguard.validate import Kind, archive_name_problem, check_fields, identity_problem, require
 
 SCHEMA_VERSION = 1
 # A pip origin whose local path was not written (`envguard lock` without --include-local): it matches any
@@ -78,6 +78,18 @@ class Package:
             parts.append(self.build)
         text = " ".join(parts)
         return f"{text} ({self.channel})" if self.channel else text
+
+    def identity_problem(self) -> str | None:
+        """Why this package (read from a lock) must not be installed: a name, version or build outside conda's
+        rules (CEP 26) or PEP 508/440, or an archive file name that is not this package's; None when fine.
+        Each of them becomes part of a path where it is installed or cached."""
+        problem = identity_problem(self.manager, self.name, self.version, self.build)
+        if problem is None and self.url and (self.manager == "conda" or self.filename.endswith(PIP_ARCHIVES)):
+            problem = archive_name_problem(self.manager, self.filename, self.name, self.version, self.build)
+        return problem
+
+
+PIP_ARCHIVES = (".whl", ".tar.gz", ".zip")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,23 @@ def timeout_seconds() -> float:
         return BACKEND_TIMEOUT
 
 
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists (this process counts; someone else's live process too)."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OverflowError:
+        return False  # no such pid can exist
+    except PermissionError:
+        return True  # someone else's live process
+    return True
+
+
 def one_line(text: str, limit: int = 300) -> str:
     """A program's output collapsed to one line for an error message, credentials removed from every URL."""
     joined = scrub(" ".join(part.strip() for part in text.splitlines() if part.strip()))

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from envguard.channels import normalize
-from envguard.errors import BadInputError
+from envguard.errors import BadInputError, first_line
 from envguard.model import Package
 
 _NORMALIZE = re.compile(r"[-_.]+")
@@ -107,7 +107,7 @@ def parse_conda(spec: str, origin: str = "") -> CondaSpec:
         ms = _rattler_spec(text)
     except Exception as exc:  # rattler raises its own exception types
         where = f"{origin}: " if origin else ""
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else exc.__class__.__name__
+        reason = first_line(exc)
         raise BadInputError(f"{where}invalid conda spec {text!r} ({reason}); fix the spec") from exc
     channel = None
     if ms.channel is not None:

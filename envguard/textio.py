@@ -37,6 +37,19 @@ class NotRegularFileError(OSError):
     """The path exists but is a FIFO, socket, device or folder (raised by `read_bytes`)."""
 
 
+def open_nonblocking(path: str | os.PathLike[str]) -> int:
+    """A read-only descriptor opened with O_NONBLOCK: a FIFO without a writer never hangs the open (the
+    caller fstats it before reading)."""
+    return os.open(path, _OPEN_FLAGS)
+
+
+def special_kind(mode: int) -> str | None:
+    """What a non-regular file is (`a FIFO (named pipe)`, `a socket`, `a device`, `a folder`), or None."""
+    if stat.S_ISREG(mode):
+        return None
+    return "a folder" if stat.S_ISDIR(mode) else _kind(mode)
+
+
 def read_bytes(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
     """The bytes of a regular file (the first `limit` bytes when given), opened with O_NONBLOCK so a FIFO
     never hangs. OSError for a missing or unreadable file; NotRegularFileError for anything not a regular file

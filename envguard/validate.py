@@ -4,6 +4,7 @@ further down."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -83,3 +84,52 @@ def require(data: Mapping[str, Any], key: str, kind: Kind, origin: object, fix: 
         what = "missing" if value is None else f"{describe(value)}"
         raise BadInputError(f"{origin}: field {key!r} must be {_NAMES[kind]} ({what}); {fix}")
     return value
+
+
+# --- package identities (conda: CEP 26, "Identifying Packages and Channels in the conda Ecosystem") ------
+# A name, version or build read from a lock becomes part of a path (conda-meta/NAME-VERSION-BUILD.json, the
+# package cache's NAME-VERSION-BUILD folder): anything outside conda's own rules is refused where it is read.
+
+MAX_IDENTITY_LENGTH = 64
+_CONDA_NAME = re.compile(r"(?:[a-z0-9]|[a-z0-9_](?!_))[._-]?(?:[a-z0-9]+(?:[._-]|$))*", re.IGNORECASE)
+_VIRTUAL_NAME = re.compile(r"__[a-z0-9][._-]?(?:[a-z0-9]+(?:[._-]|$))*", re.IGNORECASE)
+_CONDA_VERSION = re.compile(r"[0-9a-z._+!]+", re.IGNORECASE)  # conda compares versions case-insensitively
+_CONDA_BUILD = re.compile(r"[A-Za-z0-9_.+]+")
+_PIP_NAME = re.compile(r"[A-Z0-9](?:[A-Z0-9._-]*[A-Z0-9])?", re.IGNORECASE)  # PEP 508
+_PIP_VERSION = re.compile(r"[A-Za-z0-9._+!-]*")  # PEP 440 and the legacy forms pip still lists
+_ARCHIVE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+!-]*\.(?:conda|tar\.bz2|whl|tar\.gz|zip)")
+
+
+def identity_problem(manager: str, name: str, version: str, build: str = "") -> str | None:
+    """Why a package's name, version or build breaks conda's rules (CEP 26; PEP 508/440 for pip), or None."""
+    if manager == "pip":
+        if not _PIP_NAME.fullmatch(name) or len(name) > 2 * MAX_IDENTITY_LENGTH:
+            return f"{_shown(name)} is not a Python package name (PEP 508)"
+        if not _PIP_VERSION.fullmatch(version) or len(version) > 2 * MAX_IDENTITY_LENGTH:
+            return f"{_shown(name)}: {_shown(version)} is not a package version"
+        return None
+    if not (_CONDA_NAME.fullmatch(name) or _VIRTUAL_NAME.fullmatch(name)) or len(name) > MAX_IDENTITY_LENGTH:
+        return f"{_shown(name)} is not a conda package name (ASCII letters, digits, `.`, `-`, `_`)"
+    if not _CONDA_VERSION.fullmatch(version) or len(version) > MAX_IDENTITY_LENGTH:
+        return f"{name}: {_shown(version)} is not a conda version (ASCII letters, digits, `._+!`)"
+    if build and (not _CONDA_BUILD.fullmatch(build) or len(build) > MAX_IDENTITY_LENGTH):
+        return f"{name} {version}: {_shown(build)} is not a conda build string (ASCII letters, digits, `._+`)"
+    return None
+
+
+def archive_name_problem(manager: str, filename: str, name: str, version: str, build: str) -> str | None:
+    """Why the file name of a package's archive (the last part of its URL, and its name in the package cache)
+    is not an archive of exactly that package, or None."""
+    if not _ARCHIVE.fullmatch(filename) or len(filename) > 255:
+        return f"{name} {version}: {_shown(filename)} is not a package archive's file name"
+    if (
+        manager == "conda"
+        and filename.rsplit(".tar.bz2", 1)[0].rsplit(".conda", 1)[0] != f"{name}-{version}-{build}"
+    ):
+        return f"{name} {version} {build}: its URL names another archive ({_shown(filename)})"
+    return None
+
+
+def _shown(value: str) -> str:
+    """A refused value as it may appear in a message: repr (escapes every control character), clipped."""
+    return repr(value if len(value) <= 80 else value[:79] + "…")

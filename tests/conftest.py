@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import SHARED, MakePrefix, envguard, fixture_channel, install, openssl_keys, spec_lock
+from tests.helpers import (
+    SHARED,
+    MakePrefix,
+    envguard,
+    fixture_channel,
+    install,
+    mounted,
+    openssl_keys,
+    spec_lock,
+)
 from tests.realconda import KIT, Conda, CondaKit, build_kit, per_test_condarc
 
 
@@ -122,15 +130,13 @@ def shared() -> Path:
 @pytest.fixture
 def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A real 1 MiB tmpfs as the shared-memory mount (needs root; skipped elsewhere)."""
-    mount = tmp_path / "shm"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
-    try:
+    with mounted(["-t", "tmpfs", "-o", "size=1m", "tmpfs"], tmp_path / "shm") as mount:
+        monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 2 MiB tmpfs (a full disk after 2 MiB of writes; needs root, skipped elsewhere)."""
+    with mounted(["-t", "tmpfs", "-o", "size=2m", "tmpfs"], tmp_path / "tiny-disk") as mount:
+        yield mount

@@ -273,3 +273,60 @@ def openssl_keys(folder: Path, name: str = "key") -> tuple[Path, Path]:
     subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", str(private)], check=True)
     subprocess.run(["openssl", "pkey", "-in", str(private), "-pubout", "-out", str(public)], check=True)
     return private, public
+
+
+@contextlib.contextmanager
+def mounted(options: Sequence[str], point: Path) -> Iterator[Path]:
+    """`mount OPTIONS POINT` for the block - a real tmpfs, bind mount or read-only remount - unmounted after;
+    the test is skipped where mounting is not allowed (it needs root)."""
+    import pytest
+
+    point.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", *options, str(point)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount here ({done.stderr.strip()}): needs root")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def prefix_tree(prefix: Path) -> dict[str, str]:
+    """Every file, link and folder under `prefix` with its content digest and mode (links not followed)."""
+    import hashlib
+
+    out: dict[str, str] = {}
+    for path in sorted(prefix.rglob("*")):
+        rel = str(path.relative_to(prefix))
+        if path.is_symlink():
+            out[rel] = "link " + os.readlink(path)
+        elif path.is_file():
+            out[rel] = f"{oct(path.stat().st_mode)} {hashlib.sha256(path.read_bytes()).hexdigest()}"
+        else:
+            out[rel] = "dir"
+    return out
+
+
+def hostile_channel(forge: Path, out: Path, escape: str) -> Path:
+    """A copy of the forge channel at `out/chan` whose newest zlib installs its first file at `escape` (in
+    paths.json and info/files), indexed afresh."""
+    import json
+    import shutil
+
+    from conda_package_handling import api
+
+    channel = out / "chan"
+    shutil.copytree(forge, channel)
+    archive = sorted(channel.rglob("zlib-*.conda"))[-1]
+    src = out / "src"
+    api.extract(str(archive), dest_dir=str(src))
+    paths = json.loads((src / "info" / "paths.json").read_text())
+    paths["paths"][0]["_path"] = escape
+    (src / "info" / "paths.json").write_text(json.dumps(paths))
+    (src / "info" / "files").write_text(escape + "\n")
+    archive.unlink()
+    api.create(str(src), None, archive.name, out_folder=str(archive.parent))
+    for stale in [*channel.rglob("repodata*"), *channel.rglob("shards")]:  # index afresh, not incrementally
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
+    fixture_channel.index(channel)
+    return channel

@@ -10,16 +10,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import stat
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from envguard.atomic import write_text
-from envguard.clean.measure import Unreadable, facts
+from envguard.clean.measure import Unreadable, facts, mount_points
 from envguard.clean.model import Cache, Candidate, CleanPlan, Entry, Moved, RunResult
 from envguard.clean.plan import account
 from envguard.errors import OperationalError
@@ -80,25 +78,30 @@ def move_to_trash(plan: CleanPlan, caches: Sequence[Cache], run_id: str) -> RunR
         items = [i for i in plan.items if i.cache == cache.root]
         if not items:
             continue
-        trash = trash_dir(cache, create=True)
-        assert trash is not None
-        run = trash / run_id
         moves = [(item, path, inside(cache.root, path)) for item in items for path in item.paths]
-        run.mkdir()
-        _write_manifest(
-            run,
-            cache,
-            run_id,
-            [
-                {
-                    "source": str(rel),
-                    "trash": str(Path(ITEMS) / rel),
-                    "category": item.category,
-                    "dist": item.dist,
-                }
-                for item, _path, rel in moves
-            ],
-        )
+        try:
+            trash = trash_dir(cache, create=True)
+            assert trash is not None
+            run = trash / run_id
+            run.mkdir()
+            _write_manifest(
+                run,
+                cache,
+                run_id,
+                [
+                    {
+                        "source": str(rel),
+                        "trash": str(Path(ITEMS) / rel),
+                        "category": item.category,
+                        "dist": item.dist,
+                    }
+                    for item, _path, rel in moves
+                ],
+            )
+        except (OSError, OperationalError) as exc:  # a read-only or full cache: nothing of it is moved
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            failed.append(f"{cache.root}: cannot write its trash folder ({reason}); nothing in it was moved")
+            continue
         done_items: set[int] = set()
         for item, path, rel in moves:
             target = run / ITEMS / rel
@@ -224,18 +227,61 @@ def purge(caches: Sequence[Cache]) -> RunResult:
     )
 
 
-def _rmtree(path: Path) -> list[str]:
-    """Delete a folder tree without following symlinks (shutil's fd-based walk); errors are returned."""
-    if not shutil.rmtree.avoids_symlink_attacks:
-        raise OperationalError(f"{path}: this platform cannot delete a folder tree safely; delete it by hand")
+def _rmtree(path: Path, mounts: frozenset[str] | None = None) -> list[str]:
+    """Delete a folder tree without following a symlink (every folder is opened O_NOFOLLOW relative to its
+    parent's descriptor) and without entering another file system: a mount point inside, or a folder of
+    another device, stays with everything above it, named in the errors returned."""
+    points = mount_points() if mounts is None else mounts
     errors: list[str] = []
-
-    def record(_function: object, failed_path: str, excinfo: Any) -> None:
-        exc = excinfo[1] if isinstance(excinfo, tuple) else excinfo
-        errors.append(f"{failed_path}: cannot delete ({getattr(exc, 'strerror', None) or exc})")
-
-    if sys.version_info >= (3, 12):
-        shutil.rmtree(path, onexc=record)
-    else:
-        shutil.rmtree(path, onerror=record)
+    try:
+        parent = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as exc:
+        return [f"{path.parent}: cannot open ({exc.strerror})"]
+    try:
+        device = os.fstat(parent).st_dev
+        _remove(parent, path.name, str(path), device, points, errors)
+    finally:
+        os.close(parent)
     return errors
+
+
+_NOFOLLOW_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _remove(
+    dir_fd: int, name: str, shown: str, device: int, points: frozenset[str], errors: list[str]
+) -> bool:
+    """Remove `name` in the folder `dir_fd`; True when it is gone."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(name, dir_fd=dir_fd)
+            return True
+        if st.st_dev != device or shown in points:
+            errors.append(f"{shown}: another file system is mounted there; left in place (unmount it first)")
+            return False
+        fd = os.open(name, _NOFOLLOW_DIR, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return True
+    except OSError as exc:
+        errors.append(f"{shown}: cannot delete ({exc.strerror})")
+        return False
+    try:
+        if os.fstat(fd).st_dev != device:  # mounted between the stat and the open
+            errors.append(f"{shown}: another file system is mounted there; left in place (unmount it first)")
+            return False
+        names = os.listdir(fd)
+        gone = [_remove(fd, child, f"{shown}/{child}", device, points, errors) for child in names]
+    except OSError as exc:
+        errors.append(f"{shown}: cannot list ({exc.strerror})")
+        return False
+    finally:
+        os.close(fd)
+    if not all(gone):
+        return False
+    try:
+        os.rmdir(name, dir_fd=dir_fd)
+    except OSError as exc:
+        errors.append(f"{shown}: cannot delete ({exc.strerror})")
+        return False
+    return True

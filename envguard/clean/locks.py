@@ -8,6 +8,8 @@ Conventions (from the tools' sources):
 - mamba/micromamba (libmamba LockFile): a folder `D` is locked through `D/<basename D>.lock` (so
   `pkgs/pkgs.lock`,
   `pkgs/cache/cache.lock`), a POSIX record lock on byte 21, the holder's PID written into the file.
+- envguard: a shared flock on `PKGS/.envguard-install.lock` from fetching archives to linking them.
+- conda 26: a POSIX record lock on byte 21 of a download's `.partial` file while it writes it.
 - conda >= 23: a POSIX record lock on byte 21 ("mamba interop") of the repodata state files
   `pkgs/cache/*.info.json`
   while it updates them; conda <= 4.3 created `*.pid<PID>.conda_lock` files.
@@ -23,7 +25,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from envguard.clean.model import Cache, LockHolder
+from envguard.engine.cacheuse import CACHE_USER_LOCK as ENVGUARD_LOCK
 from envguard.errors import OperationalError
+from envguard.process import alive
 
 LOCK_BYTE = 21
 _PROC_LOCK = re.compile(r"^\d+:\s+(?:->\s+)?(\S+)\s+\S+\s+\S+\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s")
@@ -68,6 +72,10 @@ def lock_files(cache: Cache) -> list[tuple[str, str, int, int]]:
 def _convention(name: str, folder: Path, cache: Cache) -> str | None:
     if name == ".cache.lock":
         return "rattler"
+    if name == ENVGUARD_LOCK:
+        return "envguard install"
+    if name.endswith(".partial") and folder == cache.pkgs:
+        return "conda download"  # conda 26 locks a download's .partial file (byte 21) while it writes
     if name == f"{folder.name}.lock":
         return "mamba"
     if name.endswith(".lock"):
@@ -87,7 +95,7 @@ def holders(cache: Cache, *, ignore_pid: int | None = None) -> tuple[LockHolder,
         legacy = _LEGACY.search(name)
         if legacy:
             pid = int(legacy.group(1))
-            if pid != ignore_pid and _alive(pid):
+            if pid != ignore_pid and alive(pid):
                 result.append(LockHolder(Path(name), convention, pid, command_of(pid)))
             continue
         for _kind, pid in table.get((os.major(device), os.minor(device), inode), []):
@@ -95,16 +103,6 @@ def holders(cache: Cache, *, ignore_pid: int | None = None) -> tuple[LockHolder,
                 known = pid if pid > 0 else _pid_in_file(Path(name))
                 result.append(LockHolder(Path(name), convention, known, command_of(known) if known else None))
     return tuple(result)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _pid_in_file(path: Path) -> int | None:
@@ -147,6 +145,7 @@ def _take(stack: contextlib.ExitStack, cache: Cache) -> None:
         fcntl = None  # type: ignore[assignment]
     for path, convention in (
         (cache.pkgs / ".cache.lock", "flock"),
+        (cache.pkgs / ENVGUARD_LOCK, "flock"),
         (cache.pkgs / f"{cache.pkgs.name}.lock", "posix"),
     ):
         if fcntl is None or not path.is_file() or path.is_symlink():

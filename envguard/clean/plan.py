@@ -12,7 +12,10 @@ from pathlib import Path
 
 from envguard.clean.model import Candidate, Category, Entry, FileFact, Item, Usage
 
-RECENT_SECONDS = 3600  # partial downloads and temp folders younger than this may belong to a running tool
+# Partial downloads, temp folders, tarballs and extracted packages younger than this may belong to a running
+# tool: conda 26 holds no lock while it extracts a tarball it has just downloaded (or links from the folder).
+RECENT_SECONDS = 3600
+RECENT = "recent (a running conda may still be extracting or linking it)"
 
 
 def classify(
@@ -52,7 +55,11 @@ def _decide(
             return "package in use"
         if not usage.complete:
             return "package kept: environment usage unknown"
+        if now - entry.mtime < recent:
+            return RECENT
         return ("unused-package", "no environment or lock references it")
+    if entry.kind == "tarball" and now - entry.mtime < recent:
+        return RECENT
     if entry.kind == "tarball":
         in_use = usage.uses(entry.dist, entry.dist)
         if not in_use:

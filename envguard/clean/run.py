@@ -8,7 +8,7 @@ from typing import Literal
 
 from envguard.clean import discovery, execute, locks
 from envguard.clean.model import CleanPlan, RunResult
-from envguard.clean.survey import CleanRequest, discover, plan_for
+from envguard.clean.survey import CleanRequest, Found, find_caches, find_environments, plan_for
 from envguard.clean.usage import analyse
 from envguard.errors import EXIT_DRIFT, EXIT_OK, EXIT_OPERATIONAL
 from envguard.output import waiting
@@ -31,17 +31,24 @@ class CleanOutcome:
 
 
 def clean(request: CleanRequest, *, yes: bool) -> CleanOutcome:
-    """A dry run (default) or, with `yes`, move everything unused to each cache's trash."""
-    caches, envs, notes = discover(request)
+    """A dry run (default) or, with `yes`, move everything unused to each cache's trash. With `yes`, what
+    environments use is read only once the caches' locks are held, so an install that finished meanwhile
+    protects its packages."""
+    found = find_caches(request)
+    if not yes:
+        plan = _plan(request, found)
+        return CleanOutcome("dry-run", plan, None, EXIT_OK)
+    with locks.hold(found.caches):
+        plan = _plan(request, found)
+        result = execute.move_to_trash(plan, found.caches, execute.new_run_id())
+    return CleanOutcome("clean", plan, result, EXIT_OPERATIONAL if result.failed else EXIT_OK)
+
+
+def _plan(request: CleanRequest, found: Found) -> CleanPlan:
+    envs, notes = find_environments(request, found)
     with waiting(f"reading what {len(envs)} environment(s) use", request.progress):
         usage = analyse(envs, request.keep_locked)
-    if not yes:
-        plan = plan_for(caches, usage, only=request.only, notes=notes, progress=request.progress)
-        return CleanOutcome("dry-run", plan, None, EXIT_OK)
-    with locks.hold(caches):
-        plan = plan_for(caches, usage, only=request.only, notes=notes, progress=request.progress)
-        result = execute.move_to_trash(plan, caches, execute.new_run_id())
-    return CleanOutcome("clean", plan, result, EXIT_OPERATIONAL if result.failed else EXIT_OK)
+    return plan_for(found.caches, usage, only=request.only, notes=notes, progress=request.progress)
 
 
 def trash_action(request: CleanRequest, action: Literal["undo", "purge-trash"]) -> CleanOutcome:

@@ -95,7 +95,11 @@ def _package(
     dist, problem = (name, "") if known(name) else _package_dist(index_json)
     if problem:
         return Entry(cache, item.path, "other"), problem
-    return Entry(cache, item.path, "package", dist=dist or name, companions=companions), ""
+    try:
+        mtime = item.stat(follow_symlinks=False).st_mtime  # an extraction in progress is recent
+    except OSError as exc:
+        return None, f"{item.path}: cannot stat ({exc.strerror}); left alone"
+    return Entry(cache, item.path, "package", dist=dist or name, mtime=mtime, companions=companions), ""
 
 
 def _package_dist(index_json: str) -> tuple[str, str]:

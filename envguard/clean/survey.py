@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from envguard.clean import discovery, locks
 from envguard.clean.execute import runs
-from envguard.clean.measure import Unreadable, facts
+from envguard.clean.measure import Mounted, Unreadable, facts, mount_points
 from envguard.clean.model import (
     Cache,
     CacheState,
@@ -26,6 +27,7 @@ from envguard.clean.model import (
 from envguard.clean.plan import account, classify
 from envguard.clean.scan import scan
 from envguard.output import progress_bar
+from envguard.prefix.condaconfig import CondaInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +43,27 @@ class CleanRequest:
     progress: bool = False  # bars on stderr while caches are scanned and items measured (a person, a TTY)
 
 
-def discover(request: CleanRequest) -> tuple[list[Cache], list[EnvRef], list[str]]:
-    """Caches and environments for this request, and notes about what was skipped."""
+@dataclass(frozen=True)
+class Found:
+    """The caches of a request, what conda itself said (when it was asked) and notes about what was
+    skipped."""
+
+    caches: list[Cache]
+    info: CondaInfo | None
+    notes: list[str]
+
+
+def find_caches(request: CleanRequest) -> Found:
     info, notes = discovery.conda_info() if request.conda_info else (None, [])
     caches, cache_notes = discovery.discover_caches(request.caches, info)
-    envs, env_notes = discovery.discover_environments(request.envs, request.pixi_roots, info)
-    return caches, envs, [*notes, *cache_notes, *env_notes]
+    return Found(caches, info, [*notes, *cache_notes])
+
+
+def find_environments(request: CleanRequest, found: Found) -> tuple[list[EnvRef], list[str]]:
+    """The environments whose records protect packages, as they are now (read again under the caches'
+    locks: an install that finished a moment ago counts)."""
+    envs, env_notes = discovery.discover_environments(request.envs, request.pixi_roots, found.info)
+    return envs, [*found.notes, *env_notes]
 
 
 def plan_for(
@@ -71,10 +88,15 @@ def plan_for(
             advance()
     candidates, kept = classify(entries, usage, now=now, only=only)
     measured: list[tuple[Candidate, Sequence[FileFact]]] = []
+    mounts = mount_points()
     with progress_bar(f"measuring {len(candidates)} item(s)", len(candidates), progress) as advance:
         for candidate in candidates:
             try:
-                measured.append((candidate, facts((candidate.entry.path, *candidate.entry.companions))))
+                inside = facts((candidate.entry.path, *candidate.entry.companions), mounts)
+                measured.append((candidate, inside))
+            except Mounted as exc:
+                problems.append(f"{exc}; {candidate.entry.name} left alone (clean never enters a mount)")
+                kept["holds a mount point"] = kept.get("holds a mount point", 0) + 1
             except Unreadable as exc:
                 problems.append(f"{exc}; {candidate.entry.name} left alone (its size is unknown)")
                 kept["unreadable"] = kept.get("unreadable", 0) + 1
@@ -107,5 +129,5 @@ def _state(cache: Cache, entries: Sequence[Entry], usage: Usage) -> CacheState:
         in_use=in_use,
         trash_runs=trash_runs,
         trash_disk_bytes=trash_bytes,
-        holders=locks.holders(cache),
+        holders=locks.holders(cache, ignore_pid=os.getpid()),  # clean --yes holds them itself by now
     )

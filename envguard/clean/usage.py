@@ -85,7 +85,7 @@ def _record(path: str) -> dict[str, Any] | str:
 
     try:
         return load_record(Path(path))
-    except BadInputError as exc:
+    except (BadInputError, OperationalError) as exc:  # corrupt, or still being written
         return str(exc)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,11 +17,11 @@ from envguard.channels import normalize, strip_credentials
 from envguard.create import jupyter as jupyter_mod
 from envguard.create import machine_check, naming
 from envguard.create.naming import suggest
-from envguard.create.transaction import recover, replacing
 from envguard.engine import pip_install
+from envguard.engine import target as targets
 from envguard.engine.backends.base import Backend, Plan, Request
 from envguard.engine.install import Alongside, Fetched, default_pkgs_dir, fetch, install, integrity_message
-from envguard.errors import BackendError, BadInputError, EnvguardError, UsageError
+from envguard.errors import BackendError, BadInputError, OperationalError, UsageError
 from envguard.formats import envyml, read_file
 from envguard.formats.condalock.write import input_hash, render_lock, write_lock
 from envguard.machine import virtual
@@ -163,9 +162,6 @@ def create(
     kernel. `alongside` starts when the engine does (Backend.install), unless nothing is installed."""
     name = planned.name if prefix is not None else naming.validate(planned.name)
     target = (prefix or envs_dir() / name).expanduser().absolute()
-
-    recover(target)  # an old env a killed `create --force` left aside comes back first
-    replaced = _collision(target, name, force, by_name=prefix is None)
     result = CreateResult(
         name=name,
         prefix=str(target),
@@ -175,30 +171,34 @@ def create(
         requested=planned.source.specs,
         channels=planned.request.channels,
         dry_run=dry_run,
-        replaced=replaced,
         warnings=planned.warnings,
     )
     if dry_run:
-        return result
+        replaced = _collision(target, name, force, by_name=prefix is None)
+        return dataclasses.replace(result, replaced=replaced)
 
-    with replacing(target, replaced):  # the old env is intact until the new one is complete
-        installed, warnings, lock = _build(planned, backend, target, write_lock, alongside)
-        # the environment follows the lock it was made from, or the one written for it (prefix.lockref)
-        followed = planned.source.path if planned.source.locked else lock
-        if followed is not None:
-            remember(target, followed)
-        kernel = None
-        if jupyter:
-            kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
-            kernel = str(kernel_path)
-            warnings += [warning] if warning else []
+    # every decision about the target is taken holding its lock: a second create of it waits, then refuses
+    with targets.hold(target) as held:
+        replaced = _collision(target, name, force, by_name=prefix is None)
+        with targets.changing(held, replace=replaced):  # the old env is intact until the new one is complete
+            installed, warnings, lock = _build(planned, backend, target, write_lock, alongside)
+            # the environment follows the lock it was made from, or the one written for it (prefix.lockref)
+            followed = planned.source.path if planned.source.locked else lock
+            if followed is not None:
+                remember(target, followed)
+            kernel = None
+            if jupyter:
+                kernel_path, warning = jupyter_mod.install_kernelspec(target, name)
+                kernel = str(kernel_path)
+                warnings += [warning] if warning else []
     return dataclasses.replace(
         result,
         packages=installed.packages,
+        replaced=replaced,
         registered=True,
         lock=str(lock) if lock else None,
         kernelspec=kernel,
-        warnings=tuple(warnings),
+        warnings=(*held.recovered, *warnings),
     )
 
 
@@ -222,7 +222,10 @@ def _build(
         pip_archives = _fetch_pip(planned)  # proven against the lock before anything is installed
         installed = _install(backend, target, planned, start)
         warnings = list(planned.warnings) + _install_pip(planned, target, pip_archives)
-        register(target)
+        try:
+            register(target)
+        except OperationalError as exc:  # a read-only ~/.conda: conda warns and keeps the environment
+            warnings.append(str(exc))
         if from_plan:
             text = early[0].result() if early else lock_text(planned, planned.plan.packages)
         else:
@@ -262,13 +265,7 @@ def _install_pip(planned: Planned, target: Path, fetched: Fetched | None) -> lis
 
 
 def _install(backend: Backend, target: Path, planned: Planned, alongside: Alongside = None) -> Plan:
-    existed = target.exists()
-    try:
-        return backend.install(target, planned.request, planned.plan, alongside=alongside)
-    except (EnvguardError, KeyboardInterrupt):
-        if not existed and target.exists():
-            shutil.rmtree(target, ignore_errors=True)  # never leave half an environment behind
-        raise
+    return backend.install(target, planned.request, planned.plan, alongside=alongside)
 
 
 def envs_dir() -> Path:

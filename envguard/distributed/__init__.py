@@ -1,2 +1,2 @@
-"""`envguard check --distributed` / `smoke --distributed` under torchrun: environments and shards across
-ranks (measure, records, verdicts, render)."""
+"""`envguard check --distributed` / `smoke --distributed` under torchrun, Slurm or MPI: environments, locks
+and shards across ranks (launcher, rendezvous, measure, records, exchange, verdicts, render)."""

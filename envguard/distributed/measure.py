@@ -1,22 +1,47 @@
-"""What one rank measures (the part that touches the world): its environment's fingerprint, the samples it
-sees under --data, and the indices its DistributedSampler (and a DataLoader over it) hands out per epoch."""
+"""What one rank measures (the part that touches the world): its environment's digest and package list, the
+lock it follows, the samples it sees under --data, and the indices its DistributedSampler (and a DataLoader
+over it) hands out per epoch."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import socket
 import struct
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.distributed.records import EpochShard, Rank, RankFailure, RankReport, fingerprint_values
-from envguard.errors import EnvguardError
+from envguard.check.discovery import find_lock
+from envguard.distributed.records import (
+    EnvDetail,
+    EpochShard,
+    LockSeen,
+    Rank,
+    RankFailure,
+    RankReport,
+    detail_to_wire,
+    encode,
+    fingerprint_values,
+)
+from envguard.errors import BadInputError, EnvguardError
+from envguard.prefix.lockref import recall
 from envguard.sources import read_live, resolve_prefix
+from envguard.textio import read_bytes
 
-DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and the check counts the padding
+DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and each rank's slice includes the padding
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """This rank's contribution: the summary every rank gets, and the package list rank 0 may ask for (as
+    the bytes it would cross as; empty when the rank could not measure)."""
+
+    report: Rank
+    detail: bytes
 
 
 def _digest_ints(values: Sequence[int]) -> str:
@@ -30,23 +55,56 @@ def dataset_size(data_dir: Path | None, default: int = DEFAULT_SAMPLES) -> int:
     return sum(len(names) for _folder, _dirs, names in os.walk(data_dir))
 
 
+def slice_of(order: Sequence[int], rank: int, world: int) -> tuple[int, ...]:
+    """`rank`'s share of an epoch's shuffled `order`, as DistributedSampler (without drop_last) hands it out:
+    the order repeated from its head up to a multiple of `world`, then every world-th index from `rank`."""
+    if not order:
+        return ()
+    total = math.ceil(len(order) / world) * world
+    padded = (list(order) * math.ceil(total / len(order)))[:total]
+    return tuple(padded[rank:total:world])
+
+
 def shard_report(
     size: int, rank: int, world: int, *, seed: int, epochs: int, loader: bool
 ) -> tuple[EpochShard, ...]:
-    """Per epoch, this rank's DistributedSampler indices (and, with `loader`, what a DataLoader delivers)."""
+    """Per epoch: this rank's DistributedSampler shard against the epoch's whole order (the same sampler for
+    one replica), and, with `loader`, whether a DataLoader over the sampler delivers exactly the shard."""
     from torch.utils.data import DataLoader, DistributedSampler
 
     sampler = DistributedSampler(range(size), num_replicas=world, rank=rank, shuffle=True, seed=seed)  # type: ignore[var-annotated,arg-type]
-    out: list[EpochShard] = []
+    whole = DistributedSampler(range(size), num_replicas=1, rank=0, shuffle=True, seed=seed)  # type: ignore[var-annotated,arg-type]
+    shards: list[EpochShard] = []
     for epoch in range(epochs):
         sampler.set_epoch(epoch)
-        indices = tuple(int(i) for i in sampler)
-        delivered: str | None = None
+        whole.set_epoch(epoch)
+        indices, order = tuple(int(i) for i in sampler), tuple(int(i) for i in whole)
+        delivered: bool | None = None
         if loader:
             batches = DataLoader(range(size), batch_size=16, sampler=sampler)  # type: ignore[arg-type,var-annotated]
-            delivered = _digest_ints([int(i) for batch in batches for i in batch])
-        out.append(EpochShard(epoch, indices, _digest_ints(indices), delivered))
-    return tuple(out)
+            delivered = tuple(int(i) for batch in batches for i in batch) == indices
+        in_slice = indices == slice_of(order, rank, world)
+        shards.append(EpochShard(epoch, len(indices), _digest_ints(order), in_slice, delivered))
+    return tuple(shards)
+
+
+def lock_seen(lock: Path | None, prefix: Path) -> LockSeen | None:
+    """The lock this rank follows: `lock` as given, else the one its environment recorded, else the project's
+    found from the working folder; None when there is none."""
+    if lock is not None:
+        path, how = lock.expanduser().resolve(), "--lock"
+    elif (ref := recall(prefix)) is not None:
+        path, how = ref.lock, "recorded"
+    else:
+        try:
+            path, how = find_lock(), "project"
+        except BadInputError:
+            return None
+    try:
+        digest = hashlib.sha256(read_bytes(path)).hexdigest()
+    except (OSError, EnvguardError):
+        digest = ""
+    return LockSeen(str(path), digest, how)
 
 
 def rank_report(
@@ -54,12 +112,14 @@ def rank_report(
     rank: int,
     world: int,
     *,
-    data_dir: Path | None,
+    local_rank: int | None = None,
+    lock: Path | None = None,
+    data_dir: Path | None = None,
     seed: int,
     epochs: int,
     probe: bool,
     loader: bool,
-) -> Rank:
+) -> Measured:
     """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang."""
     import torch
 
@@ -69,23 +129,29 @@ def rank_report(
         str(torch.__version__),
         seed,
         ".".join(map(str, sys.version_info[:3])),
+        local_rank,
     )
     try:
         prefix = resolve_prefix(source)
         env = read_live(prefix, probe=probe)
+        followed = lock_seen(lock, prefix)
     except EnvguardError as exc:
-        return RankFailure(*head, error=str(exc))
+        return Measured(RankFailure(*head, error=str(exc)), b"")
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
     blob = json.dumps({"packages": list(packages), "fingerprints": prints}, sort_keys=True).encode()
     size = dataset_size(data_dir)
-    return RankReport(
+    shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
+    detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
+    report = RankReport(
         *head,
         prefix=str(prefix),
-        packages=packages,
-        fingerprints=env.fingerprints,
-        system=tuple(sorted(f"{v.name}={v.version}" for v in env.virtual_packages)),
         env_sha256=hashlib.sha256(blob).hexdigest(),
+        packages=len(packages),
+        package_list_bytes=len(detail),
+        system=tuple(sorted(f"{v.name}={v.version}" for v in env.virtual_packages)),
+        lock=followed,
         dataset_size=size,
-        shards=shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader),
+        shards=shards,
     )
+    return Measured(report, detail)

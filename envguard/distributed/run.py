@@ -1,58 +1,81 @@
-"""The distributed check, under torchrun: every rank reports its environment fingerprint and its
-DistributedSampler shards; the reports are gathered with torch.distributed (gloo, CPU) and every rank judges
-the same data, so all ranks exit alike while only rank 0 prints.
+"""The distributed check, one envguard per rank under torchrun, Slurm or MPI: each rank finds its launcher
+(`launcher.detect`), meets the others at rank 0's store (`rendezvous`), measures its environment, lock and
+DistributedSampler shards, and, once every rank has measured, joins a gloo process group for the exchange of
+digests (`exchange.consensus`); every rank judges the same summaries, so all exit alike, and rank 0 prints.
 
-    torchrun --standalone --nproc-per-node=2 -m envguard smoke --distributed
     torchrun --standalone --nproc-per-node=2 -m envguard check --distributed
+    srun envguard check --distributed              # inside an sbatch allocation
+    mpirun -np 16 envguard smoke --distributed
 """
 
 from __future__ import annotations
 
 import os
-from datetime import timedelta
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from envguard.distributed.exchange import consensus
+from envguard.distributed.launcher import detect
 from envguard.distributed.measure import rank_report
-from envguard.distributed.records import from_wire, to_wire
-from envguard.distributed.result import DistributedResult
+from envguard.distributed.rendezvous import MEASURED, connect, process_group
+from envguard.distributed.result import DistributedResult, Wire
 from envguard.distributed.verdicts import analyze
 from envguard.errors import UsageError
+
+DEFAULT_TIMEOUT_S = 300.0
 
 
 def run_distributed_check(
     source: str | None = None,
     *,
+    lock: Path | None = None,
     data_dir: Path | None = None,
     seed: int = 0,
     epochs: int = 2,
     probe: bool = True,
     loader: bool = True,
-    timeout_s: float = 300.0,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    environ: Mapping[str, str] | None = None,
 ) -> DistributedResult:
-    """Gather every rank's report over torch.distributed (gloo) and judge them; call on every rank."""
-    if "RANK" not in os.environ or "WORLD_SIZE" not in os.environ:
-        raise UsageError(
-            "--distributed runs under torchrun, e.g. "
-            "`torchrun --standalone --nproc-per-node=2 -m envguard smoke --distributed`"
-        )
+    """Meet the other ranks, measure, exchange digests and judge; call on every rank. A rank that does not
+    report within `timeout_s` of the others is named (OperationalError, exit 3)."""
+    launch = detect(os.environ if environ is None else environ)
+    # c10d logs every store timeout and closed socket (with C++ frames) on stderr; envguard's one line names
+    # the rank instead (read when torch loads: a process that imported torch already keeps its own level)
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
+    # gloo connects every pair of ranks at init unless told to connect a pair on first use: the exchange uses
+    # a ring and rank 0's few senders, so 2-3 connections a rank instead of world_size - 1 (8,000 ranks would
+    # need 8,000 sockets each, past the usual open-file limit)
+    os.environ.setdefault("TORCH_GLOO_LAZY_INIT", "1")
     try:
-        import torch.distributed as dist
+        import torch.distributed  # noqa: F401
     except ImportError as exc:
         raise UsageError(
             "--distributed needs torch in envguard's own environment (pip install torch)"
         ) from exc
-    owned = not dist.is_initialized()
-    if owned:
-        dist.init_process_group("gloo", timeout=timedelta(seconds=timeout_s))
-    try:
-        rank, world = dist.get_rank(), dist.get_world_size()
-        mine = rank_report(
-            source, rank, world, data_dir=data_dir, seed=seed, epochs=epochs, probe=probe, loader=loader
-        )
-        gathered: list[Any] = [None] * world
-        dist.all_gather_object(gathered, to_wire(mine))
-    finally:
-        if owned:
-            dist.destroy_process_group()
-    return analyze([from_wire(report) for report in gathered], rank)
+    meeting = connect(launch, timeout_s)
+    measured = rank_report(
+        source,
+        launch.rank,
+        launch.world_size,
+        local_rank=launch.local_rank,
+        lock=lock,
+        data_dir=data_dir,
+        seed=seed,
+        epochs=epochs,
+        probe=probe,
+        loader=loader,
+    )
+    meeting.mark(MEASURED)
+    meeting.wait(MEASURED)
+    with process_group(meeting):
+        exchanged = consensus(measured, launch.rank, launch.world_size)
+    meeting.finish()
+    wire = Wire(
+        launcher=launch.launcher,
+        rendezvous=f"{launch.rendezvous} ({launch.origin})",
+        summary_bytes=exchanged.summary_bytes,
+        detail_ranks=exchanged.detail_ranks,
+        detail_bytes=exchanged.detail_bytes,
+    )
+    return analyze(exchanged.reports, launch.rank, details=exchanged.details, wire=wire)

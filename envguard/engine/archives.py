@@ -18,15 +18,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from envguard.atomic import write_bytes, write_text
+from envguard.atomic import child, write_bytes, write_text
 from envguard.cache import cache_path
 from envguard.cache.digests import DigestMemo
 from envguard.channels import strip_credentials
-from envguard.errors import BadInputError, EnvguardError, OperationalError
-from envguard.model import Package
+from envguard.errors import BadInputError, EnvguardError, OperationalError, first_line
+from envguard.model import PIP_ARCHIVES, Package
 
 DOWNLOAD_TIMEOUT = 120.0
-PIP_ARCHIVES = (".whl", ".tar.gz", ".zip")
 _CHUNK = 1 << 20
 
 
@@ -146,7 +145,7 @@ def keep(path: Path, pkgs_dir: Path) -> None:
     allows, else a copy; temp file then rename). Best effort: a cache that cannot take it changes nothing."""
     import shutil
 
-    target = pkgs_dir / path.name
+    target = child(pkgs_dir, path.name)
     if target.exists():
         return
     with contextlib.suppress(OSError):
@@ -171,7 +170,7 @@ def locate(package: Package, pkgs_dir: Path | None, *, checked: bool = True) -> 
     (unchecked, the caller's own stat of the path must find it missing)."""
     name = package.filename
     if name and pkgs_dir is not None:
-        cached = pkgs_dir / name
+        cached = child(pkgs_dir, name)
         if cached.is_file():
             return cached
     path = local_path(package.url)
@@ -194,7 +193,7 @@ def download(package: Package, pkgs_dir: Path, timeout: float = DOWNLOAD_TIMEOUT
         raise OperationalError(
             f"{package.describe()}: no URL in the lock to fetch it from; re-create the lock"
         )
-    target = pkgs_dir / package.filename
+    target = child(pkgs_dir, package.filename)
     try:
         pkgs_dir.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=pkgs_dir)
@@ -229,13 +228,22 @@ def records(archives: Sequence[Archive]) -> list[Any]:
 
     async def read_one(archive: Archive) -> Any:
         try:
-            return await rattler.RepoDataRecord.from_package_archive(archive.path)
+            record = await rattler.RepoDataRecord.from_package_archive(archive.path)
         except Exception as exc:  # rattler's own error types: the file is not a conda package
-            reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+            reason = first_line(exc, 120)
             raise BadInputError(
                 f"{archive.package.describe()}: {archive.path} matches the lock's {archive.algorithm} but is "
                 f"not a readable conda package ({reason}); the lock points at the wrong file; re-create it"
             ) from exc
+        found = _identity(record)
+        package = archive.package
+        if found != (package.name, package.version, package.build):
+            raise BadInputError(
+                f"{package.describe()}: its archive {archive.path.name} is {' '.join(found)} (its "
+                "info/index.json), not the package the lock names; the lock was edited or points at the "
+                "wrong file: re-create it; nothing was installed"
+            )
+        return record
 
     async def read_all(todo: list[Archive]) -> list[Any]:
         return list(await asyncio.gather(*(read_one(a) for a in todo)))
@@ -253,6 +261,11 @@ def records(archives: Sequence[Archive]) -> list[Any]:
         if archive.package.md5 and not record.md5:
             record.md5 = bytes.fromhex(archive.package.md5)
     return result
+
+
+def _identity(record: Any) -> tuple[str, str, str]:
+    """(name, version, build) of a rattler record, as a lock writes them."""
+    return record.name.normalized, str(record.version), str(record.build)
 
 
 def index_memo_folder() -> str:
@@ -287,11 +300,7 @@ def _remembered_record(archive: Archive, memo: str, where: tuple[str, str]) -> A
             size=os.stat(path).st_size,
             sha256=archive.actual,
         )
-        if (record.name.normalized, str(record.version), str(record.build)) != (
-            package.name,
-            package.version,
-            package.build,
-        ):
+        if _identity(record) != (package.name, package.version, package.build):
             return None
         return rattler.RepoDataRecord(record, path.name, *where)
     except Exception:  # no memo yet, or one that rattler cannot read: the archive is read instead
@@ -327,7 +336,7 @@ def restore_urls(prefix: Path, archives: Sequence[Archive]) -> None:
         package = archive.package
         if local_path(package.url) is not None:
             continue
-        path = prefix / "conda-meta" / f"{package.name}-{package.version}-{package.build}.json"
+        path = child(prefix / "conda-meta", f"{package.name}-{package.version}-{package.build}.json")
         try:
             data = json.loads(path.read_bytes())
         except (OSError, ValueError):

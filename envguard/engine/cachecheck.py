@@ -10,16 +10,20 @@ and has its mtime set back on purpose, within the same boot, by someone who can 
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envguard.atomic import child
+from envguard.cache import entry as cache_entry
+from envguard.cache import save
 from envguard.cache.digests import file_digest
 from envguard.cache.packages import Proof, ProvedFolders, Signed, signature
 from envguard.engine.archives import Archive
-from envguard.errors import BackendError
+from envguard.errors import BadInputError
 from envguard.model import Package
 
 ARCHIVE_SUFFIXES = (".conda", ".tar.bz2")
@@ -45,13 +49,13 @@ def extracted_folder(archive: Archive, pkgs_dir: Path) -> Path:
     name = archive.path.name
     for suffix in ARCHIVE_SUFFIXES:
         if name.endswith(suffix):
-            return pkgs_dir / name[: -len(suffix)]
-    return pkgs_dir / name
+            return child(pkgs_dir, name[: -len(suffix)])
+    return child(pkgs_dir, name)
 
 
 def check_and_heal(archives: Sequence[Archive], pkgs_dir: Path) -> list[Poisoned]:
     """Every extracted folder of these (verified) conda archives that differs from its archive, removed.
-    An archive whose paths.json names a file outside the prefix is refused (BackendError) before anything is
+    An archive whose paths.json names a file outside the prefix is refused (BadInputError) before anything is
     linked (rattler would abort the process)."""
     found: list[Poisoned] = []
     memo = ProvedFolders(pkgs_dir)
@@ -62,7 +66,7 @@ def check_and_heal(archives: Sequence[Archive], pkgs_dir: Path) -> list[Poisoned
         if memo.holds(folder, _proof(archive)):
             continue  # proved against this very archive, and not a file of it has changed since
         paths = _archive_paths(archive.path)
-        _refuse_escaping_paths(archive, paths)
+        _refuse_escaping_paths(archive.package.describe(), paths)
         if not folder.is_dir():
             continue  # rattler extracts it from the verified archive
         problem, signed = _compare(folder, paths)
@@ -87,13 +91,46 @@ def _archive_paths(archive: Path) -> list[Any] | None:
         return None
 
 
-def _refuse_escaping_paths(archive: Archive, paths: list[Any] | None) -> None:
-    for entry in paths or ():
-        relative = str(entry.relative_path)
+def refuse_escaping(archives: Sequence[Archive]) -> None:
+    """Bad input naming the package when a verified conda archive's paths.json installs anything outside the
+    environment (an absolute path makes rattler panic and abort the process; `..` would write outside). An
+    archive found clean is remembered by its sha256 (`safe-paths/`): the bytes behind a digest never change,
+    so the next install of it costs a stat."""
+    for archive in archives:
+        if archive.package.manager != "conda" or not archive.verified:
+            continue
+        marker = cache_entry("safe-paths", archive.actual) if archive.algorithm == "sha256" else None
+        if marker is not None and os.path.exists(marker):
+            continue
+        paths = _archive_paths(archive.path)
+        _refuse_escaping_paths(archive.package.describe(), paths)
+        if marker is not None and paths is not None:
+            save(marker, b"")
+
+
+def refuse_escaping_folder(label: str, sha256: str, folder: Path) -> None:
+    """`refuse_escaping` for a package the cache already holds extracted (from the archive of `sha256`, as
+    rattler recorded): its own info/paths.json is what rattler links from."""
+    marker = cache_entry("safe-paths", sha256)
+    if os.path.exists(marker):
+        return
+    from rattler.package import PathsJson
+
+    try:
+        paths = list(PathsJson.from_package_directory(folder).paths)
+    except Exception:  # unreadable: rattler re-extracts it or reports it
+        return
+    _refuse_escaping_paths(label, paths)
+    save(marker, b"")
+
+
+def _refuse_escaping_paths(label: str, paths: list[Any] | None) -> None:
+    for item in paths or ():
+        relative = str(item.relative_path)
         if relative.startswith(("/", "\\")) or ".." in Path(relative).parts or ":" in relative[:3]:
-            raise BackendError(
-                f"{archive.package.describe()}: its paths.json installs {relative!r}, outside the "
-                "environment; refusing to install this package (a broken or hostile archive)"
+            raise BadInputError(
+                f"{label}: its paths.json installs {relative!r}, outside the environment; refusing to "
+                "install this package (a broken or hostile archive); nothing was installed"
             )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,8 +30,6 @@ Alongside = Callable[[], object] | None
 
 def default_pkgs_dir() -> Path:
     """Where envguard caches packages: `$ENVGUARD_PKGS_DIR`, else envguard's cache dir /pkgs."""
-    import os
-
     explicit = os.environ.get("ENVGUARD_PKGS_DIR")
     return Path(explicit) if explicit else cache_dir() / "pkgs"
 
@@ -54,6 +53,12 @@ class Fetched:
 def fetch(packages: Sequence[Package], pkgs_dir: Path, *, progress: bool = False) -> Fetched:
     """Locate or download every archive (conda packages; pip packages locked with a file URL and hash),
     hashed; with `progress`, a bar on stderr counts them."""
+    for package in packages:  # every reader checks this; a snapshot or a caller's own list is checked here
+        problem = package.identity_problem()
+        if problem is not None:
+            raise BadInputError(
+                f"{problem}; refusing to install it (re-create the lock); nothing was installed"
+            )
     local = [p.name for p in packages if p.origin is not None and p.origin.url == LOCAL_ORIGIN]
     if local:
         raise BadInputError(
@@ -182,14 +187,29 @@ def link(
     except Exception as exc:  # rattler raises its own exception types
         raise BackendError(
             f"embedded engine (py-rattler) could not install into {prefix}: "
-            f"{one_line(str(exc))}; check disk space and the package cache {pkgs_dir}"
+            f"{engine_reason(exc)}; check disk space and the package cache {pkgs_dir}"
         ) from exc
+    except BaseException as exc:  # a Rust panic outside rayon's threads is pyo3's PanicException
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise BackendError(
+            f"embedded engine (py-rattler) crashed while installing into {prefix} (a Rust panic: "
+            f"{engine_reason(exc)}); nothing was kept. A broken or hostile package, or a bug in rattler"
+        ) from None
     finally:
         if reporter is not None:
             reporter.close()
     if not had_tag:  # rattler tags the prefix as a cache: `tar --exclude-caches` would skip the environment
         with contextlib.suppress(OSError):
             tag.unlink(missing_ok=True)
+
+
+def engine_reason(exc: BaseException) -> str:
+    """rattler's error chain ("failed to link X", "Caused by: ...", ...) as one line: what failed and the
+    innermost cause (No space left on device, Permission denied), which the middle would crowd out."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    first, last = lines[0], lines[-1].removeprefix("Caused by:").strip()
+    return one_line(first if last in first else f"{first}: {last}", 400)
 
 
 def integrity_message(bad: Sequence[Archive]) -> str:

@@ -147,15 +147,28 @@ def client() -> Any:
     credentials, or None when there are none. They reach rattler's authentication storage through a
     RATTLER_AUTH_FILE that lives in memory (a memfd, Linux) and is read once while the client is built;
     the user's own RATTLER_AUTH_FILE entries are kept, envguard's win for the same host."""
+    entries = auth_entries()
+    return None if entries is None else client_with(entries)
+
+
+def auth_entries() -> dict[str, Any] | None:
+    """rattler authentication-storage entries for the remembered channel credentials (the user's own
+    RATTLER_AUTH_FILE entries kept, envguard's winning for the same host), or None when there are none."""
     credentials = remembered()
     if not credentials:
         return None
+    entries = _user_auth_file()
+    entries.update({c.host: c.rattler_entry() for c in credentials})
+    return entries
+
+
+def client_with(entries: dict[str, Any]) -> Any:
+    """A rattler networking client reading these authentication entries (from memory, never a file on
+    disk where the OS has memfd)."""
     import json
 
     from rattler.networking import Client
 
-    entries = _user_auth_file()
-    entries.update({c.host: c.rattler_entry() for c in credentials})
     with _auth_file(json.dumps(entries).encode()):
         return Client.default_client()
 

@@ -84,6 +84,9 @@ def parse_explicit_text(text: str, origin: str = "<explicit>") -> Environment:
         if not seen_marker:
             raise BadInputError(_before_marker(line, origin, number))
         package = entry_to_package(parse_line(line, origin, number))
+        problem = package.identity_problem()
+        if problem is not None:
+            raise BadInputError(f"{where(origin, number)}: {problem}; fix or remove the line")
         if package.name in packages:
             warnings.append(f"{where(origin, number)}: {package.name} listed twice; the later URL wins")
         packages[package.name] = package

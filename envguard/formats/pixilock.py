@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.channels import normalize, strip_credentials
-from envguard.errors import BadInputError
+from envguard.errors import BadInputError, first_line
 from envguard.machine.platform import current_platform
 from envguard.machine.virtual import parse_override
 from envguard.model import Environment, Package, PipOrigin, VirtualPackage, make_environment
@@ -59,7 +59,7 @@ def _load(path: Path) -> Any:
         if repaired is not None:
             return repaired
         raise BadInputError(
-            f"{path}: not a readable pixi.lock ({_first_line(exc)}); re-create it with `pixi lock`"
+            f"{path}: not a readable pixi.lock ({first_line(exc)}); re-create it with `pixi lock`"
         ) from exc
 
 
@@ -157,16 +157,20 @@ def _packages(path: Path, env: Any, lock_platform: Any) -> tuple[list[Package], 
         locked = list(env.packages(lock_platform) or ())
     except Exception as exc:  # a platform without packages raises in some rattler versions
         raise BadInputError(
-            f"{path}: cannot read packages for {lock_platform.name} ({_first_line(exc)})"
+            f"{path}: cannot read packages for {lock_platform.name} ({first_line(exc)})"
         ) from exc
     for item in locked:
         kind = type(item).__name__
         if kind == "PypiLockedPackage":
-            packages.append(_pypi(item, warnings, path))
+            package = _pypi(item, warnings, path)
         elif kind == "CondaLockedBinaryPackage":
-            packages.append(rattler_to_package(item.repo_data_record()))
+            package = rattler_to_package(item.repo_data_record())
         else:
-            packages.append(_conda_source(item, warnings, path))
+            package = _conda_source(item, warnings, path)
+        problem = package.identity_problem()
+        if problem is not None:
+            raise BadInputError(f"{path}: {problem}; re-create it with `pixi lock`")
+        packages.append(package)
     return packages, warnings
 
 
@@ -248,8 +252,3 @@ def _hex(value: object) -> str:
     if isinstance(value, bytes | bytearray):
         return value.hex()
     return str(value)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0][:200]

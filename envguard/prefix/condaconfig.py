@@ -12,7 +12,7 @@ from typing import Any
 
 from envguard import textio
 from envguard.atomic import write_text
-from envguard.errors import BadInputError
+from envguard.errors import BadInputError, OperationalError
 from envguard.model import VirtualPackage
 from envguard.textio import read_bytes
 
@@ -201,26 +201,34 @@ def find_named(name: str) -> Path:
 
 def register(prefix: Path) -> None:
     """Add a prefix to ~/.conda/environments.txt (atomically, once, under a file lock so concurrent creates
-    never lose each other's lines) so `conda env list` shows it."""
-    _update_registry(lambda lines: lines if str(prefix) in lines else [*lines, str(prefix)])
+    never lose each other's lines) so `conda env list` shows it. OperationalError when the registry cannot
+    be written (a read-only ~/.conda): conda then warns and keeps the environment, and so do callers."""
+    _update_registry(lambda lines: lines if str(prefix) in lines else [*lines, str(prefix)], prefix)
 
 
 def unregister(prefix: Path) -> None:
     """Remove a prefix from ~/.conda/environments.txt (a create that failed leaves nothing registered)."""
-    _update_registry(lambda lines: [ln for ln in lines if ln.strip() != str(prefix)])
+    _update_registry(lambda lines: [ln for ln in lines if ln.strip() != str(prefix)], prefix)
 
 
-def _update_registry(change: Callable[[list[str]], list[str]]) -> None:
+def _update_registry(change: Callable[[list[str]], list[str]], prefix: Path) -> None:
     path = environments_txt()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(path.with_name(".environments.txt.envguard-lock")):
-        try:
-            lines = [ln for ln in read_bytes(path).decode("utf-8", "replace").splitlines() if ln.strip()]
-        except OSError:
-            lines = []
-        new = change(lines)
-        if new != lines:
-            write_text(path, "\n".join(new) + "\n" if new else "")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(path.with_name(".environments.txt.envguard-lock")):
+            try:
+                lines = [ln for ln in read_bytes(path).decode("utf-8", "replace").splitlines() if ln.strip()]
+            except OSError:
+                lines = []
+            new = change(lines)
+            if new != lines:
+                write_text(path, "\n".join(new) + "\n" if new else "")
+    except (OSError, OperationalError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise OperationalError(
+            f"cannot update {path} for {prefix} ({reason}); `conda env list` does not list it, "
+            f"`conda activate {prefix}` still works by path"
+        ) from exc
 
 
 @contextlib.contextmanager

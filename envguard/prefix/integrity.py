@@ -5,7 +5,8 @@ Unlike `conda doctor` (which compares `sha256_in_prefix` only, so it misses edit
 environments), this compares `sha256_in_prefix` when the installer wrote it and the package's own `sha256` and
 `size_in_bytes` otherwise. Files whose content cannot be verified (rewritten at install time for a prefix
 placeholder without `sha256_in_prefix`, or listed by an old record without `paths_data`) are checked for
-existence and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates them.
+existence and counted as unverified. Compiled `.pyc` files are skipped: Python regenerates them. A FIFO,
+socket or device in a file's place is named as such and never read (opened without blocking, then fstat).
 
 Speed: files are checked in batches of `BATCH` on a few threads (hashlib and file reads release the GIL), a
 file up to `SMALL` bytes is read in one call, and batches are made while records are read and their results
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from envguard.prefix.pip_dist import record_files, site_packages_dirs
 from envguard.prefix.records import iter_records
+from envguard.textio import open_nonblocking, special_kind
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -128,11 +130,20 @@ def _check(prefix: str, item: _Expected, hashes: bool) -> FileProblem | None:
         return None
     if not (hashes and sha256):
         try:
-            size = os.stat(full).st_size
+            st = os.stat(full)
         except OSError:
             return FileProblem(package, path, "missing", "not in the prefix")
-        return _size_problem(item, size)
+        return _special_problem(item, st.st_mode) or _size_problem(item, st.st_size)
     return _content_problem(full, item, sha256)
+
+
+def _special_problem(item: _Expected, mode: int) -> FileProblem | None:
+    """A FIFO, socket, device or folder where the package installed a regular file (never read: a FIFO
+    would block the check forever)."""
+    kind = special_kind(mode)
+    if kind is None:
+        return None
+    return FileProblem(item[0], item[1], "altered", f"is {kind}, not the file its package installed")
 
 
 def _size_problem(item: _Expected, size: int) -> FileProblem | None:
@@ -146,25 +157,26 @@ def _content_problem(full: str, item: _Expected, sha256: str) -> FileProblem | N
     """Size, then content, from one open file (one open + fstat instead of stat + open)."""
     package, path = item[0], item[1]
     try:
-        handle = open(full, "rb", buffering=0)  # noqa: SIM115 - closed below, on every path
-    except OSError as exc:
+        fd = open_nonblocking(full)  # a FIFO in the file's place must not hang the open
+    except OSError as exc:  # a socket cannot be opened at all
         try:
-            size = os.stat(full).st_size
+            st = os.stat(full)
         except OSError:
             return FileProblem(package, path, "missing", "not in the prefix")
-        return _size_problem(item, size) or FileProblem(
-            package, path, "altered", f"unreadable ({exc.strerror})"
+        return (
+            _special_problem(item, st.st_mode)
+            or _size_problem(item, st.st_size)
+            or FileProblem(package, path, "altered", f"unreadable ({exc.strerror})")
         )
-    try:
-        size = os.fstat(handle.fileno()).st_size
-        problem = _size_problem(item, size)
-        if problem is not None:
-            return problem
-        actual = _digest(handle, size)
-    except OSError as exc:
-        return FileProblem(package, path, "altered", f"unreadable ({exc.strerror})")
-    finally:
-        handle.close()
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        try:
+            info = os.fstat(fd)
+            problem = _special_problem(item, info.st_mode) or _size_problem(item, info.st_size)
+            if problem is not None:
+                return problem
+            actual = _digest(handle, info.st_size)
+        except OSError as exc:
+            return FileProblem(package, path, "altered", f"unreadable ({exc.strerror})")
     if actual != sha256:
         return FileProblem(
             package, path, "altered", f"sha256 now {actual[:12]}…, {sha256[:12]}… as installed"

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from envguard.channels import channel_from_url, normalize, strip_credentials
-from envguard.errors import BadInputError
+from envguard.errors import BadInputError, OperationalError
 from envguard.model import Package
 from envguard.textio import read_bytes
 from envguard.validate import MAX_INT_DIGITS, Kind, check_fields, matches
@@ -33,16 +34,9 @@ def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """One conda-meta record, validated enough to be used. A prefix read passes a str: a Path made for each of
     300 records costs ~4 ms more (measured, alternating)."""
     try:
-        data = json.loads(read_bytes(path))
-    except OSError as exc:
-        raise BadInputError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
+        data = _parse(path)
     except ValueError as exc:
-        line = getattr(exc, "lineno", None)
-        at = f":{line}" if line else ""
-        raise BadInputError(
-            f"{path}{at}: corrupt conda-meta record ({_short(exc)}); reinstall that package or remove the "
-            "file"
-        ) from exc
+        data = _written(path, exc)
     if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in ("name", "version")):
         raise BadInputError(
             f"{path}: conda-meta record lacks name/version (truncated?); reinstall that package or remove "
@@ -50,6 +44,49 @@ def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:
         )
     check_record(data, path)
     return data
+
+
+WRITING_S = 10.0  # a record younger than this that is not valid JSON is being written: conda writes in place
+_PAUSES = (0.1, 0.2, 0.4, 0.8)
+
+
+def _parse(path: str | os.PathLike[str]) -> Any:
+    try:
+        return json.loads(read_bytes(path))
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read ({exc.strerror}); check permissions") from exc
+
+
+def _written(path: str | os.PathLike[str], exc: ValueError) -> Any:
+    """A record that did not parse: read again while it is young (conda writes records in place, so a
+    reader can meet half of one); still not JSON, it is being written (exit 3) or corrupt (exit 2)."""
+    for pause in _PAUSES:
+        age = _age(path)
+        if age is None or age > WRITING_S:
+            break
+        time.sleep(pause)
+        try:
+            return _parse(path)
+        except ValueError as again:
+            exc = again
+    age = _age(path)
+    if age is not None and age <= WRITING_S:
+        raise OperationalError(
+            f"{path}: conda-meta record is being written (changed {age:.1f} s ago and not complete yet): an "
+            "install is running in this environment; run this again once it has finished"
+        ) from exc
+    line = getattr(exc, "lineno", None)
+    at = f":{line}" if line else ""
+    raise BadInputError(
+        f"{path}{at}: corrupt conda-meta record ({_short(exc)}); reinstall that package or remove the file"
+    ) from exc
+
+
+def _age(path: str | os.PathLike[str]) -> float | None:
+    try:
+        return max(0.0, time.time() - os.stat(path).st_mtime)
+    except OSError:
+        return None
 
 
 RECORD_FIELDS: dict[str, Kind] = {

@@ -23,6 +23,7 @@ from envguard.attest.envelope import Signing
 from envguard.check.report import check_environment, severity
 from envguard.check.run import parse_target
 from envguard.engine import install
+from envguard.engine.cacheuse import using_cache
 from envguard.engine.install import default_pkgs_dir
 from envguard.engine.pip_install import find_python, make_venv, remove_bootstrap
 from envguard.errors import BadInputError
@@ -157,8 +158,9 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
         state.python = python
         state.lock_path, state.smoke_budget = options.lock, options.smoke_budget
         state.progress = options.progress
-        state.stage("hashes", state.hashes)
-        state.stage("install", state.install)
+        with using_cache(pkgs_dir):  # `envguard clean` waits until what was fetched is linked
+            state.stage("hashes", state.hashes)
+            state.stage("install", state.install)
         state.stage("check", state.check)
         if options.smoke:
             state.stage("smoke", state.run_smoke)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.clean.world import World, du, tree, verify_environment, world_at
+from tests.clean.world import World, age_packages, du, tree, verify_environment, world_at
 from tests.helpers import envguard, install
 
 ALWAYS_UNUSED = {
@@ -293,6 +293,7 @@ def _small_cache(tmp_path: Path, channels: dict[str, Path], specs: list[str]) ->
     pkgs = tmp_path / "pkgs"
     for n, spec in enumerate(specs):
         shutil.rmtree(install(tmp_path / f"gone{n}", [spec], [channels["forge"]], cache=pkgs))
+    age_packages(pkgs)
     return pkgs
 
 

@@ -15,6 +15,7 @@ from envguard.clean.discovery import discover_environments, pixi_environments, r
 from envguard.clean.model import Cache
 from envguard.errors import BadInputError
 from envguard.prefix.condaconfig import parse_info
+from tests.clean.world import age_packages
 from tests.helpers import envguard, install
 
 CORPUS = "corpus/conda_info/conda__conda-lock__tests_test-get-pkgs-dirs_"
@@ -102,6 +103,7 @@ def test_conda_info_on_path_finds_its_caches_and_envs(
         cache=pkgs,
     )
     shutil.rmtree(install(tmp_path / "gone", ["python=3.12"], [channels["forge"]], cache=pkgs))
+    age_packages(pkgs)
     replay = json.dumps(recorded).replace("/home/runner", str(tmp_path))
     _fake_tool(tmp_path, "conda", replay, monkeypatch)
     assert envguard("clean", "--json") == 0
@@ -139,6 +141,7 @@ def test_rattler_cache_root_with_repodata(
 ) -> None:
     root = tmp_path / "rattler-cache"
     shutil.rmtree(install(tmp_path / "gone", ["zlib=1.3.1"], [channels["forge"]], cache=root / "pkgs"))
+    age_packages(root / "pkgs")
     (root / "repodata").mkdir()
     (root / "repodata" / "1a2b.json").write_text('{"packages": {}}')
     (root / "repodata" / "1a2b.info.json").write_text("{}")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from envguard.clean.locks import proc_locks
-from tests.clean.world import tree
+from tests.clean.world import age_packages, tree
 from tests.helpers import envguard, install
 
 HOLDER = textwrap.dedent("""
@@ -51,6 +51,7 @@ def cache(tmp_path: Path, channels: dict[str, Path]) -> Path:
     """A rattler-made cache holding one unused package (its environment was deleted)."""
     pkgs = tmp_path / "pkgs"
     shutil.rmtree(install(tmp_path / "gone", ["zlib=1.3.1"], [channels["forge"]], cache=pkgs))
+    age_packages(pkgs)
     (pkgs / "cache").mkdir()
     (pkgs / "cache" / "abc.json").write_text("{}")
     return pkgs
@@ -68,6 +69,9 @@ def _dry_run(capsys: pytest.CaptureFixture[str], pkgs: Path) -> dict[str, object
         (".cache.lock", "flock", "rattler"),
         ("pkgs.lock", "posix", "mamba"),
         ("cache/abc.info.json", "posix", "conda repodata"),
+        # issue 28: an envguard create/verify between fetching and linking; conda 26 writing a download
+        (".envguard-install.lock", "flock", "envguard install"),
+        ("numpy-2.0.1-py312h1103770_0.conda.partial", "posix", "conda download"),
     ],
 )
 def test_held_lock_refuses_and_names_the_process(

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.clean.world import age_packages
 from tests.helpers import REPO, install
 
 DROP = ["--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
@@ -43,6 +44,7 @@ def layout(tmp_path: Path, channels: dict[str, Path]) -> tuple[Path, Path]:
     forge = [channels["forge"]]
     env = install(tmp_path / "env", ["python=3.11", "zlib=1.3.1"], forge, cache=pkgs)
     shutil.rmtree(install(tmp_path / "gone", ["python=3.12", "numpy=2.0"], forge, cache=pkgs))
+    age_packages(pkgs)
     (pkgs / "cache").mkdir()
     (pkgs / "cache" / "abc.json").write_text("{}")
     return pkgs, env

@@ -184,6 +184,9 @@ def build_world(tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.M
         shm_pkgs = shm_pkgs / "pkgs"
         copied = install(envs_dir / "copied", ["python=3.11", "zlib=1.3.1"], forge, cache=shm_pkgs)
         shutil.rmtree(install(root / "old-copied", ["python=3.12"], forge, cache=shm_pkgs))
+    for cache in (pkgs, shm_pkgs):
+        if cache is not None:
+            age_packages(cache)
     caches = [str(pkgs), *([str(shm_pkgs)] if shm_pkgs else [])]
     monkeypatch.setenv("CONDA_PKGS_DIRS", ",".join(caches))
     monkeypatch.setenv("CONDA_ENVS_DIRS", str(envs_dir))
@@ -224,6 +227,15 @@ def _conda_leftovers(pkgs: Path, forge: Path) -> None:
         "python-3.11.9-hab00c5b_0_cpython.c~",
     ):
         os.utime(pkgs / name, (OLD, OLD))
+
+
+def age_packages(pkgs: Path) -> None:
+    """Date every extracted package and tarball a week back: the world's cache holds past installs (clean
+    leaves what is younger than an hour alone: a running conda may still be extracting or linking it)."""
+    for entry in pkgs.iterdir():
+        package = entry.is_dir() and not entry.is_symlink() and (entry / "info" / "index.json").is_file()
+        if package or entry.name.endswith((".conda", ".tar.bz2")):
+            os.utime(entry, (OLD, OLD), follow_symlinks=False)
 
 
 def _traps(pkgs: Path, target: Path) -> None:

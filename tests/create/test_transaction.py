@@ -3,31 +3,22 @@ byte-identical and registered, nothing half-made stays behind, and concurrent re
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import json
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from envguard.prefix.condaconfig import environments_txt, registered_environments
-from tests.helpers import envguard
-
-
-def _tree(prefix: Path) -> dict[str, str]:
-    """Every file, link and folder of a prefix with its content digest and mode."""
-    out: dict[str, str] = {}
-    for path in sorted(prefix.rglob("*")):
-        rel = str(path.relative_to(prefix))
-        if path.is_symlink():
-            out[rel] = "link " + os.readlink(path)
-        elif path.is_file():
-            out[rel] = f"{oct(path.stat().st_mode)} {hashlib.sha256(path.read_bytes()).hexdigest()}"
-        else:
-            out[rel] = "dir"
-    return out
+from envguard.prefix.condaconfig import environments_txt, registered_environments, unregister
+from tests.helpers import envguard, mounted, prefix_tree
 
 
 def test_a_failed_force_create_leaves_the_old_env_byte_identical(
@@ -40,7 +31,7 @@ def test_a_failed_force_create_leaves_the_old_env_byte_identical(
     assert envguard("create", "-f", str(yml), "-n", "work") == 0
     work = isolated_home / ".conda" / "envs" / "work"
     (work / "my-notes.txt").write_text("the user's own file")
-    before = _tree(work)
+    before = prefix_tree(work)
     lock = yml.parent / "conda-lock.yml"
     text = lock.read_text()
     digest = re.search(r"sha256: ([0-9a-f]{64})", text)
@@ -48,7 +39,7 @@ def test_a_failed_force_create_leaves_the_old_env_byte_identical(
     lock.write_text(text.replace(digest.group(1), "f" * 64))  # one archive no longer matches its lock
     capsys.readouterr()
     assert envguard("create", "--lock", str(lock), "-n", "work", "--force") == 3
-    assert _tree(work) == before, "the old environment changed"
+    assert prefix_tree(work) == before, "the old environment changed"
     assert work in registered_environments()
     leftovers = [p.name for p in work.parent.iterdir() if p.name.startswith(".")]
     assert leftovers == []
@@ -93,7 +84,7 @@ def test_an_env_left_aside_by_a_killed_create_is_restored(
     args = ["create", "-c", channels["forge"].resolve().as_uri(), "python=3.11", "zlib", "--name", "kept"]
     assert envguard(*args) == 0
     work = isolated_home / ".conda" / "envs" / "kept"
-    before = _tree(work)
+    before = prefix_tree(work)
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     )
@@ -103,4 +94,187 @@ def test_an_env_left_aside_by_a_killed_create_is_restored(
     capsys.readouterr()
     assert envguard(*args) == 2  # the restored env exists: without --force it is not replaced
     assert "already exists" in capsys.readouterr().err
-    assert _tree(work) == before and not aside.exists()
+    assert prefix_tree(work) == before and not aside.exists()
+
+
+# --- issue 28: one lock per target, and a journal that survives SIGKILL ------------------------------------
+
+
+def _python_records(prefix: Path) -> list[str]:
+    return sorted(p.name for p in (prefix / "conda-meta").glob("python-3*.json"))
+
+
+def _complete(prefix: Path) -> bool:
+    """A whole environment: one python and one zlib record, the interpreter and the history envguard writes
+    last."""
+    meta = prefix / "conda-meta"
+    return (
+        len(_python_records(prefix)) == 1
+        and len(list(meta.glob("zlib-*.json"))) == 1
+        and (prefix / "bin" / "python").exists()
+        and (meta / "history").is_file()
+    )
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def _create(forge: str, python: str, name: str, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "envguard",
+            "create",
+            "-c",
+            forge,
+            f"python={python}",
+            "zlib",
+            "-n",
+            name,
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+@pytest.mark.slow
+def test_twenty_rounds_of_two_concurrent_creates_leave_one_env_and_one_refusal(
+    channels: dict[str, Path], isolated_home: Path
+) -> None:
+    """Finding 1: without a lock on the target both runs linked into one prefix (both exit 0), or one's
+    cleanup deleted the other's environment."""
+    forge = channels["forge"].resolve().as_uri()
+    race = isolated_home / ".conda" / "envs" / "race"
+    for round_ in range(20):
+        if race.exists():
+            shutil.rmtree(race)
+            unregister(race)
+        runs = {"3.11": _create(forge, "3.11", "race"), "3.12": _create(forge, "3.12", "race")}
+        done = {python: (proc.wait(timeout=300), proc.communicate()[1]) for python, proc in runs.items()}
+        codes = sorted(code for code, _err in done.values())
+        assert codes == [0, 2], f"round {round_}: {done}"
+        winner = next(python for python, (code, _err) in done.items() if code == 0)
+        refusal = next(err for code, err in done.values() if code == 2)
+        assert "already exists" in refusal or "is being changed by process" in refusal, refusal
+        assert len(refusal.strip().splitlines()) <= 2, refusal  # at most "waiting for ..." and the error
+        assert _complete(race), f"round {round_}: {sorted(p.name for p in (race / 'conda-meta').iterdir())}"
+        assert _python_records(race)[0].startswith(f"python-{winner}"), (winner, _python_records(race))
+        assert environments_txt().read_text().split().count(str(race)) == 1
+        assert _leftovers(race.parent) == []
+
+
+def _aside(folder: Path) -> bool:
+    return any(".envguard-old-" in p.name for p in folder.iterdir())
+
+
+def _new(prefix: Path) -> bool:
+    return any(p.name.startswith("python-3.12") for p in (prefix / "conda-meta").iterdir())
+
+
+def _journal_phase(folder: Path) -> str:
+    try:
+        return str(json.loads((folder / ".work.envguard-journal").read_text())["phase"])
+    except (OSError, ValueError, KeyError):
+        return ""
+
+
+@pytest.mark.slow
+def test_kill_9_at_any_point_of_create_force_leaves_the_original_restorable(
+    channels: dict[str, Path], isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Finding 2: SIGKILL (the OOM killer, a CI timeout) mid `create --force` left the original hidden as
+    `.work.envguard-old-PID`, and the next create said "already exists" about the half-built replacement."""
+    forge = channels["forge"].resolve().as_uri()
+    original = ["create", "-c", forge, "python=3.11", "zlib", "-n", "work"]
+    assert envguard(*original) == 0
+    work = isolated_home / ".conda" / "envs" / "work"
+    envs = work.parent
+    (work / "my-notes.txt").write_text("the user's own file")
+    before = prefix_tree(work)
+    start = time.monotonic()
+    assert _create(forge, "3.12", "work-timing").wait(timeout=300) == 0
+    took = time.monotonic() - start
+    points: list[tuple[str, object]] = [
+        ("the journal is written", lambda: (envs / ".work.envguard-journal").exists()),
+        ("the old env is aside", lambda: _aside(envs)),
+        ("linking has begun", lambda: _aside(envs) and (work / "conda-meta").is_dir()),
+        ("python 3.12 is linked", lambda: _aside(envs) and (work / "conda-meta").is_dir() and _new(work)),
+        ("the history is written", lambda: _aside(envs) and (work / "conda-meta" / "history").is_file()),
+        ("the replacement is complete", lambda: _journal_phase(envs) == "done"),
+        *[
+            (f"{k * 10}% of a create's time", lambda k=k: time.monotonic() - t0 > took * k / 10)
+            for k in range(1, 10)
+        ],
+    ]
+    killed_at: list[str] = []
+    for label, reached in points:
+        t0 = time.monotonic()
+        proc = _create(forge, "3.12", "work", "--force")
+        while proc.poll() is None and not reached():  # type: ignore[operator]
+            time.sleep(0.0005)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            killed_at.append(label)
+        proc.wait(timeout=60)
+        capsys.readouterr()
+        code = envguard(*original)  # the next command on that name, without --force
+        err = capsys.readouterr().err
+        assert code == 2 and "already exists" in err, (label, code, err)
+        if any(r.startswith("python-3.12") for r in _python_records(work)):  # killed once it was complete
+            assert _complete(work) and not (work / "my-notes.txt").exists(), label
+            assert envguard(*original, "--force") == 0
+            (work / "my-notes.txt").write_text("the user's own file")
+            before = prefix_tree(work)
+        assert prefix_tree(work) == before, f"killed when {label}: the original environment changed"
+        assert work in registered_environments(), label
+        assert _leftovers(envs) == [], (label, _leftovers(envs))
+    assert len(killed_at) >= 8, killed_at  # most points were reached before the create finished
+
+
+@pytest.fixture
+def read_only() -> Iterator[Callable[[Path], None]]:
+    """make(folder): a real read-only file system mounted on `folder` (an empty ro tmpfs; needs root)."""
+    with contextlib.ExitStack() as stack:
+        yield lambda folder: stack.enter_context(
+            mounted(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"], folder)
+        )
+
+
+def test_a_read_only_registry_warns_and_keeps_the_env(
+    channels: dict[str, Path],
+    tmp_path: Path,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    read_only: Callable[[Path], None],
+) -> None:
+    """Finding 10: the registry's lock file could not be opened on a read-only ~/.conda: a traceback, exit 4;
+    conda warns and keeps the environment, and so does envguard."""
+    envs = tmp_path / "envs"
+    monkeypatch.setenv("CONDA_ENVS_PATH", str(envs))
+    read_only(isolated_home / ".conda")
+    capsys.readouterr()
+    assert envguard("create", "-c", channels["forge"].resolve().as_uri(), "zlib", "-n", "kept") == 0
+    err = capsys.readouterr().err
+    assert "environments.txt" in err and "Read-only file system" in err and "internal error" not in err, err
+    assert (envs / "kept" / "conda-meta").is_dir()
+    assert _leftovers(envs) == []
+
+
+def test_a_read_only_package_cache_is_exit_3(
+    channels: dict[str, Path],
+    isolated_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    read_only: Callable[[Path], None],
+) -> None:
+    read_only(isolated_home / ".cache" / "envguard")
+    capsys.readouterr()
+    assert envguard("create", "-c", channels["forge"].resolve().as_uri(), "zlib", "-n", "nowhere") == 3
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Read-only file system" in err, err
+    assert not (isolated_home / ".conda" / "envs" / "nowhere").exists()

@@ -4,7 +4,9 @@ checked."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -128,6 +130,7 @@ def test_doctor_on_a_corrupt_record_gives_the_fix(prefix: Path, capsys: pytest.C
     """Before: INFO "point SOURCE at a conda environment", for a folder that is one with a broken record."""
     record = next((prefix / "conda-meta").glob("zlib-*.json"))
     record.write_text(record.read_text()[:40])
+    os.utime(record, (time.time() - 3600,) * 2)  # broken long ago (a young one is being written)
     code, data = doctor_json(capsys, str(prefix))
     files = checks(data)["files"]
     assert files["status"] == "FAIL" and code == 1

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from envguard.engine import archives
+from envguard.errors import BadInputError
 from envguard.model import Package
 
 
@@ -64,5 +65,6 @@ def test_an_archive_swapped_after_hashing_is_never_remembered(forge: Path) -> No
     fetched = archives.fetch(_packages(forge), None)
     genuine, other = fetched[0], fetched[1]
     shutil.copyfile(other.path, genuine.path)  # after the hash: what rattler reads is not what was verified
-    archives.records([genuine])
+    with pytest.raises(BadInputError, match="not the package the lock names"):  # another package's archive
+        archives.records([genuine])
     assert not (Path(archives.index_memo_folder()) / f"{genuine.actual}.json").exists()

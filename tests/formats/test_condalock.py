@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-import string
 from pathlib import Path
 
 import pytest
@@ -111,9 +110,8 @@ def test_missing_platform_names_the_platforms_the_lock_has(
 # --- property: envguard's writer and reader agree
 # ---------------------------------------------------------------
 
-_names = st.text(string.ascii_lowercase + string.digits + "-_", min_size=1, max_size=12).filter(
-    lambda s: s[0].isalnum()
-)
+_names = st.from_regex(r"\A[a-z0-9]{1,6}([-_.][a-z0-9]{1,4}){0,2}\Z")  # conda's own rules (CEP 26)
+_builds = st.from_regex(r"\A[a-zA-Z0-9_.+]{1,12}\Z")
 _versions = st.from_regex(r"\A[0-9]{1,3}(\.[0-9]{1,3}){0,3}([a-z]{1,2}[0-9])?\Z")
 _hex = st.text("0123456789abcdef", min_size=32, max_size=32)
 
@@ -123,7 +121,7 @@ def _environments(draw: st.DrawFn) -> Environment:
     names = draw(st.lists(_names, min_size=1, max_size=8, unique=True))
     packages = []
     for name in names:
-        version, build, md5 = draw(_versions), draw(_names), draw(_hex)
+        version, build, md5 = draw(_versions), draw(_builds), draw(_hex)
         subdir = draw(st.sampled_from(["linux-64", "noarch"]))
         depends = tuple(
             sorted(f"{d} >={draw(_versions)}" for d in draw(st.lists(_names, max_size=3, unique=True)))

@@ -114,9 +114,7 @@ def test_corpus_lock_with_md5_and_mixed_archives(shared: Path) -> None:
 # --- property test
 # ---------------------------------------------------------------------------------------------
 
-_name = st.text(string.ascii_lowercase + string.digits + "_.", min_size=1, max_size=12).filter(
-    lambda s: s[0].isalnum()
-)
+_name = st.from_regex(r"\A[a-z0-9]{1,6}([_.][a-z0-9]{1,4}){0,2}\Z")  # conda's own rules (CEP 26)
 _version = st.text(string.digits + ".", min_size=1, max_size=8).filter(lambda s: s[0].isdigit())
 _build = st.text(string.ascii_lowercase + string.digits + "_", min_size=1, max_size=12)
 _hex = st.text("0123456789abcdef", min_size=64, max_size=64)

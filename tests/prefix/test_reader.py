@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -37,10 +40,16 @@ def test_cpu_build_detected(make_prefix) -> None:
     assert env.cuda.torch_build == "cpu"
 
 
+def _corrupt(record: Path, text: str) -> None:
+    """A record broken long ago (a young one that does not parse is one being written)."""
+    record.write_text(text)
+    os.utime(record, (time.time() - 3600,) * 2)
+
+
 def test_corrupt_record_is_one_line_bad_input(make_prefix, capsys) -> None:
     prefix = make_prefix(["python=3.11", "zlib"])
     record = next((prefix / "conda-meta").glob("zlib-*.json"))
-    record.write_text(record.read_text()[:40])
+    _corrupt(record, record.read_text()[:40])
     with pytest.raises(BadInputError, match=r"zlib-.*\.json.*corrupt conda-meta record"):
         read_prefix(prefix)
     assert envguard("snapshot", str(prefix), "--no-probe") == 2
@@ -52,7 +61,7 @@ def test_corrupt_record_message_is_whole(make_prefix, capsys) -> None:
     """The JSON error is quoted in full, with its position (was cut to 'Invalid control character at')."""
     prefix = make_prefix(["python=3.11", "zlib"])
     record = next((prefix / "conda-meta").glob("zlib-*.json"))
-    record.write_text('{"name": "zlib\x01", "version": "1"}')
+    _corrupt(record, '{"name": "zlib\x01", "version": "1"}')
     assert envguard("snapshot", str(prefix), "--no-probe") == 2
     [line] = capsys.readouterr().err.splitlines()
     whole = "corrupt conda-meta record (Invalid control character at: line 1 column 15 (char 14))"
@@ -62,3 +71,28 @@ def test_corrupt_record_message_is_whole(make_prefix, capsys) -> None:
 def test_missing_prefix(tmp_path: Path, capsys) -> None:
     assert envguard("snapshot", str(tmp_path / "nope"), "--no-probe") == 2
     assert "no such file or environment" in capsys.readouterr().err
+
+
+def test_a_record_being_written_is_read_once_it_is_complete(make_prefix) -> None:
+    """Issue 28, finding 15: conda writes a record in place, so a reader can meet half of one; it was called
+    corrupt. A young record that does not parse is read again for a moment."""
+    prefix = make_prefix(["python=3.11", "zlib"])
+    record = next((prefix / "conda-meta").glob("zlib-*.json"))
+    whole = record.read_text()
+    record.write_text(whole[: len(whole) // 2])
+    finisher = threading.Timer(0.3, record.write_text, args=(whole,))
+    finisher.start()
+    try:
+        env = read_prefix(prefix)
+    finally:
+        finisher.join()
+    assert "zlib" in {p.name for p in env.packages}
+
+
+def test_a_record_still_being_written_says_so(make_prefix, capsys) -> None:
+    prefix = make_prefix(["python=3.11", "zlib"])
+    record = next((prefix / "conda-meta").glob("zlib-*.json"))
+    record.write_text(record.read_text()[:40])  # just now, and nobody finishes it
+    assert envguard("snapshot", str(prefix), "--no-probe") == 3
+    [line] = capsys.readouterr().err.splitlines()
+    assert "is being written" in line and "corrupt" not in line and record.name in line, line

@@ -77,7 +77,16 @@ GRAMMAR = Command(
         Opt(
             "--distributed",
             flag=True,
-            help="Under torchrun: compare every rank's environment and DistributedSampler shards (gloo).",
+            help="One per rank under torchrun, srun or mpirun: compare every rank's environment, lock and "
+            "DistributedSampler shards (gloo).",
+        ),
+        Opt(
+            "--timeout",
+            kind="float",
+            minimum=1,
+            metavar="SECONDS",
+            help="With --distributed: how long a rank waits for the others before naming those missing "
+            "(default 300).",
         ),
     ],
 )
@@ -94,6 +103,7 @@ def run(
     no_cache: bool,
     show_all: bool,
     distributed: bool,
+    timeout: float | None,
     attestation: str | None,
     key: str | None,
     identity: str | None,
@@ -103,28 +113,20 @@ def run(
     """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1
     drift."""
     taken = None
+    if distributed or timeout is not None:
+        others = (envfile, platform, files, lock_fresh, attestation, key, identity, issuer)
+        return _distributed(source, lock, others, timeout, distributed, style)
     if attestation is not None or key or identity or issuer:
         return _attested(
             source, lock, attestation, key, identity, issuer, (envfile, rng, files, lock_fresh), style
         )
-    if not (rng or files or lock_fresh or no_cache or distributed):
+    if not (rng or files or lock_fresh or no_cache):
         from envguard.check import fast  # standard library only: the answer of an unchanged environment
 
         stored, taken = fast.answer(source, lock, envfile, platform, style)
         if stored is not None:
             sys.stdout.write(stored)
             return EXIT_OK
-    if distributed:
-        # the distributed package adds ~30 ms of imports (sources, socket) a plain check skips
-        from envguard.distributed import render as distributed_render
-        from envguard.distributed.run import run_distributed_check
-        from envguard.findings import exit_code
-        from envguard.output import present as present_ranks
-
-        result = run_distributed_check(source, seed=0)
-        if result.rank == 0:  # every rank judges alike; one prints
-            present_ranks(distributed_render.views(result, "check --distributed"), style, None)
-        return exit_code(result.findings)
     from envguard.check import render
     from envguard.check.run import CheckOptions, check
     from envguard.output import emit, present
@@ -185,3 +187,42 @@ def _attested(
     )
     present(render.views(report), style, None)
     return EXIT_OK if report.clean else EXIT_DRIFT
+
+
+def _distributed(
+    source: str | None,
+    lock: str | None,
+    others: tuple[object, ...],
+    timeout: float | None,
+    distributed: bool,
+    style: Style,
+) -> int:
+    """`--distributed`: this rank's part of the check across ranks; rank 0 prints, every rank exits alike."""
+    # the distributed package adds ~30 ms of imports (sources, socket) a plain check skips
+    from math import isfinite
+    from pathlib import Path
+
+    from envguard.distributed import render
+    from envguard.distributed.run import DEFAULT_TIMEOUT_S, run_distributed_check
+    from envguard.errors import UsageError
+    from envguard.findings import exit_code
+    from envguard.output import present
+
+    if not distributed:
+        raise UsageError("--timeout is how long --distributed waits for the other ranks; add --distributed")
+    if any(others):
+        raise UsageError(
+            "--distributed compares the ranks' environments, locks and shards; drop -f, --platform, --files, "
+            "--lock-fresh and --attestation (run those checks without --distributed)"
+        )
+    if timeout is not None and not isfinite(timeout):
+        raise UsageError(f"--timeout {timeout}: give a number of seconds, at least 1")
+    result = run_distributed_check(
+        source,
+        lock=Path(lock) if lock else None,
+        seed=0,
+        timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+    )
+    if result.rank == 0:  # every rank judges alike; one prints
+        present(render.views(result, "check --distributed"), style, None)
+    return exit_code(result.findings)

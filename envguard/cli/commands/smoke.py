@@ -218,7 +218,15 @@ GRAMMAR = Command(
         Opt(
             "--distributed",
             flag=True,
-            help="Under torchrun: compare environments and DistributedSampler shards across ranks.",
+            help="One per rank under torchrun, srun or mpirun: compare environments, locks and "
+            "DistributedSampler shards across ranks.",
+        ),
+        Opt(
+            "--timeout",
+            metavar="SECONDS",
+            check=_number("--timeout", 1.0, "seconds"),
+            help="With --distributed: how long a rank waits for the others before naming those missing "
+            "(default 300).",
         ),
         Opt(
             "--plot",
@@ -254,6 +262,7 @@ def run(
     compare: Path | None,
     seed: int,
     distributed: bool,
+    timeout: float | None,
     plot: Path | None,
     style: Style,
     output: str | None,
@@ -271,15 +280,8 @@ def run(
     sweep = _sweep(sweep_text, loader)
     if decode and not data_dir:
         raise UsageError("--decode image decodes the files of --data DIR; add --data DIR (or drop --decode)")
-    if distributed:
-        # the distributed package adds ~30 ms of imports (sources, socket) a plain run skips
-        from envguard.distributed import render as distributed_render
-        from envguard.distributed.run import run_distributed_check
-
-        result = run_distributed_check(source, data_dir=data_dir, seed=seed)
-        if result.rank == 0:  # every rank judges alike; one prints
-            present(distributed_render.views(result, "smoke --distributed"), style, output)
-        return exit_code(result.findings)
+    if distributed or timeout is not None:
+        return _distributed(source, lock, data_dir, seed, timeout, distributed, style, output)
     # smoke's pipeline loads only when it runs (its imports take ~0.17 s): --help and usage errors stay fast
     from envguard.smoke import render
     from envguard.smoke.report import SmokeOptions
@@ -317,3 +319,33 @@ def run(
         write_bytes(plot, render.plot_png(report))
     present(render.views(report), style, output)
     return exit_code(report.findings)
+
+
+def _distributed(
+    source: str | None,
+    lock: Path | None,
+    data_dir: Path | None,
+    seed: int,
+    timeout: float | None,
+    distributed: bool,
+    style: Style,
+    output: str | None,
+) -> int:
+    """`--distributed`: this rank's part of the check across ranks; rank 0 writes the report, every rank
+    returns the same exit code."""
+    # the distributed package adds ~30 ms of imports (sources, socket) a plain run skips
+    from envguard.distributed import render
+    from envguard.distributed.run import DEFAULT_TIMEOUT_S, run_distributed_check
+
+    if not distributed:
+        raise UsageError("--timeout is how long --distributed waits for the other ranks; add --distributed")
+    result = run_distributed_check(
+        source,
+        lock=lock,
+        data_dir=data_dir,
+        seed=seed,
+        timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+    )
+    if result.rank == 0:  # every rank judges alike; one prints
+        present(render.views(result, "smoke --distributed"), style, output)
+    return exit_code(result.findings)

@@ -7,6 +7,7 @@ conda-style `conda-meta/history` block with `# update specs: [...]` so `conda li
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import time
@@ -17,7 +18,16 @@ from envguard.atomic import write_text
 from envguard.channels import scrub, strip_credentials
 from envguard.engine import archives
 from envguard.engine.backends.base import Backend, Plan, Request, redact
-from envguard.engine.install import Alongside, default_pkgs_dir, install_locked, integrity_message, link
+from envguard.engine.cachecheck import refuse_escaping
+from envguard.engine.cacheuse import using_cache
+from envguard.engine.install import (
+    Alongside,
+    default_pkgs_dir,
+    install_locked,
+    integrity_message,
+    link,
+)
+from envguard.engine.linkjob import link_in_child, needs_fetch
 from envguard.engine.solver import client, solve
 from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
@@ -60,6 +70,16 @@ class EmbeddedBackend(Backend):
     ) -> Plan:
         """Link the plan (solving first when none is given) into `prefix`; locked requests are installed from
         archives whose hashes are checked against the lock first. `alongside` starts when linking does."""
+        with using_cache(self.pkgs_dir):  # `envguard clean` waits until what was fetched is linked
+            packages = self._link(prefix, request, plan, alongside)
+        if any(strip_credentials(c) != c for c in request.channels):
+            scrub_credentials(prefix)
+        write_history(prefix, request.specs, packages)
+        return Plan(request.platform, packages)
+
+    def _link(
+        self, prefix: Path, request: Request, plan: Plan | None, alongside: Alongside
+    ) -> tuple[Package, ...]:
         if request.locked:
             packages = tuple(p for p in request.locked if p.manager == "conda")
             install_locked(
@@ -71,24 +91,22 @@ class EmbeddedBackend(Backend):
                 progress=self.progress,
                 alongside=alongside,
             )
-        else:
-            plan = plan if plan is not None and plan.native else self.solve(request)
-            packages = plan.packages
-            verify_local_archives(packages)
-            link(
-                list(plan.native),
-                prefix,
-                request.specs,
-                platform=request.platform,
-                pkgs_dir=self.pkgs_dir,
-                progress=self.progress,
-                client=client(),
-                alongside=alongside,
-            )
-        if any(strip_credentials(c) != c for c in request.channels):
-            scrub_credentials(prefix)
-        write_history(prefix, request.specs, packages)
-        return Plan(request.platform, packages)
+            return packages
+        plan = plan if plan is not None and plan.native else self.solve(request)
+        verify_local_archives(plan.packages)
+        records = list(plan.native)
+        # where rattler downloads archives nobody could check first, it links in a child process
+        fetching = needs_fetch(records, self.pkgs_dir)
+        (link_in_child if fetching else functools.partial(link, client=client()))(
+            records,
+            prefix,
+            request.specs,
+            platform=request.platform,
+            pkgs_dir=self.pkgs_dir,
+            progress=self.progress,
+            alongside=alongside,
+        )
+        return plan.packages
 
     def remove(self, prefix: Path) -> None:
         if not (prefix / "conda-meta").is_dir():
@@ -105,11 +123,14 @@ class EmbeddedBackend(Backend):
 
 
 def verify_local_archives(packages: Sequence[Package]) -> None:
-    """Hash archives that come from file:// channels (rattler does not) against the repodata's sha256."""
+    """Hash archives that come from file:// channels (rattler does not) against the repodata's sha256, and
+    refuse one that would install anything outside the environment."""
     local = [p for p in packages if p.url.startswith("file:") and (p.sha256 or p.md5)]  # = local_path's
-    bad = [a for a in archives.fetch(local, None) if not a.verified]
+    found = archives.fetch(local, None)
+    bad = [a for a in found if not a.verified]
     if bad:
         raise BackendError(integrity_message(bad))
+    refuse_escaping(found)  # rattler aborts the whole process on an absolute path in paths.json
 
 
 def scrub_credentials(prefix: Path) -> None:

@@ -24,7 +24,7 @@ from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
 from envguard.textio import read_text
-from envguard.validate import Kind, check_fields
+from envguard.validate import Kind, check_fields, identity_problem
 
 SUPPORTED_VERSION = 1
 _HEX = {"md5": re.compile(r"^[0-9a-fA-F]{32}$"), "sha256": re.compile(r"^[0-9a-fA-F]{64}$")}
@@ -235,9 +235,15 @@ def _package(
     hashes = _hashes(entry["hash"], where, str(label), manager)
     platform = str(entry["platform"])
     optional = bool(entry.get("optional", False)) and entry.get("category", "main") != "main"
-    if manager == "conda":
-        return _conda(entry, hashes), platform, optional
-    return _pip(entry, hashes, custom, platform), platform, optional
+    if manager == "pip":  # its name is canonicalised below: the name as written is what must be valid
+        problem = identity_problem("pip", str(label), str(entry["version"]))
+        if problem is not None:
+            raise BadInputError(f"{where}: {problem}; {FIX}")
+    package = _conda(entry, hashes) if manager == "conda" else _pip(entry, hashes, custom, platform)
+    problem = package.identity_problem()
+    if problem is not None:
+        raise BadInputError(f"{where}: {problem}; {FIX}")
+    return package, platform, optional
 
 
 _ENTRY_FIELDS: dict[str, Kind] = {
