@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import chain
-from operator import attrgetter
 from typing import Any, Literal, cast, get_args
 
 from envguard.cuda import CudaSummary, summarize
 from envguard.errors import BadInputError
-from envguard.textio import control_problem
-from envguard.validate import Kind, archive_name_problem, check_fields, identity_problem, require
+from envguard.validate import (
+    ORIGIN_FIELDS_SHOWN,
+    Kind,
+    archive_name_problem,
+    check_fields,
+    identity_problem,
+    refuse_controls,
+    require,
+)
 
 SCHEMA_VERSION = 1
 # A pip origin whose local path was not written (`envguard lock` without --include-local): it matches any
@@ -210,57 +215,6 @@ def make_environment(**fields: Any) -> Environment:
     return env
 
 
-def refuse_controls(env: Environment, where: str | None = None) -> None:
-    """Bad input (exit 2, one line naming the file and the entry) when a name, version, build, channel, URL,
-    hash, dependency or spec of `env` holds a control or bidi character: each reaches terminals and commands
-    a person pastes (a line break in a name forged a "How to fix" line). One scan of all the text; the
-    culprit is looked for only when there is one. A live environment's name is its folder's (not refused)."""
-    packages = env.packages
-    scanned = chain(
-        (text for _, _, text in _environment_texts(env)),
-        chain.from_iterable(map(_PACKAGE_TEXT, packages)),
-        chain.from_iterable(p.depends for p in packages),
-        chain.from_iterable(_ORIGIN_TEXT(p.origin) for p in packages if p.origin is not None),
-    )
-    if control_problem(" ".join(scanned)) is None:
-        return
-    texts = chain(
-        _environment_texts(env),
-        ((f"package {p.name[:60]!r} ({p.manager})", k, v) for p in packages for k, v in _package_texts(p)),
-    )
-    entry, key, value = next(t for t in texts if control_problem(t[2]) is not None)
-    raise BadInputError(
-        f"{where or env.source or env.prefix or '<input>'}: {entry}: its {key} {control_problem(value)} "
-        f"({value[:60]!r}); names, versions, channels, URLs and specs must be plain text (they reach "
-        "terminals and pasted commands): fix or re-create the file"
-    )
-
-
-_PACKAGE_FIELDS_SHOWN = ("name", "version", "build", "channel", "subdir", "url", "md5", "sha256", "installer")
-_ORIGIN_FIELDS_SHOWN = ("url", "vcs", "commit_id", "requested_revision")
-_PACKAGE_TEXT = attrgetter(*_PACKAGE_FIELDS_SHOWN)
-_ORIGIN_TEXT = attrgetter(*_ORIGIN_FIELDS_SHOWN)
-
-
-def _environment_texts(env: Environment) -> Iterator[tuple[str, str, str]]:
-    named = env.name if env.kind not in ("prefix", "venv") else ""
-    yield from (("the environment", k, v or "") for k, v in (("name", named), ("platform", env.platform)))
-    for text in (*env.channels, *env.pip_options, *env.platforms):
-        yield "the environment", "channels or options", text
-    yield from (("a requested spec", "text", r.spec) for r in env.requested)
-    for v in env.virtual_packages:
-        yield from (("a virtual package", "text", t) for t in (v.name, v.version, v.build))
-
-
-def _package_texts(p: Package) -> list[tuple[str, str]]:
-    origin = zip(_ORIGIN_FIELDS_SHOWN, _ORIGIN_TEXT(p.origin), strict=True) if p.origin is not None else ()
-    return [
-        *zip(_PACKAGE_FIELDS_SHOWN, _PACKAGE_TEXT(p), strict=True),
-        *(("dependency", d) for d in p.depends),
-        *((f"origin {k}", v) for k, v in origin),
-    ]
-
-
 # --- JSON -------------------------------------------------------------------------------------------------
 
 
@@ -365,7 +319,7 @@ _PACKAGE_FIELDS: dict[str, Kind] = {
     "origin": "dict",
     "depends": "list[str]",
 }
-_ORIGIN_FIELDS: dict[str, Kind] = {**dict.fromkeys(_ORIGIN_FIELDS_SHOWN, "str"), "editable": "bool"}
+_ORIGIN_FIELDS: dict[str, Kind] = {**dict.fromkeys(ORIGIN_FIELDS_SHOWN, "str"), "editable": "bool"}
 _TEXT_FIELDS: dict[str, Kind] = dict.fromkeys(("manager", "spec", "name", "version", "build"), "str")
 _FIX = "re-create it with `envguard snapshot`"
 
