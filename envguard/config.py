@@ -17,6 +17,10 @@ from typing import Any
 from envguard.errors import BadInputError
 from envguard.textio import read_bytes
 
+# `--backend` / ENVGUARD_BACKEND (envguard.engine.backends chooses; here so a command's grammar can name the
+# choices without loading the backends)
+BACKENDS: tuple[str, ...] = ("auto", "conda", "mamba", "micromamba", "embedded")
+
 
 def active_prefix() -> str:
     """The environment commands act on without SOURCE: an activated venv (`$VIRTUAL_ENV`, which wins even

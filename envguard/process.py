@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from envguard.channels import scrub
 
@@ -131,3 +131,42 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+@dataclass
+class HeldSignals:
+    previous: dict[int, Any]
+    pending: list[int]
+
+
+def hold_signals() -> HeldSignals | None:
+    """Defer SIGINT and SIGTERM for a step that must not be cut in two (their Python handlers record them; a
+    handler runs in the main thread whichever thread the kernel delivers to). None outside the main thread."""
+    pending: list[int] = []
+
+    def note(signum: int, frame: FrameType | None) -> None:
+        pending.append(signum)
+
+    try:
+        return HeldSignals({s: signal.signal(s, note) for s in _HELD}, pending)
+    except ValueError:  # not the main thread: signals are not ours to defer
+        return None
+
+
+def restore_signals(held: HeldSignals | None) -> None:
+    """Undo `hold_signals`; a signal that came meanwhile is handled now, here (its handler called: Ctrl-C's
+    KeyboardInterrupt is raised by this call), never at some later instruction."""
+    if held is None:
+        return
+    for signum, handler in held.previous.items():
+        signal.signal(signum, handler)
+    if held.pending:
+        signum = held.pending[0]
+        handler = held.previous[signum]
+        if callable(handler):
+            handler(signum, None)
+        elif handler == signal.SIG_DFL:
+            signal.raise_signal(signum)

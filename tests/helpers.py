@@ -107,6 +107,28 @@ def check_out(prefix: Path, lock: Path, capsys: Any, *extra: str) -> tuple[int, 
 
 def stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
     """The `envguard` console script with stderr on a real pseudo-terminal: (exit code, what it showed)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "TERM")}
+    env["TERM"] = "xterm"
+    return _on_a_pty(args, cwd=cwd, env=env, stdout=subprocess.PIPE)
+
+
+def on_a_terminal(args: list[str], typed: str, columns: int = 160) -> tuple[int, str]:
+    """The `envguard` console script with stdin, stdout and stderr on one pseudo-terminal, `typed` typed in:
+    (exit code, everything it showed)."""
+    env = {**os.environ, "TERM": "dumb", "COLUMNS": str(columns)}
+    return _on_a_pty(args, env=env, typed=typed)
+
+
+def _on_a_pty(
+    args: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path | None = None,
+    stdout: int | None = None,
+    typed: str | None = None,
+) -> tuple[int, str]:
+    """Run the console script with stderr (and stdout unless given, and stdin when `typed`) on a
+    pseudo-terminal, read by a thread while it runs."""
     import pty
     import threading
 
@@ -126,10 +148,17 @@ def stderr_on_a_terminal(args: list[str], cwd: Path) -> tuple[int, str]:
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR", "TERM")}
-    env["TERM"] = "xterm"
+    if typed is not None:
+        os.write(leader, typed.encode())
     done = subprocess.run(
-        [script, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=follower, env=env, timeout=300, check=False
+        [script, *args],
+        cwd=cwd,
+        stdin=follower if typed is not None else None,
+        stdout=follower if stdout is None else stdout,
+        stderr=follower,
+        env=env,
+        timeout=300,
+        check=False,
     )
     os.close(follower)
     reader.join(timeout=10)
@@ -275,6 +304,82 @@ def openssl_keys(folder: Path, name: str = "key") -> tuple[Path, Path]:
     return private, public
 
 
+# --- a project folder pip builds offline (a PEP 517/660 backend inside it, no build requirements) ---------
+
+_BACKEND = '''"""A build backend in the project's own folder (PEP 517 and 660), for tests: no requirements."""
+import base64, hashlib, os, zipfile
+
+NAME, VERSION = {name!r}, {version!r}
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIST = NAME.replace("-", "_")
+
+
+def _wheel(directory, files):
+    info = f"{{DIST}}-{{VERSION}}.dist-info"
+    metadata = f"Metadata-Version: 2.1\\nName: {{NAME}}\\nVersion: {{VERSION}}\\n\\n"
+    wheel = "Wheel-Version: 1.0\\nGenerator: tests\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n\\n"
+    files = {{**files, f"{{info}}/METADATA": metadata.encode(), f"{{info}}/WHEEL": wheel.encode()}}
+    lines = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        lines.append(f"{{path}},sha256={{digest}},{{len(data)}}\\n")
+    name = f"{{DIST}}-{{VERSION}}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(directory, name), "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+        archive.writestr(f"{{info}}/RECORD", "".join(lines) + f"{{info}}/RECORD,,\\n")
+    return name
+
+
+def build_wheel(directory, config_settings=None, metadata_directory=None):
+    with open(os.path.join(HERE, "src", DIST, "__init__.py"), "rb") as handle:
+        return _wheel(directory, {{f"{{DIST}}/__init__.py": handle.read()}})
+
+
+def build_editable(directory, config_settings=None, metadata_directory=None):
+    return _wheel(directory, {{f"__editable__.{{DIST}}.pth": (os.path.join(HERE, "src") + "\\n").encode()}})
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def get_requires_for_build_editable(config_settings=None):
+    return []
+'''
+
+
+def make_project(root: Path, name: str = "proja", version: str = "0.1.0") -> Path:
+    """A project folder `pip install FOLDER` and `pip install -e FOLDER` build offline: its own build backend
+    (backend.py, no build requirements) and one module."""
+    module = root / "src" / name.replace("-", "_")
+    module.mkdir(parents=True)
+    (module / "__init__.py").write_text(f'VERSION = "{version}"\n')
+    (root / "backend.py").write_text(_BACKEND.format(name=name, version=version))
+    (root / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+    )
+    return root
+
+
+def venv_with_pip(path: Path) -> Path:
+    """A real `python -m venv` (pip, and setuptools on 3.11, from its own ensurepip: offline)."""
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True)
+    return path
+
+
+def venv_pip(venv: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The venv's own pip (offline: no index, nothing but what `args` names)."""
+    env = {**os.environ, "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=check,
+    )
+
+
 @contextlib.contextmanager
 def mounted(options: Sequence[str], point: Path) -> Iterator[Path]:
     """`mount OPTIONS POINT` for the block - a real tmpfs, bind mount or read-only remount - unmounted after;
@@ -330,3 +435,19 @@ def hostile_channel(forge: Path, out: Path, escape: str) -> Path:
         shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     fixture_channel.index(channel)
     return channel
+
+
+@contextlib.contextmanager
+def held_elsewhere(target: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding `target`'s lock (envguard.engine.target.hold) for the block; killed after."""
+    script = (
+        "import sys, time; from pathlib import Path; from envguard.engine.target import hold\n"
+        "with hold(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()

@@ -1,14 +1,14 @@
 """`envguard check --files`: every installed file against the hash and size its package recorded
-(envguard.prefix.integrity), as check's differences, with the commands that reinstall what was altered."""
+(envguard.prefix.integrity), as check's differences, with the pip lines that reinstall what pip installed
+(envguard.check.fixes decides where they apply)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from envguard.check.fixes import reinstall_command
+from envguard.check.fixes import pip_reinstall_command
 from envguard.diff.changes import Difference
 from envguard.errors import BadInputError
-from envguard.output import command
 from envguard.prefix.integrity import verify_files
 from envguard.prefix.probe import interpreter
 
@@ -26,20 +26,15 @@ def file_findings(prefix: Path) -> tuple[list[Difference], list[str], list[str]]
         else []
     )
 
-    conda = [p.package for p in result.problems if not p.package.endswith(" (pip)")]
     pip = [p.package for p in result.problems if p.package.endswith(" (pip)")]
-    fixes = [reinstall_command(str(prefix), conda)] if conda else []
-    return findings, notes, fixes + ([pip_reinstall_command(prefix, pip)] if pip else [])
+    return findings, notes, [pip_reinstall_command(_python(prefix), pip)] if pip else []
 
 
-def pip_reinstall_command(prefix: Path, labels: list[str]) -> str:
-    """pip packages (`name version (pip)` labels) whose files were altered or removed: reinstall them."""
+def _python(prefix: Path) -> str:
     try:
-        python = str(interpreter(prefix))
+        return str(interpreter(prefix))
     except BadInputError:
-        python = str(prefix / "bin" / "python")
-    pins = ["==".join(label.split()[:2]) for label in dict.fromkeys(labels)]
-    return command(python, "-m", "pip", "install", "--force-reinstall", "--no-deps", *pins)
+        return str(prefix / "bin" / "python")
 
 
 def _detail(detail: str) -> str:

@@ -5,6 +5,7 @@ lock freshness findings. The only part of check that touches the world; the comp
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from envguard.cache import checks as statcache
 from envguard.cache import parsed as parsecache
 from envguard.check import fast, render
 from envguard.check.discovery import find_lock
+from envguard.check.fixes import fix_commands
 from envguard.check.report import CheckReport, check_environment
+from envguard.diff.changes import Difference
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.formats import read_file
 from envguard.model import Environment
@@ -89,11 +92,13 @@ def check(options: CheckOptions) -> Checked:
 @dataclass(frozen=True)
 class CheckOutcome:
     """The report plus what the fast-path cache needs: the prefix and its stat fingerprint (None for a
-    file)."""
+    file); and the two environments compared (sync plans from them)."""
 
     report: CheckReport
     prefix: Path
     fingerprint: str | None
+    live: Environment | None = None
+    target: Environment | None = None
 
 
 def run_check(
@@ -120,6 +125,7 @@ def run_check(
     live = sources.load(source, fingerprint=fingerprint)
     _warn(live.warnings)
     wanted = platform or live.platform
+    target: Environment | None = None
     if lock is not None:
         target = read_target(lock, wanted)
         if rng:
@@ -134,12 +140,31 @@ def run_check(
 
         from envguard.formats import envyml  # -f without a lock: the only path that reads environment.yml
 
-        report = check_environment(live, envyml.read(envfile, platform=wanted))
+        target = envyml.read(envfile, platform=wanted)
+        report = check_environment(live, target)
     if files:
         from envguard.check.files import file_findings  # the hashing thread pool: for --files alone
 
-        report = report.merged(*file_findings(prefix))
-    return CheckOutcome(report, prefix, fingerprint)
+        report = with_files(report, *file_findings(prefix), live, target)
+    return CheckOutcome(report, prefix, fingerprint, live, target)
+
+
+def with_files(
+    report: CheckReport,
+    findings: list[Difference],
+    notes: list[str],
+    reinstall: list[str],
+    live: Environment,
+    target: Environment,
+) -> CheckReport:
+    """The report with `--files`' findings, and its fix lines made again from every finding (the sync line
+    gains `--files`); the lock-freshness line, when there is one, stays last."""
+    before = fix_commands(live, target, report.findings)
+    merged = report.merged(findings, notes)
+    others = [f for f in report.fixes if f not in before]
+    return dataclasses.replace(
+        merged, fixes=tuple(dict.fromkeys((*fix_commands(live, target, merged.findings, reinstall), *others)))
+    )
 
 
 def _probed(live: Environment, target: Environment, prefix: Path) -> Environment:
@@ -168,10 +193,10 @@ def parse_target(path: Path, platform: str | None) -> Environment:
         raise UsageError(f"{path}: no such lock file; create it with `envguard lock` or fix --lock") from exc
     except OSError as exc:
         raise UsageError(f"{path}: cannot read ({exc.strerror})") from exc
-    # named by its path: a snapshot's own `source` is the environment it was taken from
-    env = parsecache.parsed(
-        data, f"target\0{platform}", str(path), lambda: read_file(path, platform=platform)
-    )
+    # named by its path: a snapshot's own `source` is the environment it was taken from; keyed by its folder
+    # too: a project the lock records relative to itself is that folder's (envguard.formats.localsource)
+    key = f"target\0{platform}\0{os.path.dirname(os.path.abspath(path))}"
+    env = parsecache.parsed(data, key, str(path), lambda: read_file(path, platform=platform))
     return dataclasses.replace(env, source=str(path))
 
 

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("envguard.cli.commands.check", "Check the live environment against a lock or environment.yml."),
     "name": ("envguard.cli.commands.name", "Print the semantic name a source would get."),
     "create": ("envguard.cli.commands.create", "Create an environment with a semantic name."),
+    "sync": ("envguard.cli.commands.sync", "Repair an environment in place to match its lock."),
     "verify": ("envguard.cli.commands.verify", "Rebuild the lock in a temporary prefix and check it (CI)."),
     "smoke": ("envguard.cli.commands.smoke", "DataLoader determinism and throughput test."),
     "doctor": ("envguard.cli.commands.doctor", "GPU/CPU/memory/shm/disk checklist for training."),

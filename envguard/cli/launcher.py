@@ -1,10 +1,10 @@
 """The `envguard` console script: the most frequent invocations without importing click.
 
-`envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot`, `diff` and
-`lock` are scripted; `envguard --help` is the first thing people type. Click's import alone costs more than
-answering some of them, so these commands' forms that their declaration (envguard.cli.grammar) parses are run
-here, inside the same error boundary (envguard.cli.boundary), by the same function click would call. Any
-other command, option or form goes to envguard.cli.app, unchanged.
+`envguard check` runs before every training job and in pre-commit hooks; `envguard snapshot`, `diff`, `lock`
+and `sync` are scripted; `envguard --help` is the first thing people type. Click's import alone costs more
+than answering some of them, so these commands' forms that their declaration (envguard.cli.grammar) parses
+are run here, inside the same error boundary (envguard.cli.boundary), by the same function click would call.
+Any other command, option or form goes to envguard.cli.app, unchanged.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from envguard.cli.commandlist import COMMANDS, help_text, version_text
 from envguard.cli.grammar import parse
 from envguard.errors import EXIT_OK
 
-ANSWERED_HERE = ("check", "snapshot", "diff", "lock")
+ANSWERED_HERE = ("check", "snapshot", "diff", "lock", "sync")
 
 
 def main() -> None:

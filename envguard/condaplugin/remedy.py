@@ -32,12 +32,13 @@ def sync_argv(health: LockHealth) -> list[str] | None:
 
 
 def restore_command(health: LockHealth) -> str | None:
-    """The one command that restores everything: `envguard sync` where envguard has it, else the first fix
-    `envguard check` gives (it rebuilds from the lock)."""
+    """The one command that restores everything: `envguard sync ... --yes` where envguard has it (it runs
+    as printed, with or without a terminal, as check's fix lines do), else the first fix `envguard check`
+    gives."""
     if health.followed is None:
         return None
     if can_sync():
-        return command("envguard", "sync", str(health.prefix), "--lock", str(health.followed.lock))
+        return command("envguard", "sync", str(health.prefix), "--lock", str(health.followed.lock), "--yes")
     fixes = health.report.fixes if health.report is not None else ()
     return fixes[0] if fixes else None
 

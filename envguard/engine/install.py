@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from envguard.cache import cache_dir
 from envguard.engine import archives
 from envguard.engine.archives import Archive
 from envguard.engine.cachecheck import check_and_heal
-from envguard.engine.pip_install import install_locked_wheels
+from envguard.engine.pip_install import check_local_sources, install_locked_wheels
 from envguard.errors import BackendError, BadInputError
 from envguard.model import LOCAL_ORIGIN, Package
 from envguard.output import progress_bar
@@ -52,7 +52,8 @@ class Fetched:
 
 def fetch(packages: Sequence[Package], pkgs_dir: Path, *, progress: bool = False) -> Fetched:
     """Locate or download every archive (conda packages; pip packages locked with a file URL and hash),
-    hashed; with `progress`, a bar on stderr counts them."""
+    hashed, and make sure every local project folder a pip package installs from is there; with
+    `progress`, a bar on stderr counts the archives."""
     for package in packages:  # every reader checks this; a snapshot or a caller's own list is checked here
         problem = package.identity_problem()
         if problem is not None:
@@ -66,6 +67,7 @@ def fetch(packages: Sequence[Package], pkgs_dir: Path, *, progress: bool = False
             "record; re-lock with `envguard lock --include-local`, or drop them from the lock and install "
             "them yourself"
         )
+    check_local_sources(packages)
     total = sum(1 for p in packages if p.manager == "conda" or archives.has_archive(p))
     with progress_bar("fetching and hashing archives", total, progress) as advance:
         found = archives.fetch(packages, pkgs_dir, done=advance if progress else None)
@@ -154,11 +156,17 @@ def link(
     progress: bool | None = None,
     client: Any = None,
     alongside: Alongside = None,
+    installed: Sequence[Any] | None = None,
+    reinstall: Collection[str] = (),
 ) -> None:
     """rattler.install into `prefix` with the package cache, requested specs and (on a terminal) a progress
     bar; `client` (engine.solver.client) downloads from channels that need credentials. `alongside` is
     called just before the engine starts linking: work for other threads to start then, when this thread
-    stops needing the GIL (rattler links without it), rather than compete with the Python work before."""
+    stops needing the GIL (rattler links without it), rather than compete with the Python work before.
+
+    `installed`: the prefix's own records (rattler PrefixRecords), given so that only the transaction between
+    them and `records` is linked and unlinked (an unchanged package is one of `installed` itself in
+    `records`); `reinstall`: names linked again even where the installed record has the same content."""
     import rattler
 
     target = rattler.Subdir(platform) if platform else None
@@ -176,6 +184,8 @@ def link(
             requested_specs=requested,
             reporter=reporter,
             client=client,
+            installed_packages=None if installed is None else list(installed),
+            reinstall_packages=set(reinstall) or None,
         )
 
     tag = prefix / "CACHEDIR.TAG"

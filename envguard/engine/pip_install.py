@@ -1,22 +1,27 @@
-"""Install an environment.yml's `pip:` requirements with the environment's own pip, as `conda env create`
-does."""
+"""pip in an environment's own interpreter: an environment.yml's `pip:` requirements (as `conda env create`
+does), a lock's pip packages (verified archives, local project folders, name==version), and removing
+distributions as pip does (every file their RECORD lists)."""
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from envguard import process
-from envguard.engine.archives import Archive
-from envguard.errors import BackendError
-from envguard.model import Package
-from envguard.prefix.pip_dist import read_pip_packages
+from envguard.engine.archives import Archive, has_archive, local_path
+from envguard.errors import BackendError, BadInputError, OperationalError
+from envguard.model import LOCAL_ORIGIN, PIP_ARCHIVES, Package
+from envguard.prefix.pip_dist import distribution_files, read_pip_packages
 from envguard.prefix.probe import interpreter
 from envguard.process import one_line, timeout_seconds
+
+_NO_PIP = "No module named pip"
 
 
 def pip_install(
@@ -27,13 +32,12 @@ def pip_install(
     cwd: Path | None = None,
     timeout: float | None = None,
 ) -> None:
-    """`<prefix python> -m pip install --prefix PREFIX [options] requirements`; failures quote pip."""
+    """`<prefix python> -m pip install --prefix PREFIX [options] requirements`; failures quote pip. An
+    environment without pip of its own (a `uv venv`, `python -m venv --without-pip`) is served by this
+    interpreter's pip acting on it (`--python`)."""
     python = interpreter(prefix)
     args = [arg for option in options for arg in shlex.split(option)]
-    command = [
-        str(python),
-        "-m",
-        "pip",
+    tail = [
         "install",
         "--prefix",
         str(prefix),
@@ -44,16 +48,10 @@ def pip_install(
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     limit = timeout if timeout is not None else timeout_seconds()
-    try:
-        done = process.run(command, timeout=limit, env=env, cwd=cwd)
-    except process.TimedOut as exc:
-        raise BackendError(
-            f"pip install in {prefix} did not finish within {limit:.0f} s; raise ENVGUARD_BACKEND_TIMEOUT"
-        ) from exc
-    except OSError as exc:
-        raise BackendError(
-            f"pip: cannot run {python} ({exc.strerror}); is python installed in {prefix}?"
-        ) from exc
+    done = _run_pip(prefix, [str(python), "-m", "pip", *tail], limit, env, cwd)
+    if done.returncode != 0 and _NO_PIP in done.stderr:
+        command = [sys.executable, "-m", "pip", "--python", str(python), *tail]
+        done = _run_pip(prefix, command, limit, env, cwd)
     if done.returncode != 0:
         lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
         raise BackendError(
@@ -61,13 +59,28 @@ def pip_install(
         )
 
 
+def _run_pip(
+    prefix: Path, command: list[str], limit: float, env: dict[str, str], cwd: Path | None
+) -> process.Finished:
+    try:
+        return process.run(command, timeout=limit, env=env, cwd=cwd)
+    except process.TimedOut as exc:
+        raise BackendError(
+            f"pip install in {prefix} did not finish within {limit:.0f} s; raise ENVGUARD_BACKEND_TIMEOUT"
+        ) from exc
+    except OSError as exc:
+        raise BackendError(
+            f"pip: cannot run {command[0]} ({exc.strerror}); is python installed in {prefix}?"
+        ) from exc
+
+
 def install_locked_wheels(
     prefix: Path, archives: Sequence[Archive], others: Sequence[Package], pkgs_dir: Path | None = None
 ) -> list[str]:
     """Install locked pip packages without dependencies: verified archives installed from a URL originally
     from that URL again (same PEP 610 origin), the other verified ones through a --find-links folder (index
-    releases, like the original), both `--require-hashes`; the rest by `name==version` (warned) from pkgs_dir
-    when it holds their wheels (offline), else from the index."""
+    releases, like the original), both `--require-hashes`; the rest as `install_unhashed` does (those by
+    `name==version` are warned about)."""
     warnings: list[str] = []
     fixed = ["--no-deps", "--ignore-installed", "--no-compile"]
     direct = [a for a in archives if _direct_url(a)]
@@ -88,17 +101,35 @@ def install_locked_wheels(
                 pip_install(prefix, ["-r", str(requirements)], [*offline, "--require-hashes"])
             else:  # md5 is no hash pip accepts; envguard proved the archives
                 pip_install(prefix, [f"{a.package.name}=={a.package.version}" for a in archives], offline)
+    install_unhashed(prefix, others, pkgs_dir)
+    by_version = [p.name for p in others if local_source(p) is None]
+    if by_version:
+        warnings.append(
+            f"pip package(s) {', '.join(by_version)} have no archive hash in the lock; installed by version "
+            "(from --pkgs-dir or the index), not verified"
+        )
+    return warnings
+
+
+def install_unhashed(
+    prefix: Path, packages: Sequence[Package], pkgs_dir: Path | None = None, *, dry_run: bool = False
+) -> None:
+    """The lock's pip packages that have no archive to prove: local project folders (`pip install .`, `-e
+    .`) from the folder the lock names, then `name==version` from pkgs_dir when it holds their wheels
+    (offline), else from the index. With `dry_run`, pip only resolves them (`--dry-run`): a sync asks that
+    before it changes anything, so a package pip cannot find stops it with the environment as it was."""
+    fixed = ["--no-deps", "--ignore-installed", "--no-compile", *(["--dry-run"] if dry_run else [])]
+    folders = [p for p in packages if local_source(p) is not None]
+    if folders:
+        pip_install(prefix, [word for p in folders for word in _folder_requirement(p)], fixed)
+    others = [p for p in packages if local_source(p) is None]
     if others:
-        local = [] if pkgs_dir is None else [f"--find-links {shlex.quote(str(pkgs_dir))}"]
+        # the package cache holds wheels envguard downloaded; a folder that does not exist is no find-links
+        # location (pip would warn that it "is ignored")
+        local = [f"--find-links {shlex.quote(str(pkgs_dir))}"] if pkgs_dir and pkgs_dir.is_dir() else []
         if local and all(_has_wheel(pkgs_dir, p) for p in others):
             local.append("--no-index")
         pip_install(prefix, [f"{p.name}=={p.version}" for p in others], [*fixed, *local])
-        names = ", ".join(p.name for p in others)
-        warnings.append(
-            f"pip package(s) {names} have no archive hash in the lock; installed by version (from --pkgs-dir "
-            "or the index), not verified"
-        )
-    return warnings
 
 
 def install_direct(prefix: Path, archives: Sequence[Archive], options: Sequence[str]) -> None:
@@ -133,6 +164,103 @@ def _has_wheel(folder: Path | None, package: Package) -> bool:
     )
 
 
+def local_source(package: Package) -> Path | None:
+    """The local folder a pip package is installed from (a project pip-installed from its folder, editable
+    or not, as the lock records it relative to itself), or None: an archive, an index release, a VCS URL, or
+    a local path the lock did not record."""
+    origin = package.origin
+    if package.manager != "pip" or origin is None or origin.vcs or origin.url == LOCAL_ORIGIN:
+        return None
+    if has_archive(package) or origin.url.endswith(PIP_ARCHIVES):  # a file, not a project folder
+        return None
+    return local_path(origin.url)
+
+
+def check_local_sources(packages: Sequence[Package]) -> None:
+    """Every local project folder these packages install from exists (bad input naming the first that does
+    not), before anything is installed."""
+    for package in packages:
+        folder = local_source(package)
+        if folder is not None and not folder.is_dir():
+            raise BadInputError(
+                f"pip package {package.name} {package.version} installs from the local folder {folder} (the "
+                "lock records it relative to itself), which does not exist; use the lock inside the checkout "
+                "it belongs to, or re-lock"
+            )
+
+
+def _folder_requirement(package: Package) -> list[str]:
+    """`-e FOLDER` for an editable install, else `FOLDER` (pip builds and installs the project)."""
+    folder = str(local_source(package))
+    return ["-e", folder] if package.origin is not None and package.origin.editable else [folder]
+
+
+def uninstall(prefix: Path, names: Collection[str]) -> None:
+    """Remove these pip-installed distributions from `prefix` as pip does: every file their RECORD lists (and
+    the bytecode Python compiled from them), folders left empty, then the dist-info. Done here rather than by
+    the environment's pip, which an environment may not have (a `uv venv`), and which removes only what lies
+    inside its own interpreter's prefix. Files a RECORD places outside the prefix are left alone."""
+    for dist in distribution_files(prefix, names):
+        if not dist.files:
+            raise OperationalError(
+                f"{dist.folder}: no RECORD, so pip's files of {dist.name} are not known; remove it with the "
+                "pip that installed it, then run again"
+            )
+        folders: set[Path] = set()
+        for path in dist.files:
+            _remove(path)
+            folders.add(path.parent)
+            if path.suffix == ".py":  # pip removes the bytecode of every module it installed
+                cache = path.parent / "__pycache__"
+                for compiled in _listdir(cache):
+                    if compiled.startswith(f"{path.stem}.") and compiled.endswith(".pyc"):
+                        _remove(cache / compiled)
+                folders.add(cache)
+        _remove_tree(dist.folder)
+        sites = {Path(os.path.normpath(dist.folder.parent)), Path(os.path.normpath(prefix.absolute()))}
+        for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+            _prune(folder, sites)
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        _remove_tree(path)
+    except OSError as exc:
+        raise OperationalError(f"cannot remove {path} ({exc.strerror}); check permissions") from exc
+
+
+def _remove_tree(path: Path) -> None:
+    try:
+        shutil.rmtree(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise OperationalError(f"cannot remove {path} ({exc.strerror}); check permissions") from exc
+
+
+def _prune(folder: Path, stop: set[Path]) -> None:
+    """Remove `folder` and its parents while they are empty, up to (never including) a site-packages folder
+    or the prefix."""
+    while folder not in stop and folder.parent != folder:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty, or gone already
+            if folder.exists():
+                return
+        folder = folder.parent
+
+
+def _listdir(folder: Path) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
 # --- a fresh venv for a pip-only lock (verify) -------------------------------------------------------------
 
 BOOTSTRAP = ("pip", "setuptools", "wheel")  # what `python -m venv` may install on its own
@@ -142,9 +270,6 @@ def find_python(version: str, implementation: str = "cpython") -> tuple[Path, st
     """An interpreter for a venv of `implementation version`: the exact version first, else the same
     major.minor (the check then reports the patch difference); from the running one and PATH. Returns
     (path, its version)."""
-    import shutil
-    import sys
-
     minor = ".".join(version.split(".")[:2])
     stem = "pypy" if implementation == "pypy" else "python"
     names = [f"{stem}{minor}", f"{stem}{minor.split('.')[0]}", stem]

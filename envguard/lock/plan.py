@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envguard.cache import parsed as parsecache
+from envguard.engine.archives import local_path
 from envguard.engine.solver import format_date, new_gateway, solve
 from envguard.errors import BadInputError, EnvguardError, UsageError
-from envguard.formats import envyml
+from envguard.formats import envyml, localsource
 from envguard.formats.condalock.write import input_hash
 from envguard.machine.platform import current_platform, default_virtual_packages
 from envguard.model import LOCAL_ORIGIN, Environment, Package, RequestedSpec, VirtualPackage, make_environment
@@ -242,19 +243,26 @@ def probe_into(env: Environment, prefix: Path) -> tuple[Environment, str | None]
         )
 
 
-def without_local_paths(env: Environment) -> tuple[Environment, tuple[str, ...]]:
-    """The environment with every local path of its pip packages (a wheel, a folder or an editable project
-    installed from this machine's disk) replaced by LOCAL_ORIGIN, and the names of those packages: a lock is
-    for other machines, where the path means nothing, and it would tell them where your files are."""
+def local_paths(env: Environment, base: Path, include_local: bool) -> tuple[Environment, tuple[str, ...]]:
+    """The environment as a lock written in the folder `base` records its pip packages' local paths, and the
+    names of those it leaves unrecorded. A project installed from a folder (`pip install .`, `-e .`) is
+    recorded relative to `base` (envguard.formats.localsource): the lock means the same checkout wherever it
+    is cloned. Any other local path (a wheel or sdist file on this machine's disk) is replaced by
+    LOCAL_ORIGIN unless `include_local`: the lock is for other machines, where the path means nothing, and it
+    would tell them where your files are."""
     names: list[str] = []
     packages = []
     for package in env.packages:
         origin = package.origin
-        local = origin is not None and origin.url.startswith("file:") and origin.url != LOCAL_ORIGIN
-        if package.manager == "pip" and origin is not None and local:
-            names.append(package.name)
-            package = dataclasses.replace(
-                package, url="", origin=dataclasses.replace(origin, url=LOCAL_ORIGIN)
-            )
+        path = local_path(origin.url) if package.manager == "pip" and origin is not None else None
+        if origin is not None and path is not None and origin.url != LOCAL_ORIGIN and not origin.vcs:
+            rel = localsource.relative(str(path), str(base)) if path.is_dir() else None
+            if rel is not None:
+                package = dataclasses.replace(package, url="", origin=dataclasses.replace(origin, url=rel))
+            elif not include_local:
+                names.append(package.name)
+                package = dataclasses.replace(
+                    package, url="", origin=dataclasses.replace(origin, url=LOCAL_ORIGIN)
+                )
         packages.append(package)
     return dataclasses.replace(env, packages=tuple(packages)), tuple(names)

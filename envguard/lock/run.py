@@ -17,8 +17,8 @@ from envguard.lock.plan import (
     LockPlan,
     from_environment_yml,
     from_live,
+    local_paths,
     probe_into,
-    without_local_paths,
 )
 from envguard.output import shell_quote
 from envguard.prefix.condaconfig import find_named
@@ -139,13 +139,12 @@ def _live_plan(
         env, problem = probe_into(env, prefix)
         if problem:
             warnings.append(problem)
-    if not include_local:
-        env, local = without_local_paths(env)
-        if local:
-            warnings.append(
-                f"pip package(s) {', '.join(local)} were installed from a local path; locked as "
-                "name==version without the path (pass --include-local to write it)"
-            )
+    env, local = local_paths(env, _folder(target), include_local)
+    if local:
+        warnings.append(
+            f"pip package(s) {', '.join(local)} were installed from a local path; locked as name==version "
+            "without the path (pass --include-local to write it)"
+        )
     parts = [
         "envguard lock",
         _live_source(source, prefix, target),
@@ -180,6 +179,12 @@ def _reproduce_yml(
         parts.append("--no-cuda")
     parts.append(f"-o {shell_quote(Path(target).name)}")  # run from the lock's folder: no machine paths
     return " ".join(parts)
+
+
+def _folder(target: str) -> Path:
+    """The folder the lock is written in (the current one for `-o -`): relative local sources are relative
+    to it."""
+    return (Path(target).parent if target != "-" else Path(".")).absolute()
 
 
 def _relative(path: Path, target: str) -> str:

@@ -6,7 +6,8 @@ import dataclasses
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -200,7 +201,45 @@ def _parse_origin(data: dict[str, object], path: Path, warnings: list[str]) -> P
     )
 
 
-# --- RECORD: the files pip installed, for `check --files` -------------------------------------------------
+# --- RECORD: the files pip installed, for `check --files` and for removing a distribution ------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DistFiles:
+    """One pip-installed distribution's files as its RECORD lists them (absolute, inside the prefix), its
+    dist-info folder, and the RECORD entries that point outside the prefix (never touched)."""
+
+    name: str
+    folder: Path
+    files: tuple[Path, ...]
+    outside: tuple[str, ...] = ()
+
+
+def distribution_files(prefix: Path, names: Collection[str]) -> list[DistFiles]:
+    """The pip-installed (not conda's) distributions of these canonical names, with what their RECORD lists;
+    a dist-info without a RECORD has no files listed (the caller says what to do)."""
+    wanted = {canonical_name(n) for n in names}
+    root = os.path.realpath(prefix)
+    found = []
+    for folder in dist_info_dirs(prefix):
+        if _read(folder / "INSTALLER").strip().lower() in CONDA_INSTALLERS:
+            continue
+        name = canonical_name(_name_version(folder)[0])
+        if name not in wanted:
+            continue
+        files: list[Path] = []
+        outside: list[str] = []
+        for row in _record_rows(folder):
+            if not row or not row[0]:
+                continue
+            path = os.path.normpath(os.path.join(folder.parent, row[0]))
+            if os.path.commonpath([root, os.path.realpath(os.path.dirname(path))]) != root:
+                outside.append(row[0])  # --target elsewhere, --user, a hostile RECORD: not ours to delete
+            else:
+                files.append(Path(path))
+        found.append(DistFiles(name, folder, tuple(files), tuple(outside)))
+    return found
+
 
 # (path relative to the prefix, sha256 hex or None, size or None)
 RecordEntry = tuple[str, str | None, int | None]

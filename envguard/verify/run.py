@@ -34,7 +34,7 @@ from envguard.machine import virtual
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package
 from envguard.prefix.reader import read_prefix
-from envguard.process import sigterm_as_interrupt
+from envguard.process import hold_signals, restore_signals, sigterm_as_interrupt
 from envguard.smoke.render import to_dict as smoke_to_dict
 from envguard.smoke.report import SmokeOptions
 from envguard.smoke.run import run_smoke
@@ -191,17 +191,17 @@ def solved_as_of(lock: Path) -> str | None:
 
 @contextlib.contextmanager
 def _prefix(keep: bool, later: contextlib.ExitStack | None) -> Iterator[Path]:
-    with sigterm_as_interrupt():  # Ctrl-C or SIGTERM: the temp folder still goes
-        folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
+    with sigterm_as_interrupt(), contextlib.ExitStack() as own:  # Ctrl-C, SIGTERM: the temp folder still goes
+        unheld = hold_signals()  # until the folder is made and its deletion arranged (a signal between: left)
         try:
-            yield folder / "env"
-        finally:
-            if keep:
-                pass
-            elif later is not None:  # deleted once the report is out, off the user's clock
+            folder = Path(tempfile.mkdtemp(prefix="envguard-verify-"))
+            if later is not None and not keep:  # deleted once the report is out, off the user's clock
                 later.callback(discard, folder)
-            else:
-                shutil.rmtree(folder, ignore_errors=True)
+            elif not keep:
+                own.callback(shutil.rmtree, folder, ignore_errors=True)
+        finally:
+            restore_signals(unheld)  # a signal held meanwhile is raised here: the deletion is arranged
+        yield folder / "env"
 
 
 TRASH = "envguard-verify-trash"

@@ -33,7 +33,14 @@ def test_venv_files_are_checked_against_record(
     site = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
     assert f"{site}/tinyproj/__init__.py (tinyproj 1.0.0 (pip)): altered (sha256 now" in out, out
     assert f"{site}/tinyproj-1.0.0.dist-info/METADATA (tinyproj 1.0.0 (pip)): missing" in out, out
-    assert f"{venv}/bin/python -m pip install --force-reinstall --no-deps tinyproj==1.0.0" in out, out
+    fix = out.split("\nHow to fix:\n", 1)[1].splitlines()
+    assert fix == [f"  envguard sync {venv} --lock {lock} --files --yes"], (
+        out
+    )  # no pip in this venv: one line
+    # the lock does not record the wheel's path (no --include-local), so sync reinstalls the installed copy
+    # from where pip recorded it came from, proved by the hash pip recorded
+    assert envguard(*fix[0].split()[1:]) == 0, capsys.readouterr()
+    assert check_out(venv, lock, capsys, "--files") == (0, f"OK: {venv} matches {lock}\n")
 
 
 def test_conda_prefix_pip_files_are_checked_against_record(

@@ -119,17 +119,23 @@ def test_editable_install_pointing_elsewhere(
     ) in out
 
 
-def test_a_default_lock_of_an_editable_install_holds_for_another_checkout(
+def test_a_lock_in_the_checkout_holds_for_another_clone_of_it(
     make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Without --include-local the lock carries no local path (a teammate's checkout is elsewhere): the same
-    project, version and editable mode from another folder is clean, and the lock names no folder of ours."""
+    """issue 26: the project installed from its folder is recorded relative to the lock (`url: file:.`, as
+    uv.lock records `source = { editable = "." }`), so a lock committed in the checkout holds for any clone of
+    it, names no folder of ours, and still tells another folder apart."""
     pytest.importorskip("setuptools")
     first, second = _project(tmp_path / "work" / "proja"), _project(tmp_path / "old-checkout" / "proja")
     prefix = make_prefix(["python=3.11"])
     _pip_editable(prefix, first)
-    lock = tmp_path / "conda-lock.yml"
+    lock = first / "conda-lock.yml"
     assert envguard("lock", str(prefix), "--no-probe", "-o", str(lock)) == 0
-    assert str(first) not in lock.read_text()
+    text = lock.read_text()
+    assert str(first) not in text and "url: file:.\n" in text, text
+    clone_lock = second / "conda-lock.yml"
+    clone_lock.write_text(text)  # the clone has the same committed lock
     _pip_editable(prefix, second)
-    assert _check(prefix, lock, capsys)[0] == 0
+    assert _check(prefix, clone_lock, capsys)[0] == 0
+    code, out = _check(prefix, lock, capsys)  # the first checkout's lock means the first checkout
+    assert code == 1 and f"editable from {first.as_uri()} in the lock" in out, out

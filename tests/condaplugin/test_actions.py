@@ -38,7 +38,8 @@ def test_fix_without_sync_says_what_restores(
     assert actions.fix_lock(str(drifted), _refuse) == 1
     said = capsys.readouterr().out.splitlines()
     assert said[0] == f"envguard cannot restore {drifted} by itself yet; run:"
-    assert said[1] == f"    envguard create --lock {lock} -p {drifted} --force"
+    # check's first fix line (with sync in envguard, check's own lines say sync: they do not ask COMMANDS)
+    assert said[1] == f"    envguard sync {drifted} --lock {lock} --yes"
     assert actions.fix_torch(str(drifted), _refuse) == 0
     assert capsys.readouterr().out == f"envguard: {drifted}: no torch; nothing to fix\n"
 

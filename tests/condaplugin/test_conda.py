@@ -71,6 +71,7 @@ def test_doctor_clean_then_a_drifting_install_is_named_and_its_lines_run_as_prin
     assert "    fill000 1.0.0 h0000000_0" in report and "installed, not in the lock" in report
 
     restore, accept = line.split("'")[1], line.split("'")[3]
+    assert restore == f"envguard sync {prefix} --lock {lock} --yes"  # this envguard has sync
     _shell(restore)  # restores it: the lock again, fill000 gone
     assert f"✅ envguard: {prefix} matches its lock" in _doctor(pconda, prefix)
     assert "fill000" not in {p["name"] for p in pconda.listed(prefix)}

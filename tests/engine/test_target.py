@@ -14,6 +14,7 @@ import pytest
 from envguard.engine import target as targets
 from envguard.errors import EXIT_BAD_INPUT
 from envguard.prefix.condaconfig import register, registered_prefixes
+from tests.helpers import held_elsewhere
 
 
 def _dead_pid() -> int:
@@ -37,22 +38,13 @@ def _env(prefix: Path, marker: str) -> Path:
 
 def test_a_second_holder_is_refused_naming_the_first(tmp_path: Path) -> None:
     target = tmp_path / "envs" / "work"
-    script = (
-        "import sys, time; from pathlib import Path; from envguard.engine.target import hold\n"
-        "with hold(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)\n"
-    )
-    holder = subprocess.Popen([sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held_elsewhere(target) as holder:
         with pytest.raises(targets.TargetBusy) as refused, targets.hold(target, wait=0.3):
             pass
         message = str(refused.value)
         assert refused.value.exit_code == EXIT_BAD_INPUT
         assert f"process {holder.pid}" in message and "hold(Path(sys.argv[1]))" not in message
         assert str(target) in message and "nothing was changed" in message
-    finally:
-        holder.kill()
-        holder.wait()
     with targets.hold(target, wait=5) as held:  # the kernel dropped the dead holder's flock
         assert held.recovered == []
     assert not targets.lock_path(target).exists()

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -57,3 +58,26 @@ def test_a_signal_mid_verify_leaves_no_temp_folder(channels, tmp_path, signum) -
         pytest.skip("verify finished before it could be interrupted, five times")
     assert proc.returncode == 130, proc.stderr.read() if proc.stderr else ""
     assert settled(scratch) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_the_moment_the_folder_is_made_still_removes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    """The deterministic twin of the test above: the signal lands right after the folder exists, before its
+    deletion could have been arranged (the gap the test above hits only now and then under load)."""
+    from envguard.verify import run
+
+    made = tempfile.mkdtemp
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    def made_then_signalled(**kwargs: str) -> str:
+        folder = made(dir=str(scratch), **kwargs)
+        os.kill(os.getpid(), signum)
+        return folder
+
+    monkeypatch.setattr(tempfile, "mkdtemp", made_then_signalled)
+    with pytest.raises(KeyboardInterrupt), run._prefix(keep=False, later=None):
+        pytest.fail("the body ran although the signal came first")
+    assert list(scratch.iterdir()) == []

@@ -285,14 +285,20 @@ def test_the_report_file_is_written_on_failure_too(tmp_path: Path, style: str, s
         assert (data["passed"], data["exit_code"], data["schema_version"]) == (False, 2, 1)
 
 
-def test_pkgs_dir_is_never_made_up_from_a_typo(
+def test_a_pkgs_dir_that_does_not_exist_yet_is_made(
     channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """issue 26: a CI cache that missed (`actions/cache` restored nothing) is where this run's archives go;
+    a --pkgs-dir that is a file is bad input."""
     lock = make_lock(tmp_path, channels["forge"])
-    typo = tmp_path / "no-such-folder" / "pkgs"
+    missed = tmp_path / "home" / ".cache" / "restored-nothing" / "pkgs"
     capsys.readouterr()
-    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(typo)) == 2
-    assert "neither it nor its parent" in capsys.readouterr().err and not typo.parent.exists()
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(missed)) == 0, capsys.readouterr().err
+    assert sorted(p.name for p in missed.glob("*.conda"))  # the archives were kept there for the next run
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert envguard("verify", "--lock", str(lock), "--pkgs-dir", str(blocker)) == 2
+    assert "is a file" in capsys.readouterr().err  # click says so, one line
 
 
 def test_a_file_channel_verify_can_rerun_offline_from_its_cache(

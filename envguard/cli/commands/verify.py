@@ -39,8 +39,8 @@ GRAMMAR = Command(
             "--pkgs-dir",
             kind="path",
             file_okay=False,
-            help="Package cache to read archives from (and download missing ones into): offline when it "
-            "holds them all.",
+            help="Package cache to read archives from (and download missing ones into; made when missing): "
+            "offline when it holds them all.",
         ),
         Opt(
             "--attest",
@@ -117,16 +117,17 @@ def _signing(attest: str | None, key: str | None, keyless: bool, unsigned: bool)
 
 
 def _pkgs_dir(value: str | None) -> Path | None:
-    """--pkgs-dir: an existing folder, or a new one inside an existing folder (never a chain of folders made
-    up from a typo)."""
+    """--pkgs-dir: an existing folder, or one made here (a CI cache that missed: `actions/cache` restores
+    nothing on the first run, and the folder is where this run's downloads go)."""
     if not value:
         return None
     path = Path(value).expanduser()
     if path.exists() and not path.is_dir():
         raise BadInputError(f"--pkgs-dir {value}: not a folder")
-    if not path.exists() and not path.absolute().parent.is_dir():
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
         raise BadInputError(
-            f"--pkgs-dir {value}: neither it nor its parent {path.absolute().parent} exists; create it first "
-            "(mkdir -p) or pass an existing folder"
-        )
+            f"--pkgs-dir {value}: cannot create it ({exc.strerror}); pass a folder you can write"
+        ) from exc
     return path

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from envguard.config import BACKENDS
 from envguard.engine.backends.cli import CliBackend
 from envguard.engine.backends.embedded import EmbeddedBackend
 from envguard.errors import BackendError, UsageError
@@ -18,7 +19,7 @@ from envguard.errors import BackendError, UsageError
 if TYPE_CHECKING:
     from envguard.engine.backends.base import Backend
 
-CHOICES: tuple[str, ...] = ("auto", "conda", "mamba", "micromamba", "embedded")
+CHOICES = BACKENDS
 CLI_TOOLS = ("micromamba", "mamba", "conda")
 
 

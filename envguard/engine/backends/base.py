@@ -1,8 +1,11 @@
-"""The one small interface every backend implements: solve, install into a prefix, remove, list.
+"""The one small interface every backend implements: solve, install into a prefix, change a prefix in place,
+remove, list.
 
 A `Request` says what to build: specs to solve (with channels, platform and the virtual packages to solve
-for), or an exact locked package list (`locked`) to install without solving. Backends never print; they return
-packages or raise BackendError (exit 3) with a one-line message naming the tool.
+for), or an exact locked package list (`locked`) to install without solving. A `Change` is a transaction on an
+existing prefix (`envguard sync`): packages to link and to unlink, their archives already proved against the
+lock. Backends never print; they return packages or raise BackendError (exit 3) with a one-line message naming
+the tool.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envguard.channels import scrub
-from envguard.engine.install import Alongside
+from envguard.engine.install import Alongside, Fetched
 from envguard.model import Package, VirtualPackage
 
 
@@ -39,6 +42,22 @@ class Plan:
     native: tuple[object, ...] = field(default=(), compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class Change:
+    """Make a prefix's conda packages what a lock says, touching only what differs: link `link` (missing,
+    changed, or `reinstall`ed: names whose installed record may be the same archive, linked again), unlink
+    `unlink`; every archive of `link` proved in `fetched`. `specs` and `removed_specs` are the requested specs
+    conda-meta/history records, as conda records them."""
+
+    link: tuple[Package, ...] = ()
+    unlink: tuple[Package, ...] = ()
+    reinstall: frozenset[str] = frozenset()
+    specs: tuple[str, ...] = ()
+    removed_specs: tuple[str, ...] = ()
+    platform: str = ""
+    fetched: Fetched | None = field(default=None, compare=False, repr=False)
+
+
 class Backend(ABC):
     """conda / mamba / micromamba through their CLI, or the embedded rattler engine."""
 
@@ -59,6 +78,11 @@ class Backend(ABC):
         """Create `prefix` with what `request` asks (reusing `plan` when the backend can). `alongside` is
         called once, when the engine itself starts (the tool's process, or rattler's link, which needs no
         GIL): work for other threads to do meanwhile, instead of competing with this thread's Python."""
+
+    @abstractmethod
+    def update(self, prefix: Path, change: Change) -> list[str]:
+        """Apply `change` to the existing environment at `prefix` (only the packages it names are linked or
+        unlinked); returns warnings. conda-meta/history records the change as conda records it."""
 
     @abstractmethod
     def remove(self, prefix: Path) -> None:

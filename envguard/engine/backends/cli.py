@@ -17,7 +17,7 @@ from typing import Any
 
 from envguard import process
 from envguard.channels import normalize, strip_credentials
-from envguard.engine.backends.base import Backend, Plan, Request, redact
+from envguard.engine.backends.base import Backend, Change, Plan, Request, redact
 from envguard.engine.install import Alongside
 from envguard.errors import BackendError, BadInputError
 from envguard.formats import explicit
@@ -74,6 +74,24 @@ class CliBackend(Backend):
                 alongside()
             self.run([*args, "--json"], request=request)
         return Plan(request.platform, _installed(self.name, prefix))
+
+    def update(self, prefix: Path, change: Change) -> list[str]:
+        """`install --file explicit.txt` of the packages to link (the tool replaces a package of the same
+        name; `--force-reinstall` where one may be the same archive), then `remove --force` of the ones to
+        unlink (only those: nothing that depends on them goes with them). The tool writes
+        conda-meta/history."""
+        with tempfile.TemporaryDirectory(prefix="envguard-sync-") as tmp:
+            if change.link:
+                spec_file = Path(tmp) / "explicit.txt"
+                spec_file.write_text(explicit_spec(change.link, change.platform), encoding="utf-8")
+                args = ["install", "--yes", "--prefix", str(prefix), "--file", str(spec_file)]
+                if change.reinstall & {p.name for p in change.link}:
+                    args.append("--force-reinstall")
+                self.run([*args, "--json"])  # conda prints no JSON for an explicit file: its exit code tells
+        if change.unlink:
+            names = sorted(p.name for p in change.unlink)
+            self.run_json(["remove", "--yes", "--prefix", str(prefix), "--force", *names])
+        return []
 
     def remove(self, prefix: Path) -> None:
         self.run_json(["env", "remove", "--yes", "--prefix", str(prefix)])

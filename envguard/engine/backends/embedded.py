@@ -8,16 +8,18 @@ conda-style `conda-meta/history` block with `# update specs: [...]` so `conda li
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from envguard.atomic import write_text
 from envguard.channels import scrub, strip_credentials
 from envguard.engine import archives
-from envguard.engine.backends.base import Backend, Plan, Request, redact
+from envguard.engine.backends.base import Backend, Change, Plan, Request, redact
 from envguard.engine.cachecheck import refuse_escaping
 from envguard.engine.cacheuse import using_cache
 from envguard.engine.install import (
@@ -26,13 +28,15 @@ from envguard.engine.install import (
     install_locked,
     integrity_message,
     link,
+    verify_cache,
 )
 from envguard.engine.linkjob import link_in_child, needs_fetch
 from envguard.engine.solver import client, solve
 from envguard.errors import BackendError, BadInputError, EnvguardError
 from envguard.model import Package
 from envguard.output import waiting
-from envguard.prefix.records import iter_records, record_to_package
+from envguard.prefix.records import iter_records, rattler_to_package, record_to_package
+from envguard.process import one_line
 from envguard.version import __version__
 
 
@@ -108,6 +112,40 @@ class EmbeddedBackend(Backend):
         )
         return plan.packages
 
+    def update(self, prefix: Path, change: Change) -> list[str]:
+        """rattler's installer given the prefix's own records: the unchanged ones stay as they are (each is
+        one of them in the desired set), the rest is linked from the proved archives or unlinked."""
+        assert change.fetched is not None
+        if change.fetched.mismatches:
+            raise BackendError(integrity_message(change.fetched.mismatches))
+        healed = verify_cache(change.fetched, self.pkgs_dir)
+        conda = [a for a in change.fetched.archives if a.package.manager == "conda"]
+        installed = installed_records(prefix)
+        gone = {p.name for p in (*change.link, *change.unlink)}
+        desired = [r for r in installed if r.name.normalized not in gone] + archives.records(conda)
+        link(
+            desired,
+            prefix,
+            change.specs,
+            platform=change.platform,
+            pkgs_dir=self.pkgs_dir,
+            progress=self.progress,
+            installed=installed,
+            reinstall={r.name.normalized for r in installed} & change.reinstall,
+        )
+        archives.restore_urls(prefix, conda)
+        replaced = {p.name for p in change.link}
+        old = [rattler_to_package(r) for r in installed if r.name.normalized in replaced]
+        same = {_dist(p) for p in old} & {_dist(p) for p in change.link}  # reinstalled: no +/- line (conda's)
+        write_history(
+            prefix,
+            change.specs,
+            [p for p in change.link if _dist(p) not in same],
+            removed=(*(p for p in old if _dist(p) not in same), *change.unlink),
+            removed_specs=change.removed_specs,
+        )
+        return [f"{p.package.describe()}; removed it, re-extracted" for p in healed]
+
     def remove(self, prefix: Path) -> None:
         if not (prefix / "conda-meta").is_dir():
             raise BadInputError(f"{prefix}: not a conda environment (no conda-meta/); refusing to delete it")
@@ -143,8 +181,46 @@ def scrub_credentials(prefix: Path) -> None:
             write_text(path, json.dumps(json.loads(text), indent=2) + "\n")  # write_text scrubs
 
 
-def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package]) -> None:
-    """Append a conda-style revision (`+channel/subdir::name-version-build`, `# update specs: [...]`)."""
+def _dist(package: Package) -> tuple[str, str, str, str]:
+    return (package.name, package.version, package.build, strip_credentials(package.url))
+
+
+def installed_records(prefix: Path) -> list[Any]:
+    """The prefix's conda-meta records as rattler PrefixRecords, read on a few threads (rattler parses
+    without the GIL: ~4x faster than one by one for 300 records)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import rattler
+
+    try:
+        names = sorted(n for n in os.listdir(prefix / "conda-meta") if n.endswith(".json"))
+    except OSError as exc:
+        raise BadInputError(f"{prefix}: cannot list conda-meta ({exc.strerror})") from exc
+
+    def read(name: str) -> Any:
+        path = prefix / "conda-meta" / name
+        try:
+            return rattler.PrefixRecord.from_path(path)
+        except Exception as exc:  # rattler's own error types: a record it cannot read
+            raise BadInputError(
+                f"{path}: unreadable conda-meta record ({one_line(str(exc), 160)}); reinstall that package "
+                "or remove the file"
+            ) from exc
+
+    with ThreadPoolExecutor(max_workers=max(2, min(8, os.cpu_count() or 2))) as pool:
+        return list(pool.map(read, names))
+
+
+def write_history(
+    prefix: Path,
+    specs: Sequence[str],
+    packages: Sequence[Package],
+    *,
+    removed: Sequence[Package] = (),
+    removed_specs: Sequence[str] = (),
+) -> None:
+    """Append a conda-style revision: `-channel/subdir::name-version-build` for each package unlinked,
+    `+...` for each linked, `# update specs: [...]` and (when any) `# remove specs: [...]`."""
     path = prefix / "conda-meta" / "history"
     try:
         old = path.read_text(encoding="utf-8")
@@ -156,10 +232,14 @@ def write_history(prefix: Path, specs: Sequence[str], packages: Sequence[Package
         f"# cmd: {redact(' '.join(['envguard', *sys.argv[1:]]))}",
         f"# envguard version: {__version__}",
     ]
-    for package in sorted(packages, key=lambda p: p.name):
-        channel = strip_credentials(package.url).rsplit("/", 1)[0] if package.url else package.channel
-        lines.append(f"+{channel}::{package.name}-{package.version}-{package.build}")
-    lines.append(f"# update specs: {list(specs)!r}")
+    for sign, group in (("-", removed), ("+", packages)):
+        for package in sorted(group, key=lambda p: p.name):
+            channel = strip_credentials(package.url).rsplit("/", 1)[0] if package.url else package.channel
+            lines.append(f"{sign}{channel}::{package.name}-{package.version}-{package.build}")
+    if specs or not removed_specs:
+        lines.append(f"# update specs: {list(specs)!r}")
+    if removed_specs:
+        lines.append(f"# remove specs: {list(removed_specs)!r}")
     write_text(path, old + "\n".join(lines) + "\n")
 
 

@@ -8,7 +8,9 @@ line where known, and what to do.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from typing import Any
 from envguard import textio
 from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError
+from envguard.formats import localsource
 from envguard.formats.condalock import meta as lockmeta
 from envguard.formats.yaml import load_block
 from envguard.machine.platform import current_platform
@@ -91,8 +94,9 @@ def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
         raise BadInputError(f"{origin}: `package` must be a list of locked packages; {FIX}")
     by_platform: dict[str, list[Package]] = {p: [] for p in platforms}
     skipped: dict[str, int] = {}
+    base = os.path.dirname(os.path.abspath(origin))  # relative local sources: the lock's folder's
     for index, entry in enumerate(entries):
-        package, entry_platform, optional = _package(entry, index, text, origin, custom)
+        package, entry_platform, optional = _package(entry, index, text, origin, custom, base)
         if optional:
             skipped[entry_platform] = skipped.get(entry_platform, 0) + 1
             continue
@@ -222,7 +226,7 @@ def _channels(metadata: Mapping[str, Any], origin: str) -> list[str]:
 
 
 def _package(
-    entry: Any, index: int, text: str, origin: str, custom: Mapping[str, str]
+    entry: Any, index: int, text: str, origin: str, custom: Mapping[str, str], base: str
 ) -> tuple[Package, str, bool]:
     if not isinstance(entry, dict) or any(_missing(entry, k) for k in _REQUIRED):
         _invalid(entry, index, _where(origin, text, index))
@@ -239,7 +243,7 @@ def _package(
         problem = identity_problem("pip", str(label), str(entry["version"]))
         if problem is not None:
             raise BadInputError(f"{where}: {problem}; {FIX}")
-    package = _conda(entry, hashes) if manager == "conda" else _pip(entry, hashes, custom, platform)
+    package = _conda(entry, hashes) if manager == "conda" else _pip(entry, hashes, custom, platform, base)
     problem = package.identity_problem()
     if problem is not None:
         raise BadInputError(f"{where}: {problem}; {FIX}")
@@ -293,7 +297,7 @@ def _conda(entry: Mapping[str, Any], hashes: Mapping[str, str]) -> Package:
 
 
 def _pip(
-    entry: Mapping[str, Any], hashes: Mapping[str, str], custom: Mapping[str, str], platform: str
+    entry: Mapping[str, Any], hashes: Mapping[str, str], custom: Mapping[str, str], platform: str, base: str
 ) -> Package:
     name = canonical_name(str(entry["name"]))
     origins_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS))
@@ -301,6 +305,10 @@ def _pip(
     source = entry.get("source")
     if origin is None and isinstance(source, dict) and source.get("url"):
         origin = origin_from_url(strip_credentials(str(source["url"])))
+    if origin is None and localsource.is_relative(str(entry["url"])):  # the entry alone says where it is
+        origin = PipOrigin(url=str(entry["url"]))
+    if origin is not None and localsource.is_relative(origin.url):  # relative to this lock's folder
+        origin = dataclasses.replace(origin, url=localsource.resolve(origin.url, base))
     sha256 = hashes.get("sha256", "")
     return Package(
         manager="pip",

@@ -1,0 +1,108 @@
+"""`envguard sync [SOURCE] [--lock FILE] [--backend B] [--dry-run] [--yes] [--files] [--json]`.
+
+The console script parses this command itself (envguard.cli.launcher): an environment already in sync is
+answered from check's stored verdict, so the body imports the feature where it needs it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from envguard.cli.grammar import Arg, Command, Opt, styles
+from envguard.config import BACKENDS
+from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
+
+TYPE_CHECKING = False  # typing's constant would cost an import: the console script loads this module
+if TYPE_CHECKING:
+    from envguard.output import Style
+
+GRAMMAR = Command(
+    "sync",
+    [Arg("source", required=False)],
+    [
+        Opt(
+            "--lock",
+            kind="path",
+            dir_okay=False,
+            help="The lock to sync to (default: conda-lock.yml here or in a parent, or [tool.envguard] "
+            "lock).",
+        ),
+        Opt(
+            "--backend",
+            choices=BACKENDS,
+            help="conda, mamba, micromamba or embedded, for the conda packages (default: $ENVGUARD_BACKEND, "
+            "else the first tool on PATH, else embedded).",
+        ),
+        Opt("--dry-run", flag=True, help="Show what would change; change nothing."),
+        Opt("-y", "--yes", flag=True, help="Apply without asking (needed where there is no terminal)."),
+        Opt(
+            "--files",
+            flag=True,
+            help="Also reinstall the packages whose installed files were altered (what check --files finds).",
+        ),
+        *styles(markdown=False, output=False),
+    ],
+)
+
+
+def run(
+    source: str | None,
+    lock: str | None,
+    backend: str | None,
+    dry_run: bool,
+    yes: bool,
+    files: bool,
+    style: Style,
+) -> int:
+    """Make SOURCE (default: the active environment) equal the lock, changing only what differs: conda
+    packages linked, unlinked or replaced, pip distributions installed or removed.
+
+    Exit 0 in sync (or synced), 1 changes remain (--dry-run, declined), 2 bad input, 3 operational failure.
+    """
+    if not files:
+        from envguard.sync import fast  # standard library only: the answer of an environment in sync
+
+        stored = fast.answer(source, lock, style, dry_run)
+        if stored is not None:
+            sys.stdout.write(stored)
+            return EXIT_OK
+    from envguard.output import emit, present, progress_wanted, warn
+    from envguard.sync import render
+    from envguard.sync import run as sync
+
+    options = sync.SyncOptions(source, lock, backend, files, progress=progress_wanted(style))
+    prepared = sync.prepare(options, render.in_sync_answers)
+    shown = False
+    if prepared.plan.empty or dry_run:
+        result = sync.unchanged(prepared, dry_run=dry_run)
+    elif yes:
+        result = sync.apply(prepared, options)
+    else:
+        if style == "human":
+            emit(render.plan_text(prepared.plan), None)
+            shown = True
+        if style == "json" or not _interactive():
+            raise UsageError(
+                "not applied: there is no terminal to ask on; pass --yes to apply the plan (or --dry-run to "
+                "only show it)"
+            )
+        result = sync.apply(prepared, options) if _confirmed() else sync.unchanged(prepared, declined=True)
+    for message in result.warnings:
+        warn(message)
+    present(render.views(result, shown=shown), style, None)
+    return EXIT_OK if result.in_sync else EXIT_DRIFT
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin.isatty() and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _confirmed() -> bool:
+    """conda's question: Enter or y applies, anything else declines."""
+    sys.stderr.write("\nProceed ([y]/n)? ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline().strip().lower()
+    return answer in ("", "y", "yes")

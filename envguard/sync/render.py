@@ -1,0 +1,148 @@
+"""Render `envguard sync`: the plan as conda and mamba users know it (package, from, to, channel; pip apart),
+what was done, and the check of the result; the JSON body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envguard.channels import strip_credentials
+from envguard.model import Manager, Package
+from envguard.output import Views, console_text, render, text_console
+from envguard.specs import version_less
+from envguard.sync.fast import style_key
+from envguard.sync.plan import Step, SyncPlan
+from envguard.sync.run import SyncResult
+
+TITLES: dict[Manager, str] = {"conda": "conda packages", "pip": "pip packages"}
+_SIGNS = {"install": "+", "remove": "-", "uninstall": "-"}
+
+
+def word(step: Step) -> str:
+    """What the step is called where conda's users see it: install, remove (uninstall for pip), upgrade,
+    downgrade, change (same version: another build, channel or origin), reinstall."""
+    old, new = step.old, step.new
+    if step.action == "replace" and old is not None and new is not None and old.version != new.version:
+        return "upgrade" if version_less(old.version, new.version) else "downgrade"
+    return step.word
+
+
+def to_dict(result: SyncResult) -> dict[str, Any]:
+    """The JSON document: the plan's steps, what was done, and the check of the result."""
+    plan = result.plan
+    after = result.after
+    return {
+        "prefix": plan.prefix,
+        "lock": plan.lock,
+        "platform": plan.platform or None,
+        "kind": plan.kind,
+        "in_sync": result.in_sync,
+        "dry_run": result.dry_run,
+        "applied": result.applied,
+        "declined": result.declined,
+        "backend": result.backend or None,
+        "steps": [_step(s) for s in plan.steps],
+        "after": None
+        if after is None
+        else {"clean": after.clean, "drift": [f.message() for f in after.findings if not f.informational]},
+        "warnings": list(result.warnings),
+    }
+
+
+def _step(step: Step) -> dict[str, Any]:
+    return {
+        "manager": step.manager,
+        "action": word(step),
+        "name": step.name,
+        "from": _side(step.old),
+        "to": _side(step.new),
+    }
+
+
+def _side(package: Package | None) -> dict[str, str] | None:
+    if package is None:
+        return None
+    side = {"version": package.version}
+    if package.manager == "conda":
+        side.update(build=package.build, channel=strip_credentials(package.channel))
+    elif package.origin is not None and package.origin.url:
+        side["url"] = strip_credentials(package.origin.url)
+    return side
+
+
+def plan_text(plan: SyncPlan, header: bool = True) -> str:
+    """The plan: a table per manager (Package, From, To, Channel), grouped by what happens to each package."""
+    from rich.table import Table
+
+    console = text_console()
+    if header:
+        console.print(f"Sync {plan.prefix} to {plan.lock}" + (f" ({plan.platform})" if plan.platform else ""))
+    for manager in ("conda", "pip"):
+        steps = plan.of(manager)
+        if not steps:
+            continue
+        table = Table(title=None, show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
+        for column in ("", "Package", "From", "To", "Channel" if manager == "conda" else "Source"):
+            table.add_column(column)
+        for action in ("install", "upgrade", "downgrade", "change", "reinstall", "remove", "uninstall"):
+            group = [s for s in steps if word(s) == action]
+            if group:
+                table.add_row("", f"[bold]{action.capitalize()}:[/bold]", "", "", "")
+            for step in group:
+                table.add_row(
+                    _SIGNS.get(action, "~"), step.name, _text(step.old), _text(step.new), _where(step)
+                )
+        console.print(f"\n{TITLES[manager]}:")
+        console.print(table)
+    return console_text(console)
+
+
+def _text(package: Package | None) -> str:
+    if package is None:
+        return "—"
+    if package.manager == "conda":
+        return f"{package.version} {package.build}".strip()
+    editable = " (editable)" if package.origin is not None and package.origin.editable else ""
+    return package.version + editable
+
+
+def _where(step: Step) -> str:
+    package = step.new or step.old
+    if package is None:
+        return ""
+    if package.manager == "conda":
+        return strip_credentials(package.channel)
+    origin = package.origin
+    return strip_credentials(origin.url) if origin is not None and origin.url else "index"
+
+
+def human(result: SyncResult, *, shown: bool = False) -> str:
+    """The plan (unless `shown` already, at the prompt), then what happened and the verdict."""
+    plan = result.plan
+    if plan.empty:
+        return f"OK: {plan.prefix} already matches {plan.lock}; nothing to do\n"
+    text = "" if shown else plan_text(plan)
+    counts = ", ".join(f"{len(plan.of(m))} {m}" for m in ("conda", "pip") if plan.of(m))
+    if result.dry_run:
+        return text + f"\nDry run: {counts} change(s) planned; nothing was changed.\n"
+    if result.declined:
+        return text + "\nDeclined: nothing was changed.\n"
+    after = result.after
+    if after is not None and not after.clean:
+        drift = "".join(f"  {f.message()}\n" for f in after.findings if not f.informational)
+        return text + f"\nDRIFT after sync ({counts} change(s) applied); check still finds:\n{drift}"
+    return text + f"\nSynced: {plan.prefix} matches {plan.lock} ({counts} change(s); {result.backend})\n"
+
+
+def views(result: SyncResult, *, shown: bool = False) -> Views:
+    return Views(lambda: to_dict(result), lambda: human(result, shown=shown))
+
+
+def in_sync_answers(plan: SyncPlan) -> dict[str, str]:
+    """Every answer an environment in sync with the lock gets (human and JSON, with and without --dry-run),
+    by envguard.sync.fast's key: stored for the next sync of it."""
+    answers = {}
+    for dry_run in (False, True):
+        result = SyncResult(plan, dry_run=dry_run)
+        for style in ("human", "json"):
+            answers[style_key(style, dry_run)] = render(views(result), style)
+    return answers

@@ -1,0 +1,230 @@
+"""`envguard sync` logic: repair an environment in place so it equals its lock, touching only what differs.
+
+`prepare` reads the environment and the lock and plans (envguard.sync.plan) from what check finds (an
+environment in sync and unchanged since is answered before any of this, by envguard.sync.fast). `apply`
+proves every archive the plan installs against the lock before anything is touched (as verify does), then
+runs the conda transaction through the backend `create` would choose (rattler's installer
+given the installed records, or conda/mamba/micromamba), then pip in the environment, records the lock the
+environment now follows (envguard.prefix.lockref) and checks the result.
+
+A failure or Ctrl-C midway leaves an environment each of whose packages is either the old one or the locked
+one: the next `sync` plans what is left (and `check` lists it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from envguard import sources
+from envguard.cache import checks as statcache
+from envguard.check import fast
+from envguard.check import render as check_render
+from envguard.check.discovery import find_lock
+from envguard.check.report import CheckReport, check_environment
+from envguard.check.run import run_check
+from envguard.engine import backends
+from envguard.engine import target as targets
+from envguard.engine.archives import has_archive
+from envguard.engine.backends.base import Change
+from envguard.engine.cacheuse import using_cache
+from envguard.engine.install import Fetched, default_pkgs_dir, fetch, install, integrity_message
+from envguard.engine.pip_install import install_unhashed, uninstall
+from envguard.errors import BackendError, BadInputError, EnvguardError
+from envguard.model import Environment
+from envguard.output import warn
+from envguard.prefix import lockref
+from envguard.prefix.integrity import verify_files
+from envguard.process import sigterm_as_interrupt
+from envguard.sync.plan import SyncPlan, plan_sync, reinstall_targets, requested_changes
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """Everything `envguard sync` was asked."""
+
+    source: str | None = None
+    lock: str | None = None
+    backend: str | None = None
+    files: bool = False
+    pkgs_dir: Path | None = None
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A plan and what applying it needs: the environment and the lock as read."""
+
+    plan: SyncPlan
+    lock: Path
+    live: Environment
+    target: Environment
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What a sync planned and did: `applied` once the plan ran; `after` is check's report of the result."""
+
+    plan: SyncPlan
+    backend: str = ""
+    dry_run: bool = False
+    applied: bool = False
+    declined: bool = False
+    after: CheckReport | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def in_sync(self) -> bool:
+        """The environment equals the lock now (nothing to do, or done and checked clean)."""
+        if self.plan.empty:
+            return True
+        return self.applied and self.after is not None and self.after.clean
+
+
+# the answers an in-sync environment gets (sync's renderer makes them), by envguard.sync.fast's style key
+Answers = Callable[[SyncPlan], dict[str, str]]
+
+
+def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
+    """Read SOURCE (a live environment) and the lock and plan; nothing is changed. An environment found in
+    sync gets its `answers` stored beside check's verdict (envguard.sync.fast): the next sync of it, while
+    neither it nor the lock changes, reads nothing."""
+    source = sources.resolve(options.source)
+    if not source.live:
+        raise BadInputError(
+            f"{source.label}: not an environment (a {source.kind or 'file'}); sync takes a prefix folder, "
+            "name:ENV or nothing (the active environment), and the lock with --lock FILE"
+        )
+    lock = Path(options.lock) if options.lock else find_lock()
+    prefix = source.path
+    outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
+    assert outcome.live is not None and outcome.target is not None
+    reinstall = reinstall_targets(p.package for p in verify_files(prefix).problems) if options.files else ()
+    plan = plan_sync(outcome.live, outcome.target, outcome.report.findings, reinstall)
+    if outcome.fingerprint is not None and outcome.report.clean and plan.empty and not options.files:
+        stored = {
+            **check_render.all_styles(outcome.report, cached=True),
+            **(answers(plan) if answers else {}),
+        }
+        fast.remember(str(prefix), [str(lock)], None, outcome.fingerprint, True, stored)
+    return Prepared(plan, lock, outcome.live, outcome.target)
+
+
+def unchanged(prepared: Prepared, *, dry_run: bool = False, declined: bool = False) -> SyncResult:
+    """The result of a sync that changed nothing: in sync already (the environment is then recorded as
+    following the lock), a dry run, or a plan the user declined."""
+    if prepared.plan.empty:
+        _remember(Path(prepared.plan.prefix), prepared.lock)
+    return SyncResult(prepared.plan, dry_run=dry_run, declined=declined)
+
+
+def apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
+    """Prove every archive the plan installs, then change the environment: conda's transaction, then pip;
+    record the lock it now follows and check it. Bad input and unreachable or tampered archives stop it
+    before anything is touched."""
+    plan, live, target = prepared.plan, prepared.live, prepared.target
+    if plan.empty:
+        return unchanged(prepared)
+    prefix = Path(plan.prefix)
+    pkgs_dir = options.pkgs_dir or default_pkgs_dir()
+    conda_steps = plan.of("conda")
+    # chosen as create chooses (a tool that is not installed is one line, before anything is fetched)
+    backend = (
+        backends.select(options.backend, pkgs_dir=pkgs_dir, progress=options.progress)
+        if conda_steps
+        else None
+    )
+    with using_cache(pkgs_dir):  # `envguard clean` waits until what was fetched is linked (as create, verify)
+        fetched = fetch((*plan.to_link("conda"), *plan.to_link("pip")), pkgs_dir, progress=options.progress)
+        if fetched.mismatches:
+            raise BackendError(f"{prepared.lock}: {integrity_message(fetched.mismatches)}")
+        warnings: list[str] = [
+            f"{a.package.describe()}: the lock has no sha256, checked md5 only" for a in fetched.md5_only
+        ]
+        unhashed = [p for p in plan.to_link("pip") if not has_archive(p)]
+        # what pip finds for itself (an index release, a project folder): asked before any change
+        if unhashed:
+            install_unhashed(prefix, unhashed, pkgs_dir, dry_run=True)
+        specs, removed_specs = requested_changes(plan, live, target)
+        started = False
+        # the changes are made holding the environment's lock (envguard.engine.target, as create holds it): a
+        # create or another sync of it waits, then refuses naming this one
+        with targets.hold(prefix):
+            try:
+                with sigterm_as_interrupt():
+                    if backend is not None:
+                        started = True
+                        change = Change(
+                            link=plan.to_link("conda"),
+                            unlink=tuple(
+                                s.old for s in conda_steps if s.action == "unlink" and s.old is not None
+                            ),
+                            reinstall=frozenset(
+                                s.name for s in conda_steps if s.action in ("replace", "reinstall")
+                            ),
+                            specs=specs,
+                            removed_specs=removed_specs,
+                            platform=plan.platform,
+                            fetched=_part(fetched, "conda"),
+                        )
+                        warnings += backend.update(prefix, change)
+                    if plan.of("pip"):
+                        started = True
+                        uninstall(prefix, [p.name for p in plan.to_unlink("pip")])
+                        warnings += install(
+                            _part(fetched, "pip"), prefix, specs=(), platform=None, pkgs_dir=pkgs_dir
+                        )
+            except EnvguardError as exc:
+                if not started:
+                    raise
+                raise type(exc)(f"{exc}; {_AGAIN}") from exc
+            except KeyboardInterrupt:
+                if started:
+                    warn(f"sync was interrupted: {_AGAIN}")
+                raise
+    _remember(prefix, prepared.lock)
+    after = _check_after(prefix, target, files=options.files)
+    return SyncResult(
+        plan,
+        backend=backend.describe() if backend is not None else "pip",
+        applied=True,
+        after=after,
+        warnings=tuple(warnings),
+    )
+
+
+_AGAIN = (
+    "the environment is partly synced: run the same `envguard sync` again to finish (`envguard check` lists "
+    "what is left)"
+)
+
+
+def _part(fetched: Fetched, manager: str) -> Fetched:
+    """The packages and proved archives of one manager."""
+    return Fetched(
+        tuple(p for p in fetched.packages if p.manager == manager),
+        tuple(a for a in fetched.archives if a.package.manager == manager),
+    )
+
+
+def _check_after(prefix: Path, target: Environment, *, files: bool) -> CheckReport:
+    """check's report of the synced environment (with `--files`, its installed files too)."""
+    live = sources.read_live(prefix, fingerprint=statcache.stat_fingerprint(prefix))
+    if {p.subdir for p in live.conda_packages()} <= {"noarch", target.platform}:
+        live = dataclasses.replace(live, platform=target.platform)  # a noarch-only prefix cannot tell
+    report = check_environment(live, target)
+    if files:
+        from envguard.check.files import file_findings  # the hashing thread pool: for --files alone
+
+        found, notes, _reinstall = file_findings(prefix)
+        report = report.merged(found, notes)
+    return report
+
+
+def _remember(prefix: Path, lock: Path) -> None:
+    """Record the lock the environment follows (best effort; unchanged when it already says so)."""
+    known = lockref.recall(prefix)
+    if known is None or known.lock != lock.resolve() or not known.current():
+        lockref.remember(prefix, lock)
