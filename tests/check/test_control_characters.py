@@ -196,7 +196,8 @@ def _hostile_report() -> tuple[Any, Any]:
 
     wanted = Package("conda", FORGED, "1.3.1\nOK: everything matches", "h0_0", channel="forge\x1b[2J")
     target = Environment(kind="conda-lock", source="conda-lock.yml", packages=(wanted,))
-    live = Environment(kind="prefix", prefix="/envs/x\u202e", packages=(Package("pip", "x\nrm -rf ~", "1"),))
+    pip = (Package("pip", "x\nrm -rf ~", "1"), Package("pip", "pip", "24.0"))  # pip: the pip lines come
+    live = Environment(kind="prefix", prefix="/envs/x\u202e", packages=pip)
     changes = (
         Difference("conda", "only-a", FORGED, "1.3.1", text=f"{FORGED} 1.3.1: in the lock, not installed"),
         Difference("pip", "only-b", "x\nrm -rf ~", b="1", text="x\nrm -rf ~ 1: installed, not in the lock"),
@@ -220,10 +221,11 @@ def test_checks_views_keep_each_finding_and_fix_on_one_line() -> None:
         "How to fix:",
     ]
     fixes = lines[lines.index("How to fix:") + 1 :]
-    assert len(fixes) == len(report.fixes) == 3 and all("\\x0a" in f or "\\x1b" in f for f in fixes[1:])
+    # since issue 26: `envguard sync` against the lock, then pip's uninstall of the hostile name
+    assert len(fixes) == len(report.fixes) == 2 and "\\xe2\\x80\\xae" in fixes[0] and "\\x0a" in fixes[1]
     md = markdown(report)
     block = md.split("```bash\n", 1)[1].split("```", 1)[0]
-    assert not RAW.search(md) and block.count("\n") == 3 and "\nHow to fix" not in md.replace("#### How", "")
+    assert not RAW.search(md) and block.count("\n") == 2 and "\nHow to fix" not in md.replace("#### How", "")
 
 
 def test_diff_and_create_views_show_hostile_values_escaped_in_one_cell() -> None:
