@@ -272,3 +272,15 @@ def _builds_differ(torch: FamilyMember, member: FamilyMember) -> bool:
         # what a conda build corresponds to on PyPI cannot be told)
         return torch.manager == member.manager == "pip" and torch.build != member.build
     return torch.build != member.build
+
+
+def family_warnings(packages: Iterable[Package], where: str = "") -> tuple[str, ...]:
+    """One warning line per reason torch and its family do not belong together (check and lock warn; doctor
+    also imports each)."""
+    problems = family_problems(torch_family(packages))
+    prefix = f"{where}: " if where else ""
+    return tuple(
+        f"{prefix}torch family: {problem}; install torch, torchvision and torchaudio from one release and "
+        "one build (`envguard doctor` checks that each imports)"
+        for problem in problems
+    )

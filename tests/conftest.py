@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -128,11 +129,17 @@ def shared() -> Path:
 
 
 @pytest.fixture
-def tiny_shm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A real 1 MiB tmpfs as the shared-memory mount (needs root; skipped elsewhere)."""
+def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A real 1 MiB tmpfs (needs root or CAP_SYS_ADMIN; skipped elsewhere)."""
     with mounted(["-t", "tmpfs", "-o", "size=1m", "tmpfs"], tmp_path / "shm") as mount:
-        monkeypatch.setenv("ENVGUARD_SHM_PATH", str(mount))
         yield mount
+
+
+@pytest.fixture
+def tiny_shm(tiny_tmpfs: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tiny_tmpfs as the shared-memory mount envguard reads."""
+    monkeypatch.setenv("ENVGUARD_SHM_PATH", str(tiny_tmpfs))
+    return tiny_tmpfs
 
 
 @pytest.fixture
@@ -140,3 +147,40 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     """A real 2 MiB tmpfs (a full disk after 2 MiB of writes; needs root, skipped elsewhere)."""
     with mounted(["-t", "tmpfs", "-o", "size=2m", "tmpfs"], tmp_path / "tiny-disk") as mount:
         yield mount
+
+
+@pytest.fixture(scope="session")
+def mismatched_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real venv holding this interpreter's CPU torch (its real dist-info, importable through a .pth file)
+    and PyPI's CUDA torchvision 0.29.1 wheel from local disk, which fails to import beside it."""
+    import shutil
+    import sys
+    import sysconfig
+
+    import torch
+
+    env = tmp_path_factory.mktemp("family") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    site = next((env / "lib").glob("python3*/site-packages"))
+    installed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(site),
+            "torchvision==0.29.1",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if installed.returncode != 0:
+        pytest.skip(f"torchvision 0.29.1 cannot be installed here: {installed.stderr.strip()[-200:]}")
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    (dist,) = purelib.glob(f"torch-{torch.__version__}.dist-info")
+    shutil.copytree(dist, site / dist.name)  # torch's own metadata: what pip would have recorded
+    (site / "zz_envguard_base.pth").write_text(f"{purelib}\n")
+    return env

@@ -16,6 +16,7 @@ from envguard.check import fast, render
 from envguard.check.discovery import find_lock
 from envguard.check.fixes import fix_commands
 from envguard.check.report import CheckReport, check_environment
+from envguard.cuda import family_warnings
 from envguard.diff.changes import Difference
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.formats import read_file
@@ -124,6 +125,7 @@ def run_check(
         fingerprint = taken[1] if taken is not None and reuse else statcache.stat_fingerprint(prefix)
     live = sources.load(source, fingerprint=fingerprint)
     _warn(live.warnings)
+    _warn(family_warnings(live.packages))
     wanted = platform or live.platform
     target: Environment | None = None
     if lock is not None:

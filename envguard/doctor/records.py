@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from envguard.cuda import FamilyMember
 from envguard.findings import Finding
 from envguard.machine.coldread import Latency
 from envguard.machine.disk import DiskInfo
@@ -11,6 +12,27 @@ from envguard.machine.gpu import DriverPresence, NvmlReport
 from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo
 from envguard.model import Fingerprints
 from envguard.prefix.integrity import IntegrityReport
+
+
+@dataclass(frozen=True, slots=True)
+class TorchFamily:
+    """torch and the torchvision/torchaudio beside it, and each one's import in the environment's
+    interpreter: (module, '' when it imported, else the error's last line); `note` when unreadable."""
+
+    members: tuple[FamilyMember, ...] = ()
+    imports: tuple[tuple[str, str], ...] = ()
+    note: str = ""
+    prefix: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FreeSpace:
+    """Free space on the filesystem holding the environment, a package cache or the data."""
+
+    what: str
+    path: str
+    free: int
+    total: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +57,8 @@ class DoctorFacts:
     ranks: int = 1  # training processes per node: LOCAL_WORLD_SIZE, else visible GPUs
     ranks_source: str = "one process"
     latency: Latency | None = None  # measured read latency of the data folder
+    family: TorchFamily = field(default_factory=TorchFamily)
+    space: tuple[FreeSpace, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

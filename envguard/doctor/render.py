@@ -28,7 +28,7 @@ def human(report: DoctorReport) -> str:
     gpus = len(facts.nvml.gpus)
     console.print(
         f"envguard doctor: {facts.environment}; {facts.cpus.usable} usable CPUs, {gpus} GPU(s); "
-        f"recommended num_workers={report.recommended_workers}",
+        f"num_workers at most {report.recommended_workers} for loading that computes",
         markup=False,
     )
     console.print(table(report.findings, "Checklist", console.width))

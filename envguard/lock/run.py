@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from envguard.cuda import family_warnings
 from envguard.engine.solver import parse_date
 from envguard.errors import BadInputError, UsageError
 from envguard.formats import detect_kind, pixiwrite
@@ -93,7 +94,10 @@ def lock(options: LockOptions) -> LockResult:
         done = _write_yaml(plan, target, reproduce, sources)
     if yml is None and target != "-":
         _tie(resolve_prefix(o.source), target, plan)
-    return LockResult(done.written, done.stdout, (*plan.warnings, *live, *done.warnings))
+    family = [
+        w for platform, env in sorted(plan.envs.items()) for w in family_warnings(env.packages, platform)
+    ]
+    return LockResult(done.written, done.stdout, (*plan.warnings, *live, *family, *done.warnings))
 
 
 def _tie(prefix: Path, target: str, plan: LockPlan) -> None:

@@ -85,6 +85,7 @@ class SampleCost:
     wall_ms: float | None
     cpu_ms: float | None
     samples: int = 0
+    off_ms: float | None = None  # off the CPU (sleep, I/O), run-queue time left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,3 +269,4 @@ class Measured:
     decode_skipped: str | None = None
     first_batches: FirstBatches | None = None
     stopped: Stopped | None = None
+    loader_profile: SampleCost | None = None  # --loader without --sweep: its dataset's per-sample cost

@@ -38,6 +38,7 @@ class LoaderSettings:
     prefetch_factor: int | None
     worker_init_fn: str | None
     collate_fn: str | None
+    pin_memory: bool = False
 
 
 @dataclass(frozen=True, slots=True)

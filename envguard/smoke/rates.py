@@ -1,5 +1,5 @@
 """Rates from the sweep's raw timings (pure analysis, no verdicts): the steady-state rate from batch arrivals,
-the ideal rate, efficiency, each dataset's DatasetResult, and the recommended configuration.
+the ideal rate, efficiency and each dataset's DatasetResult (advice.py recommends from them).
 
 Ideal with N workers (N=0 counts as one lane, the main process), per-sample wall time L and CPU time C:
     min(N / L, min(N, physical cores) / C)
@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 
 from envguard.smoke.measured import ConfigMeasurement, DatasetSweep, GpuPhase
-from envguard.smoke.report import Bound, DatasetResult, Recommendation, SweepRow
+from envguard.smoke.report import Bound, DatasetResult, SweepRow
 
 NEAR_BEST = 0.05  # configurations within 5% of the best count as equally fast
 MAX_EFFICIENCY = 1.05  # above this a measurement beat physics: reported as unreliable, never as a result
@@ -113,7 +113,7 @@ def _row(raw: ConfigMeasurement, latency_ms: float | None, cpu_ms: float | None,
     ideal = with_step(
         ideal_rate(config.workers, latency_ms, cpu_ms, physical), raw.step_s, config.workers, batch_size
     )
-    rate, efficiency, unreliable = _judged(rate, ideal, rounds)
+    rate, efficiency, unreliable = _judged(rate, ideal, rounds, kept=raw.given)
     return dataclasses.replace(
         base,
         batches=raw.batches,
@@ -134,17 +134,30 @@ def _row(raw: ConfigMeasurement, latency_ms: float | None, cpu_ms: float | None,
         few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
         unreliable=unreliable,
         rate_spread=rate_spread(arrivals, lanes) if rate else None,
+        step_s=raw.step_s,
+        main_cpu_s=raw.main_cpu_s,
+        given=raw.given,
         arrivals_s=arrivals,
         waits_s=waits,
     )
 
 
-def _judged(rate: float | None, ideal: float | None, rounds: int) -> tuple[float | None, float | None, str]:
+def _judged(
+    rate: float | None, ideal: float | None, rounds: int, kept: bool = False
+) -> tuple[float | None, float | None, str]:
     """(rate, efficiency, why unreliable): a rate above MAX_EFFICIENCY of its ideal beat physics and is
-    dropped."""
+    dropped, except the user's own configuration (`kept`): its rate stays, and the ideal is what is in doubt
+    (a per-sample profile taken on a busy machine)."""
     efficiency = rate / ideal if rate and ideal else None
     if efficiency is None or efficiency <= MAX_EFFICIENCY:
         return rate, efficiency, ""
+    if kept:
+        return (
+            rate,
+            None,
+            f"{efficiency:.2f} of the ideal from the per-sample profile: the profile, not your loader's "
+            "measured rate, is in doubt, so this row is kept without an efficiency",
+        )
     return (
         None,
         None,
@@ -171,12 +184,14 @@ def summarize(entry: DatasetSweep, physical: int) -> DatasetResult:
     cpu = entry.nominal_cpu_ms if nominal else (profile.cpu_ms if profile else None)
     rows = tuple(_row(raw, latency, cpu, physical) for raw in entry.rows)
     sizes = [r.batch_bytes for r in rows if r.batch_bytes]
+    off = None if nominal else (profile.off_ms if profile else None)
     return DatasetResult(
         name=entry.name,
         bound=bound_of(latency, cpu),
         latency_ms=latency,
         cpu_ms=cpu,
         nominal=nominal,
+        off_ms=off,
         length=entry.length,
         iterable=entry.iterable,
         batch_bytes=max(sizes) if sizes else 0,
@@ -224,113 +239,3 @@ def pin_helps(gpu: GpuPhase | None) -> bool | None:
     if not pinned or not pageable:
         return None
     return bool(pinned >= 1.2 * pageable)
-
-
-PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
-
-
-def tie_window(a: SweepRow, b: SweepRow) -> float:
-    """How far apart (relative) two rates may be and still be one: NEAR_BEST, or the two measurements'
-    spreads together where those are wider."""
-    return max(NEAR_BEST, (a.rate_spread or 0.0) + (b.rate_spread or 0.0))
-
-
-def _plain(dataset: DatasetResult) -> list[SweepRow]:
-    return [r for r in dataset.measured() if not r.persistent_workers]
-
-
-def best_row(dataset: DatasetResult, *, cuda: bool) -> SweepRow | None:
-    """The recommended worker count's row: the fewest workers whose rate ties with the fastest (within
-    `tie_window`), so two counts a measurement cannot tell apart give the same answer in every run (plain
-    rows: the persistent-workers row is measured briefly, for its epoch-2 start-up only)."""
-    measured = _plain(dataset)
-    if not measured:
-        return None
-    top = max(measured, key=lambda r: r.samples_per_s or 0.0)
-    rate = top.samples_per_s or 0.0
-    near = [r for r in measured if (r.samples_per_s or 0.0) >= (1 - tie_window(r, top)) * rate]
-    fewest = min(r.workers for r in near)
-    return max((r for r in near if r.workers == fewest), key=lambda r: r.samples_per_s or 0.0)
-
-
-def tie(dataset: DatasetResult, best: SweepRow) -> tuple[SweepRow, float, float] | None:
-    """The fastest other worker count within the spread of `best`: (its row, the relative difference, the
-    window), or None when `best` stands alone."""
-    others = [r for r in _plain(dataset) if r.workers != best.workers and r.samples_per_s]
-    if not others or not best.samples_per_s:
-        return None
-    other = max(others, key=lambda r: r.samples_per_s or 0.0)
-    fast, slow = (
-        max(best.samples_per_s, other.samples_per_s or 0.0),
-        min(best.samples_per_s, other.samples_per_s or 0.0),
-    )
-    gap, window = (fast - slow) / fast, tie_window(best, other)
-    return (other, gap, window) if gap <= window else None
-
-
-def persistent_saving(dataset: DatasetResult) -> float | None:
-    """Seconds per epoch persistent workers save: epoch-2 first batch, plain minus persistent, at one N."""
-    for row in dataset.rows:
-        if row.persistent_workers and row.epoch2_first_batch_s is not None:
-            plain = [
-                r.epoch2_first_batch_s
-                for r in dataset.rows
-                if r.workers == row.workers
-                and not r.persistent_workers
-                and r.epoch2_first_batch_s is not None
-            ]
-            if plain:
-                return round(plain[0] - row.epoch2_first_batch_s, 4)
-    return None
-
-
-def recommend(
-    dataset: DatasetResult, *, cuda: bool, pin_measured: bool | None = None
-) -> Recommendation | None:
-    """The configuration to use for this dataset, with the reason in words. pin_memory only from a measured
-    pinned-vs-pageable copy on CUDA (`pin_measured`); otherwise the default (False)."""
-    best = best_row(dataset, cuda=cuda)
-    if best is None or best.samples_per_s is None:
-        return None
-    plain = [r for r in dataset.measured() if not r.persistent_workers]
-    zero = [r.samples_per_s for r in plain if r.workers == 0 and r.samples_per_s]
-    tried = max(r.workers for r in plain)
-    parts = [f"num_workers={best.workers} delivers {best.samples_per_s:.0f} samples/s"]
-    if best.efficiency is not None and best.ideal_per_s:
-        parts.append(f"({best.efficiency:.0%} of the ideal {best.ideal_per_s:.0f})")
-    if zero and best.workers > 0:
-        parts.append(f"= {best.samples_per_s / zero[0]:.1f}x num_workers=0")
-    tied = tie(dataset, best)
-    if tied is not None:
-        other, gap, window = tied
-        parts.append(
-            f"; num_workers={best.workers} and {other.workers} are within {gap:.0%}: a tie (the measurements "
-            f"cannot tell apart rates within {window:.0%}), so the fewer workers"
-        )
-    elif best.workers < tried:
-        parts.append(f"; more workers (up to {tried}) are slower")
-    elif dataset.bound == "io" and best.workers > 0:
-        parts.append("; still scaling at the most workers tried (I/O-bound: more workers than CPUs can help)")
-    saving = persistent_saving(dataset)
-    persistent = best.workers > 0 and saving is not None and saving >= PERSISTENT_SAVES_S
-    if persistent:
-        parts.append(f"; persistent_workers=True saves {saving:.2f} s of worker start-up each epoch")
-    pin = bool(cuda and pin_measured)
-    if pin:
-        parts.append("; pin_memory=True: pinned host-to-device copies measured faster than pageable ones")
-    return Recommendation(
-        dataset=dataset.name,
-        workers=best.workers,
-        pin_memory=pin,
-        persistent_workers=persistent,
-        samples_per_s=best.samples_per_s,
-        efficiency=best.efficiency,
-        reason=" ".join(parts).replace(" ;", ";"),
-        tied_with=tied[0].workers if tied else None,
-    )
-
-
-def rate_at(dataset: DatasetResult, workers: int) -> float | None:
-    """The best measured samples/s at a given worker count (any pin/persistent setting)."""
-    rates = [r.samples_per_s for r in dataset.measured() if r.workers == workers and r.samples_per_s]
-    return max(rates) if rates else None

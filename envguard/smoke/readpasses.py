@@ -24,6 +24,7 @@ MAX_FILES = 2000  # files sampled per pass
 MAX_BYTES = 256 * 1024 * 1024  # bytes read per pass at most
 MIN_SECONDS, MAX_SECONDS = 0.5, 4.0  # time for all three passes: a share of --budget within these
 NOT_COLD_RATIO = 1.5  # cold within this factor of warm: the drop did not take (the files stayed cached)
+MIN_FIGURE_FILES = 200  # a cold pass over fewer files (or the folder's own, if smaller) is not a figure
 SEED = 0
 
 
@@ -48,6 +49,49 @@ class Pass:
 
 
 @dataclass(frozen=True, slots=True)
+class IoContention:
+    """What else used the disks while the passes ran: bytes read from the block devices by other processes
+    (all disks' reads less this process's own) and the share of CPU time the host spent in iowait."""
+
+    seconds: float
+    others_read_bytes: int | None
+    iowait: float | None
+
+    @property
+    def others_mb_per_s(self) -> float | None:
+        if self.others_read_bytes is None or self.seconds <= 0:
+            return None
+        return self.others_read_bytes / 1e6 / self.seconds
+
+
+def _io_counters() -> tuple[float, int | None, int | None, float | None, float | None]:
+    """(now, all disks' read bytes, this process's read bytes, iowait seconds, all CPU seconds)."""
+    import psutil
+
+    disks = psutil.disk_io_counters()
+    try:
+        own: int | None = psutil.Process().io_counters().read_bytes
+    except (psutil.Error, AttributeError):
+        own = None
+    times = psutil.cpu_times()
+    iowait = getattr(times, "iowait", None)
+    return time.perf_counter(), disks.read_bytes if disks else None, own, iowait, sum(times)
+
+
+def contention(before: tuple[float, int | None, int | None, float | None, float | None]) -> IoContention:
+    """Other processes' disk reads and the host's iowait since `before` (an `_io_counters()` reading)."""
+    after = _io_counters()
+    seconds = after[0] - before[0]
+    others = None
+    if None not in (before[1], after[1], before[2], after[2]):
+        others = max(0, (after[1] or 0) - (before[1] or 0) - ((after[2] or 0) - (before[2] or 0)))
+    iowait = None
+    if None not in (before[3], after[3]) and (after[4] or 0) > (before[4] or 0):
+        iowait = ((after[3] or 0.0) - (before[3] or 0.0)) / ((after[4] or 0.0) - (before[4] or 0.0))
+    return IoContention(round(seconds, 3), others, round(iowait, 4) if iowait is not None else None)
+
+
+@dataclass(frozen=True, slots=True)
 class StorageResult:
     path: str
     fstype: str
@@ -61,6 +105,7 @@ class StorageResult:
     passes: tuple[Pass, ...]
     memory_total: int | None
     memory_available: int | None
+    contention: IoContention | None = None
 
     def pass_for(self, order: Order, cold: bool) -> Pass | None:
         return next((p for p in self.passes if p.order == order and p.cold == cold), None)
@@ -112,10 +157,12 @@ def measure(folder: Path, budget_s: float) -> StorageResult:
         raise BadInputError(f"--data {folder}: no files under this folder to read; point --data at your data")
     seconds = min(MAX_SECONDS, max(MIN_SECONDS, 0.08 * budget_s))
     started = time.perf_counter()
+    counters = _io_counters()
     # the random cold pass first picks the sample (a spread over the folder), the sequential one reads it
     # in path order, then warm: the same files again, now in the page cache
     shuffled, sample, flags = _pass(files, "random", True, started + seconds * 0.45)
     sequential, _, more = _pass(sorted(sample), "sequential", True, started + seconds * 0.9)
+    busy = contention(counters)  # the cold passes' window: what else read the disks meanwhile
     warm, _, _ = _pass(sorted(sample), "sequential", False, started + seconds)
     point, fstype, _source = disk.mount_of(folder)
     count, size, truncated = disk.scan(folder)
@@ -136,6 +183,7 @@ def measure(folder: Path, budget_s: float) -> StorageResult:
         passes=(sequential, shuffled, warm),
         memory_total=memory.total,
         memory_available=_available(memory),
+        contention=busy,
     )
 
 

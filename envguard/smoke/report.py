@@ -77,6 +77,9 @@ class SweepRow:
     few_rounds: bool = False  # fewer than MIN_STEADY_ROUNDS after round 0: the budget could not fit them
     unreliable: str = ""  # why the rate is not reported (an efficiency above the physical limit)
     rate_spread: float | None = None  # the rate's relative uncertainty (95% band of the fit)
+    step_s: float = 0.0  # the simulated training step after each batch
+    main_cpu_s: float | None = None  # the main process's CPU clock over the row
+    given: bool = False  # --sweep: the user's loader exactly as given (kept whatever its rate)
     arrivals_s: tuple[float, ...] = ()  # raw: each batch's arrival, seconds after iter(loader)
     waits_s: tuple[float, ...] = ()  # raw: how long the loop blocked in next() for each batch
 
@@ -90,6 +93,7 @@ class DatasetResult:
     latency_ms: float | None
     cpu_ms: float | None
     nominal: bool
+    off_ms: float | None = None  # per sample off the CPU (sleep, I/O), run-queue time left out
     length: int | None = None
     iterable: bool = False
     batch_bytes: int = 0
@@ -115,7 +119,13 @@ class Recommendation:
     samples_per_s: float
     efficiency: float | None
     reason: str
-    tied_with: int | None = None  # a worker count within the measurements' spread (the fewer are given)
+    tied_with: int | None = None  # a worker count measured within the spread of the recommended one
+    rule: str = "measured"  # measured: the rates separate; model: the input-pipeline model chose among ties
+    predicted_per_s: float | None = None  # the model's samples/s for this setting (CPU clocks, the cores)
+    dataloader: str = (
+        ""  # DataLoader(num_workers=..., prefetch_factor=..., persistent_workers=..., pin_memory=...)
+    )
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from envguard.machine import host
 from envguard.machine.gpu import read_nvml
 from envguard.model import Fingerprints
 from envguard.prefix.probe import PROBE_SCRIPT, interpreter
-from envguard.smoke import rates, readpasses, recordfile, runner, settings, verdicts
+from envguard.smoke import advice, rates, readpasses, recordfile, runner, settings, verdicts
 from envguard.smoke.measured import Measured
 from envguard.smoke.report import (
     PipelineRecords,
@@ -79,7 +79,8 @@ def run_smoke(options: SmokeOptions, progress: bool = False) -> SmokeReport:
         for entry in measured.datasets
     )
     pin = rates.pin_helps(measured.gpu)
-    recs = {d.name: rates.recommend(d, cuda=measured.device == "cuda", pin_measured=pin) for d in datasets}
+    cuda = measured.device == "cuda"
+    recs = {d.name: advice.recommend(d, cuda=cuda, pin_measured=pin, usable=cpus.usable) for d in datasets}
     shm = host.shm_info()
     facts = verdicts.HostFacts(
         cpus=cpus,

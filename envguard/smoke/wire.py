@@ -77,6 +77,7 @@ def _sample_cost(profile: Obj) -> SampleCost:
         wall_ms=profile.opt_number("wall_ms"),
         cpu_ms=profile.opt_number("cpu_ms"),
         samples=profile.opt_integer("samples") or 0,
+        off_ms=profile.opt_number("off_ms"),
     )
 
 
@@ -239,6 +240,7 @@ def measured(out: Obj) -> Measured:
         pipeline_skipped=out.each("pipeline_skipped", skipped_check),
         decode_skipped=out.opt_text("decode_skipped"),
         first_batches=out.optional("record", first_batches),
+        loader_profile=out.optional("loader_profile", _sample_cost),
     )
 
 

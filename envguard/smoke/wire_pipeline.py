@@ -49,6 +49,7 @@ def _loader_settings(given: Obj) -> LoaderSettings:
         prefetch_factor=given.opt_integer("prefetch_factor"),
         worker_init_fn=given.opt_text("worker_init_fn"),
         collate_fn=given.opt_text("collate_fn"),
+        pin_memory=given.flag("pin_memory"),
     )
 
 

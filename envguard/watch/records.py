@@ -91,6 +91,8 @@ class LoaderTotals:
     step_s: float
     startup_s: float
     first_s: float
+    wait_cpu_s: float = 0.0  # the main process's CPU clock inside next() (receiving, or loading at N=0)
+    step_cpu_s: float = 0.0  # ... between two next() calls (the training step, all its threads)
 
     @property
     def loop_s(self) -> float:
@@ -99,6 +101,25 @@ class LoaderTotals:
     @property
     def data_wait_fraction(self) -> float | None:
         return self.wait_s / self.loop_s if self.loop_s > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class FetchTotals:
+    """Batches one process produced for one dataset type (fetch and collate_fn): wall, CPU, run-queue and
+    off-CPU seconds in total, and the first per-batch wall times (their spread). `worker`: a DataLoader
+    worker, whose loop is its parent's (`ppid`); otherwise the loop's own process loaded them
+    (num_workers=0)."""
+
+    pid: int
+    ppid: int
+    worker: bool
+    dataset: str
+    batches: int
+    wall_s: float
+    cpu_s: float
+    delay_s: float
+    walls: tuple[float, ...] = ()
+    off_s: float | None = None  # the fetching thread off the CPU (sleep, I/O): wall - its CPU - run queue
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,5 +167,6 @@ class WatchRun:
     hook: HookStatus
     samples: tuple[Sample, ...]
     loaders: tuple[LoaderTotals, ...] = ()  # the final totals, read after the job exited
+    fetches: tuple[FetchTotals, ...] = ()  # every process's batch production, read after the job exited
     gpu_note: str = ""
     sampler_cpu_s: float = 0.0  # CPU time envguard spent sampling

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from envguard.findings import Finding
+from envguard.pipeline.costs import Pipeline
 from envguard.watch.records import WatchRun
 
 
@@ -13,10 +14,16 @@ from envguard.watch.records import WatchRun
 class Advice:
     """The one change watch recommends: the setting, its new value where it has one, why, and the gain."""
 
-    setting: str  # num_workers | augmentation | storage
+    setting: str  # num_workers | augmentation | storage | keep
     value: int | None
     text: str
-    expected_speedup: float | None  # batches/s after / before, 1.0 or more
+    expected_speedup: float | None  # batches/s after / before, as the input-pipeline model predicts it
+    rule: str = (
+        ""  # the rule that produced it: the model's (in-main, overlap-waits, spare-cores, ...) or disk
+    )
+    dataloader: str = ""  # the whole setting: DataLoader(num_workers=..., prefetch_factor=..., ...)
+    predicted_batches_per_s: float | None = None
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +35,7 @@ class Diagnosis:
     batches_per_s: float | None
     findings: tuple[Finding, ...]
     recommendation: Advice | None
+    pipeline: Pipeline | None = None  # the costs the input-pipeline model judged
 
 
 @dataclass(frozen=True, slots=True)

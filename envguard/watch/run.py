@@ -23,7 +23,7 @@ from envguard.errors import BadInputError, UsageError
 from envguard.machine.host import cpu_info
 from envguard.watch import job
 from envguard.watch.job import Output, Sink
-from envguard.watch.records import HookStatus, LoaderTotals, Sample, WatchRun
+from envguard.watch.records import FetchTotals, HookStatus, LoaderTotals, Sample, WatchRun
 from envguard.watch.roles import label, main_pids
 from envguard.watch.sampler import GpuSampler, Sampler
 from envguard.watch.streams import StreamReader
@@ -182,10 +182,11 @@ def _result(watch: _Watch, options: WatchOptions, started: str, duration: float)
     for thread in watch.pumps:
         thread.join(timeout=2.0)
     loaders: tuple[LoaderTotals, ...] = ()
+    fetches: tuple[FetchTotals, ...] = ()
     hook = HookStatus(state="off")
     if watch.reader is not None:
         watch.reader.poll()
-        loaders = watch.reader.loaders()
+        loaders, fetches = watch.reader.loaders(), watch.reader.fetches()
         errors = tuple(f"pid {pid}: {text}" for pid, text in sorted(watch.reader.errors.items()))
         hook = HookStatus(state="active" if loaders else "no-loader", errors=errors, env=watch.reader.env())
     code = job.exit_status(watch.child.wait()) if watch.child is not None else None
@@ -202,6 +203,7 @@ def _result(watch: _Watch, options: WatchOptions, started: str, duration: float)
         hook=hook,
         samples=tuple(watch.samples),
         loaders=loaders,
+        fetches=fetches,
         gpu_note=watch.gpus.note,
         sampler_cpu_s=round(watch.cpu_s, 4),
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envguard.watch.records import JobEnvironment, LoaderTotals
+from envguard.watch.records import FetchTotals, JobEnvironment, LoaderTotals
 from envguard.watch.wire import HookLine, WireError, parse_line
 
 
@@ -50,6 +50,10 @@ class StreamReader:
 
     def loaders(self) -> tuple[LoaderTotals, ...]:
         return tuple(lt for _pid, line in sorted(self.latest.items()) for lt in line.loaders)
+
+    def fetches(self) -> tuple[FetchTotals, ...]:
+        """Every process's batch production (workers' streams included)."""
+        return tuple(ft for _pid, line in sorted(self.latest.items()) for ft in line.fetches)
 
     def env(self) -> JobEnvironment | None:
         """The job's environment from the first process (by pid) that reported one."""

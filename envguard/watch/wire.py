@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from envguard.watch.records import JobEnvironment, LoaderSettings, LoaderTotals
+from envguard.watch.records import FetchTotals, JobEnvironment, LoaderSettings, LoaderTotals
 
 
 class WireError(ValueError):
@@ -26,6 +26,7 @@ class HookLine:
     error: str
     loaders: tuple[LoaderTotals, ...]
     bad_loaders: int = 0
+    fetches: tuple[FetchTotals, ...] = ()
 
 
 def _int(value: Any) -> int | None:
@@ -81,6 +82,27 @@ def loader(pid: int, rank: int | None, item: Mapping[str, Any]) -> LoaderTotals:
         step_s=float(item["step_s"]),
         startup_s=float(item["startup_s"]),
         first_s=float(item["first_s"]),
+        wait_cpu_s=float(item.get("wait_cpu_s") or 0.0),
+        step_cpu_s=float(item.get("step_cpu_s") or 0.0),
+    )
+
+
+def fetch(pid: int, ppid: int, worker: bool, item: Mapping[str, Any]) -> FetchTotals:
+    """One dataset's batch production in one process; KeyError, TypeError or ValueError when not whole."""
+    walls = item.get("walls") or []
+    if not isinstance(walls, list):
+        raise TypeError("walls is not a list")
+    return FetchTotals(
+        pid=pid,
+        ppid=ppid,
+        worker=worker,
+        dataset=str(item["dataset"]),
+        batches=int(item["batches"]),
+        wall_s=float(item["wall_s"]),
+        cpu_s=float(item["cpu_s"]),
+        delay_s=float(item["delay_s"]),
+        walls=tuple(float(w) for w in walls),
+        off_s=float(item["off_s"]) if item.get("off_s") is not None else None,
     )
 
 
@@ -99,6 +121,13 @@ def parse_line(line: bytes) -> HookLine:
             loaders.append(loader(pid, rank, item))
         except (KeyError, TypeError, ValueError):
             bad += 1
+    fetches: list[FetchTotals] = []
+    ppid, worker = _int(record.get("ppid")) or 0, bool(record.get("worker"))
+    for item in record.get("fetch") or []:
+        try:
+            fetches.append(fetch(pid, ppid, worker, item))
+        except (KeyError, TypeError, ValueError):
+            bad += 1
     return HookLine(
         pid=pid,
         rank=rank,
@@ -106,4 +135,5 @@ def parse_line(line: bytes) -> HookLine:
         error=str(record.get("error") or ""),
         loaders=tuple(loaders),
         bad_loaders=bad,
+        fetches=tuple(fetches),
     )

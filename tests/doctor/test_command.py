@@ -39,7 +39,7 @@ def test_doctor_on_a_healthy_prefix(prefix: Path, capsys: pytest.CaptureFixture[
         "PASS",
         "FAIL",
     )  # FAIL only on a GPU machine with this CPU torch
-    assert found["recommended num_workers"]["status"] == "INFO"
+    assert found["num_workers"]["status"] == "INFO"
     assert isinstance(data["recommended_workers"], int) and data["recommended_workers"] >= 1
     assert all(f["fix"] for f in found.values() if f["status"] != "PASS")
     if not data["facts"]["nvml"]["gpus"]:  # type: ignore[index]
@@ -70,7 +70,7 @@ def test_doctor_checks_the_data_folder(
 def test_doctor_human_and_markdown_output(prefix: Path, capsys: pytest.CaptureFixture[str]) -> None:
     envguard("doctor", str(prefix))
     out = capsys.readouterr().out
-    assert "Checklist" in out and "recommended num_workers" in out and "doctor:" in out
+    assert "Checklist" in out and "num_workers" in out and "doctor:" in out
     envguard("doctor", str(prefix), "--markdown")
     assert capsys.readouterr().out.startswith("| Status | Category | Check |")
 
@@ -139,3 +139,16 @@ def test_doctor_on_a_corrupt_record_gives_the_fix(prefix: Path, capsys: pytest.C
         "reinstall the package whose record is named" in files["fix"] and "remove that file" in files["fix"]
     )
     assert "point SOURCE" not in files["fix"]
+
+
+@pytest.mark.slow
+def test_doctor_names_a_cpu_torch_beside_a_cuda_torchvision(
+    mismatched_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, data = doctor_json(capsys, str(mismatched_env), "--no-hashes")
+    found = checks(data)["torch family"]
+    assert code == 1 and found["status"] == "FAIL", found
+    assert "import torchvision: RuntimeError: operator torchvision::nms does not exist" in found["evidence"]
+    assert "torch 2.13.0+cpu (pip) (cpu), torchvision 0.29.1 (pip) (default wheel)" in found["evidence"]
+    assert f"{mismatched_env}/bin/python -m pip install --index-url" in found["fix"]
+    assert checks(data)["free space: environment"]["status"] in ("PASS", "WARN")

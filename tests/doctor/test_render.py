@@ -38,6 +38,8 @@ def test_json_body_spells_out_the_disk_and_gets_one_schema_version() -> None:
 
 def test_human_and_markdown_views() -> None:
     text = render.human(REPORT)
-    assert text.startswith("envguard doctor: /env; 8 usable CPUs, 0 GPU(s); recommended num_workers=7")
+    assert text.startswith(
+        "envguard doctor: /env; 8 usable CPUs, 0 GPU(s); num_workers at most 7 for loading that computes"
+    )
     assert "doctor: WARN (1 WARN)" in text
     assert render.markdown(REPORT).startswith("| Status | Category | Check | Evidence | What to do |")

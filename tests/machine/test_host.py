@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -85,22 +83,6 @@ def test_shm_path_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     info = host.shm_info()
     assert info.path == str(tmp_path) and info.exists and info.free > 0
     assert not host.shm_info(tmp_path / "absent").exists
-
-
-@pytest.fixture
-def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A real 1 MiB tmpfs (needs root or CAP_SYS_ADMIN; skipped elsewhere)."""
-    mount = tmp_path / "shm"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
 
 
 def test_tiny_tmpfs_is_measured(tiny_tmpfs: Path) -> None:

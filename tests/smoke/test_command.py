@@ -68,9 +68,9 @@ def test_planted_too_few_workers_fails(prefix: Path, capsys: pytest.CaptureFixtu
         capsys, str(prefix), *FAST, "--dataset", f"{PLANTED}:make_slow_reads", "--num-workers", "0"
     )
     finding = by_check(data)["num_workers=0"]
-    assert (
-        code == 1
-        and finding["status"] == "FAIL"
+    assert (  # slow, not wrong: a WARN (FAIL is kept for data or a loader that is wrong)
+        code == 0
+        and finding["status"] == "WARN"
         and "too few workers for this I/O-bound dataset" in finding["evidence"]
     )
     assert "num_workers=2" in finding["fix"]

@@ -189,6 +189,7 @@ PIPELINE: dict[str, Any] = {
             "generator": True,
             "num_workers": 0,
             "persistent_workers": False,
+            "pin_memory": False,
             "prefetch_factor": None,
             "sampler": "RandomSampler",
             "worker_init_fn": None,

@@ -25,29 +25,22 @@ def _check_bounds(watched: Watched) -> None:
         assert rec["expected_speedup"] >= 1.0
 
 
-def test_augmentation_bound_loader_gets_a_worker_count_whose_gain_holds(watch: Watch) -> None:
+def test_augmentation_bound_loader_gets_the_final_worker_count_in_one_step(watch: Watch) -> None:
     """1 worker doing 40 ms of augmentation per batch on a 2-core machine: CPU-bound input, num_workers=2
-    recommended; applying it gives a speed-up within ±25% of the predicted one. Other sessions load this
-    machine's two cores unevenly, so a pair (prediction, applied run) is retried up to 3 times."""
-    attempts = []
-    for _ in range(3):
-        first = watch("--workers", "1", "--batches", "80", *AUGMENT)
-        assert first.code == 0, first.stderr
-        diagnosis = first.diagnosis
-        assert diagnosis["verdict"] == "input-bound", diagnosis["headline"]
-        assert diagnosis["cause"] == "cpu", diagnosis["headline"]
-        rec = diagnosis["recommendation"]
-        assert rec["setting"] == "num_workers" and rec["value"] == 2, rec
-        assert 1.0 < rec["expected_speedup"] <= 2.0  # two workers at most double a CPU-bound producer
-        _check_bounds(first)
-        applied = watch("--workers", str(rec["value"]), "--batches", "120", *AUGMENT)
-        assert applied.code == 0, applied.stderr
-        measured = applied.diagnosis["batches_per_s"] / diagnosis["batches_per_s"]
-        attempts.append((round(measured, 3), rec["expected_speedup"]))
-        if abs(measured / rec["expected_speedup"] - 1) <= 0.25:
-            break
-    measured, predicted = attempts[-1]
-    assert abs(measured / predicted - 1) <= 0.25, f"(measured, predicted) per attempt: {attempts}"
+    recommended with the model's predicted gain and its rule in --json (whether the gain holds when applied
+    is measured by scripts/bench/bench_pipeline_advice.py, not here: no timed assertions in tests)."""
+    first = watch("--workers", "1", "--batches", "80", *AUGMENT)
+    assert first.code == 0, first.stderr
+    diagnosis = first.diagnosis
+    assert diagnosis["verdict"] == "input-bound", diagnosis["headline"]
+    assert diagnosis["cause"] == "cpu", diagnosis["headline"]
+    rec = diagnosis["recommendation"]
+    assert rec["setting"] == "num_workers" and rec["value"] == 2, rec
+    assert rec["rule"] == "spare-cores" and rec["dataloader"].startswith("DataLoader(num_workers=2")
+    assert 1.0 < rec["expected_speedup"] <= 2.0  # two workers at most double a CPU-bound producer
+    costs = diagnosis["pipeline"]["costs"]
+    assert 0.03 <= costs["load_cpu"] <= 0.06  # 4 samples x 10 ms of CPU, on the CPU clock whatever the load
+    _check_bounds(first)
 
 
 def test_sleeping_loader_is_input_bound_on_io(watch: Watch) -> None:
@@ -61,7 +54,7 @@ def test_sleeping_loader_is_input_bound_on_io(watch: Watch) -> None:
     assert diagnosis["data_wait_fraction"] > 0.5
     rec = diagnosis["recommendation"]
     assert rec["setting"] == "num_workers" and rec["value"] > 2
-    assert "workers wait off-CPU" in rec["text"]
+    assert "workers wait off the CPU" in rec["text"] and rec["rule"] == "overlap-waits"
     _check_bounds(watched)
 
 
@@ -108,8 +101,8 @@ def test_cpu_bound_workers_on_every_core_get_cheaper_batches_not_more_workers(wa
     assert diagnosis["verdict"] == "input-bound", diagnosis["headline"]
     assert diagnosis["cause"] == "all-cores-busy", diagnosis["headline"]
     rec = diagnosis["recommendation"]
-    assert rec["setting"] == "augmentation" and rec["expected_speedup"] is None
-    assert "more workers cannot help" in rec["text"] and "DALI" in rec["text"]
+    assert rec["setting"] == "augmentation" and rec["expected_speedup"] == 1.0
+    assert "more workers cannot help" in rec["text"] and "make each batch cheaper" in rec["text"]
 
 
 def test_loading_in_the_main_process_gets_workers(watch: Watch) -> None:

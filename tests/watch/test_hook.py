@@ -119,3 +119,63 @@ def test_torchrun_gives_one_stream_per_rank(tmp_path: Path) -> None:
     assert sorted(lt["rank"] for lt in loaders) == [0, 1]
     assert len({lt["pid"] for lt in loaders}) == 2
     assert all(lt["batches"] == 29 for lt in loaders)
+
+
+WORKERS = """
+import os, time, torch
+from torch.utils.data import DataLoader, Dataset
+
+class Slow(Dataset):
+    def __len__(self):
+        return 96
+
+    def __getitem__(self, i):
+        time.sleep(0.004)  # off the CPU
+        end = time.process_time() + 0.001
+        while time.process_time() < end:  # on it
+            pass
+        return torch.zeros(3)
+
+for batch in DataLoader(Slow(), batch_size=4, num_workers=2):
+    time.sleep(0.002)
+print("MAIN", os.getpid())
+"""
+
+
+def test_workers_report_each_batch_on_the_cpu_clock_and_off_it(tmp_path: Path) -> None:
+    script = tmp_path / "workers.py"
+    script.write_text(WORKERS)
+    folder = tmp_path / "streams"
+    folder.mkdir()
+    done = _hooked(script, folder)
+    assert done.returncode == 0, done.stderr
+    main = int(done.stdout.split()[-1])
+    reader = StreamReader(folder)
+    reader.poll()
+    fetches = reader.fetches()
+    assert len(fetches) == 2 and all(f.worker and f.ppid == main for f in fetches), fetches
+    assert (
+        sum(f.batches for f in fetches) == 24
+    )  # every batch, the last ones too (flushed at the worker's exit)
+    cpu, off = sum(f.cpu_s for f in fetches), sum(f.off_s or 0.0 for f in fetches)
+    assert cpu >= 96 * 0.001 * 0.9
+    # the sleeps stand out however busy the machine is: the run-queue wait is not counted as off the CPU
+    assert 96 * 0.004 <= off <= 96 * 0.004 * 1.5 + 0.1
+    (loader,) = reader.loaders()
+    assert loader.pid == main and 0 <= loader.wait_cpu_s <= loader.wait_s
+    assert 0 <= loader.step_cpu_s <= loader.step_s
+
+
+def test_torch_warnings_keep_their_own_origin(tmp_path: Path) -> None:
+    script = tmp_path / "pinned.py"
+    script.write_text(
+        "import warnings\nfrom torch.utils.data import DataLoader\nwarnings.simplefilter('always')\n"
+        "for b in DataLoader(list(range(8)), batch_size=2, pin_memory=True):\n    pass\n"
+    )
+    folder = tmp_path / "streams"
+    folder.mkdir()
+    done = _hooked(script, folder)
+    assert done.returncode == 0, done.stderr
+    assert "'pin_memory' argument is set as true" in done.stderr
+    assert "torch/utils/data/dataloader.py" in done.stderr
+    assert "sitecustomize" not in done.stderr

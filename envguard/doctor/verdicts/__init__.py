@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from envguard.doctor.records import DoctorFacts
 from envguard.doctor.verdicts.environment import health_findings
+from envguard.doctor.verdicts.family import family_findings, space_findings
 from envguard.doctor.verdicts.gpu import gpu_findings, torch_findings
 from envguard.doctor.verdicts.host import (
     cpu_findings,
@@ -29,4 +30,6 @@ def all_findings(facts: DoctorFacts) -> list[Finding]:
         *shm_findings(facts.shm, workers),
         *disk_findings(facts.disk, facts.shm, facts.latency),
         *health_findings(facts.integrity, facts.integrity_note, facts.integrity_unreadable),
+        *family_findings(facts.family),
+        *space_findings(facts.space),
     ]

@@ -37,14 +37,16 @@ def cpu_findings(cpus: CpuInfo, ranks: int = 1, ranks_source: str = "one process
     out.append(
         Finding(
             "cpu",
-            "recommended num_workers",
+            "num_workers",
             "INFO",
-            f"num_workers={workers} per rank = {cpus.usable} usable CPUs // {ranks} ranks ({ranks_source}) = "
-            f"{share}, "
-            "minus 1 for each rank's main process",
-            f"start with DataLoader(num_workers={workers}, persistent_workers=True, pin_memory=True on GPU); "
-            "I/O-bound data "
-            "can use more workers than cores: measure with `envguard smoke`",
+            f"at most num_workers={workers} per rank for loading that computes = {cpus.usable} usable CPUs "
+            f"// {ranks} ranks ({ranks_source}) = {share}, minus 1 for each rank's main process: the cores "
+            "bound of the input-pipeline model; loading that waits (I/O, sleep) can use more, and a CPU "
+            "training step that keeps every core busy leaves no room for any (doctor does not see your "
+            "pipeline, so this is a ceiling, not the setting)",
+            "the setting for your pipeline comes from the same model with its measured costs: "
+            "`envguard watch -- python train.py` or `envguard smoke ENV --loader train.py:make_loader`; "
+            "pin_memory=True only with a GPU",
         )
     )
     return out

@@ -103,6 +103,7 @@ def settings_of(loader: Any) -> Dict[str, Any]:
         "generator": loader.generator is not None or getattr(sampler, "generator", None) is not None,
         "persistent_workers": bool(loader.persistent_workers),
         "prefetch_factor": loader.prefetch_factor,
+        "pin_memory": bool(loader.pin_memory),
         "worker_init_fn": getattr(loader.worker_init_fn, "__qualname__", None),
         "collate_fn": getattr(loader.collate_fn, "__qualname__", None),
     }

@@ -29,6 +29,8 @@ def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bo
         return True
     if settings.get("loader") and settings.get("sweep") and not blocked:
         _sweep(settings, result, deadline)
+    elif settings.get("loader") and not blocked:  # worker advice from the model needs the per-sample cost
+        _profile(settings, result, deadline)
     # a fresh interpreter costs about what this one took to start (torch's import); two run side by side
     startup = float((result.get("phase_seconds") or {}).get("start-up") or 1.0)
     from .startup import needs as startup_needs
@@ -119,4 +121,18 @@ def _sweep(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) ->
         result["throughput"].extend(sweep.run(settings, half))
     except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
         _record_error(result, "sweep of your loader", exc)
+    _done(settings, result)
+
+
+def _profile(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> None:
+    """--loader without --sweep: the per-sample cost of the loader's dataset, read in one worker (CPU clocks
+    and the off-CPU wait), from which envguard's model advises the workers."""
+    from . import profiling
+
+    _phase(settings, "profiling your dataset")
+    try:
+        left = max(0.0, deadline - time.perf_counter())
+        result["loader_profile"] = profiling.profile(_dataset(settings), max_seconds=min(1.5, 0.15 * left))
+    except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
+        _record_error(result, "profile of your dataset", exc)
     _done(settings, result)

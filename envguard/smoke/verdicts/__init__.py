@@ -68,6 +68,13 @@ def judge(given: Inputs) -> list[Finding]:
     ):  # --loader has its own checks; an unstartable dataset none
         found += determinism.findings(measured.determinism)
     found += _pipeline(measured)
+    found += loader.model_advice(
+        measured.loader_profile,
+        measured.loader.settings if measured.loader else None,
+        given.host.cpus.usable,
+        measured.device == "cuda",
+        options.step_ms,
+    )
     found += _memory(given)  # issue 10: per-worker memory and /dev/shm for every local rank
     found += _throughput(given)
     in_flight = max([r.workers for r in given.recommendations.values() if r] + [options.num_workers or 0])
@@ -95,8 +102,12 @@ def _memory(given: Inputs) -> list[Finding]:
     """Copy-on-read and /dev/shm for the user's workers (the loader's own settings under --loader)."""
     options, record = given.options, given.measured.memory
     settings = given.measured.loader.settings if given.measured.loader else None
-    workers = options.num_workers or (settings.num_workers if settings else 0)
-    workers = workers or recommended_workers(given.host.cpus)
+    # the user's count (0 is a count: nothing crosses /dev/shm), else the loader's, else doctor's default
+    workers = options.num_workers if options.num_workers is not None else None
+    if workers is None and settings is not None and settings.num_workers is not None:
+        workers = settings.num_workers
+    if workers is None:
+        workers = recommended_workers(given.host.cpus)
     batch_size = (settings.batch_size if settings else None) or options.batch_size
     prefetch = (settings.prefetch_factor if settings else None) or 2
     ranks = options.local_ranks

@@ -12,16 +12,17 @@ CATEGORY = "budget"
 
 
 def stopped(stop: Stopped | None) -> list[Finding]:
-    """A WARN when envguard stopped the module at the budget: the other verdicts use what it had by then."""
+    """An INFO when envguard stopped the module at the budget: the measurement could not finish, which says
+    nothing against the data; the other verdicts use what it had by then."""
     if stop is None:
         return []
     return [
         Finding(
             CATEGORY,
             "finished within --budget",
-            "WARN",
-            f"stopped at the budget during {stop.phase or 'start-up'} after "
-            f"{stop.after_s} s (a slow or busy machine); the verdicts below use what was "
+            "INFO",
+            f"the measurement could not finish: stopped at the budget during {stop.phase or 'start-up'} "
+            f"after {stop.after_s} s (a slow or busy machine); the verdicts below use what was "
             "measured by then",
             "give a larger --budget, fewer --workers, or rerun on an idle machine",
         )

@@ -5,9 +5,13 @@ reaching its workers, and (--sweep) its rate per configuration against the one i
 from __future__ import annotations
 
 from envguard.findings import Finding
+from envguard.pipeline import model
+from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
+from envguard.smoke.advice import fastest, spread_of
+from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks, LoaderSettings
 from envguard.smoke.rates import MIN_BATCH_MS
-from envguard.smoke.report import DatasetResult, Recommendation
+from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 
 CATEGORY = "your loader"
 IDENTITY = "identity by index through your collate_fn"
@@ -242,27 +246,97 @@ def sweep(dataset: DatasetResult, rec: Recommendation | None, given: LoaderSetti
         )
     ]
     mine = [r for r in measured if given and r.workers == given.num_workers]
-    if mine and rec.samples_per_s and mine[0].samples_per_s:
-        ratio = rec.samples_per_s / mine[0].samples_per_s
-        if rec.workers != mine[0].workers and ratio >= FASTER:
-            out.append(
-                Finding(
-                    category,
-                    "your loader's configuration",
-                    "WARN",
-                    f"as given ({_given(given)}) it delivers {mine[0].samples_per_s:.0f} samples/s; "
-                    f"num_workers={rec.workers} delivers {rec.samples_per_s:.0f} ({ratio:.1f}x)",
-                    f"DataLoader(..., num_workers={rec.workers})",
-                )
-            )
-        else:
-            out.append(
-                Finding(
-                    category,
-                    "your loader's configuration",
-                    "PASS",
-                    f"as given ({_given(given)}) it delivers {mine[0].samples_per_s:.0f} samples/s, "
-                    f"within {FASTER:.1f}x of the fastest configuration measured",
-                )
-            )
+    top = fastest(dataset)
+    if mine and top is not None and top.samples_per_s and mine[0].samples_per_s:
+        out.append(_as_given(category, given, mine[0], top, rec))
     return out
+
+
+def _as_given(
+    category: str, given: LoaderSettings | None, mine: SweepRow, top: SweepRow, rec: Recommendation
+) -> Finding:
+    """The loader as given against the FASTEST configuration measured (never against the recommended one,
+    which may itself be the slower of two rows a measurement could not tell apart)."""
+    rate, best = mine.samples_per_s or 0.0, top.samples_per_s or 0.0
+    ratio = best / rate if rate else float("inf")
+    check = "your loader's configuration"
+    separated = rate * (1 + spread_of(mine)) < best * (1 - spread_of(top))
+    backed = rec.rule == "model" and rec.workers != mine.workers  # the model chose it among overlapping rows
+    if top.workers != mine.workers and ratio >= FASTER and (separated or backed):
+        return Finding(
+            category,
+            check,
+            "WARN",
+            f"as given ({_given(given)}) it delivers {rate:.0f} samples/s; the fastest configuration "
+            f"measured, num_workers={top.workers}, delivers {best:.0f} ({ratio:.1f}x)",
+            f"{rec.dataloader or f'DataLoader(..., num_workers={rec.workers})'}: {rec.reason}",
+        )
+    if top.workers != mine.workers and ratio >= FASTER:
+        return Finding(
+            category,
+            check,
+            "INFO",
+            f"as given ({_given(given)}) it delivers {rate:.0f} samples/s and num_workers={top.workers} "
+            f"{best:.0f} ({ratio:.1f}x), but their intervals overlap (±{spread_of(mine):.0%}, "
+            f"±{spread_of(top):.0%}): inconclusive",
+            "rerun with a larger --budget (more rounds per configuration) or on a quieter machine",
+        )
+    return Finding(
+        category,
+        check,
+        "PASS",
+        f"as given ({_given(given)}) it delivers {rate:.0f} samples/s, within {FASTER:.1f}x of the fastest "
+        f"configuration measured (num_workers={top.workers}: {best:.0f})",
+    )
+
+
+ALONE_MOST = 4  # without the training step, advise at most this many workers per usable core
+RECEIVE_S = 0.001  # the main process's CPU per batch a worker hands over (IPC, unpickling) when not measured
+
+
+def model_advice(
+    cost: SampleCost | None,
+    given: LoaderSettings | None,
+    usable: int,
+    cuda: bool,
+    step_ms: float | None = None,
+) -> list[Finding]:
+    """--loader without --sweep: the worker advice of the input-pipeline model from the per-sample cost of
+    the loader's dataset (CPU clocks and the off-CPU wait, profiled in one worker), for the loader alone or,
+    with --step-ms, beside a training step of that many milliseconds per batch (as watch measures it)."""
+    if cost is None or given is None or cost.cpu_ms is None or cost.wall_ms is None:
+        return []
+    batch = given.batch_size or 1
+    off = cost.off_ms if cost.off_ms is not None else max(0.0, cost.wall_ms - cost.cpu_ms)
+    delay = max(0.0, cost.wall_ms - cost.cpu_ms - off)  # waiting for a core during the profile
+    pipeline = Pipeline(
+        costs=BatchCosts(
+            load_cpu=cost.cpu_ms * batch / 1000,
+            load_wait=off * batch / 1000,
+            load_delay=delay * batch / 1000,
+            step_wall=(step_ms or 0.0) / 1000,
+            receive_cpu=RECEIVE_S,
+        ),
+        cores=Cores(usable),
+        current=Setting(given.num_workers, given.prefetch_factor, given.persistent_workers, given.pin_memory),
+        accelerator=cuda,
+    )
+    most = ALONE_MOST * max(usable, 1) if step_ms is None else model.MAX_WORKERS
+    advice = model.advise(pipeline, most=most)
+    alone = (
+        "the loader alone delivers" if step_ms is None else f"beside a {step_ms:g} ms step the loop runs at"
+    )
+    evidence = (
+        f"per sample {cost.cpu_ms:g} ms of CPU and {off:g} ms off the CPU (profiled in one worker, "
+        f"{cost.samples} samples), batches of {batch}, {usable} usable cores: as given "
+        f"(num_workers={given.num_workers}) {alone} ~{advice.current_rate * batch:.0f} "
+        f"samples/s; DataLoader({advice.setting.call()}) ~{advice.predicted_rate * batch:.0f} "
+        f"({advice.gain:.2f}x, rule {advice.rule})"
+    )
+    notes = "".join(f"; {note}" for note in advice.notes)
+    fix = (
+        f"DataLoader(..., {advice.setting.call()}){notes}; with your training step the pace may be the "
+        "step's: `envguard watch -- python train.py` gives the setting for the whole loop, "
+        "`--sweep num_workers` measures each count"
+    )
+    return [Finding(f"throughput: {CATEGORY}", "worker advice (model)", "INFO", evidence, fix)]

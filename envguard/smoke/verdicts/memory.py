@@ -139,6 +139,10 @@ def _growing(
     return Finding(CATEGORY, FLAT, "WARN", evidence, COPY_ON_READ_FIX)
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def shm_in_flight(
     record: WorkerMemory | None, shm: ShmInfo, workers: int, ranks: int, batch_size: int, prefetch: int
 ) -> list[Finding]:
@@ -150,7 +154,8 @@ def shm_in_flight(
     batch = sample * batch_size
     needed = ranks * workers * prefetch * batch
     evidence = (
-        f"{ranks} local ranks x {workers} workers x prefetch_factor {prefetch} x {human_bytes(batch)} "
+        f"{_count(ranks, 'local rank')} x {_count(workers, 'worker')} x prefetch_factor {prefetch} x "
+        f"{human_bytes(batch)} "
         f"batches ({batch_size} samples of {human_bytes(sample)}) = {human_bytes(needed)} in flight; "
         f"{shm.path} has {human_bytes(shm.free)} free of {human_bytes(shm.total)}"
     )

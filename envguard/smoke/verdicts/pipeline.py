@@ -108,6 +108,10 @@ def _fields_changed(first: Samples, second: Samples) -> tuple[int, int, list[str
     return moved, changed, [name for name, _ in names.most_common()]
 
 
+# the in-environment module's word for a fresh interpreter it stopped at the budget
+TIMED_OUT = "no answer within the budget"
+
+
 def cross_process(record: CrossProcess | None) -> list[Finding]:
     """Same order and per-index content in interpreters that differ only in PYTHONHASHSEED."""
     if record is None:
@@ -117,6 +121,17 @@ def cross_process(record: CrossProcess | None) -> list[Finding]:
     runs = record.runs
     first, second = runs.get(seeds[0], NOTHING), runs.get(seeds[1], NOTHING)
     errors = [f"PYTHONHASHSEED={s}: {r.error}" for s, r in runs.items() if r.error is not None]
+    if errors and all(r.error == TIMED_OUT for r in runs.values() if r.error is not None):
+        return [  # the measurement could not finish: nothing is known about the dataset
+            Finding(
+                category,
+                check,
+                "INFO",
+                "not judged: the fresh interpreters did not answer within the --budget (each imports torch "
+                "and reads the first samples; a busy machine slows both)",
+                "give a larger --budget (e.g. --budget 60) to run this check",
+            )
+        ]
     if errors:
         return [
             Finding(

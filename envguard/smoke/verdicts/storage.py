@@ -7,13 +7,15 @@ from envguard.findings import Finding, Status
 from envguard.machine.coldread import HDD_MS
 from envguard.output import human_bytes
 from envguard.smoke.rates import LOADER_FLOOR_MS
-from envguard.smoke.readpasses import Pass, StorageResult
+from envguard.smoke.readpasses import MIN_FIGURE_FILES, Pass, StorageResult
 from envguard.smoke.report import DatasetResult, Recommendation
 
 CATEGORY = "storage"
 NVME_MS = 0.3  # a cold first read faster than this: NVMe-class (or a VM disk the host caches)
 SSD_MS = 1.5
 TIGHT = 0.5  # a dataset above this share of the available RAM fits in the page cache only just
+OTHERS_SHARE = 0.2  # other processes reading more than this share of our cold bytes: contention
+IOWAIT = 0.1  # the host in iowait this share of the time: contention
 
 
 def _rate(p: Pass) -> str:
@@ -42,7 +44,38 @@ def read_speed(result: StorageResult) -> Finding:
             + (", posix_fadvise unavailable" if result.method == "none" else ", the drop did not take")
             + "): the figures are warm"
         )
-    return Finding(CATEGORY, "read speed cold vs warm", "INFO", evidence)
+    wanted = min(MIN_FIGURE_FILES, result.files_total)
+    if rnd is not None and rnd.files < wanted:
+        evidence += (
+            f"; the random cold pass read {rnd.files} of {result.files_total} files in its time: too few to "
+            "be a figure (a larger --budget reads more)"
+        )
+    busy = _contention(result)
+    return Finding(
+        CATEGORY,
+        "read speed cold vs warm",
+        "WARN" if busy else "INFO",
+        evidence + busy,
+        "rerun when the disk is quiet: these cold figures are lower bounds" if busy else "",
+    )
+
+
+def _contention(result: StorageResult) -> str:
+    """'' on a quiet disk; else what else used it while the cold passes ran (other processes' reads,
+    iowait)."""
+    busy = result.contention
+    if busy is None:
+        return ""
+    own = sum(p.bytes for p in result.passes if p.cold)
+    others = busy.others_read_bytes or 0
+    words = []
+    if others > max(OTHERS_SHARE * own, 1e6):
+        words.append(f"other processes read {human_bytes(others)} ({busy.others_mb_per_s or 0:.1f} MB/s)")
+    if busy.iowait is not None and busy.iowait >= IOWAIT:
+        words.append(f"iowait {busy.iowait:.0%}")
+    if not words:
+        return ""
+    return f"; measured under contention over {busy.seconds:.1f} s: {', '.join(words)}"
 
 
 def disk_class(result: StorageResult) -> Finding:

@@ -2,11 +2,14 @@
 
 It runs under the watched job's own interpreter, so it is standalone: stdlib only, Python 3.8 syntax. It
 chains to any other sitecustomize on the path, then waits for `torch.utils.data.dataloader` to be imported and
-wraps `_BaseDataLoaderIter.__next__` to time, per loader, the wait inside next() against the time between
-calls. Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl
-(read back by envguard/watch/wire.py: a field changed here changes there too). Any failure of its own
-disables it and is written to the stream; it never raises into the user's script. `attach` and `detach` do
-the same inside envguard's own process, for the notebook's %%envguard_watch.
+wraps the iterators' `_next_data` to time, per loader, the wait inside next() against the time between calls,
+on the wall clock and the process's CPU clock; and the dataset fetchers' `fetch` to time producing each batch
+(wall, CPU, run-queue delay) in whichever process loads it: a DataLoader worker writes a stream of its own.
+Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl (read back
+by envguard/watch/wire.py: a field changed here changes there too). Its wrappers sit below torch's frames
+that warn (`DataLoader._get_iterator`, `_next_data`), so torch's warnings keep their real origin. Any failure
+of its own disables it and is written to the stream; it never raises into the user's script. `attach` and
+`detach` do the same inside envguard's own process, for the notebook's %%envguard_watch.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 DIR_ENV = "ENVGUARD_WATCH_DIR"
 FLUSH_ENV = "ENVGUARD_WATCH_FLUSH"
 TARGET = "torch.utils.data.dataloader"
 HERE = os.path.dirname(os.path.abspath(__file__))
+WALLS_KEPT = 256  # per-batch loading times kept per dataset (their spread: how bursty loading is)
+SCHEDSTAT = "/proc/thread-self/schedstat"
 
 
 class _State:
@@ -40,9 +45,53 @@ class _State:
         self.patched = False
         self.last_flush = 0.0
         self.env = {}  # type: Dict[Any, Any]
+        self.fetches = {}  # type: Dict[Any, Any]
+        self.worker = False
         self.at_exit = True  # a watched job flushes at exit; an in-process watch (attach) at detach
         self.finder = None  # type: Any
-        self.restore = None  # type: Any
+        # (owner, attribute, original) of each wrapped torch attribute, put back by detach
+        self.restore: List[Any] = []
+
+    def here(self) -> None:
+        """In a forked DataLoader worker: start this process's own stream (the parent's totals are not
+        ours)."""
+        if os.getpid() == self.pid:
+            return
+        self.pid = os.getpid()
+        self.path = os.path.join(self.folder, "%d.jsonl" % self.pid)
+        self.loaders, self.by_loader, self.fetches = {}, {}, {}
+        self.last_flush, self.worker = 0.0, True
+        try:  # a worker ends through multiprocessing's exit, which runs its finalizers, not atexit
+            import multiprocessing.util
+
+            multiprocessing.util.Finalize(None, _at_exit, args=(self,), exitpriority=100)
+        except Exception:
+            pass
+
+    def fetched(self, dataset: Any, wall: float, cpu: float, delay: float, off: float) -> None:
+        """One batch produced (fetch + collate) in this process: its wall, CPU (the process's), run-queue and
+        off-CPU (the fetching thread's) seconds."""
+        self.here()
+        name = type(dataset).__name__
+        totals = self.fetches.get(name)
+        if totals is None:
+            totals = self.fetches[name] = {
+                "dataset": name,
+                "batches": 0,
+                "wall_s": 0.0,
+                "cpu_s": 0.0,
+                "delay_s": 0.0,
+                "off_s": 0.0,
+                "walls": [],
+            }
+        totals["batches"] += 1
+        totals["wall_s"] += wall
+        totals["cpu_s"] += cpu
+        totals["delay_s"] += delay
+        totals["off_s"] += off
+        if len(totals["walls"]) < WALLS_KEPT:
+            totals["walls"].append(round(wall, 6))
+        self.flush()
 
     def loader_stats(self, loader: Any) -> Dict[str, Any]:
         key = id(loader)
@@ -55,6 +104,8 @@ class _State:
                 "epochs": 0,
                 "wait_s": 0.0,
                 "step_s": 0.0,
+                "wait_cpu_s": 0.0,
+                "step_cpu_s": 0.0,
                 "startup_s": 0.0,
                 "first_s": 0.0,
             }
@@ -72,6 +123,9 @@ class _State:
             "env": self.env,
             "error": self.error,
             "loaders": [self.loaders[k] for k in sorted(self.loaders)],
+            "ppid": os.getppid(),
+            "worker": self.worker,
+            "fetch": [self.fetches[k] for k in sorted(self.fetches)],
         }
 
     def flush(self, force: bool = False) -> None:
@@ -123,38 +177,87 @@ def _environment() -> Dict[str, Any]:
     }
 
 
-def _wrap(state: _State, base: Any) -> None:
-    original_init = base.__init__
-    original_next = base.__next__
-    state.restore = (base, original_init, original_next)
+def _sched() -> Any:
+    """(CPU seconds, run-queue seconds) of this thread so far (/proc/thread-self/schedstat), None where
+    unreadable: the rest of a span's wall time is what the thread spent off the CPU (sleep, I/O)."""
+    try:
+        with open(SCHEDSTAT) as handle:
+            fields = handle.read().split()
+        return int(fields[0]) / 1e9, int(fields[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
 
-    def __init__(self, loader, *args, **kwargs):  # type: ignore[no-untyped-def]
-        original_init(self, loader, *args, **kwargs)
+
+def _wrap(state: _State, module: Any) -> None:
+    """Stats per loader from `DataLoader._get_iterator`; timing in each iterator class's `_next_data`."""
+    loader_class = module.DataLoader
+    original_get = loader_class._get_iterator
+
+    def _get_iterator(self):  # type: ignore[no-untyped-def]
+        iterator = original_get(self)
         if not state.error:
             try:
-                self._envguard_stats = state.loader_stats(loader)
-                self._envguard_last = None
+                iterator._envguard_stats = state.loader_stats(self)
+                iterator._envguard_last = None
             except Exception as exc:
                 state.fail("DataLoader iterator setup", exc)
+        return iterator
 
-    def __next__(self):  # type: ignore[no-untyped-def]
+    state.restore.append((loader_class, "_get_iterator", original_get))
+    loader_class._get_iterator = _get_iterator
+    for name in ("_SingleProcessDataLoaderIter", "_MultiProcessingDataLoaderIter"):
+        _wrap_next(state, getattr(module, name))
+
+
+def _wrap_next(state: _State, iterator_class: Any) -> None:
+    original_next = iterator_class._next_data
+
+    def _next_data(self):  # type: ignore[no-untyped-def]
         if state.error:
             return original_next(self)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         try:
             batch = original_next(self)
         except StopIteration:
-            _count(state, self, start, time.perf_counter(), done=True)
+            _count(state, self, start, cpu, done=True)
             raise
-        _count(state, self, start, time.perf_counter(), done=False)
+        _count(state, self, start, cpu, done=False)
         return batch
 
-    base.__init__ = __init__
-    base.__next__ = __next__
+    state.restore.append((iterator_class, "_next_data", original_next))
+    iterator_class._next_data = _next_data
 
 
-def _count(state: _State, iterator: Any, start: float, end: float, done: bool) -> None:
+def _wrap_fetch(state: _State, fetch_module: Any) -> None:
+    """Time producing each batch (the dataset reads and collate_fn) in the process that loads it."""
+    for name in ("_MapDatasetFetcher", "_IterableDatasetFetcher"):
+        fetcher = getattr(fetch_module, name)
+        original = fetcher.fetch
+
+        def fetch(self, possibly_batched_index, _original=original):  # type: ignore[no-untyped-def]
+            if state.error:
+                return _original(self, possibly_batched_index)
+            wall, cpu, sched = time.perf_counter(), time.process_time(), _sched()
+            data = _original(self, possibly_batched_index)
+            try:
+                wall, cpu, after = time.perf_counter() - wall, time.process_time() - cpu, _sched()
+                if sched is None or after is None:
+                    delay, off = 0.0, max(0.0, wall - cpu)
+                else:
+                    delay = after[1] - sched[1]
+                    off = max(0.0, wall - (after[0] - sched[0]) - delay)
+                state.fetched(self.dataset, wall, cpu, delay, off)
+            except Exception as exc:
+                state.fail("DataLoader fetch timing", exc)
+            return data
+
+        state.restore.append((fetcher, "fetch", original))
+        fetcher.fetch = fetch
+
+
+def _count(state: _State, iterator: Any, start: float, cpu: float, done: bool) -> None:
     try:
+        end, cpu_end = time.perf_counter(), time.process_time()
         stats = iterator.__dict__.get("_envguard_stats")
         if stats is None:
             return
@@ -171,8 +274,10 @@ def _count(state: _State, iterator: Any, start: float, end: float, done: bool) -
         else:
             stats["batches"] += 1
             stats["wait_s"] += end - start
-            stats["step_s"] += start - last
-        iterator._envguard_last = end
+            stats["step_s"] += start - last[0]
+            stats["wait_cpu_s"] += cpu_end - cpu
+            stats["step_cpu_s"] += cpu - last[1]
+        iterator._envguard_last = (end, cpu_end)
         state.flush()
     except Exception as exc:
         state.fail("DataLoader timing", exc)
@@ -205,7 +310,8 @@ class _Finder(importlib.abc.MetaPathFinder):
 
 def _patch(state: _State, module: Any) -> None:
     try:
-        _wrap(state, module._BaseDataLoaderIter)
+        _wrap(state, module)
+        _wrap_fetch(state, module._utils.fetch)
         state.patched = True
         if state.at_exit:
             atexit.register(_at_exit, state)
@@ -215,7 +321,7 @@ def _patch(state: _State, module: Any) -> None:
 
 def _at_exit(state: _State) -> None:
     try:
-        if state.loaders or state.error:  # a process that never iterated a loader has nothing to say
+        if state.loaders or state.fetches or state.error:  # a process that never loaded has nothing to say
             state.flush(force=True)
     except Exception:
         pass
@@ -268,14 +374,13 @@ def attach(folder: str) -> _State:
 
 
 def detach(state: _State) -> None:
-    """Stop timing: the loaders' totals are flushed and torch's iterator is as it was."""
+    """Stop timing: the loaders' totals are flushed and torch's classes are as they were."""
     if state.finder is not None and state.finder in sys.meta_path:
         sys.meta_path.remove(state.finder)
-    if state.restore is not None:
-        base, original_init, original_next = state.restore
-        base.__init__ = original_init
-        base.__next__ = original_next
-    if state.loaders or state.error:
+    for owner, name, original in reversed(state.restore):
+        setattr(owner, name, original)
+    state.restore = []
+    if state.loaders or state.fetches or state.error:
         state.flush(force=True)
 
 

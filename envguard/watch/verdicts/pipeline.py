@@ -1,25 +1,43 @@
 """Watch's verdict on the input pipeline (pure, over the run's Summary): is the loop waiting for data, why
-(workers computing, all cores busy, the disk, latency, loading in the main process) and what to change, with
-the expected gain.
+(loading in the main process, workers computing or waiting, all cores busy, the disk, a step competing with
+loading for the cores) and what to change, with the expected gain.
 
-Throughput model (../shared/reference/dataloader.md): the loop runs at min(consumer, producer) where the
-consumer rate is 1 / step time and the producer rate is what the loaders deliver. CPU-bound workers deliver in
-proportion to the cores they get; latency-bound workers (sleeping on I/O) in proportion to their number.
+The setting and its gain come from the one input-pipeline model (envguard.pipeline.model) that smoke and
+doctor ask too, fed with what the hook measured per batch (loading CPU and off-CPU wait in the processes that
+load, the step's CPU and wall time, the main process's receive CPU) and the cores the process samples saw.
+Only the disk is judged here first: workers waiting on I/O with the disk busy need storage, not workers.
 """
 
 from __future__ import annotations
 
-import math
-
 from envguard.findings import Finding
+from envguard.pipeline import model
 from envguard.watch.records import LoaderTotals
 from envguard.watch.result import Advice, Diagnosis
-from envguard.watch.summary import Figures, Summary
+from envguard.watch.summary import Figures, Summary, pipeline_of
 
 INPUT_BOUND = 0.10  # data wait at or above this share of the loop: the input pipeline is the bottleneck
-CPU_BOUND = 60.0  # mean worker CPU (percent of a core) at or above which workers are computing, not waiting
 MIN_BATCHES = 20
 MIN_LOOP_S = 2.0
+CAUSES = {  # the model's rule -> the cause watch names
+    "in-main": "in-main",
+    "spare-cores": "cpu",
+    "overlap-waits": "latency",
+    "fewer-workers": "too-many-workers",
+    "cores-busy": "all-cores-busy",
+    "compete": "compete",
+    "keep": "step",
+}
+LABELS = {
+    "cpu": "CPU-bound workers",
+    "all-cores-busy": "CPU-bound, all cores busy",
+    "io": "I/O-bound (disk)",
+    "latency": "I/O/latency-bound workers",
+    "in-main": "loading in the main process",
+    "compete": "loading competes with the step",
+    "too-many-workers": "more workers than the cores hold",
+    "step": "bounded by the step",
+}
 
 
 def _cores(value: float) -> str:
@@ -32,112 +50,56 @@ def _workers_text(fig: Figures) -> str:
     return f"{fig.workers} worker{'s' if fig.workers != 1 else ''} at {fig.worker_cpu:.0f}% CPU"
 
 
-def fair_share_speedup(n: int, k: int, share: float, main: float, others: float, cores: int) -> float:
-    """Speed-up of CPU-bound workers from n to k when the scheduler shares `cores` fairly between every
-    runnable entity: k workers, the main process (`main` cores) and the other load. `share` is the core each
-    of the n workers got; where it was below a full core, the other load is what explains it (C / share - n -
-    main)."""
-    if n <= 0 or share <= 0:
-        return 1.0
-    if share < 0.95:
-        others = max(others, cores / share - n - main)
-    share_k = min(1.0, cores / (k + main + others))
-    return (k * share_k) / (n * min(share, 1.0))
-
-
-def _reads(fig: Figures) -> str:
-    """Busy workers that also read a lot spend their CPU on reading and decoding, not only on augmenting."""
-    if fig.disk_read < 50e6:
-        return ""
-    return (
-        f"; the workers also read {fig.disk_read / 1e6:.0f} MB/s from disk: smaller or pre-decoded files cut "
-        "that CPU too"
-    )
-
-
-def _cpu_bound(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Advice | None]:
-    """Workers computing: more of them while the job leaves cores unused; else make each batch cheaper."""
-    n = loader.settings.workers
-    producer = loader.batches / loader.loop_s
-    consumer = loader.batches / loader.step_s if loader.step_s > 0 else math.inf
-    spare = usable - fig.job_cores  # cores the job leaves unused
-    others = max(0.0, fig.busy_cores - fig.job_cores)
-    share = (fig.worker_cpu or 0.0) / 100
-    k = min(usable, n + max(1, round(spare))) if n < usable else n
-    needed = math.ceil(n * consumer / producer) if math.isfinite(consumer) else k
-    k = max(n, min(k, needed))
-    speedup = min(fair_share_speedup(n, k, share, fig.main_cores, others, usable), consumer / producer)
-    if k <= n or speedup < 1.1:
-        why = (
-            f"the job uses {_cores(fig.job_cores)} and other processes {_cores(others)} of {usable} cores"
-            if others >= 0.5
-            else f"the job already uses {_cores(fig.job_cores)} of {usable} cores"
-        )
-        return "all-cores-busy", Advice(
-            "augmentation",
-            None,
-            f"{why}: more workers cannot help; make each batch cheaper (vectorise the augmentation, run it "
-            "on "
-            f"the GPU with torchvision.transforms.v2 or DALI, cache decoded samples){_reads(fig)}",
-            None,
-        )
-    busy = f"; other processes use {_cores(others)} cores" if others >= 0.25 else ""
+def _disk(loader: LoaderTotals, fig: Figures) -> Advice | None:
+    """Workers mostly off the CPU while the disk is busy (iowait, D state): storage, not more workers."""
+    if loader.settings.workers == 0 or not ((fig.iowait or 0.0) >= 10.0 or fig.dstate >= 0.2):
+        return None
     text = (
-        f"num_workers={k} (from {n}): {_cores(spare)} of {usable} cores unused by the job{busy}; expected "
-        f"~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} batches/s)"
+        f"the disk: iowait {fig.iowait or 0:.0f}%, workers in D state {fig.dstate:.0%} of samples, reads "
+        f"{fig.disk_read / 1e6:.1f} MB/s (peak {fig.disk_peak / 1e6:.1f}); move the data to local SSD or "
+        "tmpfs, pack small files into larger shards; add workers only if the disk has headroom"
     )
-    return "cpu", Advice("num_workers", k, text, round(speedup, 3))
+    return Advice("storage", None, text, None, rule="disk")
 
 
-def _waiting(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Advice | None]:
-    """Workers mostly off the CPU: the disk (iowait, D state) or latency (remote storage, sleeps)."""
-    n = max(1, loader.settings.workers)
-    producer = loader.batches / loader.loop_s
-    consumer = loader.batches / loader.step_s if loader.step_s > 0 else math.inf
-    disk = (fig.iowait or 0.0) >= 10.0 or fig.dstate >= 0.2
-    if disk:
-        text = (
-            f"the disk: iowait {fig.iowait or 0:.0f}%, workers in D state {fig.dstate:.0%} of samples, reads "
-            f"{fig.disk_read / 1e6:.1f} MB/s (peak {fig.disk_peak / 1e6:.1f}); move the data to local SSD or "
-            "tmpfs, pack small files into larger shards; add workers only if the disk has headroom"
-        )
-        return "io", Advice("storage", None, text, None)
-    ratio = consumer / producer if math.isfinite(consumer) else 2.0
-    cpu_room = usable / fig.job_cores if fig.job_cores > 0 else ratio
-    k = max(n + 1, math.ceil(n * min(ratio, cpu_room, 4.0)))
-    speedup = max(1.0, min(k / n, ratio, cpu_room))
-    text = (
-        f"num_workers={k} (from {n}): workers wait off-CPU ({fig.worker_cpu or 0:.0f}% CPU, no iowait), so "
-        "more "
-        f"of them overlap the waits; expected ~{speedup:.2f}x ({producer:.1f} -> {producer * speedup:.1f} "
-        "batches/s); also: local SSD/tmpfs or larger files if the data is remote"
+def _advice(summary: Summary) -> tuple[str, Advice | None]:
+    """(cause, advice) from the model, or the disk rule."""
+    loader = summary.loader
+    assert loader is not None
+    disk = _disk(loader, summary.figures)
+    if disk is not None:
+        return "io", disk
+    pipeline = pipeline_of(summary)
+    if pipeline is None:
+        return "step", None
+    advice = model.advise(pipeline)
+    now, new = advice.current.num_workers, advice.setting.num_workers
+    if new != now:
+        text = f"num_workers={new} (from {now}): {advice.reason}"
+        setting, value = "num_workers", new
+    elif advice.rule == "cores-busy":
+        text, setting, value = advice.reason, "augmentation", None
+    else:
+        text, setting, value = advice.reason, "keep", None
+    if advice.changed:
+        text += f"; DataLoader({advice.setting.call()}); expected ~{advice.gain:.2f}x"
+        text += f" ({advice.current_rate:.1f} -> {advice.predicted_rate:.1f} batches/s)"
+    notes = "".join(f"; {note}" for note in advice.notes)
+    return CAUSES[advice.rule], Advice(
+        setting,
+        value,
+        text + notes,
+        advice.gain,
+        rule=advice.rule,
+        dataloader=f"DataLoader({advice.setting.call()})",
+        predicted_batches_per_s=advice.predicted_rate,
+        notes=advice.notes,
     )
-    return "latency", Advice("num_workers", k, text, round(speedup, 3))
-
-
-def _in_main(loader: LoaderTotals, fig: Figures, usable: int) -> tuple[str, Advice | None]:
-    """num_workers=0: the main process loads between steps; workers run loading alongside the step."""
-    per_batch, step = loader.wait_s / loader.batches, loader.step_s / loader.batches
-    k = max(1, min(usable - 1 if usable > 1 else 1, math.ceil(per_batch / step) if step > 0 else usable))
-    rate_now = 1 / (per_batch + step)
-    rate_new = min(1 / step if step > 0 else math.inf, k / per_batch)
-    speedup = max(1.0, rate_new / rate_now)
-    text = (
-        f"num_workers={k} (from 0): the main process spends {per_batch * 1e3:.1f} ms per batch loading "
-        f"between {step * 1e3:.1f} ms steps; expected ~{speedup:.2f}x"
-    )
-    return "in-main", Advice("num_workers", k, text, round(speedup, 3))
 
 
 def _input(summary: Summary, loader: LoaderTotals, fraction: float) -> Diagnosis:
     fig, usable = summary.figures, summary.usable_cpus
-    n = loader.settings.workers
-    if n == 0:
-        cause, advice = _in_main(loader, fig, usable)
-    elif (fig.worker_cpu or 0.0) >= CPU_BOUND or fig.runnable >= 0.5:
-        cause, advice = _cpu_bound(loader, fig, usable)
-    else:
-        cause, advice = _waiting(loader, fig, usable)
+    cause, advice = _advice(summary)
     idle = max(0.0, usable - fig.busy_cores)
     headline = (
         f"input-bound: the loop waits for data {fraction:.0%} of the time; {_workers_text(fig)}; "
@@ -148,21 +110,23 @@ def _input(summary: Summary, loader: LoaderTotals, fraction: float) -> Diagnosis
         f"({loader.batches / loader.loop_s:.1f}/s); {_workers_text(fig)}; job {_cores(fig.job_cores)} cores, "
         f"host {_cores(fig.busy_cores)} of {fig.cores} busy; iowait {fig.iowait or 0:.0f}%"
     )
-    label = {
-        "cpu": "CPU-bound workers",
-        "all-cores-busy": "CPU-bound, all cores busy",
-        "io": "I/O-bound (disk)",
-        "latency": "I/O/latency-bound workers",
-        "in-main": "loading in the main process",
-    }[cause]
     finding = Finding(
         "input pipeline",
-        f"input-bound: {label}",
+        f"input-bound: {LABELS[cause]}",
         "FAIL" if fraction >= 0.3 else "WARN",
         evidence,
         advice.text if advice else "",
     )
-    return Diagnosis("input-bound", cause, headline, round(fraction, 4), _rate(loader), (finding,), advice)
+    return Diagnosis(
+        "input-bound",
+        cause,
+        headline,
+        round(fraction, 4),
+        _rate(loader),
+        (finding,),
+        advice,
+        pipeline_of(summary),
+    )
 
 
 def _rate(loader: LoaderTotals) -> float | None:

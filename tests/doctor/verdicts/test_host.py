@@ -16,7 +16,9 @@ def test_cpu_quota_and_recommendation() -> None:
     found = host.cpu_findings(limited)
     assert found[0].status == "WARN" and "torch.set_num_threads(4)" in found[0].fix
     assert (
-        found[1].check == "recommended num_workers" and "num_workers=3" in found[1].evidence and found[1].fix
+        found[1].check == "num_workers"
+        and "at most num_workers=3 per rank" in found[1].evidence
+        and found[1].fix
     )
     assert host.cpu_findings(cpus(64))[0].status == "PASS"
 

@@ -14,7 +14,7 @@ from envguard_smoke import sweep as loader_sweep
 from envguard_smoke import user_loader
 
 from envguard.findings import Finding
-from envguard.smoke import rates, wire
+from envguard.smoke import advice, rates, wire
 from envguard.smoke.measured_pipeline import LoaderChecks, LoaderSettings
 from envguard.smoke.report import DatasetResult
 from envguard.smoke.verdicts import loader
@@ -187,7 +187,7 @@ def test_overhead_bound_loader_claims_no_ideal() -> None:
     _entries, (dataset,) = swept("overhead_bound_loader", ["num_workers"], [0, 2])
     assert dataset.latency_ms is None and all(r.efficiency is None and not r.unreliable for r in dataset.rows)
     assert all(r.samples_per_s for r in dataset.rows)  # rates are still reported
-    rec = rates.recommend(dataset, cuda=False)
+    rec = advice.recommend(dataset, cuda=False)
     given = LoaderSettings(
         num_workers=1,
         batch_size=16,

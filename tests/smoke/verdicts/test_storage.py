@@ -153,3 +153,31 @@ def test_decode_skipped_with_one_line_when_there_is_nothing_to_decode(
     decode = by_check(data)["decode"]
     assert decode["status"] == "INFO" and decode["evidence"].startswith("--decode skipped: no image files")
     assert data["datasets"][0]["length"] == 100  # the raw reads were still timed
+
+
+def test_contention_and_a_pass_too_short_to_be_a_figure_are_named(
+    tmp_path: Path, data_files: DataFiles
+) -> None:
+    """issue 27: cold random reads of 2.5 MB/s over 112 of 2,000 files under other I/O, 168-175 MB/s at a
+    quiet moment, with no word about the contention. The real passes over real files, then the record as it
+    reads under another process's reads and iowait."""
+    data_files(tmp_path / "data", count=300)
+    result = readpasses.measure(tmp_path / "data", budget_s=10)
+    assert result.contention is not None and result.contention.seconds > 0
+    rnd = result.pass_for("random", True)
+    assert rnd is not None
+    short = dataclasses.replace(
+        result,
+        files_total=2000,
+        passes=tuple(dataclasses.replace(p, files=112) if p is rnd else p for p in result.passes),
+        contention=readpasses.IoContention(seconds=2.0, others_read_bytes=400_000_000, iowait=0.35),
+    )
+    found = storage.read_speed(short)
+    assert found.status == "WARN" and "these cold figures are lower bounds" in found.fix
+    assert "the random cold pass read 112 of 2000 files in its time: too few to be a figure" in found.evidence
+    assert (
+        "measured under contention over 2.0 s: other processes read 381.5 MiB (200.0 MB/s), iowait 35%"
+        in (found.evidence)
+    )
+    quiet = dataclasses.replace(result, contention=readpasses.IoContention(2.0, 0, 0.0))
+    assert "contention" not in storage.read_speed(quiet).evidence

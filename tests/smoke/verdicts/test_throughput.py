@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from envguard.smoke import rates
+from envguard.smoke import advice
 from envguard.smoke.envguard_smoke.datasets import CPUBound
 from envguard.smoke.envguard_smoke.timing import measure
 from envguard.smoke.report import DatasetResult, SweepRow
@@ -21,26 +21,29 @@ BATCH = 32
 
 def test_recommendation_and_efficiency_verdict(io_entry: Entry, summarize: Summarize) -> None:
     summary = summarize(io_entry({0: 95.0, 2: 190.0}))
-    rec = rates.recommend(summary, cuda=False)
+    rec = advice.recommend(summary, cuda=False)
     found = throughput.efficiency(summary, rec, 2)
     assert found[0].status == "PASS" and "N=2: 190/s = 0.95" in found[0].evidence
 
 
-def test_inefficient_loader_fails_unless_the_machine_was_busy(io_entry: Entry, summarize: Summarize) -> None:
+def test_an_inefficient_loader_warns_and_says_whose_fault(io_entry: Entry, summarize: Summarize) -> None:
+    """Slow is not wrong: a WARN, never a FAIL (issue 27: the same dataset flipped FAIL/PASS under load);
+    the fix says whether the loader or a busy machine is to blame."""
     entry = io_entry({0: 95.0, 2: 100.0})
     summary = summarize(entry)
-    assert throughput.efficiency(summary, rates.recommend(summary, cuda=False), 2)[0].status == "FAIL"
+    quiet = throughput.efficiency(summary, advice.recommend(summary, cuda=False), 2)[0]
+    assert quiet.status == "WARN" and "workers lose time" in quiet.fix
     entry["rows"][1]["others_cpu_fraction"] = 0.6
     busy = summarize(entry)
-    finding = throughput.efficiency(busy, rates.recommend(busy, cuda=False), 2)[0]
+    finding = throughput.efficiency(busy, advice.recommend(busy, cuda=False), 2)[0]
     assert finding.status == "WARN" and "other processes used 60%" in finding.evidence
 
 
 def test_too_few_workers_verdict(io_entry: Entry, summarize: Summarize) -> None:
     summary = summarize(io_entry({0: 95.0, 2: 190.0}, nominal=False))
-    rec = rates.recommend(summary, cuda=False)
+    rec = advice.recommend(summary, cuda=False)
     mine = throughput.your_workers(summary, rec, 0)
-    assert mine[0].status == "FAIL" and "too few workers for this I/O-bound dataset" in mine[0].evidence
+    assert mine[0].status == "WARN" and "too few workers for this I/O-bound dataset" in mine[0].evidence
     assert "num_workers=2" in mine[0].fix
     assert throughput.your_workers(summary, rec, 2)[0].status == "PASS"
     assert throughput.your_workers(summary, rec, 3)[0].status == "INFO"  # not measured
@@ -68,7 +71,7 @@ def test_unreliable_and_briefly_measured_rows_are_named(
     io_entry: Entry, summarize: Summarize, staircase: Callable[..., list[float]]
 ) -> None:
     summary = summarize(io_entry({0: 95.0, 1: 112.0, 2: 190.0}))
-    found = throughput.efficiency(summary, rates.recommend(summary, cuda=False), 2)
+    found = throughput.efficiency(summary, advice.recommend(summary, cuda=False), 2)
     assert not any("1.12" in f.evidence for f in found if f.check == "loader efficiency")
     unreliable = [f for f in found if f.check == "unreliable measurement"]
     assert unreliable and unreliable[0].status == "WARN" and "num_workers=1" in unreliable[0].evidence
@@ -79,7 +82,7 @@ def test_unreliable_and_briefly_measured_rows_are_named(
     brief = summarize(entry)
     note = [
         f
-        for f in throughput.efficiency(brief, rates.recommend(brief, cuda=False), 2)
+        for f in throughput.efficiency(brief, advice.recommend(brief, cuda=False), 2)
         if f.check == "rounds measured"
     ]
     assert (
@@ -95,7 +98,7 @@ def test_a_persistent_row_is_no_unreliable_measurement(
     entry = io_entry({0: 95.0, 2: 190.0})
     entry["rows"].append(fast)
     summary = summarize(entry)
-    found = throughput.efficiency(summary, rates.recommend(summary, cuda=False), 2)
+    found = throughput.efficiency(summary, advice.recommend(summary, cuda=False), 2)
     assert "unreliable measurement" not in {f.check for f in found}
 
 
@@ -122,7 +125,8 @@ def test_busy_only_with_evidence() -> None:
     )
     finding = throughput.inefficient("throughput: io", evidence_row(throttled=0.4), "efficiency 0.50", 4)
     assert finding.status == "WARN" and "throttled" in finding.evidence
-    assert throughput.inefficient("throughput: io", evidence_row(), "efficiency 0.50", 4).status == "FAIL"
+    quiet = throughput.inefficient("throughput: io", evidence_row(), "efficiency 0.50", 4)
+    assert quiet.status == "WARN" and "workers lose time" in quiet.fix
 
 
 # -- worker start-up: named when it is slow, never for CPU oversubscription
@@ -149,7 +153,7 @@ def startup_row(
 def warnings_of(summarize: Summarize, rows: list[dict[str, Any]], cpu_ms: float = 5.0) -> set[str]:
     entry = {"name": "cpu", "nominal_latency_ms": cpu_ms, "nominal_cpu_ms": cpu_ms, "rows": rows}
     summary = summarize(entry)
-    rec = rates.recommend(summary, cuda=False)
+    rec = advice.recommend(summary, cuda=False)
     return {f.check for f in throughput.efficiency(summary, rec, 2) if f.status == "WARN"}
 
 
@@ -181,7 +185,7 @@ def test_slow_start_up_still_warns(summarize: Summarize) -> None:
         "rows": [startup_row(0, 0.32, 0.0), startup_row(2, 0.32, 1.5)],
     }
     summary = summarize(entry)
-    found = throughput.efficiency(summary, rates.recommend(summary, cuda=False), 2)
+    found = throughput.efficiency(summary, advice.recommend(summary, cuda=False), 2)
     startup = [f for f in found if f.check == "worker start-up"]
     assert startup and startup[0].status == "WARN" and "1.50 s before its first batch" in startup[0].evidence
 
@@ -225,7 +229,7 @@ def test_a_real_oversubscribed_loader_gets_no_start_up_warn(summarize: Summarize
     summary = summarize(entry, physical=cores)
     first, again = raw["arrivals_s"][0], raw["epoch2_first_batch_s"]
     assert first - BATCH * burn / 1000.0 > throughput.SLOW_STARTUP_S, raw["arrivals_s"][:4]  # the old reading
-    rec = rates.recommend(summary, cuda=False)
+    rec = advice.recommend(summary, cuda=False)
     found = {f.check: f for f in throughput.efficiency(summary, rec, cores)}
     # start-up is what persistent workers save; the shared cores' wait, which both pay, is not (a loaded
     # machine can make forking the workers itself slow: then the WARN is right and names that saving)

@@ -7,41 +7,43 @@ from typing import Literal
 
 import pytest
 
-from envguard.watch.records import HookStatus
-from envguard.watch.verdicts.pipeline import fair_share_speedup, pipeline_diagnosis
+from envguard.watch.records import FetchTotals, HookStatus
+from envguard.watch.verdicts.pipeline import pipeline_diagnosis
 from tests.watch.helpers import figures, loader, summary
 
 # 100 batches: 6 s waiting for data, 4 s of steps (a 60% data wait; the steps alone would give 25/s)
-STARVED = loader(100, 6.0, 4.0, workers=2)
+STARVED = loader(100, 6.0, 4.0, workers=2, wait_cpu_s=0.1, step_cpu_s=0.4)
 
 
-def test_fair_share_speedup_stays_within_its_physical_bounds() -> None:
-    assert fair_share_speedup(1, 2, 1.0, 0.0, 0.0, 2) == pytest.approx(2.0)
-    assert fair_share_speedup(1, 2, 1.0, 0.1, 0.0, 2) == pytest.approx(2 * 2 / 2.1)
-    for share in (0.3, 0.5, 0.8, 1.0):
-        for others in (0.0, 0.5, 1.5, 3.0):
-            value = fair_share_speedup(2, 4, share, 0.05, others, 4)
-            assert 1.0 <= value <= 4 / 2 / share + 1e-9  # never above k workers each given a full core
+def fetched(
+    batches: int, wall_s: float, cpu_s: float, delay_s: float = 0.0, worker: bool = True
+) -> FetchTotals:
+    """What the loading processes reported for the loader of pid 10 (its workers, or itself)."""
+    return FetchTotals(10, 1, worker, "Images", batches, wall_s, cpu_s, delay_s)
 
 
-def test_cpu_bound_workers_with_spare_cores_get_more_workers() -> None:
+def test_cpu_bound_workers_with_spare_cores_get_the_count_that_feeds_the_step() -> None:
     fig = figures(worker_cpu=95.0, job_cores=2.2, busy_cores=2.5, main_cores=0.2, cores=8)
-    found = pipeline_diagnosis(summary(STARVED, figures=fig, usable_cpus=8))
+    found = pipeline_diagnosis(summary(STARVED, figures=fig, usable_cpus=8, loading=fetched(100, 20.0, 19.0)))
     assert (found.verdict, found.cause) == ("input-bound", "cpu")
-    assert found.recommendation is not None
-    # 5 workers feed the 25/s the steps allow; capped there, not at the 2.6x that 5 full cores would give
-    assert (found.recommendation.setting, found.recommendation.value) == ("num_workers", 5)
-    assert found.recommendation.expected_speedup == pytest.approx(2.5)
+    advice = found.recommendation
+    assert advice is not None and advice.rule == "spare-cores"
+    # 0.2 s per batch per worker: 5 workers feed the 24/s the steps allow, in one step (not 2 -> 3 -> ...)
+    assert (advice.setting, advice.value) == ("num_workers", 5)
+    assert advice.expected_speedup == pytest.approx(2.44, abs=0.02)
+    assert advice.predicted_batches_per_s == pytest.approx(24.4, abs=0.2)
+    assert advice.dataloader.startswith("DataLoader(num_workers=5, prefetch_factor=2")
     assert found.findings[0].status == "FAIL" and found.findings[0].check == "input-bound: CPU-bound workers"
     assert found.data_wait_fraction == 0.6 and found.batches_per_s == 10.0
+    assert found.pipeline is not None and found.pipeline.costs.load_cpu == pytest.approx(0.19)
 
 
 def test_cpu_bound_workers_on_every_core_get_cheaper_batches() -> None:
     fig = figures(worker_cpu=95.0, job_cores=2.0, busy_cores=2.0, main_cores=0.1)
-    found = pipeline_diagnosis(summary(STARVED, figures=fig, usable_cpus=2))
+    found = pipeline_diagnosis(summary(STARVED, figures=fig, usable_cpus=2, loading=fetched(100, 20, 19)))
     assert found.cause == "all-cores-busy" and found.recommendation is not None
     assert found.recommendation.setting == "augmentation" and found.recommendation.value is None
-    assert "the job already uses 2.0 of 2 cores" in found.recommendation.text
+    assert "the job's cores are busy with loading and the step" in found.recommendation.text
 
 
 def test_workers_waiting_on_the_disk_get_storage_advice() -> None:
@@ -49,20 +51,37 @@ def test_workers_waiting_on_the_disk_get_storage_advice() -> None:
     found = pipeline_diagnosis(summary(loader(100, 6.0, 4.0, workers=4), figures=fig))
     assert found.cause == "io" and found.recommendation is not None
     assert found.recommendation.setting == "storage" and "iowait 30%" in found.recommendation.text
+    assert found.recommendation.rule == "disk"
 
 
-def test_workers_waiting_off_cpu_without_iowait_get_more_workers() -> None:
-    found = pipeline_diagnosis(summary(STARVED, figures=figures(worker_cpu=5.0)))
+def test_workers_waiting_off_cpu_without_iowait_get_enough_workers_to_overlap_the_waits() -> None:
+    # each batch: 1 ms of CPU and 199 ms asleep in the worker; the run-queue wait is not counted as a wait
+    loading = fetched(100, 20.0 + 3.0, 0.1, delay_s=3.0)
+    found = pipeline_diagnosis(summary(STARVED, figures=figures(worker_cpu=5.0), loading=loading))
     assert found.cause == "latency" and found.recommendation is not None
-    assert found.recommendation.value == 5  # 2 x min(2.5 consumer/producer, 2.2 cores left)
-    assert found.recommendation.expected_speedup == pytest.approx(2 / 0.9, abs=1e-3)
+    # 230 ms per batch per worker (199 ms asleep, 30 ms waiting for a core): 6 workers feed the 24/s steps
+    assert found.recommendation.value == 6
+    assert found.recommendation.expected_speedup == pytest.approx(2.44, abs=0.02)
+    assert "waiting for a core 30.0 ms" in found.recommendation.text
 
 
 def test_loading_in_the_main_process_gets_workers() -> None:
-    found = pipeline_diagnosis(summary(loader(100, 6.0, 4.0, workers=0), figures=figures(workers=0)))
+    in_main = loader(100, 6.0, 4.0, workers=0, wait_cpu_s=0.3, step_cpu_s=0.2)
+    found = pipeline_diagnosis(summary(in_main, figures=figures(workers=0)))
     assert found.cause == "in-main" and found.recommendation is not None
-    assert found.recommendation.value == 1 and "(from 0)" in found.recommendation.text
-    assert found.recommendation.expected_speedup == pytest.approx(10 / 6, abs=1e-3)  # 10/s -> 1/60 ms
+    assert found.recommendation.value == 2 and "(from 0)" in found.recommendation.text
+    assert found.recommendation.expected_speedup == pytest.approx(2.5, abs=0.02)  # 10/s -> the 25/s steps
+
+
+def test_a_cpu_step_on_every_core_is_not_given_workers() -> None:
+    # imagenet on 2 cores: 216 ms steps on both cores, 43 ms of CPU loading per batch in the main process
+    imagenet = loader(100, 4.3, 21.6, workers=0, wait_cpu_s=4.1, step_cpu_s=41.0)
+    found = pipeline_diagnosis(summary(imagenet, figures=figures(workers=0, job_cores=2.0, busy_cores=2.0)))
+    assert found.cause == "compete" and found.recommendation is not None
+    assert found.recommendation.setting == "keep" and found.recommendation.value is None
+    assert found.recommendation.rule == "compete" and found.recommendation.expected_speedup == 1.0
+    assert "compete for the same cores" in found.recommendation.text
+    assert "216.0 ms step using 1.9 cores" in found.recommendation.text
 
 
 def test_a_smaller_wait_is_a_warning() -> None:

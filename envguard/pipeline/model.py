@@ -1,0 +1,256 @@
+"""The throughput model of a DataLoader pipeline and the advice it gives (pure).
+
+Rate with N workers, batches/s (per batch: loading CPU `Lc` and off-CPU wait `Lw`, step wall `S` and CPU `Sc`,
+the main process's receive CPU `R`; `A(J)` the cores a job with J runnable processes gets beside the other
+load, a fair share once the cores are full):
+
+    N = 0:  1 / (Lc / A(1) + Lw + S + transfer)               the loop loads, then steps
+    N > 0:  min(1 / (S + R + transfer),                        the loop's own pace (the consumer)
+                N / (Lc + Lw),                                 each worker delivers a batch per load
+                A(J) / (Lc + Sc + R))                          all the CPU work shares the job's cores
+
+When the step alone keeps the job's cores busy (its intra-op threads), the workers' CPU time lands inside the
+step instead of beside it: the consumer becomes 1 / (S + Lc + R + transfer), so workers only hide the off-CPU
+waits (measured on imagenet, 2 cores: more workers made it 0.92x). The advice is the fewest workers within
+NEAR_BEST of the best predicted rate, kept as it is when the gain is under MIN_GAIN; the gain is a ratio of
+two predictions, applied to the measured rate where there is one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
+
+MAX_WORKERS = 32  # the most workers advised: I/O waits can use more than cores, memory and start-up cap it
+NEAR_BEST = 0.03  # the fewest workers whose predicted rate is within 3% of the best
+MIN_GAIN = 1.05  # a change predicted to gain less than this is not advised (the setting is kept)
+PERSISTENT_S = 0.1  # worker start-up per epoch that persistent_workers=True must save to be advised
+BURSTY = 2.0  # loading time's p95 over its median above which prefetch_factor 4 absorbs the bursts
+COMPETE_MARGIN = 0.5  # the step keeps all but this many of the job's cores busy: loading competes with it
+PARALLEL_STEP = 1.2  # cores a step keeps busy to count as running intra-op threads on several cores
+
+Limit = Literal["serial", "step", "workers", "cores"]
+Rule = Literal["keep", "in-main", "overlap-waits", "spare-cores", "fewer-workers", "compete", "cores-busy"]
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """The predicted rate of one worker count (batches/s) and the term that bounds it."""
+
+    workers: int
+    rate: float
+    limit: Limit
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """The final setting in one step: what to set, the rule that produced it, the predicted rates (model)
+    and gain, the predicted throughput (the measured rate times the gain, where a rate was measured), why,
+    and notes on the arguments that do nothing here."""
+
+    setting: Setting
+    current: Setting
+    rule: Rule
+    gain: float
+    predicted_rate: float
+    current_rate: float
+    reason: str
+    competes: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return self.setting != self.current
+
+
+def job_cores(cores: Cores, runnable: float) -> float:
+    """Cores a job with `runnable` busy processes can get: those the other load leaves free while both fit,
+    else the scheduler's fair share of the usable cores (the two meet where the cores fill up)."""
+    runnable, others = max(runnable, 0.0), max(cores.others, 0.0)
+    if runnable + others <= cores.usable:
+        return cores.usable - others
+    return cores.usable * runnable / (runnable + others)
+
+
+def competes(pipeline: Pipeline) -> bool:
+    """The step's intra-op threads alone keep the job's cores busy, and loading has CPU work to add to them:
+    a worker then takes a core from one of the step's threads and the whole step waits for that thread."""
+    costs, cores = pipeline.costs, pipeline.cores
+    free = job_cores(cores, float(cores.usable))
+    threaded = costs.step_cores >= PARALLEL_STEP
+    return threaded and costs.load_cpu > 0 and costs.step_cores >= free - COMPETE_MARGIN
+
+
+def _busy(costs: BatchCosts) -> float:
+    """Share of a worker's time it wants a CPU (1.0: CPU-bound loading; the run-queue wait is wanting one)."""
+    wants = costs.load_cpu + costs.load_delay
+    return wants / costs.load_wall if costs.load_wall > 0 else 0.0
+
+
+def rate(pipeline: Pipeline, workers: int) -> Prediction:
+    """The predicted rate with `workers` workers (see the module docstring)."""
+    costs, cores = pipeline.costs, pipeline.cores
+    if workers == 0:
+        share = max(min(1.0, job_cores(cores, 1.0)), 1e-3)
+        per_batch = costs.load_cpu / share + costs.load_wait + costs.step_wall + costs.transfer
+        per_batch = max(per_batch, costs.load_wall + costs.step_wall + costs.transfer)
+        return Prediction(0, 1.0 / max(per_batch, 1e-9), "serial")
+    step = costs.step_wall + costs.receive_cpu + costs.transfer
+    if competes(pipeline):
+        step += costs.load_cpu
+    # more runnable processes than usable cores would only take CPU from the other load: not counted on
+    runnable = min(max(costs.step_cores, 0.1) + workers * _busy(costs), float(cores.usable))
+    work = costs.load_cpu + costs.step_cpu + costs.receive_cpu
+    bounds: list[tuple[float, Limit]] = [
+        (1.0 / step if step > 0 else math.inf, "step"),
+        (workers / costs.load_wall if costs.load_wall > 0 else math.inf, "workers"),
+        (job_cores(cores, runnable) / work if work > 0 else math.inf, "cores"),
+    ]
+    value, limit = min(bounds, key=lambda b: b[0])
+    return Prediction(workers, value if math.isfinite(value) else 1e9, limit)
+
+
+def predictions(pipeline: Pipeline, most: int = MAX_WORKERS) -> tuple[Prediction, ...]:
+    """The predicted rate of every worker count from 0 to `most` (and the current one)."""
+    counts = sorted(set(range(most + 1)) | {pipeline.current.num_workers})
+    return tuple(rate(pipeline, n) for n in counts)
+
+
+def choose(pipeline: Pipeline, most: int = MAX_WORKERS) -> tuple[int, tuple[Prediction, ...]]:
+    """The fewest workers within NEAR_BEST of the best predicted rate; the current count instead when that
+    means more workers for a gain under MIN_GAIN."""
+    rates = predictions(pipeline, most)
+    best = max(p.rate for p in rates)
+    pick = min(p.workers for p in rates if p.rate >= (1 - NEAR_BEST) * best)
+    now = next(p for p in rates if p.workers == pipeline.current.num_workers)
+    chosen = next(p for p in rates if p.workers == pick)
+    if pick < now.workers:  # as fast with fewer: less memory, start-up and contention
+        return pick, rates
+    if chosen.rate < MIN_GAIN * now.rate:
+        return now.workers, rates
+    return pick, rates
+
+
+def _setting(pipeline: Pipeline, workers: int) -> tuple[Setting, tuple[str, ...]]:
+    """The whole setting for `workers`: prefetch_factor, persistent_workers, pin_memory, with the notes."""
+    current, notes = pipeline.current, []
+    prefetch = (current.prefetch_factor or 2) if workers else None
+    if workers and pipeline.burstiness is not None and pipeline.burstiness >= BURSTY:
+        prefetch = max(prefetch or 2, 4)
+        notes.append(
+            f"prefetch_factor={prefetch}: loading a batch varies (p95 {pipeline.burstiness:.1f}x its "
+            "median), more batches in flight absorb the slow ones"
+        )
+    persistent = bool(workers) and current.persistent_workers
+    startup = pipeline.startup_s
+    if workers and startup is not None and startup >= PERSISTENT_S:
+        persistent = True
+        if not current.persistent_workers:
+            notes.append(f"persistent_workers=True: saves {startup:.2f} s of worker start-up every epoch")
+    pin = pipeline.accelerator
+    if current.pin_memory and not pipeline.accelerator:
+        notes.append(
+            "pin_memory=True does nothing without an accelerator (no device copy to speed up): drop it"
+        )
+    return Setting(workers, prefetch, persistent, pin), tuple(notes)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def _costs_text(pipeline: Pipeline) -> str:
+    costs = pipeline.costs
+    load = (
+        f"loading {_ms(costs.load_wall)} per batch (CPU {_ms(costs.load_cpu)}, "
+        f"off-CPU {_ms(costs.load_wait)}"
+        + (f", waiting for a core {_ms(costs.load_delay)}" if costs.load_delay >= 0.0005 else "")
+        + ")"
+    )
+    step = f"a {_ms(costs.step_wall)} step"
+    if costs.step_cpu > 0:
+        step += f" using {costs.step_cores:.1f} cores"
+    busy = pipeline.cores.others
+    others = f"; other load: {busy:.1f} runnable processes" if busy >= 0.25 else ""
+    return f"{load}, {step}, {pipeline.cores.usable} usable cores{others}"
+
+
+def _rule(pipeline: Pipeline, workers: int, rates: tuple[Prediction, ...]) -> Rule:
+    now_workers = pipeline.current.num_workers
+    now = next(p for p in rates if p.workers == now_workers)
+    if workers == now_workers:
+        if competes(pipeline):
+            return "compete"
+        more = rate(pipeline, now_workers + 1)  # what one more worker would run into
+        return "cores-busy" if "cores" in (now.limit, more.limit) else "keep"
+    if workers < now_workers:
+        return "fewer-workers"
+    if now_workers == 0:
+        return "in-main"
+    return "overlap-waits" if pipeline.costs.load_wait >= pipeline.costs.load_cpu else "spare-cores"
+
+
+def _reason(pipeline: Pipeline, rule: Rule, workers: int, gain: float, rates: dict[int, Prediction]) -> str:
+    now = pipeline.current.num_workers
+    figures = _costs_text(pipeline)
+    chosen = rates[workers]
+    if rule == "compete":
+        with_one = rates[now + 1]
+        return (
+            f"{figures}: loading and the step compete for the same cores, so workers would move the loading "
+            f"into the step instead of beside it (predicted {with_one.rate / rates[now].rate:.2f}x with "
+            f"num_workers={with_one.workers}); keep num_workers={now}, or give the step fewer threads "
+            "(torch.set_num_threads) to leave a core for loading, and measure again"
+        )
+    if rule == "cores-busy":
+        return (
+            f"{figures}: the job's cores are busy with loading and the step, so more workers cannot help; "
+            "make each batch cheaper (vectorise the augmentation, decode smaller images, cache decoded "
+            "samples)"
+        )
+    if rule == "keep":
+        bound = {"step": "the training step sets the pace", "workers": "more workers gain under 5%"}
+        return f"{figures}: {bound.get(chosen.limit, 'another worker count gains under 5%')}"
+    why = {
+        "in-main": "the main process loads between steps; workers load beside the step",
+        "overlap-waits": "workers wait off the CPU, so more of them overlap the waits",
+        "spare-cores": "loading is CPU work and the job's cores have room for more workers",
+        "fewer-workers": "fewer workers give the same rate with less memory and start-up",
+    }[rule]
+    pace = {
+        "step": "the step's pace",
+        "workers": "the workers",
+        "cores": "the cores",
+        "serial": "loading and the step in turn",
+    }[chosen.limit]
+    return f"{figures}: {why}; predicted {gain:.2f}x, then bounded by {pace}"
+
+
+def advise(pipeline: Pipeline, most: int = MAX_WORKERS) -> Advice:
+    """The final setting (num_workers, prefetch_factor, persistent_workers, pin_memory) in one step, its
+    predicted gain over the current setting and the rule that gave it; at most `most` workers."""
+    workers, rates = choose(pipeline, most)
+    by_count = {p.workers: p for p in rates}
+    now = by_count[pipeline.current.num_workers]
+    gain = by_count[workers].rate / now.rate if now.rate > 0 else 1.0
+    rule = _rule(pipeline, workers, rates)
+    setting, notes = _setting(pipeline, workers)
+    measured = pipeline.measured_rate or now.rate
+    # the ratio of two predictions carried onto the measured rate, never past the new setting's own bound
+    bound = max(by_count[workers].rate, measured)
+    predicted = min(measured * gain, bound) if workers != now.workers else measured
+    gain = predicted / measured if measured > 0 else gain
+    return Advice(
+        setting=setting,
+        current=pipeline.current,
+        rule=rule,
+        gain=round(gain, 3),
+        predicted_rate=round(predicted, 3),
+        current_rate=round(measured, 3),
+        reason=_reason(pipeline, rule, workers, gain, by_count),
+        competes=competes(pipeline),
+        notes=notes,
+    )

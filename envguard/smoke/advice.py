@@ -1,0 +1,222 @@
+"""The recommended DataLoader configuration of one swept dataset (pure): the fastest row where its interval
+separates from the others; where several overlap (a busy machine), inconclusive by measurement, and the
+input-pipeline model (envguard.pipeline) chooses among them from CPU clocks where its predicted ratio fits the
+intervals, else the fewer workers."""
+
+from __future__ import annotations
+
+from envguard.pipeline import model
+from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
+from envguard.smoke.rates import NEAR_BEST
+from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
+
+PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
+
+
+def spread_of(row: SweepRow) -> float:
+    """A rate's relative uncertainty: its measured spread, at least NEAR_BEST."""
+    return max(NEAR_BEST, row.rate_spread or 0.0)
+
+
+def _plain(dataset: DatasetResult) -> list[SweepRow]:
+    return [r for r in dataset.measured() if not r.persistent_workers]
+
+
+def fastest(dataset: DatasetResult) -> SweepRow | None:
+    """The fastest measured configuration (plain rows: a persistent-workers row is timed for start-up
+    only)."""
+    return max(_plain(dataset), key=lambda r: r.samples_per_s or 0.0, default=None)
+
+
+def overlapping(dataset: DatasetResult) -> list[SweepRow]:
+    """The rows a measurement cannot tell from the fastest: their intervals overlap its interval."""
+    top = fastest(dataset)
+    if top is None or not top.samples_per_s:
+        return []
+    floor = top.samples_per_s * (1 - spread_of(top))
+    return [r for r in _plain(dataset) if (r.samples_per_s or 0.0) * (1 + spread_of(r)) >= floor]
+
+
+def pipeline_at(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool = False) -> Pipeline | None:
+    """The dataset as the input-pipeline model reads it, at one measured row: per batch, loading CPU and
+    off-CPU wait from the per-sample profile (CPU clocks), the row's simulated step, the main process's
+    receive CPU (its CPU per batch where workers load), the cores and the other load measured meanwhile."""
+    if dataset.latency_ms is None and dataset.cpu_ms is None:
+        return None
+    batch = row.batch_size or 1
+    cpu_ms = dataset.cpu_ms or 0.0
+    off_ms = dataset.off_ms if dataset.off_ms is not None else max(0.0, (dataset.latency_ms or 0.0) - cpu_ms)
+    delay_ms = max(0.0, (dataset.latency_ms or 0.0) - cpu_ms - off_ms)  # the run queue, during the profile
+    receive = [
+        max(0.0, (r.main_cpu_s or 0.0) / r.batches)
+        for r in _plain(dataset)
+        if r.workers > 0 and r.batches and r.main_cpu_s is not None
+    ]
+    return Pipeline(
+        costs=BatchCosts(
+            load_cpu=cpu_ms * batch / 1000.0,
+            load_wait=off_ms * batch / 1000.0,
+            load_delay=delay_ms * batch / 1000.0,
+            step_wall=row.step_s,
+            receive_cpu=sorted(receive)[len(receive) // 2] if receive else 0.0,
+        ),
+        cores=Cores(usable=usable, others=(row.others_cpu or 0.0) * usable),
+        current=Setting(row.workers, 2 if row.workers else None),
+        measured_rate=(row.samples_per_s or 0.0) / batch or None,
+        accelerator=cuda,
+    )
+
+
+def predicted(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool = False) -> float | None:
+    """The model's samples/s for a measured row (with that row's step), None without a per-sample cost."""
+    pipeline = pipeline_at(dataset, row, usable, cuda)
+    if pipeline is None:
+        return None
+    return model.rate(pipeline, row.workers).rate * (row.batch_size or 1)
+
+
+def best_row(
+    dataset: DatasetResult, *, cuda: bool, usable: int = 1
+) -> tuple[SweepRow, list[SweepRow], str] | None:
+    """The recommended row and the rows measured within its spread. Where the fastest row's interval
+    separates from every other, it; where several overlap (a busy machine), the measurement cannot choose,
+    so the model does, from CPU clocks that load does not move: the fewest workers within NEAR_BEST of the
+    best it predicts among them, where that fits the intervals. Otherwise the fewest workers whose rate lies
+    within the fastest row's own band (a row that overlaps only through its own wide spread, far below the
+    fastest, is not chosen by default)."""
+    top = fastest(dataset)
+    if top is None or not top.samples_per_s:
+        return None
+    near = overlapping(dataset)
+    if len(near) <= 1:
+        return top, [], "measured"
+    band = top.samples_per_s * (1 - spread_of(top))
+    fewest = min((r for r in near if (r.samples_per_s or 0.0) >= band), key=lambda r: r.workers)
+    modelled = _modelled(dataset, near, fewest, usable, cuda)
+    chosen = modelled or fewest
+    how = "model" if modelled is not None else "fewest of the inconclusive"
+    return chosen, [r for r in near if r is not chosen], how
+
+
+def _modelled(
+    dataset: DatasetResult, near: list[SweepRow], fewest: SweepRow, usable: int, cuda: bool
+) -> SweepRow | None:
+    """The model's pick among rows the measurement cannot tell apart: the fewest workers within NEAR_BEST
+    of the best it predicts, where its predicted ratio to the fewest-workers row lies within what the two
+    intervals allow (else the model misses a bound the measurement shows: None)."""
+    guesses = {r.workers: predicted(dataset, r, usable, cuda) for r in near}
+    if any(g is None or g <= 0 for g in guesses.values()):
+        return None
+    best = max(g for g in guesses.values() if g is not None)
+    pick = min(w for w, g in guesses.items() if g is not None and g >= (1 - NEAR_BEST) * best)
+    chosen = next(r for r in near if r.workers == pick)
+    if chosen is fewest:
+        return chosen
+    ratio = (guesses[pick] or 0.0) / (guesses[fewest.workers] or 1.0)
+    rate, base = chosen.samples_per_s or 0.0, fewest.samples_per_s or 1.0
+    low = rate * (1 - spread_of(chosen)) / (base * (1 + spread_of(fewest)))
+    high = rate * (1 + spread_of(chosen)) / (base * (1 - spread_of(fewest)))
+    return chosen if low <= ratio <= high else None
+
+
+def persistent_saving(dataset: DatasetResult) -> float | None:
+    """Seconds per epoch persistent workers save: epoch-2 first batch, plain minus persistent, at one N."""
+    for row in dataset.rows:
+        if row.persistent_workers and row.epoch2_first_batch_s is not None:
+            plain = [
+                r.epoch2_first_batch_s
+                for r in dataset.rows
+                if r.workers == row.workers
+                and not r.persistent_workers
+                and r.epoch2_first_batch_s is not None
+            ]
+            if plain:
+                return round(plain[0] - row.epoch2_first_batch_s, 4)
+    return None
+
+
+def _inconclusive(
+    dataset: DatasetResult, best: SweepRow, others: list[SweepRow], usable: int, by_model: bool
+) -> str:
+    """Why the measurement could not choose, with the other load it saw, and who chose instead."""
+    listed = ", ".join(f"{r.workers}" for r in sorted(others, key=lambda r: r.workers))
+    busy = max((r.others_cpu or 0.0) for r in [best, *others]) * usable
+    load = f": other processes used {busy:.1f} cores meanwhile" if busy >= 0.25 else ""
+    guess = predicted(dataset, best, usable)
+    if by_model and guess is not None:
+        chooser = (
+            f"; the model (CPU clocks: {dataset.cpu_ms or 0:g} ms CPU, {dataset.off_ms or 0:g} ms off the "
+            f"CPU per sample) predicts {guess:.0f} samples/s for num_workers={best.workers}, within what the "
+            "measurements allow"
+        )
+    else:
+        chooser = (
+            "; the fewest workers within the fastest row's band (the model's figures do not fit these "
+            "measurements, or it has none)"
+        )
+    return (
+        f"num_workers={best.workers} and {listed} measured within their spread "
+        f"(±{spread_of(best):.0%}): inconclusive by measurement{load}{chooser}"
+    )
+
+
+def recommend(
+    dataset: DatasetResult, *, cuda: bool, pin_measured: bool | None = None, usable: int = 1
+) -> Recommendation | None:
+    """The configuration to use for this dataset, with the reason in words. pin_memory only from a measured
+    pinned-vs-pageable copy on CUDA (`pin_measured`); otherwise the default (False)."""
+    chosen = best_row(dataset, cuda=cuda, usable=usable)
+    if chosen is None or chosen[0].samples_per_s is None:
+        return None
+    best, others, how = chosen
+    rate = chosen[0].samples_per_s
+    plain = _plain(dataset)
+    zero = [r.samples_per_s for r in plain if r.workers == 0 and r.samples_per_s]
+    tried = max(r.workers for r in plain)
+    parts = [f"num_workers={best.workers} delivers {rate:.0f} samples/s"]
+    if best.efficiency is not None and best.ideal_per_s:
+        parts.append(f"({best.efficiency:.0%} of the ideal {best.ideal_per_s:.0f})")
+    if zero and best.workers > 0:
+        parts.append(f"= {rate / zero[0]:.1f}x num_workers=0")
+    by_model = how == "model"
+    if others:
+        parts.append("; " + _inconclusive(dataset, best, others, usable, by_model))
+    elif best.workers < tried:
+        parts.append(f"; more workers (up to {tried}) are slower")
+    elif dataset.bound == "io" and best.workers > 0:
+        parts.append("; still scaling at the most workers tried (I/O-bound: more workers than CPUs can help)")
+    saving = persistent_saving(dataset)
+    persistent = best.workers > 0 and saving is not None and saving >= PERSISTENT_SAVES_S
+    if persistent:
+        parts.append(f"; persistent_workers=True saves {saving:.2f} s of worker start-up each epoch")
+    pin = bool(cuda and pin_measured)
+    notes: tuple[str, ...] = ()
+    if pin:
+        parts.append("; pin_memory=True: pinned host-to-device copies measured faster than pageable ones")
+    elif not cuda:
+        notes = ("pin_memory stays False: without an accelerator it does nothing",)
+    setting = Setting(best.workers, 2 if best.workers else None, persistent, pin)
+    return Recommendation(
+        dataset=dataset.name,
+        workers=best.workers,
+        pin_memory=pin,
+        persistent_workers=persistent,
+        samples_per_s=rate,
+        efficiency=best.efficiency,
+        reason=" ".join(parts).replace(" ;", ";"),
+        tied_with=min((r.workers for r in others), default=None),
+        rule=how,
+        predicted_per_s=_rounded(predicted(dataset, best, usable, cuda)),
+        dataloader=f"DataLoader({setting.call()})",
+        notes=notes,
+    )
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 2) if value is not None else None
+
+
+def rate_at(dataset: DatasetResult, workers: int) -> float | None:
+    """The best measured samples/s at a given worker count (any pin/persistent setting)."""
+    rates = [r.samples_per_s for r in dataset.measured() if r.workers == workers and r.samples_per_s]
+    return max(rates) if rates else None

@@ -1,0 +1,178 @@
+"""Four real training pipelines for bench_pipeline_advice.py (run as a script under the benchmark's
+interpreter, or imported by `envguard smoke --loader pipelines.py:make_loader`):
+
+- imagenet: imagenet/main.py's --dummy shape on the CPU: a random 3x224x224 image per sample, a random
+  resized crop to 96x96 (antialiased) and a flip, a real small CNN trained with torch's default intra-op
+  threads (the step keeps every core busy);
+- jpeg: an ImageFolder of real JPEGs decoded with PIL, RandomResizedCrop and a horizontal flip written with
+  PIL + torch (torchvision's CPU wheel is not installable here), beside a 20 ms GPU-like step (a sleep);
+- sleep: each sample waits 5 ms (remote storage), a 10 ms step;
+- tuned: the jpeg loader already at 2 workers beside a 150 ms step: nothing to gain.
+
+`python pipelines.py --pipeline NAME --workers 0,1,2 --rounds 5 --batches 30` times each worker count in
+interleaved rounds in one process (torch imported once) and prints one JSON line per measurement; with a
+single count and no --rounds it is the training job `envguard watch` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+BATCH = {"imagenet": 8, "jpeg": 8, "sleep": 16, "tuned": 8}
+STEP_S = {"jpeg": 0.020, "sleep": 0.010, "tuned": 0.150}  # GPU-like steps: the host sleeps
+SIDE = 112
+
+
+class Dummy(Dataset):  # type: ignore[type-arg]
+    """imagenet --dummy: a random image per index, randomly cropped and flipped (CPU work per sample)."""
+
+    def __len__(self) -> int:
+        return 10**6
+
+    def __getitem__(self, index: int) -> Any:
+        g = torch.Generator().manual_seed(index)
+        image = torch.rand(1, 3, 224, 224, generator=g)
+        side = random.randrange(112, 225)
+        top, left = random.randrange(225 - side), random.randrange(225 - side)
+        crop = image[:, :, top : top + side, left : left + side]  # RandomResizedCrop(96), antialiased
+        crop = torch.nn.functional.interpolate(crop, size=(96, 96), mode="bilinear", antialias=True)[0]
+        if random.random() < 0.5:
+            crop = torch.flip(crop, dims=[2])
+        return (crop - 0.5) / 0.25, index % 10
+
+
+class Jpegs(Dataset):  # type: ignore[type-arg]
+    """ImageFolder of JPEGs: PIL decode, RandomResizedCrop(SIDE), RandomHorizontalFlip, to a float tensor."""
+
+    def __init__(self, root: str) -> None:
+        self.items = sorted(
+            (str(p), i) for i, folder in enumerate(sorted(Path(root).iterdir())) for p in folder.glob("*.jpg")
+        )
+
+    def __len__(self) -> int:
+        return 10**6
+
+    def __getitem__(self, index: int) -> Any:
+        from PIL import Image
+
+        path, label = self.items[index % len(self.items)]
+        with Image.open(path) as opened:
+            image = opened.convert("RGB")
+        width, height = image.size
+        area = width * height * random.uniform(0.08, 1.0)
+        ratio = random.uniform(3 / 4, 4 / 3)
+        w = min(width, round((area * ratio) ** 0.5))
+        h = min(height, round((area / ratio) ** 0.5))
+        left, top = random.randint(0, width - w), random.randint(0, height - h)
+        image = image.resize((SIDE, SIDE), Image.BILINEAR, box=(left, top, left + w, top + h))
+        if random.random() < 0.5:
+            image = image.transpose(Image.FLIP_LEFT_RIGHT)
+        tensor = torch.frombuffer(bytearray(image.tobytes()), dtype=torch.uint8).view(SIDE, SIDE, 3)
+        return tensor.permute(2, 0, 1).float().div(255), label
+
+
+class Sleepy(Dataset):  # type: ignore[type-arg]
+    def __len__(self) -> int:
+        return 10**6
+
+    def __getitem__(self, index: int) -> Any:
+        time.sleep(0.005)
+        return torch.zeros(3, 32, 32), index % 10
+
+
+def dataset(pipeline: str) -> Dataset:  # type: ignore[type-arg]
+    if pipeline == "imagenet":
+        return Dummy()
+    if pipeline == "sleep":
+        return Sleepy()
+    return Jpegs(os.environ["BENCH_JPEGS"])
+
+
+def make_loader(
+    pipeline: str | None = None,
+    workers: int | None = None,
+    prefetch: int | None = None,
+    persistent: bool = False,
+) -> DataLoader:  # type: ignore[type-arg]
+    """The pipeline's DataLoader (for smoke --loader: BENCH_PIPELINE and BENCH_WORKERS name it)."""
+    name = pipeline or os.environ["BENCH_PIPELINE"]
+    count = workers if workers is not None else int(os.environ.get("BENCH_WORKERS", "0"))
+    extra: dict[str, Any] = {}
+    if count:
+        extra = {"prefetch_factor": prefetch or 2, "persistent_workers": persistent}
+    return DataLoader(
+        dataset(name),
+        batch_size=BATCH[name],
+        shuffle=True,
+        num_workers=count,
+        generator=torch.Generator().manual_seed(0),
+        **extra,
+    )
+
+
+def model() -> torch.nn.Module:
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 32, 3, stride=2, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(32, 64, 3, stride=2, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(64, 64, 3, stride=2, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(64, 10),
+    )
+
+
+def train(pipeline: str, loader: DataLoader, batches: int) -> float:  # type: ignore[type-arg]
+    """Batches/s of the training loop over `batches` steady batches (the first 3 are start-up)."""
+    net = model()
+    optimiser = torch.optim.SGD(net.parameters(), lr=0.01)
+    started = 0.0
+    for n, (x, y) in enumerate(loader):
+        if n == 3:
+            started = time.perf_counter()
+        if n >= batches + 3:
+            break
+        if pipeline == "imagenet":
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+        else:
+            time.sleep(STEP_S[pipeline])
+    return batches / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pipeline", required=True, choices=sorted(BATCH))
+    parser.add_argument("--workers", default="0")
+    parser.add_argument("--prefetch", type=int, default=None)
+    parser.add_argument("--persistent", action="store_true")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--batches", type=int, default=30)
+    args = parser.parse_args()
+    counts = [int(n) for n in args.workers.split(",")]
+    for round_ in range(args.rounds):
+        order = counts[round_ % len(counts) :] + counts[: round_ % len(counts)]  # interleaved, rotated
+        for count in order:
+            loader = make_loader(args.pipeline, count, args.prefetch, args.persistent)
+            rate = train(args.pipeline, loader, args.batches)
+            del loader
+            print(
+                json.dumps({"round": round_, "workers": count, "batches_per_s": round(rate, 3)}), flush=True
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,90 @@
+"""issue 27's smoke verdicts over hand-built sweeps: the loader as given is compared with the fastest row
+measured (not the recommended one), its own row is kept when the profile's ideal is in doubt, a fresh
+interpreter that timed out is not a dataset error, and --loader without --sweep gets the model's advice."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from envguard.smoke import advice
+from envguard.smoke.measured import SampleCost
+from envguard.smoke.measured_pipeline import CrossProcess, InterpreterRead, LoaderSettings
+from envguard.smoke.report import DatasetResult
+from envguard.smoke.verdicts import loader, pipeline
+
+Summarize = Callable[..., DatasetResult]
+SweepRow = Callable[..., dict[str, Any]]
+GIVEN = LoaderSettings(0, 8, "RandomSampler", True, False, None, None, "default_collate")
+
+
+def swept(
+    sweep_row: SweepRow, rates_by_workers: dict[int, float], given: int = 0, wall_ms: float = 10.0
+) -> Any:
+    rows = [dict(sweep_row(w, r), given=(w == given)) for w, r in rates_by_workers.items()]
+    return {
+        "name": "your loader",
+        "rows": rows,
+        "profile": {"wall_ms": wall_ms, "cpu_ms": 0.1, "samples": 16},
+    }
+
+
+def jittered(row: dict[str, Any], seed: int, jitter: float = 0.9) -> dict[str, Any]:
+    """The row's rounds each stretched or shrunk at random (a busy machine), same mean rate."""
+    rng = random.Random(seed)
+    lanes = max(row["workers"], 1)
+    arrivals, shift = list(row["arrivals_s"]), 0.0
+    period = arrivals[lanes] - arrivals[0] if len(arrivals) > lanes else 0.1
+    for start in range(lanes, len(arrivals), lanes):
+        shift += period * rng.uniform(-jitter, jitter) / 2
+        arrivals[start : start + lanes] = [a + shift for a in arrivals[start : start + lanes]]
+    return dict(row, arrivals_s=arrivals)
+
+
+def test_as_given_is_compared_with_the_fastest_row_not_the_recommended_one(
+    summarize: Summarize, sweep_row: SweepRow
+) -> None:
+    """issue 27: "as given (num_workers=0) it delivers 361 samples/s, within 1.2x of the fastest configuration
+    measured" while num_workers=2 measured 619/s (the two rows' intervals overlapped on a busy machine)."""
+    entry = swept(sweep_row, {0: 361.0, 2: 619.0}, wall_ms=3.0)
+    entry["rows"] = [jittered(row, seed) for seed, row in enumerate(entry["rows"])]
+    dataset = summarize(entry)
+    zero, two = (next(r for r in dataset.rows if r.workers == n) for n in (0, 2))
+    assert (two.samples_per_s or 0) * (1 - advice.spread_of(two)) < (zero.samples_per_s or 0) * (
+        1 + advice.spread_of(zero)
+    )  # overlapping: the old tie rule recommended 0 and compared the loader as given with itself
+    rec = advice.recommend(dataset, cuda=False, usable=2)
+    assert rec is not None and rec.workers == 2
+    found = {f.check: f for f in loader.sweep(dataset, rec, GIVEN)}["your loader's configuration"]
+    assert found.status == "WARN", found
+    assert "the fastest configuration measured, num_workers=2, delivers" in found.evidence
+
+
+def test_the_loader_as_given_is_kept_when_it_beats_the_profiles_ideal(
+    summarize: Summarize, sweep_row: SweepRow
+) -> None:
+    # 100 samples/s against an ideal of 1/12 ms = 83/s: the profile (taken on a busy machine) is in doubt
+    dataset = summarize(swept(sweep_row, {0: 100.0, 2: 150.0}, wall_ms=12.0))
+    mine = next(r for r in dataset.rows if r.workers == 0)
+    assert mine.samples_per_s == 100.0 and mine.efficiency is None
+    assert "the profile, not your loader's measured rate, is in doubt" in mine.unreliable
+
+
+def test_fresh_interpreters_that_timed_out_are_not_a_dataset_error() -> None:
+    timed_out = InterpreterRead(error=pipeline.TIMED_OUT)
+    record = CrossProcess(("1", "2"), 32, {"1": timed_out, "2": timed_out}, None, 9.0)
+    (found,) = pipeline.cross_process(record)
+    assert found.status == "INFO" and "did not answer within the --budget" in found.evidence
+    assert "python -c" not in found.fix and "--budget" in found.fix
+
+
+def test_loader_without_sweep_gets_the_models_worker_advice() -> None:
+    sleepy = SampleCost(wall_ms=5.2, cpu_ms=0.2, samples=32, off_ms=5.0)
+    (found,) = loader.model_advice(sleepy, GIVEN, usable=2, cuda=False)
+    assert found.check == "worker advice (model)" and found.status == "INFO"
+    assert "5 ms off the CPU" in found.evidence and "rule in-main" in found.evidence
+    assert "DataLoader(..., num_workers=8, prefetch_factor=2" in found.fix  # 4 per core without a step
+    tiny = SampleCost(wall_ms=0.06, cpu_ms=0.06, samples=32, off_ms=0.0)
+    (kept,) = loader.model_advice(tiny, GIVEN, usable=2, cuda=False)
+    assert "DataLoader(..., num_workers=0" in kept.fix  # worker IPC would cost more than loading
