@@ -40,9 +40,6 @@ def exit_code(findings: Iterable[Finding]) -> int:
     return EXIT_DRIFT if worst(findings) == "FAIL" else EXIT_OK
 
 
-STYLE = {"PASS": "green", "INFO": "cyan", "WARN": "yellow", "FAIL": "bold red"}
-
-
 def categories(findings: Sequence[Finding]) -> list[str]:
     """Categories in first-seen order."""
     seen: list[str] = []
@@ -56,7 +53,6 @@ def table(findings: Sequence[Finding], title: str, width: int | None = None) -> 
     """One rich table: status, check, evidence, what to do; grouped by category with section rows. Below
     NARROW columns (`width`, default the terminal's) the check heads its evidence instead of taking a column
     of its own, so no header or word is cut short."""
-    from rich.markup import escape
     from rich.table import Table
 
     narrow = (width or terminal_width()) < NARROW
@@ -68,14 +64,13 @@ def table(findings: Sequence[Finding], title: str, width: int | None = None) -> 
     out.add_column("What to do", overflow="fold", ratio=4)
     for category in categories(findings):
         out.add_section()
-        out.add_row("", f"[bold]{escape(category)}[/bold]", *([""] * (1 if narrow else 2)))
+        out.add_row("", category, *([""] * (1 if narrow else 2)))
         for finding in (f for f in findings if f.category == category):
-            status = f"[{STYLE[finding.status]}]{finding.status}[/{STYLE[finding.status]}]"
-            fix = escape(finding.fix or "nothing to do")
+            fix = finding.fix or "nothing to do"
             if narrow:
-                out.add_row(status, f"{escape(finding.check)}: {escape(finding.evidence)}", fix)
+                out.add_row(finding.status, f"{finding.check}: {finding.evidence}", fix)
             else:
-                out.add_row(status, escape(finding.check), escape(finding.evidence), fix)
+                out.add_row(finding.status, finding.check, finding.evidence, fix)
     return out
 
 

@@ -1,12 +1,20 @@
 """How results leave envguard: the one presenter (JSON with one schema_version, human, Markdown), writing to
--o FILE or stdout, warnings to stderr, and the small formatting helpers every view shares."""
+-o FILE or stdout, warnings to stderr, and the small formatting helpers every view shares.
+
+Nothing read from an input reaches a terminal raw: every text leaving here has its control and bidi
+characters written as visible escapes (envguard.textio.visible; JSON keeps them as `\\u` escapes), warnings
+and errors are one line each, rich never reads a value as markup, and every command envguard prints is built
+by `command` (one line by construction)."""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import json
 import os
+import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -16,13 +24,15 @@ from envguard.atomic import write_output, write_text
 from envguard.channels import scrub
 from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EnvguardError
 from envguard.model import SCHEMA_VERSION
+from envguard.textio import visible, visible_json
 
 
 def dumps(data: Any) -> str:
     """Deterministic, diff-friendly JSON: the top two levels indented, deeper values (one package, one
     finding) on a single line each. Built from the C encoder, so a 300-package snapshot serialises in about a
-    millisecond."""
-    return _pretty(data, 0) + "\n"
+    millisecond. Control and bidi characters in values are `\\u` escapes (json.dumps leaves DEL, C1 and the
+    bidi controls raw)."""
+    return visible_json(_pretty(data, 0) + "\n")
 
 
 def _pretty(value: Any, level: int) -> str:
@@ -41,7 +51,7 @@ def _pretty(value: Any, level: int) -> str:
 def emit(text: str, output: str | None) -> None:
     """Write `text` to `output` (atomically onto a file, straight through onto a FIFO or device; see
     envguard.atomic.write_output), or to stdout when it is None or '-'."""
-    text = scrub(text)  # no credential from any input leaves envguard (S2/S3)
+    text = as_printed(text)
     if output and output != "-":
         write_output(Path(output), text.encode("utf-8"))
     else:
@@ -49,13 +59,51 @@ def emit(text: str, output: str | None) -> None:
         sys.stdout.flush()
 
 
+def as_printed(text: str) -> str:
+    """A view as envguard prints it: no credential from any input (S2/S3), no raw control character (the
+    check fast path stores its answers in this form and writes them as they are)."""
+    return visible(scrub(text))
+
+
 def warn(message: str) -> None:
-    sys.stderr.write(f"envguard: warning: {scrub(message)}\n")
+    """One line on stderr (a line break inside the message is escaped like any control character)."""
+    sys.stderr.write(f"envguard: warning: {visible(scrub(message), lines=False)}\n")
 
 
 def inform(message: str) -> None:
     """A line on stderr about what was done (`envguard: wrote conda-lock.yml ...`), apart from the output."""
-    sys.stderr.write(f"envguard: {scrub(message)}\n")
+    sys.stderr.write(f"envguard: {visible(scrub(message), lines=False)}\n")
+
+
+def oneline(text: str) -> str:
+    """One value or one line of a view as it may be shown: every control character escaped, line breaks
+    included (a value cannot start a line of its own: a forged verdict or "How to fix" line)."""
+    return visible(text, lines=False)
+
+
+# --- commands envguard prints ----------------------------------------------------------------------------
+
+_PLAIN_WORD = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
+
+
+def shell_quote(word: str) -> str:
+    """One shell word as the shell will read it back: shlex.quote, except that a word holding a line break or
+    any other control character is written in bash's ANSI-C quoting (`$'zlib\\x0aHow to fix'`, each escape
+    the character's UTF-8 bytes), so it stays one visible word on one line that bash reads back exactly (a NUL
+    cannot be in a command's argument at all: it is refused where read)."""
+    if _PLAIN_WORD.fullmatch(word):
+        return word
+    if oneline(word) == word:
+        return shlex.quote(word)
+    quoted = visible(word.replace("\\", "\\\\").replace("'", "\\'"), lines=False, utf8_bytes=True)
+    return f"$'{quoted}'"
+
+
+def command(*words: str) -> str:
+    """The one builder of every command envguard prints (fix lines, Reproduce lines, re-lock advice): each
+    word quoted for the shell (`shell_quote`), joined by spaces: one line that runs as printed, whatever the
+    words hold."""
+    return " ".join(shell_quote(word) for word in words)
 
 
 def human_bytes(value: float | None) -> str:
@@ -94,19 +142,34 @@ def terminal_width() -> int:
 
 def text_console(width: int | None = None) -> Any:
     """A rich Console that renders into a string (read it back with `console_text`) at the terminal's width,
-    without colour codes (the text may go to -o FILE or a CI log; NO_COLOR is honoured by never colouring)."""
+    without colour codes (the text may go to -o FILE or a CI log; NO_COLOR is honoured by never colouring).
+    It reads no markup (a value such as `[/]` or `[link=...]` is shown as written, never obeyed) and shows
+    every control character in a string it renders as a visible escape."""
     import io
 
-    from rich.console import Console
-
-    return Console(
+    return _text_console_class()(
         file=io.StringIO(),
         width=width or terminal_width(),
         highlight=False,
         soft_wrap=False,
         color_system=None,
         emoji=False,
+        markup=False,
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _text_console_class() -> Any:
+    from rich.console import Console
+
+    class TextConsole(Console):
+        """Every string it renders (printed, a table cell, a title) has its controls escaped first, so rich
+        lays out what will be shown (a raw ESC is zero columns wide to rich, four once escaped)."""
+
+        def render_str(self, text: str, **kwargs: Any) -> Any:
+            return super().render_str(visible(text), **kwargs)
+
+    return TextConsole
 
 
 def console_text(console: Any) -> str:
@@ -226,16 +289,14 @@ def taking() -> Iterator[list[tuple[Views, Style]]]:
 
 
 def md_escape(text: str | None, empty: str = "") -> str:
-    """Text safe inside Markdown (table cells included): no table breaks, no emphasis, one line."""
+    """Text safe inside Markdown (table cells included): no table breaks, no emphasis, no code span, link or
+    HTML tag, one line (a line break is a space; any other control character a visible escape)."""
     if not text:
         return empty
-    return (
-        text.replace("\\", "\\\\")
-        .replace("|", "\\|")
-        .replace("*", "\\*")
-        .replace("_", "\\_")
-        .replace("\n", " ")
-    )
+    return oneline(text.replace("\n", " ")).translate(_MD)
+
+
+_MD = str.maketrans({c: "\\" + c for c in "\\|*_`[]<>"})
 
 
 @contextlib.contextmanager

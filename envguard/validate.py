@@ -5,10 +5,13 @@ further down."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from itertools import chain
+from operator import attrgetter
 from typing import Any, Literal
 
 from envguard.errors import BadInputError
+from envguard.textio import control_problem
 
 Kind = Literal["str", "int", "bool", "number", "list[str]", "list[dict]", "dict", "str|list[str]", "list"]
 MAX_INT_DIGITS = 18  # a build number or a size, never a 5,000-digit string
@@ -133,3 +136,58 @@ def archive_name_problem(manager: str, filename: str, name: str, version: str, b
 def _shown(value: str) -> str:
     """A refused value as it may appear in a message: repr (escapes every control character), clipped."""
     return repr(value if len(value) <= 80 else value[:79] + "…")
+
+
+# --- control characters -------------------------------------------------------------------------------
+
+
+def refuse_controls(env: Any, where: str | None = None) -> None:
+    """Bad input (exit 2, one line naming the file and the entry) when a name, version, build, channel, URL,
+    hash, dependency or spec of `env` (an envguard.model.Environment; validate sits below the model) holds a
+    control or bidi character: each reaches terminals and commands a person pastes (a line break in a name
+    forged a "How to fix" line). One scan of all the text; the culprit is looked for only when there is one.
+    A live environment's name is its folder's (not refused)."""
+    packages = env.packages
+    scanned = chain(
+        (text for _, _, text in _environment_texts(env)),
+        chain.from_iterable(map(_PACKAGE_TEXT, packages)),
+        chain.from_iterable(p.depends for p in packages),
+        chain.from_iterable(_ORIGIN_TEXT(p.origin) for p in packages if p.origin is not None),
+    )
+    if control_problem(" ".join(scanned)) is None:
+        return
+    texts = chain(
+        _environment_texts(env),
+        ((f"package {p.name[:60]!r} ({p.manager})", k, v) for p in packages for k, v in _package_texts(p)),
+    )
+    entry, key, value = next(t for t in texts if control_problem(t[2]) is not None)
+    raise BadInputError(
+        f"{where or env.source or env.prefix or '<input>'}: {entry}: its {key} {control_problem(value)} "
+        f"({value[:60]!r}); names, versions, channels, URLs and specs must be plain text (they reach "
+        "terminals and pasted commands): fix or re-create the file"
+    )
+
+
+_PACKAGE_FIELDS_SHOWN = ("name", "version", "build", "channel", "subdir", "url", "md5", "sha256", "installer")
+ORIGIN_FIELDS_SHOWN = ("url", "vcs", "commit_id", "requested_revision")
+_PACKAGE_TEXT = attrgetter(*_PACKAGE_FIELDS_SHOWN)
+_ORIGIN_TEXT = attrgetter(*ORIGIN_FIELDS_SHOWN)
+
+
+def _environment_texts(env: Any) -> Iterator[tuple[str, str, str]]:
+    named = env.name if env.kind not in ("prefix", "venv") else ""
+    yield from (("the environment", k, v or "") for k, v in (("name", named), ("platform", env.platform)))
+    for text in (*env.channels, *env.pip_options, *env.platforms):
+        yield "the environment", "channels or options", text
+    yield from (("a requested spec", "text", r.spec) for r in env.requested)
+    for v in env.virtual_packages:
+        yield from (("a virtual package", "text", t) for t in (v.name, v.version, v.build))
+
+
+def _package_texts(p: Any) -> list[tuple[str, str]]:
+    origin = zip(ORIGIN_FIELDS_SHOWN, _ORIGIN_TEXT(p.origin), strict=True) if p.origin is not None else ()
+    return [
+        *zip(_PACKAGE_FIELDS_SHOWN, _PACKAGE_TEXT(p), strict=True),
+        *(("dependency", d) for d in p.depends),
+        *((f"origin {k}", v) for k, v in origin),
+    ]

@@ -36,7 +36,7 @@ from envguard.cuda import CudaSummary
 from envguard.model import Environment, Package, PipOrigin, RequestedSpec, VirtualPackage
 from envguard.version import __version__
 
-FORMAT = 1
+FORMAT = 2  # 2: names, versions and URLs with control characters are refused where read
 MAX_ENTRIES = 16
 _PACKAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Package))
 _ORIGIN = _PACKAGE_FIELDS.index("origin")

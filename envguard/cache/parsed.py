@@ -22,7 +22,7 @@ from envguard.model import Environment, from_dict, to_dict
 from envguard.textio import decode
 from envguard.version import __version__
 
-FORMAT = 1
+FORMAT = 2  # 2: names, versions and URLs with control characters are refused where read
 
 
 def parsed(data: bytes, key: str, origin: str, parse: Callable[[], Environment]) -> Environment:

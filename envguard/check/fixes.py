@@ -13,12 +13,12 @@ environment checked; every argument is quoted for the shell.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Sequence
 
 from envguard.diff.changes import Difference
 from envguard.engine.archives import local_path
 from envguard.model import LOCAL_ORIGIN, Environment, Package
+from envguard.output import command
 
 
 def fix_commands(
@@ -31,15 +31,16 @@ def fix_commands(
     drift = [c for c in drift if (c.category, c.name) != ("cuda", "driver")]  # the machine's, not the env's
     if not drift or not live.prefix:
         return ()
-    prefix = shlex.quote(live.prefix)
-    path = shlex.quote(target.source) if target.source else ""
+    prefix = live.prefix
+    path = target.source or ""
     commands: list[str] = []
     files = any(c.category == "files" for c in drift)
     if path and not target.spec_only:  # a resolved file: a lock, an explicit spec, a snapshot
         if syncable(live, target, drift):
-            commands.append(f"envguard sync {prefix} --lock {path}{' --files' if files else ''} --yes")
+            flags = ("--files", "--yes") if files else ("--yes",)
+            commands.append(command("envguard", "sync", prefix, "--lock", path, *flags))
     elif path and target.kind == "environment.yml" and live.kind != "venv":
-        commands.append(f"envguard create -f {path} -p {prefix} --force")
+        commands.append(command("envguard", "create", "-f", path, "-p", prefix, "--force"))
     elif files:
         commands += reinstall
     if has_pip(live):
@@ -61,7 +62,7 @@ def has_pip(env: Environment) -> bool:
 
 
 def _pip_commands(live: Environment, target: Environment, drift: list[Difference]) -> list[str]:
-    python = shlex.quote(f"{live.prefix}/bin/python")
+    python = f"{live.prefix}/bin/python"
     install: list[str] = []
     remove: list[str] = []
     pip_specs = {r.spec for r in target.requested if r.manager == "pip"}
@@ -76,9 +77,9 @@ def _pip_commands(live: Environment, target: Environment, drift: list[Difference
             install.append(change.name)
     commands = []
     if install:
-        commands.append(f"{python} -m pip install --no-deps {' '.join(shlex.quote(r) for r in install)}")
+        commands.append(command(python, "-m", "pip", "install", "--no-deps", *install))
     if remove:
-        commands.append(f"{python} -m pip uninstall -y {' '.join(shlex.quote(n) for n in remove)}")
+        commands.append(command(python, "-m", "pip", "uninstall", "-y", *remove))
     return commands
 
 
@@ -101,11 +102,11 @@ def requirement(package: Package) -> list[str]:
 def relock_command(envfile: str, lock: str, exclude_newer: str | None = None) -> str:
     """The lock is stale for its environment.yml: solve it again (as of the same time, when it was solved as
     of one)."""
-    dated = f" --exclude-newer {shlex.quote(exclude_newer)}" if exclude_newer else ""
-    return f"envguard lock -f {shlex.quote(envfile)}{dated} -o {shlex.quote(lock)}"
+    dated = ("--exclude-newer", exclude_newer) if exclude_newer else ()
+    return command("envguard", "lock", "-f", envfile, *dated, "-o", lock)
 
 
 def pip_reinstall_command(python: str, labels: Iterable[str]) -> str:
     """pip packages (`name version (pip)` labels) whose files were altered or removed: reinstall them."""
-    pins = " ".join(shlex.quote("==".join(label.split()[:2])) for label in dict.fromkeys(labels))
-    return f"{shlex.quote(python)} -m pip install --force-reinstall --no-deps {pins}"
+    pins = ["==".join(label.split()[:2]) for label in dict.fromkeys(labels)]
+    return command(python, "-m", "pip", "install", "--force-reinstall", "--no-deps", *pins)

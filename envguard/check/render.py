@@ -10,7 +10,7 @@ from typing import Any
 
 from envguard.check.report import CHECK_TITLES, CheckReport, severity
 from envguard.diff.changes import Difference, sample
-from envguard.output import Views, document, dumps, md_escape
+from envguard.output import Views, as_printed, document, dumps, md_escape, oneline
 
 LONG = 20  # a category with more findings is summarised: SHOWN of them, then one line for the rest
 SHOWN = 10
@@ -25,16 +25,16 @@ def human(report: CheckReport, *, cached: bool = False, show_all: bool = False) 
         title = CHECK_TITLES.get(category, category)
         lines.append(title)
         shown = findings if show_all or len(findings) <= LONG else sample(findings, SHOWN)
-        lines.extend(f"  [{severity(f)}] {f.message()}" for f in shown)
+        lines.extend(f"  [{severity(f)}] {oneline(f.message())}" for f in shown)
         if len(shown) < len(findings):
             lines.append(f"  ... {_summary(title, findings)}; {SHOWN} shown, --all for the rest")
     if report.notes:
         lines.append("Notes")
-        lines.extend(f"  {note}" for note in report.notes)
-    lines.append(report.verdict() + (" (unchanged since the last full check)" if cached else ""))
+        lines.extend(f"  {oneline(note)}" for note in report.notes)
+    lines.append(oneline(report.verdict()) + (" (unchanged since the last full check)" if cached else ""))
     if report.fixes and not report.clean:
         lines.append("How to fix:")
-        lines.extend(f"  {command}" for command in report.fixes)
+        lines.extend(f"  {oneline(command)}" for command in report.fixes)
     return "\n".join(lines) + "\n"
 
 
@@ -51,7 +51,7 @@ def _summary(title: str, findings: tuple[Difference, ...]) -> str:
 def markdown(report: CheckReport) -> str:
     """A PR comment: verdict heading, a section per category, bullet per finding."""
     icon = "✅" if report.clean else "❌"
-    lines = [f"### {icon} envguard check", "", f"**{report.verdict()}**", ""]
+    lines = [f"### {icon} envguard check", "", f"**{md_escape(report.verdict())}**", ""]
     for category, findings in report.grouped().items():
         lines.append(f"#### {CHECK_TITLES.get(category, category)}")
         lines.extend(f"- {'⚠️ ' if severity(f) == 'drift' else ''}{md_escape(f.message())}" for f in findings)
@@ -61,7 +61,7 @@ def markdown(report: CheckReport) -> str:
         lines.extend(f"- {md_escape(note)}" for note in report.notes)
         lines.append("")
     if report.fixes and not report.clean:
-        lines += ["#### How to fix", "", "```bash", *report.fixes, "```", ""]
+        lines += ["#### How to fix", "", "```bash", *map(oneline, report.fixes), "```", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -95,5 +95,7 @@ def views(report: CheckReport, *, show_all: bool = False) -> Views:
 
 
 def all_styles(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
-    """Every output style at once (the fast path stores them all for the next unchanged check)."""
-    return {"human": human(report, cached=cached), "json": as_json(report), "markdown": markdown(report)}
+    """Every output style at once, as printed (the fast path stores them all for the next unchanged check and
+    writes them as they are)."""
+    outputs = {"human": human(report, cached=cached), "json": as_json(report), "markdown": markdown(report)}
+    return {style: as_printed(text) for style, text in outputs.items()}

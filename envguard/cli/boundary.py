@@ -55,9 +55,11 @@ def exit_process(code: int, *, finalise: bool = True) -> NoReturn:
 
 
 def error_line(message: str) -> None:
+    """The error as one line: no credential, every control character (a line break included) escaped."""
     from envguard.channels import scrub  # urllib's parser: loaded on an error, not on every answer
+    from envguard.textio import visible  # re and the readers' module: as scrub
 
-    sys.stderr.write(f"envguard: error: {scrub(message)}\n")
+    sys.stderr.write(f"envguard: error: {visible(scrub(message), lines=False)}\n")
 
 
 def bug() -> int:

@@ -17,6 +17,7 @@ from envguard.condaplugin import render
 from envguard.condaplugin.health import LockHealth, lock_health, torch_health
 from envguard.condaplugin.remedy import restore_command, sync_argv
 from envguard.errors import EXIT_DRIFT, EXIT_OK
+from envguard.output import as_printed
 
 Confirm = Callable[[str], object]  # conda's: returns when the user agreed, raises otherwise (or in dry-run)
 
@@ -40,7 +41,7 @@ def after_command(prefix: str) -> None:
         bug()
         return
     if line is not None:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(as_printed(line) + "\n")
 
 
 def fix_lock(prefix: str, confirm: Confirm) -> int:
@@ -62,16 +63,16 @@ def fix_torch(prefix: str, confirm: Confirm) -> int:
         return bug()
     if not family.problems:
         what = "torch's family belongs together" if family.members else "no torch"
-        print(f"envguard: {prefix}: {what}; nothing to fix")
+        _say(f"envguard: {prefix}: {what}; nothing to fix")
         return EXIT_OK
     if health.state == "clean":
-        print(
+        _say(
             f"envguard: {prefix} is as its lock says: the lock itself holds these builds; fix the "
             "environment.yml (one torch release, one index) and lock it again"
         )
         return EXIT_DRIFT
     if health.state == "no-lock":
-        print(
+        _say(
             f"envguard: no lock to restore {prefix} from; install the torchvision/torchaudio of torch's "
             "release from the index torch came from"
         )
@@ -81,19 +82,19 @@ def fix_torch(prefix: str, confirm: Confirm) -> int:
 
 def _restore(health: LockHealth, confirm: Confirm) -> int:
     if health.state in ("clean", "no-lock"):
-        print(
+        _say(
             f"envguard: {health.prefix}: {'matches its lock' if health.state == 'clean' else 'no lock'}; "
             "nothing to fix"
         )
         return EXIT_OK
     if health.state == "unreadable":
-        print(f"envguard: cannot check {health.prefix} against its lock: {health.problem}")
+        _say(f"envguard: cannot check {health.prefix} against its lock: {health.problem}")
         return EXIT_DRIFT
     argv = sync_argv(health)
     if argv is None:
-        print("\n".join(render.what_to_run(health)))
+        _say("\n".join(render.what_to_run(health)))
         return EXIT_DRIFT
-    confirm(f"Restore {health.prefix} to its lock with `{restore_command(health)}`?")
+    confirm(as_printed(f"Restore {health.prefix} to its lock with `{restore_command(health)}`?"))
     return subprocess.run(argv, check=False).returncode
 
 
@@ -103,4 +104,9 @@ def _print(lines: Callable[[], list[str]]) -> None:
     except Exception:  # as after_command: conda's report goes on
         bug()
         return
-    print(text)
+    _say(text)
+
+
+def _say(text: str) -> None:
+    """A line in conda's output, as envguard prints (no raw control character, no credential)."""
+    print(as_printed(text))

@@ -3,16 +3,19 @@ printed (they run as printed) and as the `--fix` of `conda doctor` runs them."""
 
 from __future__ import annotations
 
-import shlex
 import sys
-from pathlib import Path
 
 from envguard.cli.commandlist import COMMANDS
 from envguard.condaplugin.health import LockHealth
 from envguard.errors import EnvguardError
 from envguard.formats import detect_kind
+from envguard.output import command
 
-_FORMAT_FLAG = {"conda-lock": "", "explicit": " --format explicit", "pixi-lock": " --format pixi"}
+_FORMAT_FLAG: dict[str, tuple[str, ...]] = {
+    "conda-lock": (),
+    "explicit": ("--format", "explicit"),
+    "pixi-lock": ("--format", "pixi"),
+}
 
 
 def can_sync() -> bool:
@@ -35,7 +38,7 @@ def restore_command(health: LockHealth) -> str | None:
     if health.followed is None:
         return None
     if can_sync():
-        return f"envguard sync {_q(health.prefix)} --lock {_q(health.followed.lock)} --yes"
+        return command("envguard", "sync", str(health.prefix), "--lock", str(health.followed.lock), "--yes")
     fixes = health.report.fixes if health.report is not None else ()
     return fixes[0] if fixes else None
 
@@ -51,8 +54,4 @@ def accept_command(health: LockHealth) -> str | None:
     flag = _FORMAT_FLAG.get(kind)
     if flag is None:
         return None  # an environment.yml or a snapshot is not written by `envguard lock` from a prefix
-    return f"envguard lock {_q(health.prefix)}{flag} -o {_q(health.followed.lock)}"
-
-
-def _q(path: Path) -> str:
-    return shlex.quote(str(path))
+    return command("envguard", "lock", str(health.prefix), *flag, "-o", str(health.followed.lock))

@@ -9,7 +9,7 @@ from envguard.channels import strip_credentials
 from envguard.create.named import Named
 from envguard.create.run import CreateResult
 from envguard.model import Package
-from envguard.output import Views, console_text, text_console
+from envguard.output import Views, console_text, oneline, text_console
 from envguard.specs import spec_name
 
 MAX_ROWS = 30
@@ -49,14 +49,14 @@ def render(result: CreateResult, table: str | None = None) -> str:
     package table already rendered (`package_table`) for exactly these packages."""
     console = text_console()
     verb = "Would create" if result.dry_run else ("Replaced" if result.replaced else "Created")
-    console.print(f"[bold]{verb} {result.name}[/bold] at {result.prefix}")
+    console.print(f"{verb} {oneline(result.name)} at {oneline(result.prefix)}")
     console.print(f"backend {result.backend}, platform {result.platform}, {len(result.packages)} package(s)")
     console.file.write(package_table(result.packages, result.requested) if table is None else table)
     shown = min(MAX_ROWS, len(result.packages))
     if shown < len(result.packages):
         console.print(f"... and {len(result.packages) - shown} more package(s); --json lists them all")
     for line in _next_steps(result):
-        console.print(line)
+        console.print(oneline(line))
     return console_text(console)
 
 
@@ -82,9 +82,9 @@ def package_table(packages: Sequence[Package], requested: Sequence[str]) -> str:
     for package in sorted(_shown(packages, requested), key=lambda p: p.name):
         by_channel.setdefault(strip_credentials(package.channel) or package.manager, []).append(package)
     for channel in sorted(by_channel):
-        table.add_row(f"[bold]{channel}[/bold]", "", "")
+        table.add_row(oneline(channel), "", "")
         for package in by_channel[channel]:
-            table.add_row(f"  {package.name}", package.version, package.build)
+            table.add_row(f"  {oneline(package.name)}", oneline(package.version), oneline(package.build))
     console.print(table)
     return console_text(console)
 

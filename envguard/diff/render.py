@@ -12,6 +12,7 @@ from envguard.output import (
     document,
     dumps,
     md_escape,
+    oneline,
     terminal_width,
     text_console,
 )
@@ -49,12 +50,11 @@ def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> st
         plain = _plain(diff, width or terminal_width(), show_all)
         if plain is not None:
             return plain
-    from rich.markup import escape
     from rich.table import Table
 
     console = text_console(width)
     narrow = console.width < NARROW
-    console.print(f"A: {diff.a_label}\nB: {diff.b_label}", markup=False)
+    console.print(f"A: {oneline(diff.a_label)}\nB: {oneline(diff.b_label)}")
     if diff.changes:
         grid = Table(show_lines=False, expand=False)
         for column in (
@@ -65,17 +65,22 @@ def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> st
             title = TITLES.get(category, category)
             shown = changes if show_all or len(changes) <= LONG else sample(changes, SHOWN)
             if narrow:
-                grid.add_row(f"[bold]{escape(title)}[/bold]", "", "", "")
+                grid.add_row(title, "", "", "")
             for index, change in enumerate(shown):
-                cells = [escape(change.name), escape(change.a or "-"), escape(change.b or "-"), _what(change)]
+                cells = [
+                    oneline(change.name),
+                    oneline(change.a or "-"),
+                    oneline(change.b or "-"),
+                    _what(change),
+                ]
                 if not narrow:
-                    cells.insert(0, escape(title) if index == 0 else "")
+                    cells.insert(0, title if index == 0 else "")
                 grid.add_row(*cells, end_section=index == len(shown) - 1)
         console.print(grid)
     for line in summaries(diff, show_all):
         console.print(line, markup=False)
     for note in diff.notes:
-        console.print(f"note: {note}", markup=False)
+        console.print(f"note: {oneline(note)}")
     console.print(summary(diff), markup=False)
     return console_text(console)
 
@@ -83,8 +88,8 @@ def table(diff: Diff, *, width: int | None = None, show_all: bool = False) -> st
 def _plain(diff: Diff, width: int, show_all: bool) -> str | None:
     """The table-less report as plain lines, exactly as rich would print them (no rich import: it costs
     more than comparing two identical environments); None when a line would need rich's wrapping."""
-    lines = [f"A: {diff.a_label}", f"B: {diff.b_label}", *summaries(diff, show_all)]
-    lines += [f"note: {note}" for note in diff.notes] + [summary(diff)]
+    lines = [f"A: {oneline(diff.a_label)}", f"B: {oneline(diff.b_label)}", *summaries(diff, show_all)]
+    lines += [f"note: {oneline(note)}" for note in diff.notes] + [summary(diff)]
     if all(len(line) <= width and line.isprintable() and line.isascii() for line in lines):
         return "".join(f"{line}\n" for line in lines)
     return None
@@ -103,7 +108,7 @@ def summaries(diff: Diff, show_all: bool = False) -> list[str]:
     for category, changes in diff.grouped().items():
         if len(changes) > LONG:
             kinds = ", ".join(f"{n} {_KIND[k]}" for k, n in _counts(changes).items())
-            first = ", ".join(c.name for c in sample(changes, SHOWN))
+            first = ", ".join(oneline(c.name) for c in sample(changes, SHOWN))
             lines.append(
                 f"{TITLES.get(category, category)}: {len(changes)} items ({kinds}) — {SHOWN} shown: "
                 f"{first}; --all for the rest"
@@ -124,8 +129,8 @@ def markdown(diff: Diff) -> str:
     lines = [
         f"### {icon} envguard diff",
         "",
-        f"- **A**: `{diff.a_label}`",
-        f"- **B**: `{diff.b_label}`",
+        f"- **A**: `{oneline(diff.a_label)}`",
+        f"- **B**: `{oneline(diff.b_label)}`",
         "",
         f"**{summary(diff)}**",
         "",
@@ -139,7 +144,7 @@ def markdown(diff: Diff) -> str:
         ]
         lines += [f"| {_cell(c.name)} | {_cell(c.a)} | {_cell(c.b)} | {_what(c)} |" for c in changes]
         lines.append("")
-    lines += [f"> {note}" for note in diff.notes]
+    lines += [f"> {md_escape(note)}" for note in diff.notes]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -4,9 +4,9 @@ lost without a word)."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
+from envguard.output import shell_quote
 from envguard.process import TimedOut, run
 
 
@@ -21,7 +21,7 @@ def tracked_by_git(path: Path) -> bool:
 
 def replaced_warning(output: str) -> str:
     """The warning for a replaced tracked file, with the git lines that show and undo it (run as printed)."""
-    quoted = shlex.quote(output)
+    quoted = shell_quote(output)
     return (
         f"replaced {output}, which git tracks: `git diff -- {quoted}` shows what changed, "
         f"`git checkout -- {quoted}` restores it"

@@ -20,6 +20,10 @@ from envguard.model import Environment, RequestedSpec, make_environment
 from envguard.specs import is_pip_option, parse_conda, pip_name
 from envguard.textio import read_text
 
+# Bounds far above any real environment.yml (the largest in conda-forge's feedstocks are a few KB, ~200
+# dependencies): a 20 MB file with a million dependencies was composed into ~8 GB of nodes and OOM-killed.
+MAX_BYTES = 1024 * 1024
+MAX_DEPENDENCIES = 10_000
 KNOWN_KEYS = frozenset({"name", "channels", "dependencies", "prefix", "variables", "platforms", "category"})
 _SELECTOR = re.compile(r"#\s*\[([^\]]+)\]\s*$")
 _JINJA = re.compile(r"\{%|\{\{")
@@ -42,6 +46,11 @@ def read(path: Path, platform: str | None = None) -> Environment:
 def parse(text: str, origin: str = "environment.yml", platform: str | None = None) -> Environment:
     """Pure parser: text -> Environment. `platform` decides `# [selector]` lines (default: this machine)."""
     target = platform or current_platform()
+    if len(text) > MAX_BYTES:
+        raise BadInputError(
+            f"{origin}: {len(text) / 1e6:.1f} MB is larger than an environment.yml may be "
+            f"({MAX_BYTES // 1024} KiB, {MAX_DEPENDENCIES:,} dependencies); split it or lock it in parts"
+        )
     jinja = _JINJA.search(text)
     if jinja:
         line = text[: jinja.start()].count("\n") + 1
@@ -205,6 +214,11 @@ def _dependencies(entry: tuple[Any, Any] | None, origin: str, found: _Collected)
         return
     if not isinstance(node, yaml.SequenceNode):
         raise BadInputError(f"{origin}:{node.start_mark.line + 1}: `dependencies` must be a list")
+    if len(node.value) > MAX_DEPENDENCIES:
+        raise BadInputError(
+            f"{origin}: {len(node.value):,} dependencies, more than an environment.yml may list "
+            f"({MAX_DEPENDENCIES:,}); split it or lock it in parts"
+        )
     for item in node.value:
         line = item.start_mark.line + 1
         if isinstance(item, yaml.ScalarNode):

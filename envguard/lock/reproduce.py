@@ -9,10 +9,10 @@ are absolute. Every path is quoted for the shell.
 from __future__ import annotations
 
 import os
-import shlex
 from pathlib import Path
 
 from envguard.errors import BadInputError
+from envguard.output import shell_quote
 from envguard.prefix.condaconfig import find_named
 
 GIT_ROOT = '"$(git rev-parse --show-toplevel)"'
@@ -40,10 +40,10 @@ class Reproduce:
         resolved = Path(path).resolve()  # as the root is: a symlinked temp folder gives no `../..` detour
         if self.root is not None:
             try:
-                return shlex.quote(Path(os.path.relpath(resolved, self.root)).as_posix())
+                return shell_quote(Path(os.path.relpath(resolved, self.root)).as_posix())
             except ValueError:  # another drive on Windows
                 pass
-        return shlex.quote(str(resolved))
+        return shell_quote(str(resolved))
 
     def output(self) -> str:
         return "-" if self.target == "-" else self.path(self.target)
@@ -56,10 +56,10 @@ class Reproduce:
     def live_source(self, source: str | None, prefix: Path) -> str:
         """A live environment: `name:ENV` when conda knows it by that name, else its path."""
         if source and source.startswith("name:"):
-            return shlex.quote(source)
+            return shell_quote(source)
         try:
             if find_named(prefix.name).resolve() == prefix.resolve():
-                return shlex.quote(f"name:{prefix.name}")
+                return shell_quote(f"name:{prefix.name}")
         except BadInputError:
             pass
         return self.path(prefix)

@@ -5,7 +5,6 @@ them."""
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from envguard.lock.plan import (
     probe_into,
 )
 from envguard.lock.reproduce import Reproduce
+from envguard.output import shell_quote
 from envguard.prefix.lockref import remember
 from envguard.sources import read_live, resolve_prefix
 
@@ -75,7 +75,7 @@ def lock(options: LockOptions) -> LockResult:
         cuda: CudaChoice = False if no_cuda else given_cuda
         date = parse_date(o.exclude_newer) if o.exclude_newer else None
         plan = from_environment_yml(yml, sorted(set(o.platforms)), cuda, date, o.channels)
-        given = [f"-c {shlex.quote(c)}" for c in o.channels]
+        given = [f"-c {shell_quote(c)}" for c in o.channels]
         dated = ["--exclude-newer", plan.exclude_newer] if plan.exclude_newer else []
         reproduce = _reproduce_yml(yml, target, plan, given_cuda, no_cuda, [*given, *explicit, *dated])
         sources = [_relative(yml, target)]
@@ -169,7 +169,7 @@ def _reproduce_yml(
     if not plan.platforms_from_file:  # else the file's `platforms:` decide again (an added one is locked)
         parts += [f"--platform {p}" for p in sorted(plan.envs)]
     if cuda:
-        parts.append(f"--cuda {shlex.quote(cuda)}")
+        parts.append(f"--cuda {shell_quote(cuda)}")
     elif no_cuda:
         parts.append("--no-cuda")
     return where.line(parts)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from envguard.output import Style, Views, document, render
+from envguard.output import Style, Views, as_printed, document, render
 
 
 @dataclass(frozen=True)
@@ -31,14 +31,14 @@ class Shown:
         parts += [text for text in (self.stdout, self.stderr) if text]
         if self.exit_code:
             parts.append(f"(envguard {self.command}: exit {self.exit_code})\n")
-        return "".join(part if part.endswith("\n") else part + "\n" for part in parts)
+        return as_printed("".join(part if part.endswith("\n") else part + "\n" for part in parts))
 
     def _repr_markdown_(self) -> str:
         parts = [_markdown(views, style) for views, style in self.results]
         parts += [_fenced(text, "text") for text in (self.stdout, self.stderr) if text.strip()]
         if self.exit_code:
             parts.append(f"*envguard {self.command}: exit {self.exit_code}*")
-        return "\n\n".join(part.rstrip("\n") for part in parts) + "\n"
+        return as_printed("\n\n".join(part.rstrip("\n") for part in parts) + "\n")
 
     def _repr_json_(self) -> dict[str, Any] | None:
         """Only for a single result asked as JSON (`%envguard check --json`)."""

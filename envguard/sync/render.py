@@ -86,7 +86,7 @@ def plan_text(plan: SyncPlan, header: bool = True) -> str:
         for action in ("install", "upgrade", "downgrade", "change", "reinstall", "remove", "uninstall"):
             group = [s for s in steps if word(s) == action]
             if group:
-                table.add_row("", f"[bold]{action.capitalize()}:[/bold]", "", "", "")
+                table.add_row("", f"{action.capitalize()}:", "", "", "")  # text_console reads no markup
             for step in group:
                 table.add_row(
                     _SIGNS.get(action, "~"), step.name, _text(step.old), _text(step.new), _where(step)

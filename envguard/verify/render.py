@@ -8,7 +8,7 @@ from typing import Any
 from envguard.check import render as check_render
 from envguard.check.fixes import relock_command
 from envguard.check.report import severity
-from envguard.output import Views, console_text, md_escape, text_console
+from envguard.output import Views, command, console_text, md_escape, oneline, text_console
 from envguard.verify.run import Mismatch, Stage, VerifyResult
 
 _MARK = {"ok": "✅", "failed": "❌", "skipped": "⏭️"}
@@ -46,8 +46,6 @@ def _attestation(result: VerifyResult) -> dict[str, Any] | None:
 def fix_lines(result: VerifyResult) -> list[str]:
     """What to run when verify failed, built from the failed stage: re-lock when the archives or the rebuilt
     environment no longer match the lock, then verify again."""
-    import shlex
-
     failed = next((s.name for s in result.stages if s.status == "failed"), None)
     if failed not in ("hashes", "check"):
         return []  # fetch/install failures are operational (exit 3, their own message); smoke has its fixes
@@ -56,7 +54,7 @@ def fix_lines(result: VerifyResult) -> list[str]:
     why = "if the new archives are intended" if failed == "hashes" else "the lock does not rebuild as written"
     return [
         f"{relock_command(source, result.lock, result.exclude_newer)}   # {why}",
-        f"envguard verify --lock {shlex.quote(result.lock)}",
+        command("envguard", "verify", "--lock", result.lock),
     ]
 
 
@@ -86,7 +84,7 @@ def render(result: VerifyResult) -> str:
     from rich.table import Table
 
     console = text_console()
-    console.print(f"[bold]envguard verify[/bold] {result.lock} ({result.platform})")
+    console.print(f"envguard verify {result.lock} ({result.platform})")
     stages = Table(show_edge=False, pad_edge=False)
     for column in ("Stage", "Result", "Time", "Detail"):
         stages.add_column(column)
@@ -110,7 +108,7 @@ def render(result: VerifyResult) -> str:
         console.print(line)
     if result.prefix:
         console.print(f"Rebuilt environment kept at {result.prefix}")
-    console.print(f"[bold]{result.verdict()}[/bold]")
+    console.print(result.verdict())
     fixes = fix_lines(result)
     if fixes:
         console.print("How to fix:")
@@ -125,7 +123,7 @@ def _findings(result: VerifyResult) -> list[str]:
     lines = []
     for category, items in result.check.grouped().items():
         lines.append(f"{category}:")
-        lines.extend(f"  {severity(f)}: {f.message()}" for f in items)
+        lines.extend(f"  {severity(f)}: {oneline(f.message())}" for f in items)
     return lines
 
 
@@ -133,7 +131,7 @@ def markdown(result: VerifyResult) -> str:
     """A PR-comment-sized Markdown report."""
     icon = "✅" if result.passed else "❌"
     lines = [
-        f"### {icon} envguard verify: `{result.lock}` ({result.platform})",
+        f"### {icon} envguard verify: `{oneline(result.lock)}` ({result.platform})",
         "",
         "| Stage | Result | Time | Detail |",
         "|---|---|---|---|",

@@ -1,18 +1,19 @@
-"""The watched job as a process: start COMMAND in its own process group with the hook on its PYTHONPATH,
-forward its output (line by line, progress bars as they stand), forward Ctrl-C and SIGTERM to its group, stop
-it when --duration is up."""
+"""The watched job as a process: start COMMAND in its own process group with the hook on its PYTHONPATH, make
+that group the terminal's foreground group, forward its output as it comes, forward Ctrl-C and SIGTERM to its
+group where the terminal does not, stop it when --duration is up."""
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 from envguard.errors import BadInputError
 
@@ -21,11 +22,23 @@ DIR_ENV = "ENVGUARD_WATCH_DIR"  # where the hook writes its streams (hook/sitecu
 STOP_GRACE_S = 5.0
 KILL_AFTER = 3  # Ctrl-C presses after which the job's group gets SIGKILL
 Output = Literal["inherit", "stderr", "pipe"]
-Sink = Callable[[str, bool], None]  # (text, complete line?); incomplete: the latest \r progress segment
+READ_BYTES = 1 << 20  # one read of the job's output: what the pipe holds (64 KiB) or more
+QUIET_S = 0.05  # no output for this long: the live display may be drawn again (a prompt is shown)
+
+
+class Sink(Protocol):
+    """Where a piped job's output goes: each chunk as read (`write`), and a call when it has been quiet for
+    QUIET_S (`idle`)."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def idle(self) -> None: ...
 
 
 def spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> subprocess.Popen[bytes]:
-    """Start COMMAND in a new process group; with `folder`, the hook is on its PYTHONPATH writing there."""
+    """Start COMMAND in a new process group; with `folder`, the hook is on its PYTHONPATH writing there.
+    "pipe": what the job writes to the terminal comes through one pipe (stdout and stderr merged, so their
+    order holds; stdout stays the job's own when it is not a terminal, e.g. redirected to a file)."""
     env = dict(os.environ)
     if folder is not None:
         env[DIR_ENV] = str(folder)
@@ -34,7 +47,10 @@ def spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> subp
     if output == "stderr":
         streams = {"stdout": sys.stderr.fileno()}
     elif output == "pipe":
-        streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        tty = _isatty(sys.stdout)
+        streams = (
+            {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if tty else {"stderr": subprocess.PIPE}
+        )
         env.setdefault(
             "PYTHONUNBUFFERED", "1"
         )  # a pipe would hold the job's prints back until its buffer fills
@@ -47,25 +63,72 @@ def spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> subp
         raise BadInputError(f"COMMAND {command[0]!r}: cannot start it ({exc.strerror})") from None
 
 
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def pump(stream: IO[bytes], sink: Sink) -> threading.Thread:
-    """Forward the job's output line by line; a progress bar redrawn with \r (tqdm) is passed as it stands."""
+    """Forward the job's output to `sink` chunk by chunk as it is read (never line by line: the job is never
+    held back by the display, and the cost is linear in what it writes, with or without line breaks)."""
+    fd = stream.fileno()
 
     def loop() -> None:
-        pending = b""
-        while chunk := os.read(stream.fileno(), 65536):
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                sink(line.rsplit(b"\r", 1)[-1].decode(errors="replace"), True)
-            if b"\r" in pending:
-                head, _, pending = pending.rpartition(b"\r")
-                shown = head.rsplit(b"\r", 1)[-1] or pending
-                sink(shown.decode(errors="replace"), False)
-        if pending:
-            sink(pending.decode(errors="replace"), True)
+        while True:
+            ready, _, _ = select.select([fd], [], [], QUIET_S)
+            if not ready:
+                sink.idle()
+                continue
+            chunk = os.read(fd, READ_BYTES)
+            if not chunk:
+                break
+            sink.write(chunk)
+        sink.idle()
 
     thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     return thread
+
+
+def terminal() -> int | None:
+    """The terminal on stdin when envguard is its foreground process group (run from a shell, not in the
+    background), else None: only then is there a terminal to hand to the job."""
+    try:
+        fd = sys.stdin.fileno()
+        return fd if os.isatty(fd) and os.tcgetpgrp(fd) == os.getpgrp() else None
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+Handed = tuple[int, Any]  # the terminal's fd and envguard's SIGTTOU handler before the job had it
+
+
+def hand_terminal(child: subprocess.Popen[bytes]) -> Handed | None:
+    """Make the job's process group the terminal's foreground group, as a shell does with a job it starts
+    (right after the start, so a Ctrl-C typed at once is the job's): `input()`, `breakpoint()` or a login
+    prompt read the terminal (a background job that reads it is stopped by SIGTTIN), and Ctrl-C reaches the
+    job once, from the terminal itself. envguard, now in the background, ignores SIGTTOU to keep drawing on
+    the terminal and to take it back (`take_back`). None where there is no terminal of ours to hand over."""
+    fd = terminal()
+    if fd is None or threading.current_thread() is not threading.main_thread():
+        return None
+    previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    with suppress(OSError):
+        os.tcsetpgrp(fd, child.pid)
+        os.killpg(child.pid, signal.SIGCONT)  # it read before it had the terminal: SIGTTIN stopped it
+    return fd, previous
+
+
+def take_back(handed: Handed | None) -> None:
+    """The terminal is envguard's foreground group's again (its report, the shell's prompt after it)."""
+    if handed is None:
+        return
+    fd, previous = handed
+    with suppress(OSError):
+        os.tcsetpgrp(fd, os.getpgrp())
+    signal.signal(signal.SIGTTOU, previous)
 
 
 @contextmanager

@@ -1,7 +1,8 @@
 """`run_watch`: start COMMAND (or attach to --pid), sample it every interval until it exits, return a
 WatchRun.
 
-COMMAND runs in its own process group with the hook folder on its PYTHONPATH (job.py); Ctrl-C and SIGTERM
+COMMAND runs in its own process group with the hook folder on its PYTHONPATH (job.py), the terminal's
+foreground group while it runs (it reads the terminal; Ctrl-C reaches it from there); Ctrl-C and SIGTERM
 reaching envguard are forwarded to that group, and the job's exit status becomes envguard's exit code (a
 signal N as 128+N).
 """
@@ -93,12 +94,17 @@ class _Watch:
             if self.folder is not None:
                 shutil.rmtree(self.folder, ignore_errors=True)
             raise
+        self.handed = job.hand_terminal(self.child) if self.child is not None else None
         self.pid = self.child.pid if self.child is not None else int(options.pid or 0)
         self.pumps = []
         if self.child is not None and output == "pipe" and sink is not None:
             self.pumps = [job.pump(s, sink) for s in (self.child.stdout, self.child.stderr) if s is not None]
-        self.sampler = Sampler(self.pid, options.interval)
-        self.gpus = GpuSampler()
+        try:
+            self.sampler = Sampler(self.pid, options.interval)
+            self.gpus = GpuSampler()
+        except BaseException:
+            job.take_back(self.handed)
+            raise
         self.reader = StreamReader(self.folder) if self.folder is not None else None
         self.samples: list[Sample] = []
         self.cpu_s = 0.0
@@ -150,6 +156,7 @@ def run_watch(
     finally:
         if watch.child is not None and watch.child.poll() is None:
             job.stop(watch.child)
+        job.take_back(watch.handed)
         if watch.folder is not None:
             shutil.rmtree(watch.folder, ignore_errors=True)
 

@@ -80,8 +80,12 @@ def _record(name: str, version: str, index: int, files: list[tuple[str, bytes]])
     }
 
 
-def build(out: Path, packages: int, dists: int, *, payload: bool = True, seed: int = 12) -> Path:
-    """A prefix at OUT (reused when it is already there) with `packages` records and `dists` dist-infos."""
+def build(
+    out: Path, packages: int, dists: int, *, payload: bool = True, seed: int = 12, median: int = 20
+) -> Path:
+    """A prefix at OUT (reused when it is already there) with `packages` records and `dists` dist-infos;
+    `median`: the median number of files a record lists (the scale benchmark's 100,000-record prefixes use 2,
+    and a pytorch of that size too, so they stay ~1.5 KB a record)."""
     if (out / "conda-meta" / "history").exists():
         return out
     rng = random.Random(seed)
@@ -91,10 +95,11 @@ def build(out: Path, packages: int, dists: int, *, payload: bool = True, seed: i
         if index == 0:
             name, version, count = "python", "3.11.7", 40
         elif index == 1:
-            name, version, count = "pytorch", "2.1.0", TORCH_FILES
+            name, version, count = "pytorch", "2.1.0", TORCH_FILES if median >= 20 else median
         else:
             name, version = f"pkg{index:05d}", f"1.{index % 17}.{index % 5}"
-            count = min(5000, max(1, int(rng.lognormvariate(math.log(20), 1.75))))
+            spread = 1.75 if median >= 20 else 0.5
+            count = min(5000, max(1, int(rng.lognormvariate(math.log(median), spread))))
         files = _files(rng, name, count)
         record = _record(name, version, index, files)
         (meta / f"{name}-{version}-{record['build']}.json").write_text(json.dumps(record, indent=2))
@@ -151,8 +156,9 @@ def main() -> int:
     parser.add_argument("--packages", type=int, default=300)
     parser.add_argument("--dists", type=int, default=50)
     parser.add_argument("--no-payload", action="store_true")
+    parser.add_argument("--files", type=int, default=20, help="median files per record")
     args = parser.parse_args()
-    prefix = build(args.out, args.packages, args.dists, payload=not args.no_payload)
+    prefix = build(args.out, args.packages, args.dists, payload=not args.no_payload, median=args.files)
     records = list((prefix / "conda-meta").glob("*.json"))
     sizes = sorted(p.stat().st_size for p in records)
     print(

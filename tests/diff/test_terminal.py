@@ -64,13 +64,14 @@ def test_diff_all_option_lists_everything(tmp_path: Path, capsys: pytest.Capture
 
 
 def _rich_lines(diff: Diff, width: int) -> str:
-    """What the rich console prints for a report without a table (the reference for the plain path)."""
-    from envguard.output import text_console
+    """What the rich console prints for a report without a table (the reference for the plain path): each
+    label on one line (a line break in a label is escaped like any control character)."""
+    from envguard.output import oneline, text_console
 
     console = text_console(width)
-    console.print(f"A: {diff.a_label}\nB: {diff.b_label}", markup=False)
+    console.print(f"A: {oneline(diff.a_label)}\nB: {oneline(diff.b_label)}", markup=False)
     for note in diff.notes:
-        console.print(f"note: {note}", markup=False)
+        console.print(f"note: {oneline(note)}", markup=False)
     console.print(summary(diff), markup=False)
     return console.file.getvalue()  # type: ignore[no-any-return]
 

@@ -135,3 +135,23 @@ def test_property_every_dependency_round_trips(deps: list[tuple[str, str, str]])
     text = "name: p\ndependencies:\n" + "".join(f"  - {line}\n" for line in lines)
     env = envyml.parse(text, "p.yml")
     assert specs(env, "conda") == lines
+
+
+@pytest.mark.parametrize(
+    ("count", "message"),
+    [
+        (1_000_000, "18.9 MB is larger than an environment.yml may be (1024 KiB, 10,000 dependencies)"),
+        (20_000, "20,000 dependencies, more than an environment.yml may list (10,000)"),
+    ],
+)
+def test_an_environment_yml_beyond_the_bounds_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], count: int, message: str
+) -> None:
+    """Issue 28: `lock -f` of a 20 MB environment.yml with a million dependencies was OOM-killed at 8 GiB
+    (100k: 40 s and 1.1 GB, then exit 2); now it is refused before anything is built."""
+    yml = tmp_path / "environment.yml"
+    deps = "".join(f"  - pkg{i}>=1.0\n" for i in range(count))
+    yml.write_text(f"name: big\nchannels: [conda-forge]\ndependencies:\n{deps}")
+    assert envguard("lock", "-f", str(yml), "-o", str(tmp_path / "out.yml")) == 2
+    err = capsys.readouterr().err
+    assert err == f"envguard: error: {yml}: {message}; split it or lock it in parts\n"

@@ -202,3 +202,114 @@ def test_writing_yaml_imports_no_pyyaml() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+# --- load_block: the block style read by hand, held to PyYAML ---------------------------------------------
+
+
+def _pyyaml(text: str) -> tuple[bool, object]:
+    try:
+        return True, yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return False, None
+
+
+def _agrees(text: str) -> bool:
+    """load_block either declines (None) or gives exactly PyYAML's document; True when it read it."""
+    from envguard.formats.yaml import load_block
+
+    got = load_block(text)
+    if got is None:
+        return False
+    ok, expected = _pyyaml(text)
+    assert ok and got == expected and type(got) is type(expected), (text, got, expected)
+    assert repr(got) == repr(expected), text  # the same types inside (True vs 1, 1 vs 1.0, dates)
+    return True
+
+
+def test_load_block_reads_real_conda_lock_files_as_pyyaml_does(shared) -> None:
+    files = sorted((shared / "corpus" / "conda_lock").glob("*.yml"))
+    files.append(shared / "reference" / "conda-outputs" / "conda-lock" / "conda-lock_no-mamba.yml")
+    read = [path.name for path in files if _agrees(path.read_text())]
+    assert len(read) >= len(files) // 2, read  # the common shape is read by hand, the rest declined
+
+
+@settings(max_examples=400)
+@given(st.dictionaries(st.text(min_size=1, max_size=8), _doc, min_size=1, max_size=4))
+def test_property_load_block_reads_what_dump_writes(document) -> None:
+    from envguard.formats.yaml import dump, load_block
+
+    text = dump(document)
+    assert _agrees(text) or load_block(text) is None
+    assert load_block(text) in (None, document)
+
+
+_LINES = st.sampled_from(
+    [
+        "a: 1",
+        "a:",
+        "- b",
+        "  - c",
+        "- k: v",
+        "  k2: 'x''y'",
+        'key: "q"',
+        "x: {}",
+        "y: []",
+        "  z: yes",
+        "k: on",
+        "k: Off",
+        "k: NO",
+        "k: NULL",
+        "k: 0",
+        "k: 00",
+        "k: +1",
+        "k: 1_000",
+        "k: .inf",
+        "n: ~",
+        "f: 1.5",
+        "d: 2024-01-02",
+        "o: 017",
+        "h: 0x1F",
+        "t: 1:30",
+        "# comment",
+        "",
+        "   ",
+        "u: http://h/x#y",
+        "v: a #c",
+        "w: 'unterminated",
+        "- - nested",
+        "&a k: v",
+        "k: *a",
+        "k: !!str 1",
+        "? complex",
+        "k: |",
+        "  block",
+        "k: a: b",
+        "---",
+        "\tk: tab",
+        "k:v",
+        "-",
+        "k: -",
+        "k: - x",
+        "k: 'a' ",
+        "1: one",
+        "true: yes",
+        'k: "a\\tb"',
+        "  cont",
+        "k: é",
+        "k: \u2028",
+    ]
+)
+
+
+@settings(max_examples=1500)
+@given(st.lists(st.tuples(st.integers(0, 6), _LINES), min_size=1, max_size=10))
+def test_property_load_block_never_disagrees_with_pyyaml(lines: list[tuple[int, str]]) -> None:
+    """Any text made of these lines at any indentation: read exactly as PyYAML reads it, or declined
+    (PyYAML then reads it, or reports the error)."""
+    _agrees("\n".join(" " * indent + line for indent, line in lines) + "\n")
+
+
+@given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60))
+def test_property_load_block_on_any_text(text: str) -> None:
+    _agrees(text)

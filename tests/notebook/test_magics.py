@@ -122,3 +122,16 @@ def test_watch_cell_times_its_dataloader_and_leaves_torch_as_it_was(shell: Any) 
     assert failed.data()[0]["run"]["exit_code"] == 1  # the traceback showed as usual
     bad = shell.run_cell_magic("envguard_watch", "--interval 0", "pass\n")
     assert bad.exit_code == 2 and bad.stderr.startswith("envguard: error: --interval 0: must be more than")
+
+
+def test_a_result_shown_in_ipython_has_no_raw_control_character() -> None:
+    """Issue 28: `%envguard` in a terminal IPython prints its text view; a name from a hostile input is
+    escaped there as the console script escapes it."""
+    from envguard.output import Views
+
+    hostile = "zlib\x1b]52;c;cm0gLXJmIH4=\x07\u202e"
+    views = Views(lambda: {"name": hostile}, lambda: f"name: {hostile}\n", lambda: f"**{hostile}**\n")
+    shown = Shown(command="check", exit_code=1, results=((views, "human"), (views, "markdown")))
+    for text in (shown.text(), shown._repr_markdown_()):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+        assert "\\x1b" in text

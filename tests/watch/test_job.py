@@ -1,5 +1,5 @@
-"""The watched job as a process: its output forwarded line by line, progress bars as they stand; its exit
-status as a shell reports it."""
+"""The watched job as a process: its output forwarded as it comes, its pauses told; its exit status as a shell
+reports it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from envguard.watch.job import exit_status, pump
 
 
-def test_job_output_is_forwarded_by_line_with_progress_bars_as_they_stand() -> None:
+def test_job_output_is_forwarded_as_it_comes_and_quiet_is_told() -> None:
     job = subprocess.Popen(
         [
             sys.executable,
@@ -21,13 +21,24 @@ def test_job_output_is_forwarded_by_line_with_progress_bars_as_they_stand() -> N
         ],
         stdout=subprocess.PIPE,
     )
-    got: list[tuple[str, bool]] = []
+
+    class Sink:
+        def __init__(self) -> None:
+            self.chunks: list[bytes] = []
+            self.quiet = 0
+
+        def write(self, data: bytes) -> None:
+            self.chunks.append(data)
+
+        def idle(self) -> None:
+            self.quiet += 1
+
+    sink = Sink()
     assert job.stdout is not None
-    pump(job.stdout, lambda text, complete: got.append((text, complete))).join(10)
+    pump(job.stdout, sink).join(10)
     job.wait()
-    complete = [text for text, done in got if done]
-    assert complete == ["start", "2/3", "end"]  # the bar's final state is the line a terminal would show
-    assert {text for text, done in got if not done} <= {"0/3", "1/3", "2/3"}
+    assert b"".join(sink.chunks) == b"start\n\r0/3\r1/3\r2/3\nend\n"  # every byte, in order, unchanged
+    assert sink.quiet >= 2  # the 0.2 s pauses between the bar's steps
 
 
 def test_a_signal_is_reported_as_128_plus_its_number() -> None:

@@ -65,11 +65,12 @@ def run(
 
 
 def _live(options: WatchOptions) -> WatchRun:
-    """rich Live on stderr; COMMAND's output is piped and printed above the panel, never through it."""
+    """The live panel at the bottom of stderr; COMMAND's output passes through above it as it comes."""
     from rich.console import Console
-    from rich.live import Live
 
-    console = Console(stderr=True, width=min(80, Console(stderr=True).width))
-    with Live(console=console, refresh_per_second=2, transient=True) as live:
-        view = LiveView(options, live)
-        return run_watch(options, on_sample=view.update, output="pipe", sink=view.print)
+    terminal = Console(stderr=True)
+    view = LiveView(options, sys.stderr.fileno(), min(80, terminal.width), terminal.color_system)
+    try:
+        return run_watch(options, on_sample=view.update, output="pipe", sink=view)
+    finally:
+        view.close()

@@ -4,13 +4,12 @@ the package caches and the data live."""
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from envguard.cuda import family_problems
 from envguard.doctor.records import FreeSpace, TorchFamily
 from envguard.findings import Finding
-from envguard.output import human_bytes
+from envguard.output import human_bytes, shell_quote
 
 CHECK = "torch family"
 LOW_SPACE = 2 * 1024**3  # a CUDA torch and its libraries take about this much to install or update
@@ -24,14 +23,14 @@ def _fix(family: TorchFamily) -> str:
         index = (
             torch.build.replace("cuda ", "cu").replace(".", "") if torch.build.startswith("cuda") else "cpu"
         )
-        python = shlex.quote(str(Path(family.prefix) / "bin" / "python"))
+        python = shell_quote(str(Path(family.prefix) / "bin" / "python"))
         return (
             f"install the {others} built for torch {public} from torch's own index, e.g. `{python} -m pip "
             f"install --index-url https://download.pytorch.org/whl/{index} {others}` (pip picks the "
             "matching versions), or pin the versions its release notes pair with it"
         )
     return (
-        f"install them together so the solver pairs them: `conda install -p {shlex.quote(family.prefix)} "
+        f"install them together so the solver pairs them: `conda install -p {shell_quote(family.prefix)} "
         f"pytorch={public} {others}` from one channel (the same CUDA or CPU variant)"
     )
 

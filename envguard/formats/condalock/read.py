@@ -9,6 +9,7 @@ line where known, and what to do.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError, NoPlatformEntry
 from envguard.formats import localsource
 from envguard.formats.condalock import meta as lockmeta
+from envguard.formats.yaml import load_block
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
@@ -50,12 +52,6 @@ def read(path: Path, platform: str | None = None) -> Environment:
 def read_all(path: Path) -> dict[str, Environment]:
     """Every platform of the lock, keyed by platform name."""
     return parse(read_text(path), str(path))
-
-
-def _base(origin: str) -> str:
-    """The folder a lock's relative local sources are relative to: the lock's own (envguard.formats.
-    localsource)."""
-    return os.path.dirname(os.path.abspath(origin))
 
 
 @dataclass(frozen=True)
@@ -95,7 +91,7 @@ def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
         raise BadInputError(f"{origin}: `package` must be a list of locked packages; {FIX}")
     by_platform: dict[str, list[Package]] = {p: [] for p in platforms}
     skipped: dict[str, int] = {}
-    base = _base(origin)
+    base = os.path.dirname(os.path.abspath(origin))  # relative local sources: the lock's folder's
     for index, entry in enumerate(entries):
         package, entry_platform, optional = _package(entry, index, text, origin, custom, base)
         if optional:
@@ -172,7 +168,9 @@ def _load_yaml(text: str, origin: str) -> dict[str, Any]:
     import yaml
 
     try:
-        data = textio.load_yaml(text)
+        data = load_block(text)  # the block style envguard and conda-lock write, ~9x PyYAML; else PyYAML
+        if data is None:
+            data = textio.load_yaml(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -296,15 +294,11 @@ def _conda(entry: Mapping[str, Any], hashes: Mapping[str, str]) -> Package:
 
 
 def _pip(
-    entry: Mapping[str, Any],
-    hashes: Mapping[str, str],
-    custom: Mapping[str, str],
-    platform: str,
-    base: str,
+    entry: Mapping[str, Any], hashes: Mapping[str, str], custom: Mapping[str, str], platform: str, base: str
 ) -> Package:
     name = canonical_name(str(entry["name"]))
     origins_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS))
-    origin: PipOrigin | None = lockmeta.decode_origins(origins_text).get(name) if origins_text else None
+    origin: PipOrigin | None = _origins(origins_text).get(name) if origins_text else None
     source = entry.get("source")
     if origin is None and isinstance(source, dict) and source.get("url"):
         origin = origin_from_url(strip_credentials(str(source["url"])))
@@ -322,6 +316,12 @@ def _pip(
         origin=origin,
         depends=depends_from_mapping(entry.get("dependencies")),
     )
+
+
+@functools.lru_cache(maxsize=4)
+def _origins(text: str) -> dict[str, PipOrigin]:
+    """A platform's pip origins, decoded once per lock (per pip entry was quadratic in pip packages)."""
+    return lockmeta.decode_origins(text)
 
 
 def _pip_file_url(url: str) -> str:
