@@ -18,6 +18,7 @@ from envguard.check.fixes import fix_commands
 from envguard.check.report import CheckReport, check_environment
 from envguard.cuda import family_warnings
 from envguard.diff.changes import Difference
+from envguard.engine import target as targets
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.formats import read_file
 from envguard.model import Environment
@@ -125,6 +126,8 @@ def run_check(
         fingerprint = taken[1] if taken is not None and reuse else statcache.stat_fingerprint(prefix)
     live = sources.load(source, fingerprint=fingerprint)
     _warn(live.warnings)
+    left = targets.interrupted(prefix) if source.live else None
+    _warn((left,) if left else ())
     _warn(family_warnings(live.packages))
     wanted = platform or live.platform
     target: Environment | None = None

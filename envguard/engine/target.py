@@ -34,7 +34,7 @@ from typing import Literal
 
 from envguard.atomic import write_text
 from envguard.errors import BadInputError, OperationalError
-from envguard.output import inform
+from envguard.output import inform, oneline
 from envguard.prefix.condaconfig import register, registered_environments, unregister
 from envguard.process import alive, sigterm_as_interrupt
 
@@ -266,6 +266,29 @@ def recover(target: Path) -> str | None:
         _clear_journal(target)
         return f"removed {target}, which {who} had left half-made"
     _clear_journal(target)
+    return None
+
+
+def interrupted(target: Path) -> str | None:
+    """For a command that reads `target` without changing it (check, doctor): one line when a killed envguard
+    left it mid-change, so what it reads is not taken for the environment; None otherwise (a live owner is
+    still working: its own lock says so to anyone who would change it)."""
+    journal = read_journal(target)
+    if journal is None or journal.phase == "done" or journal.pid == os.getpid() or alive(journal.pid):
+        return None
+    who = f"a killed envguard (process {journal.pid}: {oneline(journal.command) or 'unknown command'})"
+    aside = aside_path(target, journal.pid)
+    if journal.aside and os.path.lexists(aside):
+        return (
+            f"{target} is half-built: {who} was replacing it and the original waits in {aside}; what is "
+            "read here is not the environment: the next `envguard create` or `envguard sync` of it puts the "
+            "original back first"
+        )
+    if journal.made:
+        return (
+            f"{target} is half-made: {who} was creating it; the next `envguard create` or `envguard sync` of "
+            "it removes it first"
+        )
     return None
 
 

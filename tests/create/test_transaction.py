@@ -278,3 +278,39 @@ def test_a_read_only_package_cache_is_exit_3(
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Read-only file system" in err, err
     assert not (isolated_home / ".conda" / "envs" / "nowhere").exists()
+
+
+def test_check_of_an_environment_a_killed_create_left_half_built_says_so(
+    channels: dict[str, Path], isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only command does not restore (only a command holding the target's lock does), but check says
+    that what it reads is a half-built replacement, not the environment, and what puts the original back."""
+    forge = channels["forge"].resolve().as_uri()
+    original = ["create", "-c", forge, "python=3.11", "zlib", "-n", "work"]
+    assert envguard(*original) == 0
+    work = isolated_home / ".conda" / "envs" / "work"
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(work), "--no-probe", "-o", str(lock)) == 0
+    capsys.readouterr()
+    assert envguard("check", str(work), "--lock", str(lock)) == 0
+    assert "half-built" not in capsys.readouterr().err
+    for _attempt in range(5):  # the kill must land while the original is aside
+        proc = _create(forge, "3.12", "work", "--force")
+        while proc.poll() is None and not (_aside(work.parent) and (work / "conda-meta").is_dir()):
+            time.sleep(0.0005)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+            break
+        proc.wait(timeout=60)
+        assert envguard(*original, "--force") == 0
+    else:
+        pytest.skip("the create finished before the kill five times")
+    capsys.readouterr()
+    envguard("check", str(work), "--lock", str(lock))
+    err = capsys.readouterr().err
+    assert f"{work} is half-built" in err and "puts the original back first" in err, err
+    assert envguard(*original) == 2  # the next create restores the original first (then: it exists)
+    capsys.readouterr()
+    assert envguard("check", str(work), "--lock", str(lock)) == 0
+    assert "half-built" not in capsys.readouterr().err
