@@ -270,26 +270,17 @@ def recover(target: Path) -> str | None:
 
 
 def interrupted(target: Path) -> str | None:
-    """For a command that reads `target` without changing it (check, doctor): one line when a killed envguard
-    left it mid-change, so what it reads is not taken for the environment; None otherwise (a live owner is
-    still working: its own lock says so to anyone who would change it)."""
+    """For check, which reads `target` and changes nothing: one line when a killed envguard left it mid-change
+    (what it reads is not the environment), else None (a live owner's lock speaks for itself)."""
     journal = read_journal(target)
     if journal is None or journal.phase == "done" or journal.pid == os.getpid() or alive(journal.pid):
         return None
     who = f"a killed envguard (process {journal.pid}: {oneline(journal.command) or 'unknown command'})"
-    aside = aside_path(target, journal.pid)
+    aside, then = aside_path(target, journal.pid), "the next `envguard create` or `envguard sync` of it"
     if journal.aside and os.path.lexists(aside):
-        return (
-            f"{target} is half-built: {who} was replacing it and the original waits in {aside}; what is "
-            "read here is not the environment: the next `envguard create` or `envguard sync` of it puts the "
-            "original back first"
-        )
-    if journal.made:
-        return (
-            f"{target} is half-made: {who} was creating it; the next `envguard create` or `envguard sync` of "
-            "it removes it first"
-        )
-    return None
+        kept = f"the original waits in {aside}"
+        return f"{target} is half-built: {who} was replacing it ({kept}); {then} puts the original back first"
+    return f"{target} is half-made: {who} was creating it; {then} removes it first" if journal.made else None
 
 
 def _recover_legacy(target: Path) -> str | None:

@@ -62,7 +62,9 @@ def test_channel_normalisation_strips_credentials() -> None:
     assert normalize("file:///srv/channel/") == "file:///srv/channel"
 
 
-_text = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FF), max_size=12)
+_text = st.text(  # printable: control characters are refused where read (issue 28)
+    alphabet=st.characters(min_codepoint=32, max_codepoint=0x2FF, exclude_categories=("Cc",)), max_size=12
+)
 _pkg = st.builds(
     Package,
     manager=st.sampled_from(["conda", "pip"]),
