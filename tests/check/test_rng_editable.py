@@ -127,6 +127,7 @@ def test_a_lock_in_the_checkout_holds_for_another_clone_of_it(
     it, names no folder of ours, and still tells another folder apart."""
     pytest.importorskip("setuptools")
     first, second = _project(tmp_path / "work" / "proja"), _project(tmp_path / "old-checkout" / "proja")
+    subprocess.run(["git", "init", "-q", str(first)], check=True)  # a checkout: its lock is committed
     prefix = make_prefix(["python=3.11"])
     _pip_editable(prefix, first)
     lock = first / "conda-lock.yml"

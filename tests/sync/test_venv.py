@@ -145,6 +145,9 @@ def test_the_project_itself_is_locked_relative_and_installed_from_there(
     from conda_lock.lockfile import parse_conda_lock_file
 
     project = make_project(tmp_path / "clone" / "proja")
+    subprocess.run(
+        ["git", "init", "-q", str(project)], check=True
+    )  # a clone: the lock names paths from its root
     venv = venv_with_pip(project / ".venv")
     venv_pip(venv, "install", "--no-deps", *(["-e"] if editable else []), str(project))
     lock = project / ".venv" / "conda-lock.yml"
