@@ -12,10 +12,12 @@ import importlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from envguard.errors import BadInputError
-from envguard.textio import read_bytes
+
+TYPE_CHECKING = False  # typing (and textio's patterns, below) would cost the check fast path ~5 ms of its ~28
+if TYPE_CHECKING:
+    from typing import Any
 
 # `--backend` / ENVGUARD_BACKEND (envguard.engine.backends chooses; here so a command's grammar can name the
 # choices without loading the backends)
@@ -36,8 +38,11 @@ def active_prefix() -> str:
 
 def tool_settings(pyproject: Path) -> dict[str, Any]:
     """The `[tool.envguard]` table of a pyproject.toml ({} when absent); a broken file is bad input."""
+    # lazy: textio's patterns compile on import, off the check fast path (it needs only active_prefix)
+    from envguard import textio
+
     try:
-        data = read_bytes(pyproject)
+        data = textio.read_bytes(pyproject)
     except OSError:
         return {}
     if b"tool.envguard" not in data:

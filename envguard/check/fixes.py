@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from envguard.diff.changes import Difference
-from envguard.engine.archives import local_path
+from envguard.formats.localsource import local_path
 from envguard.model import LOCAL_ORIGIN, Environment, Package
 from envguard.output import command
 

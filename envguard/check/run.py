@@ -18,7 +18,6 @@ from envguard.check.fixes import fix_commands
 from envguard.check.report import CheckReport, check_environment
 from envguard.cuda import family_warnings
 from envguard.diff.changes import Difference
-from envguard.engine import target as targets
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.formats import read_file
 from envguard.model import Environment
@@ -126,8 +125,7 @@ def run_check(
         fingerprint = taken[1] if taken is not None and reuse else statcache.stat_fingerprint(prefix)
     live = sources.load(source, fingerprint=fingerprint)
     _warn(live.warnings)
-    left = targets.interrupted(prefix) if source.live else None
-    _warn((left,) if left else ())
+    _warn(_interrupted(prefix) if source.live else ())
     _warn(family_warnings(live.packages))
     wanted = platform or live.platform
     target: Environment | None = None
@@ -203,6 +201,17 @@ def parse_target(path: Path, platform: str | None) -> Environment:
     key = f"target\0{platform}\0{os.path.dirname(os.path.abspath(path))}"
     env = parsecache.parsed(data, key, str(path), lambda: read_file(path, platform=platform))
     return dataclasses.replace(env, source=str(path))
+
+
+def _interrupted(prefix: Path) -> tuple[str, ...]:
+    """One line when a killed create or sync left the environment mid-change (its journal lies beside it)."""
+    if not os.path.lexists(prefix.with_name(f".{prefix.name}.envguard-journal")):  # = target.journal_path
+        return ()
+    # lazy: the target lock's module (its dataclasses, shutil, signal) costs the full check ~5 ms of ~85
+    from envguard.engine import target as targets
+
+    left = targets.interrupted(prefix)
+    return (left,) if left else ()
 
 
 def _warn(messages: tuple[str, ...]) -> None:

@@ -16,13 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from envguard.atomic import child, write_bytes, write_text
 from envguard.cache import cache_path
 from envguard.cache.digests import DigestMemo
 from envguard.channels import strip_credentials
 from envguard.errors import BadInputError, EnvguardError, OperationalError, first_line
+from envguard.formats.localsource import local_path
 from envguard.model import PIP_ARCHIVES, Package
 
 DOWNLOAD_TIMEOUT = 120.0
@@ -46,15 +46,6 @@ class Archive:
     @property
     def local_url(self) -> str:
         return self.path.resolve().as_uri()
-
-
-def local_path(url: str) -> Path | None:
-    """The file a `file://` URL points at, or None for other schemes."""
-    if url.startswith("file:///"):
-        return Path(unquote(url[len("file://") :]))
-    if not url.startswith("file:"):
-        return None
-    return Path(unquote(urlsplit(url).path))
 
 
 def fetch(

@@ -14,8 +14,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from envguard import process
-from envguard.engine.archives import Archive, has_archive, local_path
+from envguard.engine.archives import Archive, has_archive
 from envguard.errors import BackendError, BadInputError, OperationalError
+from envguard.formats.localsource import local_path
 from envguard.model import LOCAL_ORIGIN, PIP_ARCHIVES, Package
 from envguard.prefix.pip_dist import distribution_files, read_pip_packages
 from envguard.prefix.probe import interpreter

@@ -12,7 +12,8 @@ records in direct_url.json), so everything downstream compares and installs abso
 from __future__ import annotations
 
 import os
-from urllib.parse import quote, unquote
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
 
 SCHEME = "file:"
 
@@ -51,3 +52,12 @@ def resolve(url: str, base: str) -> str:
     if not is_relative(url):
         return url
     return folder_url(os.path.join(base, unquote(url[len(SCHEME) :])))
+
+
+def local_path(url: str) -> Path | None:
+    """The file or folder a `file:` URL points at, or None for other schemes."""
+    if url.startswith("file:///"):
+        return Path(unquote(url[len("file://") :]))
+    if not url.startswith(SCHEME):
+        return None
+    return Path(unquote(urlsplit(url).path))

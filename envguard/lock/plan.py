@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from envguard.cache import parsed as parsecache
 from envguard.channels import merge
-from envguard.engine.archives import local_path
 from envguard.engine.solver import format_date, new_gateway, solve
 from envguard.errors import BadInputError, EnvguardError, UsageError
 from envguard.formats import envyml, localsource
 from envguard.formats.condalock.write import input_hash
+from envguard.formats.localsource import local_path
 from envguard.machine.platform import current_platform, default_virtual_packages
 from envguard.model import LOCAL_ORIGIN, Environment, Package, RequestedSpec, VirtualPackage, make_environment
 from envguard.output import progress_wanted, waiting
