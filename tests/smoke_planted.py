@@ -187,3 +187,30 @@ class Sluggish(HangsAtFive):
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
         time.sleep(0.4)
         return _decoded(index), index % 10
+
+
+HOARD_CAP = 3 << 30  # never more than this, whatever limit it runs under: the test cannot fill the machine
+HOARD_STEP = 64 << 20
+
+
+class Hoards(Dataset):  # type: ignore[type-arg]
+    """Every sample keeps 64 MiB more (written, so it is resident) until an allocation fails, as a dataset
+    that caches decoded samples without bound does; it stops by itself at HOARD_CAP. The largest amount it
+    held is written to $ENVGUARD_TEST_HOARD (one line per process) when an allocation fails."""
+
+    held: list[bytes] = []
+
+    def __len__(self) -> int:
+        return 256
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        if len(self.held) * HOARD_STEP < HOARD_CAP:
+            try:
+                self.held.append(b"\x01" * HOARD_STEP)
+            except MemoryError:
+                import os
+
+                with open(os.environ["ENVGUARD_TEST_HOARD"], "a") as out:
+                    out.write(f"{len(self.held) * HOARD_STEP}\n")
+                raise
+        return torch.full((4,), index)
