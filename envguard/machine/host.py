@@ -165,6 +165,23 @@ def memory_info(
     )
 
 
+def oom_kills(root: Path = CGROUP_ROOT, proc_cgroup: Path = PROC_CGROUP) -> int | None:
+    """Processes the OOM killer has ended in this process's memory cgroup and those above it (the `oom_kill`
+    line of memory.events in v2, of memory.oom_control in v1), summed; None where no level says. Read before
+    and after a run, a rise means one of its processes (or a neighbour's) was killed for memory."""
+    paths = _cgroup_paths(proc_cgroup)
+    levels = [folder / "memory.events" for folder in _ancestors(root, paths.get("", "/"))]
+    v1 = _ancestors(root / "memory", paths.get("memory", "/"))
+    levels += [folder / "memory.oom_control" for folder in v1]
+    counts: list[int] = []
+    for path in levels:
+        for line in (_read(path) or "").splitlines():
+            name, _, value = line.partition(" ")
+            if name == "oom_kill" and value.strip().isdigit():
+                counts.append(int(value))
+    return sum(counts) if counts else None
+
+
 def shm_path() -> Path:
     """Where DataLoader workers put shared tensors: /dev/shm, or ENVGUARD_SHM_PATH to check another mount."""
     override = os.environ.get(SHM_ENV)

@@ -78,6 +78,14 @@ def test_memory_info(tmp_path: Path) -> None:
     assert real.total and real.available
 
 
+def test_oom_kills_are_summed_over_the_cgroup_levels_of_both_versions(tmp_path: Path) -> None:
+    proc = write(tmp_path / "proc_cgroup", "4:memory:/slot\n0::/job\n")
+    assert host.oom_kills(tmp_path / "cg", proc) is None  # no level says
+    write(tmp_path / "cg" / "job" / "memory.events", "low 0\nhigh 0\nmax 3\noom 2\noom_kill 2\n")
+    write(tmp_path / "cg" / "memory" / "slot" / "memory.oom_control", "oom_kill_disable 0\noom_kill 1\n")
+    assert host.oom_kills(tmp_path / "cg", proc) == 3
+
+
 def test_shm_path_override(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(host.SHM_ENV, str(tmp_path))
     info = host.shm_info()
