@@ -240,6 +240,21 @@ class Stopped:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryUse:
+    """The memory limit the module and each of its workers ran under (None: none) and the most any of them
+    held (resident, bytes); `oom_kills`: how many processes the cgroup's OOM killer ended meanwhile (None
+    where unreadable); `killed`: the module itself died of it, so nothing else was measured."""
+
+    limit_bytes: int | None = None
+    peak_bytes: int | None = None
+    oom_kills: int | None = None
+    killed: bool = False
+
+
+UNMEASURED = MemoryUse()
+
+
+@dataclass(frozen=True, slots=True)
 class Measured:
     """Everything one run of the in-environment module printed. `refusal` (torch-missing, cuda-unavailable,
     bad-loader, bad-dataset) means it did not start its phases; `stopped` that envguard stopped it at the
@@ -270,3 +285,4 @@ class Measured:
     first_batches: FirstBatches | None = None
     stopped: Stopped | None = None
     loader_profile: SampleCost | None = None  # --loader without --sweep: its dataset's per-sample cost
+    memory_use: MemoryUse = UNMEASURED

@@ -49,6 +49,7 @@ class SmokeOptions:
     decode: str | None = None  # --decode image: the --data sweep decodes each file with PIL (issue 10)
     record: Path | None = None  # --record FILE.json: the first batches' digests and the fingerprints
     compare: Path | None = None  # --compare FILE.json: check them against a recording
+    memory_limit: int | None = None  # --memory-limit, bytes per process; None: the machine's default, 0: none
 
 
 @dataclass(frozen=True, slots=True)

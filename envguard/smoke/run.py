@@ -70,11 +70,14 @@ def run_smoke(options: SmokeOptions, progress: bool = False) -> SmokeReport:
     budget = max(1.0, left - SETTLE_S)
     # the module plans for `budget`; at the --budget itself it is stopped, workers and all (a hang, a slow
     # import)
+    memory = host.memory_info()
+    limit = settings.memory_limit(options, memory)
     measured = runner.run_target(
         python,
-        settings.settings(options, workers, budget, probe, cpus.usable, stored, recorded),
+        settings.settings(options, workers, budget, probe, cpus.usable, stored, recorded, limit),
         timeout=left + KILL_GRACE_S,
         progress=progress,
+        memory_limit=limit,
     )
     runner.check_started(measured, label, options.device)
     datasets = tuple(
@@ -88,7 +91,7 @@ def run_smoke(options: SmokeOptions, progress: bool = False) -> SmokeReport:
     facts = verdicts.HostFacts(
         cpus=cpus,
         shm=shm,
-        available=host.memory_info().available,
+        available=memory.available,
         nvml_link=_nvml_max_link() if measured.gpu is not None else (None, None),
     )
     inputs = verdicts.Inputs(

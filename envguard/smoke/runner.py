@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from envguard.errors import BadInputError, ProbeError
+from envguard.machine import host
 from envguard.output import progress_bar
 from envguard.smoke import wire
-from envguard.smoke.measured import Measured, Stopped
+from envguard.smoke.measured import UNMEASURED, Measured, MemoryUse, Stopped
+from envguard.smoke.verdicts.crashes import died_of_memory
 
 PACKAGE_PARENT = Path(__file__).resolve().parent  # holds the standalone `envguard_smoke` package
 MARKER = "ENVGUARD-SMOKE-JSON: "
@@ -37,9 +39,18 @@ LAUNCH = (
 )
 
 
-def run_target(python: Path, settings: dict[str, Any], *, timeout: float, progress: bool = False) -> Measured:
+def run_target(
+    python: Path,
+    settings: dict[str, Any],
+    *,
+    timeout: float,
+    progress: bool = False,
+    memory_limit: int | None = None,
+) -> Measured:
     """Run the smoke module with `settings`; with `progress` (a person at a terminal) a bar on stderr shows
-    the module's current phase and the time used of `timeout`.
+    the module's current phase and the time used of `timeout`. `memory_limit` is the one `settings` asks the
+    module to set on itself; with the cgroup's OOM-kill count before and after, it tells a module killed for
+    memory from a crash.
 
     The module runs in its own session, so it and every DataLoader worker form one process group; that group
     is killed when the module ends, at `timeout`, on Ctrl-C and on any error: no worker outlives the command.
@@ -49,6 +60,7 @@ def run_target(python: Path, settings: dict[str, Any], *, timeout: float, progre
     with tempfile.TemporaryDirectory(prefix="envguard-smoke-") as watch_dir:
         settings = dict(settings, watch_dir=watch_dir)
         command = [str(python), "-E", "-s", "-B", "-c", LAUNCH, str(PACKAGE_PARENT), json.dumps(settings)]
+        kills, peak = host.oom_kills(), _reaped_peak()
         started = time.time()
         try:
             process = subprocess.Popen(
@@ -70,7 +82,23 @@ def run_target(python: Path, settings: dict[str, Any], *, timeout: float, progre
             return stopped(Path(watch_dir), timeout, time.time() - started, python)
         finally:
             kill_group(process)
-    return parse_output(stdout, stderr or "", process.returncode, python)
+    after, reaped = host.oom_kills(), _reaped_peak()
+    use = MemoryUse(
+        limit_bytes=memory_limit,
+        peak_bytes=reaped if reaped is not None and (peak is None or reaped > peak) else None,
+        oom_kills=after - kills if after is not None and kills is not None else None,
+    )
+    return parse_output(stdout, stderr or "", process.returncode, python, use)
+
+
+def _reaped_peak() -> int | None:
+    """The largest resident set of any child this process has reaped, in bytes (ru_maxrss is KiB on Linux)."""
+    try:
+        import resource
+    except ImportError:  # not a POSIX system
+        return None
+    scale = 1 if sys.platform == "darwin" else 1024
+    return int(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * scale or None
 
 
 TICK_S = 0.5
@@ -171,12 +199,19 @@ def stopped(folder: Path, budget: float, elapsed: float, python: object = "pytho
     return dataclasses.replace(wire.parse(data, python), stopped=stop)
 
 
-def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> Measured:
-    """The marker line's JSON; a crash (no marker) becomes a ProbeError quoting stderr's last line."""
+def parse_output(
+    stdout: str, stderr: str, returncode: int, python: object, use: MemoryUse = UNMEASURED
+) -> Measured:
+    """The marker line's JSON, with `use` (the host's view of the run's memory) merged into its own; a crash
+    (no marker) becomes a ProbeError quoting stderr's last line, unless memory killed it: then the record
+    says so (`killed`) and the verdicts name it."""
     line = next((ln for ln in stdout.splitlines() if ln.startswith(MARKER)), None)
     if line is None:
         lines = stderr.strip().splitlines()
         last = lines[-1] if lines else f"exit code {returncode}"
+        if died_of_memory(returncode, last, use):
+            killed = dataclasses.replace(use, killed=True)
+            return Measured(python=str(python), device="unknown", start_method="unknown", memory_use=killed)
         raise ProbeError(
             f"{python}: the smoke test crashed in the environment ({last}); "
             "run the dataset once with num_workers=0 to see the full traceback"
@@ -185,7 +220,14 @@ def parse_output(stdout: str, stderr: str, returncode: int, python: object) -> M
         data = json.loads(line[len(MARKER) :])
     except ValueError as exc:
         raise ProbeError(f"{python}: the smoke test printed unreadable output") from exc
-    return wire.parse(data, python)
+    measured = wire.parse(data, python)
+    own = measured.memory_use
+    merged = MemoryUse(
+        limit_bytes=own.limit_bytes if own.limit_bytes is not None else use.limit_bytes,
+        peak_bytes=max((p for p in (own.peak_bytes, use.peak_bytes) if p is not None), default=None),
+        oom_kills=use.oom_kills,
+    )
+    return dataclasses.replace(measured, memory_use=merged)
 
 
 def check_started(result: Measured, where: str, device: str) -> None:

@@ -15,6 +15,21 @@ from envguard.smoke.report import SmokeOptions
 
 SHAPE = (3, 224, 224)
 DETERMINISM = {"batch_size": 8, "limit": 64}
+GIB = 1 << 30
+DEFAULT_SHARE = 0.75  # of the memory available: the default --memory-limit of each process of the run
+DEFAULT_FLOOR = 2 * GIB  # never below: the module and torch alone take ~0.3 GiB, a worker more
+
+
+def memory_limit(options: SmokeOptions, memory: host.MemoryInfo) -> int | None:
+    """The limit each process of the run gets, in bytes (None: no limit): --memory-limit, or three quarters
+    of the memory available (the smaller of MemAvailable and the cgroup's limit), at least 2 GiB; none where
+    neither is known."""
+    if options.memory_limit is not None:
+        return options.memory_limit or None  # 0: --memory-limit none
+    known = [size for size in (memory.available, memory.cgroup_limit) if size]
+    if not known:
+        return None
+    return max(DEFAULT_FLOOR, int(min(known) * DEFAULT_SHARE))
 
 
 def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
@@ -43,6 +58,7 @@ def settings(
     cpus_usable: int = 1,
     stored: StorageResult | None = None,
     recorded: Recording | None = None,
+    memory_limit: int | None = None,
 ) -> dict[str, Any]:
     """The JSON the in-environment module reads."""
     synthetic = options.data_dir is None and options.dataset is None and options.loader is None
@@ -72,6 +88,7 @@ def settings(
         "data_cold": bool(stored and stored.method != "none"),
         "decode": options.decode,
         "record": dataclasses.asdict(first_batches) if recording(options) else None,
+        "memory_limit": memory_limit,  # bytes per process, set by the module on itself (workers inherit it)
     }
 
 

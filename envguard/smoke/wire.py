@@ -20,6 +20,7 @@ from envguard.smoke.measured import (
     IdleRun,
     LoaderConfig,
     Measured,
+    MemoryUse,
     Observation,
     PcieLink,
     PhaseError,
@@ -241,6 +242,14 @@ def measured(out: Obj) -> Measured:
         decode_skipped=out.opt_text("decode_skipped"),
         first_batches=out.optional("record", first_batches),
         loader_profile=out.optional("loader_profile", _sample_cost),
+        memory_use=out.optional("memory_limit", memory_use) or MemoryUse(),
+    )
+
+
+def memory_use(record: Obj) -> MemoryUse:
+    """The limit the module set on itself and its workers, and the most memory one of them held."""
+    return MemoryUse(
+        limit_bytes=record.opt_integer("limit_bytes"), peak_bytes=record.opt_integer("peak_bytes")
     )
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from envguard.errors import ProbeError
 from envguard.smoke import runner
+from envguard.smoke.measured import MemoryUse
 
 
 def test_the_marker_line_is_read_into_records() -> None:
@@ -28,6 +29,19 @@ def test_a_crash_or_garbage_is_one_probe_error() -> None:
         runner.parse_output(runner.MARKER + "{not json\n", "", 0, "/env/bin/python")
     with pytest.raises(ProbeError, match=r"malformed output \(device: expected text, got int\)"):
         runner.parse_output(runner.MARKER + '{"device": 1}\n', "", 0, "/env/bin/python")
+
+
+def test_a_module_killed_for_memory_is_a_record_for_the_verdicts_not_a_crash() -> None:
+    """SIGKILL while the cgroup's OOM killer killed (issue 28): the record says so, and the host's view of the
+    run's memory is merged into the module's own when it could print."""
+    use = MemoryUse(limit_bytes=1 << 30, peak_bytes=900 << 20, oom_kills=1)
+    killed = runner.parse_output("", "", -9, "/env/bin/python", use)
+    assert killed.memory_use == MemoryUse(limit_bytes=1 << 30, peak_bytes=900 << 20, oom_kills=1, killed=True)
+    with pytest.raises(ProbeError, match="crashed in the environment"):  # no OOM kill, far from the limit
+        runner.parse_output("", "", -9, "/env/bin/python", MemoryUse(limit_bytes=8 << 30, oom_kills=0))
+    printed = {"python": "3.12.1", "memory_limit": {"limit_bytes": 1 << 30, "peak_bytes": 700 << 20}}
+    measured = runner.parse_output(runner.MARKER + json.dumps(printed) + "\n", "", 0, "/env/bin/python", use)
+    assert measured.memory_use == MemoryUse(limit_bytes=1 << 30, peak_bytes=900 << 20, oom_kills=1)
 
 
 def test_stopped_at_the_budget_keeps_the_results_so_far(tmp_path: Path) -> None:

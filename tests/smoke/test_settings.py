@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from envguard.cli.commands.smoke import _memory_limit
 from envguard.errors import BadInputError, UsageError
-from envguard.machine.host import CpuInfo
+from envguard.machine.host import CpuInfo, MemoryInfo
 from envguard.model import Fingerprints
 from envguard.smoke.recordfile import Recording
 from envguard.smoke.report import SmokeOptions
-from envguard.smoke.settings import settings, worker_counts
+from envguard.smoke.settings import memory_limit, settings, worker_counts
 
 
 def cpus(usable: int, physical: int) -> CpuInfo:
@@ -53,3 +54,35 @@ def test_user_files_are_absolute_and_checked(tmp_path: Path) -> None:
         settings(SmokeOptions(loader="data:make"), [0, 2], 20.0, None)
     with pytest.raises(BadInputError, match="no such file"):
         settings(SmokeOptions(dataset=f"{tmp_path / 'nope.py'}:X"), [0, 2], 20.0, None)
+
+
+GIB = 1 << 30
+
+
+def test_the_memory_limit_is_the_option_or_three_quarters_of_the_memory_available() -> None:
+    """Issue 28: smoke's processes run under a limit derived from the machine unless --memory-limit says."""
+    roomy = MemoryInfo(total=64 * GIB, available=40 * GIB, cgroup_limit=None)
+    assert memory_limit(SmokeOptions(), roomy) == 30 * GIB
+    boxed = MemoryInfo(total=64 * GIB, available=40 * GIB, cgroup_limit=8 * GIB)
+    assert memory_limit(SmokeOptions(), boxed) == 6 * GIB  # the cgroup's limit is the smaller
+    small = MemoryInfo(total=2 * GIB, available=GIB, cgroup_limit=None)
+    assert memory_limit(SmokeOptions(), small) == 2 * GIB  # the floor: the module and torch need room
+    assert memory_limit(SmokeOptions(), MemoryInfo(total=None, available=None, cgroup_limit=None)) is None
+    assert memory_limit(SmokeOptions(memory_limit=GIB), roomy) == GIB
+    assert memory_limit(SmokeOptions(memory_limit=0), roomy) is None  # --memory-limit none
+    sent = settings(SmokeOptions(), [0], 5.0, None, memory_limit=3 * GIB)
+    assert sent["memory_limit"] == 3 * GIB
+
+
+def test_memory_limit_sizes() -> None:
+    assert [_memory_limit(t) for t in ("8G", "512m", "1.5GiB", "2g", "none", "NONE")] == [
+        8 * GIB,
+        512 << 20,
+        3 * GIB // 2,
+        2 * GIB,
+        0,
+        0,
+    ]
+    for bad in ("lots", "", "-1G", "100M", "inf", "8X"):
+        with pytest.raises(UsageError, match=f"--memory-limit {bad}: expected a size"):
+            _memory_limit(bad)

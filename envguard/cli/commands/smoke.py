@@ -73,6 +73,27 @@ def _seed(text: str) -> int:
     return value
 
 
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _memory_limit(text: str) -> int:
+    """--memory-limit SIZE: bytes (`8G`, `512M`, `1.5G`; K, M, G, T are powers of 1024), or 0 for `none`."""
+    cleaned = text.strip().upper().removesuffix("IB").removesuffix("B")
+    if cleaned == "NONE":
+        return 0
+    unit = cleaned[-1:] if cleaned[-1:] in ("K", "M", "G", "T") else ""
+    number = cleaned.removesuffix(unit) if unit else cleaned
+    try:
+        value = float(number) * SIZE_UNITS[unit]
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 256 << 20:
+        raise UsageError(
+            f"--memory-limit {text}: expected a size of at least 256M such as 8G or 512M, or none"
+        )
+    return int(value)
+
+
 GRAMMAR = Command(
     "smoke",
     [Arg("source", required=False)],
@@ -182,6 +203,13 @@ GRAMMAR = Command(
             help="Training processes per node: the per-worker memory projection multiplies by it.",
         ),
         Opt(
+            "--memory-limit",
+            metavar="SIZE",
+            check=_memory_limit,
+            help="Memory each process of the run (the module, every DataLoader worker) may allocate, "
+            "e.g. 8G; none for no limit (default: 3/4 of the memory available, at least 2G).",
+        ),
+        Opt(
             "--lock",
             kind="path",
             exists=True,
@@ -257,6 +285,7 @@ def run(
     sweep_text: str | None,
     start_method: str | None,
     local_ranks: int,
+    memory_limit: int | None,
     lock: Path | None,
     record: Path | None,
     compare: Path | None,
@@ -313,6 +342,7 @@ def run(
         decode=decode,
         record=record,
         compare=compare,
+        memory_limit=memory_limit,
     )
     report = run_smoke(options, progress=progress_wanted(style))
     if plot is not None:

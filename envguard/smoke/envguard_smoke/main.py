@@ -333,7 +333,11 @@ def _share(deadline: float, fraction: float, floor: float = 0.0) -> float:
 def main(argv: List[str], started: Optional[float] = None) -> int:
     started = time.perf_counter() if started is None else started
     settings = json.loads(argv[0]) if argv else {}
+    from . import memory_limit
+
+    limit = memory_limit.apply(settings.get("memory_limit"))  # before torch: every worker inherits it
     result = run(settings, started)
+    result["memory_limit"] = memory_limit.record(limit)
     sys.stdout.write(MARKER + json.dumps(result, sort_keys=True) + "\n")
     sys.stdout.flush()
     return 0
