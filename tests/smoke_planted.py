@@ -7,7 +7,7 @@ Dataset.
 from __future__ import annotations
 
 import time
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import torch
@@ -198,7 +198,7 @@ class Hoards(Dataset):  # type: ignore[type-arg]
     that caches decoded samples without bound does; it stops by itself at HOARD_CAP. The largest amount it
     held is written to $ENVGUARD_TEST_HOARD (one line per process) when an allocation fails."""
 
-    held: list[bytes] = []
+    held: ClassVar[list[bytes]] = []
 
     def __len__(self) -> int:
         return 256

@@ -1,7 +1,8 @@
-"""`smoke --memory-limit`: the measuring module and its DataLoader workers run under a memory limit, and a dataset
-that reaches it is named as out of memory with its figure and the fix that fits, never as a crash to debug with
-num_workers=0 (issue 28, finding 14). Real `envguard smoke` processes on a planted dataset that keeps memory until
-an allocation fails (and stops by itself at 3 GiB, so no run of this test can fill the machine)."""
+"""`smoke --memory-limit`: the measuring module and its DataLoader workers run under a memory limit, and a
+dataset that reaches it is named as out of memory with its figure and the fix that fits, never as a crash to
+debug with num_workers=0 (issue 28, finding 14). Real `envguard smoke` processes on a planted dataset that
+keeps memory until an allocation fails (and stops by itself at 3 GiB, so no run of this test can fill the
+machine)."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def test_a_dataset_that_reaches_the_memory_limit_is_named_out_of_memory(
     assert amounts and all(amount < GIB for amount in amounts), amounts
 
 
-def test_memory_limit_none_runs_without_a_limit_and_a_bad_size_is_refused(prefix: Path, tmp_path: Path) -> None:
+def test_a_bad_memory_limit_is_refused_in_one_line(prefix: Path, tmp_path: Path) -> None:
     refused = smoke(tmp_path / "hoard.txt", str(prefix), "--memory-limit", "lots")
     assert refused.returncode == 2, refused.stderr
     assert refused.stderr.strip().count("\n") == 0 and "--memory-limit lots" in refused.stderr, refused.stderr

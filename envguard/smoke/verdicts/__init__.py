@@ -59,7 +59,11 @@ class Inputs:
 def judge(given: Inputs) -> list[Finding]:
     """Every verdict, grouped by category in a stable order."""
     measured, options = given.measured, given.options
-    found = crashes.phase_errors(measured.errors)
+    found = crashes.phase_errors(measured.errors, measured.memory_use)
+    errors = [e.error for e in measured.errors] + [d.error for d in given.datasets if d.error]
+    if measured.crossproc is not None:
+        errors += [run.error for run in measured.crossproc.runs.values() if run.error]
+    found += crashes.out_of_memory(measured.memory_use, errors, given.host.available)
     if options.lock is not None and not any(e.phase == "golden" for e in measured.errors):
         found += golden.golden(measured.golden, given.lock, options.lock.name)
     found += budget.stopped(measured.stopped)

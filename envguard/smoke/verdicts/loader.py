@@ -12,6 +12,7 @@ from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks, LoaderSettings
 from envguard.smoke.rates import MIN_BATCH_MS
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
+from envguard.smoke.verdicts.crashes import out_of_memory_text
 
 CATEGORY = "your loader"
 IDENTITY = "identity by index through your collate_fn"
@@ -210,7 +211,9 @@ def sweep(dataset: DatasetResult, rec: Recommendation | None, given: LoaderSetti
     """The rate of each configuration (bounded efficiency where an ideal exists) and whether another one
     beats the loader as given."""
     category, check = f"throughput: {dataset.name}", "your loader's rate per configuration"
-    if dataset.error:
+    if dataset.error:  # running out of memory is named once, by crashes.out_of_memory
+        if out_of_memory_text(dataset.error):
+            return []
         return [Finding(category, check, "WARN", f"the sweep of your loader crashed: {dataset.error}")]
     measured = [r for r in dataset.measured() if not r.persistent_workers]
     if rec is None or not measured:

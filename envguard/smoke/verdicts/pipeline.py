@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from envguard.findings import Finding
 from envguard.smoke.measured import Measured
 from envguard.smoke.measured_pipeline import CrossProcess, InterpreterRead, StartMethodSafety, StartupTimes
+from envguard.smoke.verdicts.crashes import out_of_memory_text
 
 SPAWN_NOTE = "spawn is the default on macOS and Windows, forkserver on Linux from Python 3.14"
 
@@ -121,6 +122,8 @@ def cross_process(record: CrossProcess | None) -> list[Finding]:
     runs = record.runs
     first, second = runs.get(seeds[0], NOTHING), runs.get(seeds[1], NOTHING)
     errors = [f"PYTHONHASHSEED={s}: {r.error}" for s, r in runs.items() if r.error is not None]
+    if errors and all(out_of_memory_text(error) for error in errors):
+        return []  # named once, with its figure, by crashes.out_of_memory
     if errors and all(r.error == TIMED_OUT for r in runs.values() if r.error is not None):
         return [  # the measurement could not finish: nothing is known about the dataset
             Finding(

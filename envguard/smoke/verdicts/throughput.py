@@ -7,7 +7,7 @@ from __future__ import annotations
 from envguard.findings import Finding, Status
 from envguard.smoke.advice import rate_at
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
-from envguard.smoke.verdicts.crashes import crash
+from envguard.smoke.verdicts.crashes import crash, out_of_memory_text
 
 PASS_EFFICIENCY, WARN_EFFICIENCY = 0.85, 0.6
 SLOW_STARTUP_S = 1.0
@@ -27,8 +27,8 @@ def efficiency(dataset: DatasetResult, rec: Recommendation | None, usable: int) 
     """Efficiency (measured / ideal) at each worker count up to the usable CPUs, judged by the worst one, and
     how slow worker start-up is."""
     category = f"throughput: {dataset.name}"
-    if dataset.error:
-        return [crash(category, dataset.error)]
+    if dataset.error:  # running out of memory is named once, by crashes.out_of_memory
+        return [] if out_of_memory_text(dataset.error) else [crash(category, dataset.error)]
     best = _best_by_workers(dataset, usable)
     if rec is None or not best:
         return [
