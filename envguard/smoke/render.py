@@ -13,7 +13,7 @@ from envguard.findings import markdown as findings_markdown
 from envguard.findings import table as findings_table
 from envguard.findings import verdict_line
 from envguard.output import NARROW, Views, console_text, human_bytes, terminal_width, text_console
-from envguard.smoke.measured import ABSENT_KEY, SeededRuns
+from envguard.smoke.measured import ABSENT_KEY, MemoryUse, SeededRuns
 from envguard.smoke.measured_pipeline import CrossProcess, LoaderChecks
 from envguard.smoke.rates import below_loader_floor
 from envguard.smoke.readpasses import Pass, StorageResult
@@ -64,6 +64,7 @@ def to_dict(report: SmokeReport) -> dict[str, Any]:
         "pipeline": _pipeline(report.pipeline),
         "storage": _storage(report.storage, report.decode_skipped),
         "recording": _recording(report.recording),
+        "memory": dataclasses.asdict(report.memory),
     }
 
 
@@ -286,6 +287,13 @@ def storage_lines(result: StorageResult) -> str:
     return "\n".join(lines)
 
 
+def _memory(use: MemoryUse) -> str:
+    """The memory limit each process ran under, for the environment line."""
+    if use.limit_bytes is None:
+        return "no memory limit"
+    return f"memory limit {use.limit_bytes / 2**30:.1f} GiB per process"
+
+
 def human(report: SmokeReport, width: int | None = None) -> str:
     """The human view at the terminal's width (COLUMNS honoured): environment line, sweep tables and bars,
     recommendations, findings, verdict."""
@@ -295,7 +303,8 @@ def human(report: SmokeReport, width: int | None = None) -> str:
     console.print(
         f"envguard smoke: {report.environment} (python {report.python}, torch {report.torch}, "
         f"numpy {report.numpy or 'absent'}; device {report.device}; start method {report.start_method}; "
-        f"{cpus.usable} usable CPUs, {cpus.physical} physical cores) in {report.elapsed_s:.1f} s",
+        f"{cpus.usable} usable CPUs, {cpus.physical} physical cores; {_memory(report.memory)}) in "
+        f"{report.elapsed_s:.1f} s",
         markup=False,
     )
     if report.storage is not None:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from envguard.findings import Finding
 from envguard.machine.host import CpuInfo, ShmInfo
-from envguard.smoke.measured import GpuPhase, SeededRuns
+from envguard.smoke.measured import UNMEASURED, GpuPhase, MemoryUse, SeededRuns
 from envguard.smoke.measured_pipeline import (
     CrossProcess,
     LoaderChecks,
@@ -187,3 +187,4 @@ class SmokeReport:
     storage: StorageResult | None = None  # --data: cold/warm reads, page cache (issue 10)
     decode_skipped: str | None = None  # --decode image: why decoding was not timed
     recording: RecordingOutcome = RecordingOutcome()
+    memory: MemoryUse = UNMEASURED  # the limit each process ran under and the most one held (issue 28)

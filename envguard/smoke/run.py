@@ -133,6 +133,7 @@ def run_smoke(options: SmokeOptions, progress: bool = False) -> SmokeReport:
         storage=stored,
         decode_skipped=measured.decode_skipped,
         recording=_write_recording(options, measured, recorded),
+        memory=measured.memory_use,
     )
 
 

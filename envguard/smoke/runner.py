@@ -79,16 +79,23 @@ def run_target(
                 stdout, stderr = process.communicate(timeout=max(timeout, 0.1))
         except subprocess.TimeoutExpired:
             kill_group(process)
-            return stopped(Path(watch_dir), timeout, time.time() - started, python)
+            partial = stopped(Path(watch_dir), timeout, time.time() - started, python)
+            return with_memory(partial, _memory_use(memory_limit, kills, peak))
         finally:
             kill_group(process)
-    after, reaped = host.oom_kills(), _reaped_peak()
-    use = MemoryUse(
-        limit_bytes=memory_limit,
-        peak_bytes=reaped if reaped is not None and (peak is None or reaped > peak) else None,
-        oom_kills=after - kills if after is not None and kills is not None else None,
-    )
+    use = _memory_use(memory_limit, kills, peak)
     return parse_output(stdout, stderr or "", process.returncode, python, use)
+
+
+def _memory_use(limit: int | None, kills_before: int | None, peak_before: int | None) -> MemoryUse:
+    """The host's view of the run's memory: the limit asked for, the module's peak when it raised the
+    largest of this process's reaped children, the OOM kills since the start."""
+    kills, reaped = host.oom_kills(), _reaped_peak()
+    return MemoryUse(
+        limit_bytes=limit,
+        peak_bytes=reaped if reaped is not None and (peak_before is None or reaped > peak_before) else None,
+        oom_kills=kills - kills_before if kills is not None and kills_before is not None else None,
+    )
 
 
 def _reaped_peak() -> int | None:
@@ -220,7 +227,12 @@ def parse_output(
         data = json.loads(line[len(MARKER) :])
     except ValueError as exc:
         raise ProbeError(f"{python}: the smoke test printed unreadable output") from exc
-    measured = wire.parse(data, python)
+    return with_memory(wire.parse(data, python), use)
+
+
+def with_memory(measured: Measured, use: MemoryUse) -> Measured:
+    """`measured` with the host's view of the run's memory merged into the module's own: the limit the module
+    set (the one asked for where it printed none), the larger peak, the host's OOM-kill count."""
     own = measured.memory_use
     merged = MemoryUse(
         limit_bytes=own.limit_bytes if own.limit_bytes is not None else use.limit_bytes,

@@ -78,12 +78,15 @@ KEYS = [
     "pipeline",
     "storage",
     "recording",
+    "memory",
 ]
 
 
 def test_the_json_keeps_its_keys_with_one_schema_version_first(report: SmokeReport) -> None:
     body = render.to_dict(report)
     assert "schema_version" not in body and list(document(body)) == KEYS
+    # the machine's default memory limit, set by the module on itself, and the most one process held
+    assert body["memory"]["limit_bytes"] >= 2 << 30 and body["memory"]["peak_bytes"] > 0
     determinism = body["determinism"]
     assert list(determinism) == ["dataset", "seed", "samples", "batch_size", "runs", "skipped"]
     assert list(determinism["runs"]["w0"]) == [

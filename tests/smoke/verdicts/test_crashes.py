@@ -3,8 +3,10 @@ message points at; a run stopped at the budget and checks left out for lack of t
 
 from __future__ import annotations
 
-from envguard.smoke import wire
+from envguard.machine.host import CpuInfo, ShmInfo
+from envguard.smoke import runner, verdicts, wire
 from envguard.smoke.measured import MemoryUse
+from envguard.smoke.report import SmokeOptions
 from envguard.smoke.verdicts import budget, crashes
 
 
@@ -90,3 +92,18 @@ def test_a_module_killed_for_memory_is_told_from_a_crash() -> None:
     killed = MemoryUse(limit_bytes=GIB, peak_bytes=GIB, oom_kills=1, killed=True)
     (found,) = crashes.out_of_memory(killed, [], None)
     assert "killed by the out-of-memory killer (SIGKILL)" in found.evidence
+
+
+def test_a_module_killed_for_memory_is_judged_as_one_out_of_memory_finding() -> None:
+    """The record runner.parse_output makes of a module the OOM killer ended goes through every verdict: the
+    one FAIL is the memory, with the figure and the limit; nothing calls it a crash."""
+    killed = runner.parse_output(
+        "", "", -9, "/env/bin/python", MemoryUse(limit_bytes=2 * GIB, peak_bytes=2 * GIB, oom_kills=1)
+    )
+    cpus = CpuInfo(logical=2, affinity=2, physical=2, quota=None, usable=2)
+    facts = verdicts.HostFacts(cpus=cpus, shm=ShmInfo(path="/dev/shm", exists=False), available=16 * GIB)
+    found = verdicts.judge(verdicts.Inputs(killed, SmokeOptions(), (), {}, facts))
+    failed = [f for f in found if f.status == "FAIL"]
+    assert [f.check for f in failed] == ["out of memory"], found
+    assert "reached 2.00 GiB (limit 2.00 GiB); killed by the out-of-memory killer" in failed[0].evidence
+    assert not any("num_workers=0" in f.fix for f in found)
