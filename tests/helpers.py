@@ -92,9 +92,12 @@ def envguard(*argv: str, cwd: Path | None = None) -> int:
     old = Path.cwd()
     if cwd is not None:
         os.chdir(cwd)
+    argv0 = sys.argv
+    sys.argv = ["envguard", *argv]  # as the console script sees it (a history's `# cmd:` line reads it)
     try:
         return run(list(argv))
     finally:
+        sys.argv = argv0
         os.chdir(old)
 
 

@@ -103,7 +103,7 @@ def install_locked_wheels(
             else:  # md5 is no hash pip accepts; envguard proved the archives
                 pip_install(prefix, [f"{a.package.name}=={a.package.version}" for a in archives], offline)
     install_unhashed(prefix, others, pkgs_dir)
-    by_version = [p.name for p in others if local_source(p) is None]
+    by_version = [p.name for p in others if local_source(p) is None and local_file(p) is None]
     if by_version:
         warnings.append(
             f"pip package(s) {', '.join(by_version)} have no archive hash in the lock; installed by version "
@@ -124,6 +124,10 @@ def install_unhashed(
     if folders:
         pip_install(prefix, [word for p in folders for word in _folder_requirement(p)], fixed)
     others = [p for p in packages if local_source(p) is None]
+    files = [p for p in others if local_file(p) is not None]
+    if files:  # installed from a wheel or sdist file that is still there: from that file again
+        pip_install(prefix, [f"{p.name} @ {p.origin.url}" for p in files if p.origin], fixed)
+    others = [p for p in others if local_file(p) is None]
     if others:
         # the package cache holds wheels envguard downloaded; a folder that does not exist is no find-links
         # location (pip would warn that it "is ignored")
@@ -163,6 +167,16 @@ def _has_wheel(folder: Path | None, package: Package) -> bool:
     return any(folder.glob(f"{stem}-{package.version}-*.whl")) or any(
         folder.glob(f"{package.name}-{package.version}*")
     )
+
+
+def local_file(package: Package) -> Path | None:
+    """The local wheel or sdist an unhashed pip package was installed from (an older pip records no hash in
+    direct_url.json), when that file is still there; else None."""
+    origin = package.origin
+    if package.manager != "pip" or origin is None or origin.vcs or not origin.url.endswith(PIP_ARCHIVES):
+        return None
+    path = local_path(origin.url)
+    return path if path is not None and path.is_file() else None
 
 
 def local_source(package: Package) -> Path | None:
