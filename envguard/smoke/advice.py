@@ -1,15 +1,26 @@
-"""The recommended DataLoader configuration of one swept dataset (pure): the fastest row where its interval
-separates from the others; where several overlap (a busy machine), inconclusive by measurement, and the
-input-pipeline model (envguard.pipeline) chooses among them from CPU clocks where its predicted ratio fits the
-intervals, else the fewer workers."""
+"""The recommended DataLoader configuration of one swept dataset (pure).
+
+An interleaved sweep (--sweep: every configuration ran a short pass in each round) is judged pass by pass:
+the ratio of two configurations' rates within one round cancels the load that came and went between rounds.
+The recommendation is the fewest workers the fastest configuration does not surely beat by more than
+NEAR_BEST (its 95% band of the mean log ratio lies above 1 + NEAR_BEST): more workers are advised only for a
+gain the measurement stands by. A sweep measured one configuration after another is judged by its rows'
+intervals: the fastest row where its interval separates from the others; where several overlap (a busy
+machine), inconclusive by measurement, and the input-pipeline model (envguard.pipeline) chooses among them
+from CPU clocks where its predicted ratio fits the intervals, else the fewer workers."""
 
 from __future__ import annotations
 
+import math
+import statistics
+from dataclasses import dataclass
+
 from envguard.pipeline import model
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
-from envguard.smoke.rates import NEAR_BEST
+from envguard.smoke.rates import NEAR_BEST, t_975
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 
+MIN_PAIRED = 2  # rounds two configurations must share to be compared pass by pass
 PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
 
 
@@ -75,6 +86,50 @@ def predicted(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool = F
     return model.rate(pipeline, row.workers).rate * (row.batch_size or 1)
 
 
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    """One configuration's rate over another's, pass by pass in the rounds both ran: the geometric mean,
+    its 95% band, and how many rounds."""
+
+    mean: float
+    low: float
+    high: float
+    rounds: int
+
+    def text(self) -> str:
+        return f"{self.mean:.2f}x (95% band {self.low:.2f}-{self.high:.2f}, {self.rounds} interleaved rounds)"
+
+
+def paired(faster: SweepRow, slower: SweepRow) -> Ratio | None:
+    """`faster`'s rate over `slower`'s within each round both were measured in (see the module docstring);
+    None under MIN_PASSES common rounds."""
+    mine, theirs = dict(faster.pass_rates), dict(slower.pass_rates)
+    logs = [math.log(mine[k] / theirs[k]) for k in sorted(set(mine) & set(theirs)) if mine[k] and theirs[k]]
+    if len(logs) < MIN_PAIRED:
+        return None
+    mean = statistics.fmean(logs)
+    half = t_975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    return Ratio(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(logs))
+
+
+def _by_passes(dataset: DatasetResult) -> tuple[SweepRow, list[SweepRow], str] | None:
+    """The interleaved sweep's pick (see the module docstring): (row, the fastest row when it is not the
+    pick, "measured" | "inconclusive"); None where the passes are too few to compare."""
+    top = fastest(dataset)
+    if top is None:
+        return None
+    for row in sorted(_plain(dataset), key=lambda r: r.workers):
+        if row is top:
+            return top, [], "measured"
+        ratio = paired(top, row)
+        if ratio is None:
+            return None
+        if ratio.low > 1 + NEAR_BEST:  # surely slower by more than NEAR_BEST: not this one
+            continue
+        return row, [top], "measured" if ratio.high <= 1 + NEAR_BEST else "inconclusive"
+    return None
+
+
 def best_row(
     dataset: DatasetResult, *, cuda: bool, usable: int = 1
 ) -> tuple[SweepRow, list[SweepRow], str] | None:
@@ -87,6 +142,10 @@ def best_row(
     top = fastest(dataset)
     if top is None or not top.samples_per_s:
         return None
+    if all(r.pass_rates for r in _plain(dataset)):
+        interleaved = _by_passes(dataset)
+        if interleaved is not None:
+            return interleaved
     near = overlapping(dataset)
     if len(near) <= 1:
         return top, [], "measured"
@@ -160,6 +219,43 @@ def _inconclusive(
     )
 
 
+def _over_fewer(dataset: DatasetResult, best: SweepRow) -> str:
+    """The pick's gain over the next fewer workers, pass by pass ("" when there is none to compare)."""
+    below = max(
+        (r for r in _plain(dataset) if r.workers < best.workers), key=lambda r: r.workers, default=None
+    )
+    ratio = paired(best, below) if below is not None else None
+    if below is None or ratio is None:
+        return ""
+    return (
+        f"num_workers={best.workers} over num_workers={below.workers}: {ratio.text()}, surely more than "
+        f"{NEAR_BEST:.0%} faster"
+    )
+
+
+def _interleaved(dataset: DatasetResult, best: SweepRow, others: list[SweepRow], usable: int) -> str:
+    """What the pass-by-pass comparison showed, in words: the gain over the next fewer workers, and where the
+    fastest row is not the pick, its gain over the pick with the other load seen meanwhile."""
+    fewer = _over_fewer(dataset, best)
+    ratio = paired(others[0], best) if others else None
+    if not others or ratio is None:
+        return fewer or "the fewest workers measured"
+    top = others[0].workers
+    lead = f"{fewer}; " if fewer else ""
+    if ratio.high <= 1 + NEAR_BEST:
+        return (
+            f"{lead}num_workers={top} over num_workers={best.workers}: {ratio.text()}, under "
+            f"{NEAR_BEST:.0%}: more workers are not worth it"
+        )
+    busy = max((r.others_cpu or 0.0) for r in [best, *others]) * usable
+    load = f"other processes used {busy:.1f} cores meanwhile; " if busy >= 0.25 else ""
+    return (
+        f"{lead}num_workers={top} over num_workers={best.workers}: {ratio.text()}: inconclusive by "
+        f"measurement ({load}the gain may be under {NEAR_BEST:.0%}), so the fewer workers; rerun with a "
+        "larger --budget for more rounds"
+    )
+
+
 def recommend(
     dataset: DatasetResult, *, cuda: bool, pin_measured: bool | None = None, usable: int = 1
 ) -> Recommendation | None:
@@ -179,7 +275,9 @@ def recommend(
     if zero and best.workers > 0:
         parts.append(f"= {rate / zero[0]:.1f}x num_workers=0")
     by_model = how == "model"
-    if others:
+    if best.pass_rates and how in ("measured", "inconclusive"):
+        parts.append("; " + _interleaved(dataset, best, others, usable))
+    elif others:
         parts.append("; " + _inconclusive(dataset, best, others, usable, by_model))
     elif best.workers < tried:
         parts.append(f"; more workers (up to {tried}) are slower")

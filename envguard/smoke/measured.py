@@ -61,8 +61,20 @@ class CpuContention:
 
 
 @dataclass(frozen=True, slots=True)
+class Pass:
+    """One pass of an interleaved sweep (--sweep): a fresh iterator timed for a few rounds, in `round` of
+    the rounds every configuration ran in turn."""
+
+    round: int
+    times: BatchTimes
+    wall_s: float | None = None
+    main_cpu_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigMeasurement:
-    """One configuration's raw timings; `skipped` says why it was not measured (then nothing else is set)."""
+    """One configuration's raw timings; `skipped` says why it was not measured (then nothing else is set).
+    `passes`: an interleaved sweep's passes (then `times` is the first pass's, for its start-up)."""
 
     config: LoaderConfig
     skipped: str = ""
@@ -76,6 +88,7 @@ class ConfigMeasurement:
     main_cpu_s: float | None = None
     contention: CpuContention = CpuContention()
     given: bool = False  # --sweep: the user's loader exactly as given
+    passes: tuple[Pass, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import statistics
 from collections.abc import Sequence
 
 from envguard.smoke.measured import ConfigMeasurement, DatasetSweep, GpuPhase
@@ -55,8 +56,36 @@ def rate_spread(arrivals: Sequence[float], lanes: int) -> float | None:
     if mean <= 0:
         return None
     sd = math.sqrt(sum((d - mean) ** 2 for d in durations) / (len(durations) - 1))
-    t = T_975.get(len(durations) - 1, 2.0 if len(durations) < 32 else 1.96)
+    t = t_975(len(durations) - 1)
     return round(t * sd / math.sqrt(len(durations)) / mean, 4)
+
+
+MIN_PASSES = 3  # passes of an interleaved sweep for its band (and for comparing rows pass by pass)
+
+
+def pass_rates(raw: ConfigMeasurement, lanes: int) -> tuple[tuple[int, float], ...]:
+    """(round, samples/s) of each pass of an interleaved sweep that has a steady rate."""
+    out = []
+    for timed in raw.passes:
+        found = steady_rate(timed.times.arrivals_s, lanes, raw.batch_size)
+        if found:
+            out.append((timed.round, round(found, 3)))
+    return tuple(out)
+
+
+def t_975(degrees: int) -> float:
+    """Student's t at 97.5% for `degrees` degrees of freedom (1.96 past the table's end)."""
+    return T_975.get(degrees, 2.0 if degrees < 31 else 1.96)
+
+
+def passes_spread(rates: Sequence[float]) -> float | None:
+    """The relative 95% half-band (Student's t) of the mean of the passes' rates; None under two passes."""
+    if len(rates) < 2:
+        return None
+    mean = statistics.fmean(rates)
+    if mean <= 0:
+        return None
+    return round(t_975(len(rates) - 1) * statistics.stdev(rates) / math.sqrt(len(rates)) / mean, 4)
 
 
 def percentile(values: Sequence[float], fraction: float) -> float | None:
@@ -107,9 +136,7 @@ def _row(raw: ConfigMeasurement, latency_ms: float | None, cpu_ms: float | None,
         return dataclasses.replace(base, skipped=raw.skipped)
     arrivals, waits, batch_size = raw.times.arrivals_s, raw.times.waits_s, raw.batch_size
     lanes = max(config.workers, 1)
-    rounds = len(arrivals) // lanes
-    # a persistent-workers row is measured over a round or two for its epoch-2 start-up only: no rate
-    rate = None if base.persistent_workers else steady_rate(arrivals, lanes, batch_size)
+    rate, spread, rounds, passes = _rate(raw, lanes)
     ideal = with_step(
         ideal_rate(config.workers, latency_ms, cpu_ms, physical), raw.step_s, config.workers, batch_size
     )
@@ -131,15 +158,32 @@ def _row(raw: ConfigMeasurement, latency_ms: float | None, cpu_ms: float | None,
         throttled=raw.contention.throttled,
         psi_some=raw.contention.psi_some,
         rounds=rounds,
-        few_rounds=rounds - 1 < MIN_STEADY_ROUNDS,
+        few_rounds=rounds - 1 < MIN_STEADY_ROUNDS or (bool(raw.passes) and len(passes) < MIN_PASSES),
         unreliable=unreliable,
-        rate_spread=rate_spread(arrivals, lanes) if rate else None,
+        rate_spread=spread if rate else None,
+        pass_rates=passes,
         step_s=raw.step_s,
         main_cpu_s=raw.main_cpu_s,
         given=raw.given,
         arrivals_s=arrivals,
         waits_s=waits,
     )
+
+
+def _rate(
+    raw: ConfigMeasurement, lanes: int
+) -> tuple[float | None, float | None, int, tuple[tuple[int, float], ...]]:
+    """(samples/s, its relative band, rounds, each pass's rate): one measurement's fit, or an interleaved
+    sweep's median pass with the band of its passes (rounds after round 0 summed over them). A
+    persistent-workers row is measured over a round or two for its epoch-2 start-up only: no rate."""
+    arrivals = raw.times.arrivals_s
+    if raw.passes:
+        passes = pass_rates(raw, lanes)
+        rate = statistics.median(r for _, r in passes) if passes else None
+        rounds = 1 + sum(max(len(p.times.arrivals_s) // lanes - 1, 0) for p in raw.passes)
+        return rate, passes_spread([r for _, r in passes]), rounds, passes
+    rate = None if raw.config.persistent_workers else steady_rate(arrivals, lanes, raw.batch_size)
+    return rate, rate_spread(arrivals, lanes) if rate else None, len(arrivals) // lanes, ()
 
 
 def _judged(

@@ -77,7 +77,8 @@ class SweepRow:
     rounds: int = 0  # complete rounds of `workers` batches (round 0, start-up, is not in the rate)
     few_rounds: bool = False  # fewer than MIN_STEADY_ROUNDS after round 0: the budget could not fit them
     unreliable: str = ""  # why the rate is not reported (an efficiency above the physical limit)
-    rate_spread: float | None = None  # the rate's relative uncertainty (95% band of the fit)
+    rate_spread: float | None = None  # the rate's relative uncertainty (95% band: fit, or passes)
+    pass_rates: tuple[tuple[int, float], ...] = ()  # interleaved --sweep: (round, samples/s) of each pass
     step_s: float = 0.0  # the simulated training step after each batch
     main_cpu_s: float | None = None  # the main process's CPU clock over the row
     given: bool = False  # --sweep: the user's loader exactly as given (kept whatever its rate)

@@ -22,6 +22,7 @@ from envguard.smoke.measured import (
     Measured,
     MemoryUse,
     Observation,
+    Pass,
     PcieLink,
     PhaseError,
     Roundtrip,
@@ -70,6 +71,16 @@ def config_measurement(row: Obj) -> ConfigMeasurement:
             psi_some=row.opt_number("psi_some_fraction"),
         ),
         given=row.flag("given"),
+        passes=row.each("passes", _pass),
+    )
+
+
+def _pass(timed: Obj) -> Pass:
+    return Pass(
+        round=timed.integer("round"),
+        times=BatchTimes(arrivals_s=timed.numbers("arrivals_s"), waits_s=timed.numbers("waits_s")),
+        wall_s=timed.opt_number("wall_s"),
+        main_cpu_s=timed.opt_number("main_cpu_s"),
     )
 
 

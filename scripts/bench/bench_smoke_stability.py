@@ -61,6 +61,8 @@ def one(env: dict[str, str], budget: float, out: Path) -> dict[str, object]:
         "seconds": round(time.monotonic() - began, 1),
         "recommended": recs[0]["workers"] if recs else None,
         "rule": recs[0].get("rule") if recs else None,
+        "reason": recs[0].get("reason", "")[-260:] if recs else "",
+        "load": round(os.getloadavg()[0], 1),
         "statuses": dict(statuses),
         "fails": fails,
         "error": "" if report else done.stderr.strip()[-200:],

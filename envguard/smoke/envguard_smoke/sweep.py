@@ -1,20 +1,31 @@
 """`--sweep num_workers,...`: time the user's own DataLoader as given (its sampler, batch_sampler, collate_fn,
 worker_init_fn, prefetch_factor, persistent_workers...), changing only the keyword arguments the user allows.
 
-Only raw timings leave this module, in the rows' format of the synthetic sweep (batch arrival times, blocking
-waits), so envguard computes the steady-state rate with the same estimator (round 0 left out) and the bounded
-efficiency against the per-sample cost profiled in one worker.
+The configurations are measured interleaved: in each round every configuration runs one short pass (a fresh
+iterator: its start-up, then a few steady rounds of batches), in a rotated order, and rounds repeat until the
+fastest configuration separates from every one with fewer workers (or is within MARGIN of it) or the time
+ends. Load that comes and goes then moves every configuration alike, and envguard compares them pass by pass
+within a round. Only raw timings leave this module, in the rows' format of the synthetic sweep (batch arrival
+times, blocking waits) with each pass's own, so envguard computes the steady-state rates with the same
+estimator (round 0 left out) and the bounded efficiency against the per-sample cost profiled in one worker.
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 SWEEPABLE = ("num_workers", "prefetch_factor")
 PREFETCH = (2, 4)  # prefetch_factor values tried besides the loader's own
-STEADY = 8  # rounds after round 0 wanted per configuration
+PASS_ROUNDS = 3  # steady rounds per pass, after its round 0 (the start-up)
+MIN_PASS_S = 0.3  # a later pass's steady part lasts at least this long (shorter is mostly timer noise)
+MOST_ROUNDS = 16  # steady rounds per pass at most
+MIN_PASSES = 3  # rounds of passes before the measurement may stop early
+MAX_PASSES = 12  # rounds of passes at most: more narrow nothing a user acts on
+MARGIN = 0.05  # a gain under this is not worth more workers (envguard's NEAR_BEST)
+T_975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
 NAME = "your loader"
 
 
@@ -116,22 +127,136 @@ def run(settings: Dict[str, Any], deadline: float) -> List[Dict[str, Any]]:
     watch_phase("profiling your dataset for the sweep")
     entry["profile"] = profiling.profile(loader.dataset, max_seconds=min(1.5, 0.2 * _left(deadline)))
     size = batch_size_of(loader)
-    length = entry["length"]
-    rows: List[Dict[str, Any]] = []
     plan = configurations(loader, allowed, list(settings.get("workers") or []))
-    for position, change in enumerate(plan):
-        share = _left(deadline) / (len(plan) - position)
-        built = rebuild(loader, change) if change else loader
-        lanes = max(int(built.num_workers), 1)
-        batches = lanes * (1 + STEADY)
-        if length is not None:
-            batches = min(batches, max(1, length // size))
-        watch_phase("sweep: num_workers=%s, prefetch_factor=%s" % (built.num_workers, built.prefetch_factor))
-        row = time_one(built, batches, time.perf_counter() + max(share, 0.0))
-        row.update(batch_size=size, given=not change)
-        rows.append(row)
-        del built
-    return _split(entry, rows, "prefetch_factor" in allowed)
+    built = [rebuild(loader, change) if change else loader for change in plan]
+    rows = [_row(built[i], size, given=not plan[i]) for i in range(len(plan))]
+    length = entry["length"]
+    began = time.perf_counter()
+    for number in range(MAX_PASSES):
+        start = number % len(plan)
+        for index in list(range(start, len(plan))) + list(range(start)):  # rotated: no fixed first slot
+            row, one = rows[index], built[index]
+            lanes = max(int(one.num_workers), 1)
+            steady = _steady_rounds(row, lanes)
+            batches = lanes * (1 + steady)
+            if length is not None:
+                batches = min(batches, max(1, length // size))
+            if number and _pass_cost(row, steady) > _left(deadline):
+                return _finish(entry, rows, "prefetch_factor" in allowed)
+            watch_phase(
+                "sweep round %d: num_workers=%s, prefetch_factor=%s"
+                % (number + 1, one.num_workers, one.prefetch_factor)
+            )
+            at = time.perf_counter() - began
+            timed = time_one(one, batches, deadline)
+            timed.update(round=number, at_s=round(at, 6))
+            row["passes"].append(timed)
+        if number + 1 >= MIN_PASSES and settled(rows, size):
+            break
+    return _finish(entry, rows, "prefetch_factor" in allowed)
+
+
+def _row(loader: Any, size: int, given: bool) -> Dict[str, Any]:
+    return {
+        "workers": int(loader.num_workers),
+        "pin_memory": bool(loader.pin_memory),
+        "persistent_workers": False,  # a fresh iterator each pass: its start-up is what round 0 holds
+        "prefetch_factor": loader.prefetch_factor,
+        "batch_size": size,
+        "given": given,
+        "passes": [],
+    }
+
+
+def _steady_rounds(row: Dict[str, Any], lanes: int) -> int:
+    """Steady rounds for this configuration's next pass: PASS_ROUNDS at first, then enough for MIN_PASS_S."""
+    per_round = _round_s(row["passes"], lanes)
+    if per_round is None:
+        return PASS_ROUNDS
+    return max(PASS_ROUNDS, min(MOST_ROUNDS, math.ceil(MIN_PASS_S / max(per_round, 1e-6))))
+
+
+def _round_s(passes: List[Dict[str, Any]], lanes: int) -> Optional[float]:
+    """Seconds per steady round in the latest pass that has two round ends after round 0."""
+    for timed in reversed(passes):
+        ends: List[float] = timed["arrivals_s"][2 * lanes - 1 :: lanes]
+        if len(ends) >= 2 and ends[-1] > ends[0]:
+            return (ends[-1] - ends[0]) / (len(ends) - 1)
+    return None
+
+
+def _pass_cost(row: Dict[str, Any], steady: int) -> float:
+    """Wall seconds the next pass is expected to take: the last one's start-up plus `steady` rounds."""
+    last = row["passes"][-1] if row["passes"] else None
+    if last is None or not last["arrivals_s"]:
+        return 0.0
+    lanes = max(row["workers"], 1)
+    per_round = _round_s(row["passes"], lanes) or float(last["wall_s"])
+    first_round = float(last["arrivals_s"][min(lanes, len(last["arrivals_s"])) - 1])
+    return first_round + steady * per_round
+
+
+def pass_rate(timed: Dict[str, Any], lanes: int, size: int) -> Optional[float]:
+    """Samples/s of one pass from its round ends after round 0 (a quick figure for stopping early; envguard
+    fits its own from the arrivals)."""
+    per_round = _round_s([timed], lanes)
+    return lanes * size / per_round if per_round else None
+
+
+def settled(rows: List[Dict[str, Any]], size: int) -> bool:
+    """Whether more rounds could change the answer: the fastest configuration (median of its passes) against
+    each one with fewer workers, pass by pass within a round, is either surely more than MARGIN faster or
+    surely not (a 95% band of the mean log ratio, Student's t)."""
+    rates: List[Dict[int, float]] = []
+    for row in rows:
+        lanes = max(row["workers"], 1)
+        mine = {p["round"]: pass_rate(p, lanes, size) for p in row["passes"]}
+        rates.append({k: v for k, v in mine.items() if v})
+    medians = [sorted(r.values())[len(r) // 2] if r else 0.0 for r in rates]
+    top = max(range(len(rows)), key=lambda i: medians[i])
+    threshold = math.log(1 + MARGIN)
+    for index, row in enumerate(rows):
+        if row["workers"] >= rows[top]["workers"]:
+            continue
+        common = sorted(set(rates[top]) & set(rates[index]))
+        logs = [math.log(rates[top][k] / rates[index][k]) for k in common]
+        if len(logs) < MIN_PASSES:
+            return False
+        mean = sum(logs) / len(logs)
+        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+        half = T_975.get(len(logs) - 1, 2.0) * sd / math.sqrt(len(logs))
+        if mean - half <= threshold <= mean + half:
+            return False
+    return True
+
+
+def _finish(entry: Dict[str, Any], rows: List[Dict[str, Any]], by_prefetch: bool) -> List[Dict[str, Any]]:
+    """The rows in the synthetic sweep's format: the first pass's arrivals and waits (its start-up), totals
+    over the passes, and every pass's own arrivals for the rates; a configuration no round reached is
+    skipped for the budget."""
+    out: List[Dict[str, Any]] = []
+    for row in rows:
+        passes = row.pop("passes")
+        if not passes or not passes[0]["arrivals_s"]:
+            out.append(dict(row, skipped="budget"))
+            continue
+        first = passes[0]
+        row.update(
+            batches=sum(p["batches"] for p in passes),
+            batch_bytes=first["batch_bytes"],
+            arrivals_s=first["arrivals_s"],
+            waits_s=first["waits_s"],
+            epoch2_first_batch_s=None,
+            wall_s=round(sum(p["wall_s"] for p in passes), 6),
+            main_cpu_s=round(sum(p["main_cpu_s"] for p in passes), 6),
+            step_s=0.0,
+            passes=[
+                {k: p[k] for k in ("round", "at_s", "arrivals_s", "waits_s", "wall_s", "main_cpu_s")}
+                for p in passes
+            ],
+        )
+        out.append(row)
+    return _split(entry, out, by_prefetch)
 
 
 def _split(entry: Dict[str, Any], rows: List[Dict[str, Any]], by_prefetch: bool) -> List[Dict[str, Any]]:

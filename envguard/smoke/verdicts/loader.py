@@ -7,7 +7,7 @@ from __future__ import annotations
 from envguard.findings import Finding
 from envguard.pipeline import model
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
-from envguard.smoke.advice import fastest, spread_of
+from envguard.smoke.advice import fastest, paired, spread_of
 from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks, LoaderSettings
 from envguard.smoke.rates import MIN_BATCH_MS
@@ -263,6 +263,8 @@ def _as_given(
     rate, best = mine.samples_per_s or 0.0, top.samples_per_s or 0.0
     ratio = best / rate if rate else float("inf")
     check = "your loader's configuration"
+    if mine.pass_rates and rec.rule in ("measured", "inconclusive"):
+        return _as_given_interleaved(category, given, mine, top, rec)
     separated = rate * (1 + spread_of(mine)) < best * (1 - spread_of(top))
     backed = rec.rule == "model" and rec.workers != mine.workers  # the model chose it among overlapping rows
     if top.workers != mine.workers and ratio >= FASTER and (separated or backed):
@@ -290,6 +292,44 @@ def _as_given(
         "PASS",
         f"as given ({_given(given)}) it delivers {rate:.0f} samples/s, within {FASTER:.1f}x of the fastest "
         f"configuration measured (num_workers={top.workers}: {best:.0f})",
+    )
+
+
+def _as_given_interleaved(
+    category: str, given: LoaderSettings | None, mine: SweepRow, top: SweepRow, rec: Recommendation
+) -> Finding:
+    """The loader as given against the recommendation of an interleaved sweep, pass by pass: WARN where the
+    recommended setting surely beats it by FASTER, INFO where it is faster but by less (or fewer workers do
+    as well), PASS where the loader as given is the recommendation."""
+    check = "your loader's configuration"
+    rate = mine.samples_per_s or 0.0
+    if rec.workers == mine.workers:
+        return Finding(
+            category,
+            check,
+            "PASS",
+            f"as given ({_given(given)}) it delivers {rate:.0f} samples/s: the recommended setting "
+            f"(fastest measured: num_workers={top.workers}, {top.samples_per_s or 0.0:.0f})",
+        )
+    chosen = next((r for r in (top, mine) if r.workers == rec.workers), None) or top
+    ratio = paired(chosen, mine) if chosen is not mine else None
+    fix = f"{rec.dataloader or f'DataLoader(..., num_workers={rec.workers})'}: {rec.reason}"
+    if ratio is not None and ratio.low >= FASTER:
+        return Finding(
+            category,
+            check,
+            "WARN",
+            f"as given ({_given(given)}) it delivers {rate:.0f} samples/s; num_workers={rec.workers} is "
+            f"{ratio.text()} faster",
+            fix,
+        )
+    how = f"{ratio.text()} of it" if ratio is not None else f"{rec.samples_per_s:.0f} samples/s"
+    return Finding(
+        category,
+        check,
+        "INFO",
+        f"as given ({_given(given)}) it delivers {rate:.0f} samples/s; num_workers={rec.workers}: {how}",
+        fix,
     )
 
 
