@@ -4,14 +4,18 @@ Rate with N workers, batches/s (per batch: loading CPU `Lc` and off-CPU wait `Lw
 the main process's receive CPU `R`; `A(J)` the cores a job with J runnable processes gets beside the other
 load, a fair share once the cores are full):
 
-    N = 0:  1 / (Lc / A(1) + Lw + S + transfer)               the loop loads, then steps
+    N = 0:  1 / (Lc / A(1) + Lw + S + transfer)               the loop loads, then steps (measured at N = 0:
+                                                                its loading wall time)
     N > 0:  min(1 / (S + R + transfer),                        the loop's own pace (the consumer)
                 N / (Lc + Lw),                                 each worker delivers a batch per load
                 A(J) / (Lc + Sc + R))                          all the CPU work shares the job's cores
 
 When the step alone keeps the job's cores busy (its intra-op threads), the workers' CPU time lands inside the
-step instead of beside it: the consumer becomes 1 / (S + Lc + R + transfer), so workers only hide the off-CPU
-waits (measured on imagenet, 2 cores: more workers made it 0.92x). The advice is the fewest workers within
+step instead of beside it, once for each core the step keeps busy (its threads wait for the one a worker
+holds): the consumer becomes 1 / (S + Lc * max(Sc / S, 1) + R + transfer), so workers only hide the off-CPU
+waits (measured on imagenet, 2 cores: more workers made it 0.92x, the model 0.88x). At N = 0 measured in the
+main process, the loading is taken as measured (its run-queue wait included); measured in a worker, the main
+process's share of a core A(1) scales its CPU time. The advice is the fewest workers within
 NEAR_BEST of the best predicted rate, kept as it is when the gain is under MIN_GAIN; the gain is a ratio of
 two predictions, applied to the measured rate where there is one.
 """
@@ -31,6 +35,7 @@ PERSISTENT_S = 0.1  # worker start-up per epoch that persistent_workers=True mus
 BURSTY = 2.0  # loading time's p95 over its median above which prefetch_factor 4 absorbs the bursts
 COMPETE_MARGIN = 0.5  # the step keeps all but this many of the job's cores busy: loading competes with it
 PARALLEL_STEP = 1.2  # cores a step keeps busy to count as running intra-op threads on several cores
+CPU_STEP = 0.5  # cores a step keeps busy to count as CPU work at all (a GPU step mostly waits)
 
 Limit = Literal["serial", "step", "workers", "cores"]
 Rule = Literal["keep", "in-main", "overlap-waits", "spare-cores", "fewer-workers", "compete", "cores-busy"]
@@ -77,10 +82,12 @@ def job_cores(cores: Cores, runnable: float) -> float:
 
 def competes(pipeline: Pipeline) -> bool:
     """The step's intra-op threads alone keep the job's cores busy, and loading has CPU work to add to them:
-    a worker then takes a core from one of the step's threads and the whole step waits for that thread."""
+    a worker then takes a core from one of the step's threads and the whole step waits for that thread.
+    On a busy machine the step gets fewer cores than it has threads, and keeps busy all the job can get:
+    a step using every core it can get (at least CPU_STEP of one) counts as threaded there."""
     costs, cores = pipeline.costs, pipeline.cores
     free = job_cores(cores, float(cores.usable))
-    threaded = costs.step_cores >= PARALLEL_STEP
+    threaded = costs.step_cores >= min(PARALLEL_STEP, max(CPU_STEP, free - COMPETE_MARGIN))
     return threaded and costs.load_cpu > 0 and costs.step_cores >= free - COMPETE_MARGIN
 
 
@@ -94,13 +101,16 @@ def rate(pipeline: Pipeline, workers: int) -> Prediction:
     """The predicted rate with `workers` workers (see the module docstring)."""
     costs, cores = pipeline.costs, pipeline.cores
     if workers == 0:
-        share = max(min(1.0, job_cores(cores, 1.0)), 1e-3)
-        per_batch = costs.load_cpu / share + costs.load_wait + costs.step_wall + costs.transfer
-        per_batch = max(per_batch, costs.load_wall + costs.step_wall + costs.transfer)
+        per_batch = costs.load_wall + costs.step_wall + costs.transfer  # as measured in the main process
+        if pipeline.current.num_workers:  # measured in a worker: the main process gets its share of a core
+            share = max(min(1.0, job_cores(cores, 1.0)), 1e-3)
+            per_batch = max(
+                per_batch, costs.load_cpu / share + costs.load_wait + costs.step_wall + costs.transfer
+            )
         return Prediction(0, 1.0 / max(per_batch, 1e-9), "serial")
     step = costs.step_wall + costs.receive_cpu + costs.transfer
-    if competes(pipeline):
-        step += costs.load_cpu
+    if competes(pipeline):  # each of the step's threads waits while a worker holds its core
+        step += costs.load_cpu * max(costs.step_cores, 1.0)
     # more runnable processes than usable cores would only take CPU from the other load: not counted on
     runnable = min(max(costs.step_cores, 0.1) + workers * _busy(costs), float(cores.usable))
     work = costs.load_cpu + costs.step_cpu + costs.receive_cpu

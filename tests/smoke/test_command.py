@@ -35,8 +35,10 @@ def test_smoke_synthetic_sweep(prefix: Path, capsys: pytest.CaptureFixture[str])
         assert row["first_batch_s"] > 0 and row["samples_per_s"] > 0 and row["efficiency"] > 0
         # N/L with workers; at N=0 the loop loads and then runs its (default: half a batch) training step
         ideal = 500 / 1.5 if row["workers"] == 0 else row["workers"] * 500
-        assert (
-            row["ideal_per_s"] == pytest.approx(ideal, rel=1e-3) and len(row["arrivals_s"]) == row["batches"]
+        assert row["ideal_per_s"] == pytest.approx(ideal, rel=1e-3)
+        # the first pass's arrivals (its start-up); the batches of every interleaved pass in the total
+        assert len(row["arrivals_s"]) == row["batches"] or (
+            len(row["arrivals_s"]) < row["batches"] and all(rate > 0 for _round, rate in row["pass_rates"])
         )
     assert {r["dataset"] for r in data["recommendations"]} == {"io", "cpu"}
     checks = by_check(data)

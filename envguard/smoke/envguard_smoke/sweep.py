@@ -13,19 +13,13 @@ estimator (round 0 left out) and the bounded efficiency against the per-sample c
 from __future__ import annotations
 
 import inspect
-import math
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
+
+from . import interleave
 
 SWEEPABLE = ("num_workers", "prefetch_factor")
 PREFETCH = (2, 4)  # prefetch_factor values tried besides the loader's own
-PASS_ROUNDS = 3  # steady rounds per pass, after its round 0 (the start-up)
-MIN_PASS_S = 0.3  # a later pass's steady part lasts at least this long (shorter is mostly timer noise)
-MOST_ROUNDS = 16  # steady rounds per pass at most
-MIN_PASSES = 3  # rounds of passes before the measurement may stop early
-MAX_PASSES = 12  # rounds of passes at most: more narrow nothing a user acts on
-MARGIN = 0.05  # a gain under this is not worth more workers (envguard's NEAR_BEST)
-T_975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
 NAME = "your loader"
 
 
@@ -132,16 +126,15 @@ def run(settings: Dict[str, Any], deadline: float) -> List[Dict[str, Any]]:
     rows = [_row(built[i], size, given=not plan[i]) for i in range(len(plan))]
     length = entry["length"]
     began = time.perf_counter()
-    for number in range(MAX_PASSES):
-        start = number % len(plan)
-        for index in list(range(start, len(plan))) + list(range(start)):  # rotated: no fixed first slot
+    for number in range(interleave.MAX_PASSES):
+        for index in interleave.order(len(plan), number):
             row, one = rows[index], built[index]
             lanes = max(int(one.num_workers), 1)
-            steady = _steady_rounds(row, lanes)
+            steady = interleave.steady_rounds(row["passes"], lanes)
             batches = lanes * (1 + steady)
             if length is not None:
                 batches = min(batches, max(1, length // size))
-            if number and _pass_cost(row, steady) > _left(deadline):
+            if number and interleave.pass_cost(row["passes"], lanes, steady) > _left(deadline):
                 return _finish(entry, rows, "prefetch_factor" in allowed)
             watch_phase(
                 "sweep round %d: num_workers=%s, prefetch_factor=%s"
@@ -151,7 +144,7 @@ def run(settings: Dict[str, Any], deadline: float) -> List[Dict[str, Any]]:
             timed = time_one(one, batches, deadline)
             timed.update(round=number, at_s=round(at, 6))
             row["passes"].append(timed)
-        if number + 1 >= MIN_PASSES and settled(rows, size):
+        if number + 1 >= interleave.MIN_PASSES and interleave.settled(rows, size):
             break
     return _finish(entry, rows, "prefetch_factor" in allowed)
 
@@ -166,68 +159,6 @@ def _row(loader: Any, size: int, given: bool) -> Dict[str, Any]:
         "given": given,
         "passes": [],
     }
-
-
-def _steady_rounds(row: Dict[str, Any], lanes: int) -> int:
-    """Steady rounds for this configuration's next pass: PASS_ROUNDS at first, then enough for MIN_PASS_S."""
-    per_round = _round_s(row["passes"], lanes)
-    if per_round is None:
-        return PASS_ROUNDS
-    return max(PASS_ROUNDS, min(MOST_ROUNDS, math.ceil(MIN_PASS_S / max(per_round, 1e-6))))
-
-
-def _round_s(passes: List[Dict[str, Any]], lanes: int) -> Optional[float]:
-    """Seconds per steady round in the latest pass that has two round ends after round 0."""
-    for timed in reversed(passes):
-        ends: List[float] = timed["arrivals_s"][2 * lanes - 1 :: lanes]
-        if len(ends) >= 2 and ends[-1] > ends[0]:
-            return (ends[-1] - ends[0]) / (len(ends) - 1)
-    return None
-
-
-def _pass_cost(row: Dict[str, Any], steady: int) -> float:
-    """Wall seconds the next pass is expected to take: the last one's start-up plus `steady` rounds."""
-    last = row["passes"][-1] if row["passes"] else None
-    if last is None or not last["arrivals_s"]:
-        return 0.0
-    lanes = max(row["workers"], 1)
-    per_round = _round_s(row["passes"], lanes) or float(last["wall_s"])
-    first_round = float(last["arrivals_s"][min(lanes, len(last["arrivals_s"])) - 1])
-    return first_round + steady * per_round
-
-
-def pass_rate(timed: Dict[str, Any], lanes: int, size: int) -> Optional[float]:
-    """Samples/s of one pass from its round ends after round 0 (a quick figure for stopping early; envguard
-    fits its own from the arrivals)."""
-    per_round = _round_s([timed], lanes)
-    return lanes * size / per_round if per_round else None
-
-
-def settled(rows: List[Dict[str, Any]], size: int) -> bool:
-    """Whether more rounds could change the answer: the fastest configuration (median of its passes) against
-    each one with fewer workers, pass by pass within a round, is either surely more than MARGIN faster or
-    surely not (a 95% band of the mean log ratio, Student's t)."""
-    rates: List[Dict[int, float]] = []
-    for row in rows:
-        lanes = max(row["workers"], 1)
-        mine = {p["round"]: pass_rate(p, lanes, size) for p in row["passes"]}
-        rates.append({k: v for k, v in mine.items() if v})
-    medians = [sorted(r.values())[len(r) // 2] if r else 0.0 for r in rates]
-    top = max(range(len(rows)), key=lambda i: medians[i])
-    threshold = math.log(1 + MARGIN)
-    for index, row in enumerate(rows):
-        if row["workers"] >= rows[top]["workers"]:
-            continue
-        common = sorted(set(rates[top]) & set(rates[index]))
-        logs = [math.log(rates[top][k] / rates[index][k]) for k in common]
-        if len(logs) < MIN_PASSES:
-            return False
-        mean = sum(logs) / len(logs)
-        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-        half = T_975.get(len(logs) - 1, 2.0) * sd / math.sqrt(len(logs))
-        if mean - half <= threshold <= mean + half:
-            return False
-    return True
 
 
 def _finish(entry: Dict[str, Any], rows: List[Dict[str, Any]], by_prefetch: bool) -> List[Dict[str, Any]]:
@@ -250,10 +181,7 @@ def _finish(entry: Dict[str, Any], rows: List[Dict[str, Any]], by_prefetch: bool
             wall_s=round(sum(p["wall_s"] for p in passes), 6),
             main_cpu_s=round(sum(p["main_cpu_s"] for p in passes), 6),
             step_s=0.0,
-            passes=[
-                {k: p[k] for k in ("round", "at_s", "arrivals_s", "waits_s", "wall_s", "main_cpu_s")}
-                for p in passes
-            ],
+            passes=[interleave.kept(p) for p in passes],
         )
         out.append(row)
     return _split(entry, out, by_prefetch)

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 from torch.utils.data import DataLoader
 
-from . import contention, heartbeat, planner
+from . import contention, heartbeat, interleave, planner
 from .datasets import batch_bytes, is_iterable, sized
 
 Row = Dict[str, Any]
@@ -174,6 +174,7 @@ class Sweep:
         self.collate, self.watch_dir, self.step_ms = collate, watch_dir, step_ms
         self.on_row = on_row  # after each row (main writes the partial results: a kill keeps them)
         self.startup = 0.1
+        self.began = time.perf_counter()
         self.rows: List[Row] = []
         self.rates: Dict[int, float] = {}
 
@@ -210,6 +211,10 @@ class Sweep:
         return self.deadline - time.perf_counter()
 
     def run(self, counts: List[int], essential: List[int], refine: bool = True) -> List[Row]:
+        """The planned counts (round 0 of the interleaved measurement, each with its planned rounds), the
+        counts around the knee, persistent workers at the most workers; then more rounds of short passes
+        of every measured count, interleaved, with the time left (`more_rounds`)."""
+        self.began = time.perf_counter()
         most = max(counts)
         for entry in self._plan(counts, essential, self.left()):
             self._one(entry, epoch2=entry["workers"] == most)
@@ -224,7 +229,46 @@ class Sweep:
             if n not in measured and not any(r["workers"] == n for r in self.rows)
         ]
         self._persistent(max([n for n in measured if n > 0], default=0))
+        self.more_rounds()
         return sorted(self.rows, key=lambda r: (r["workers"], r["persistent_workers"]))
+
+    def more_rounds(self) -> None:
+        """Rounds 1.. of the interleaved measurement: a short pass of every measured count per round, in a
+        rotated order, until the answer cannot change (interleave.settled) or the time is up."""
+        rows = [r for r in self.rows if r.get("passes") and not r["persistent_workers"]]
+        if len(rows) < 2:
+            return
+        for number in range(1, interleave.MAX_PASSES):
+            if number >= interleave.MIN_PASSES and interleave.settled(rows, self.batch_size):
+                return
+            for index in interleave.order(len(rows), number):
+                row = rows[index]
+                workers, lanes = row["workers"], max(row["workers"], 1)
+                steady = interleave.steady_rounds(row["passes"], lanes)
+                if interleave.pass_cost(row["passes"], lanes, steady) > self.left():
+                    return
+                heartbeat.phase(self.watch_dir, "throughput round %d: num_workers=%d" % (number + 1, workers))
+                batches = lanes * (1 + steady)
+                at = time.perf_counter() - self.began
+                timed = measure(
+                    self.make(batches * self.batch_size),
+                    workers=workers,
+                    pin_memory=False,
+                    persistent=False,
+                    batch_size=self.batch_size,
+                    batches=batches,
+                    collate=self.collate,
+                    epoch2=False,
+                    stop_at=self.deadline,
+                    watch_dir=self.watch_dir,
+                    step_s=self.step_s(workers),
+                )
+                row["passes"].append(interleave.kept(dict(timed, round=number, at_s=round(at, 6))))
+                row["batches"] += timed["batches"]
+                row["wall_s"] = round(row["wall_s"] + timed["wall_s"], 6)
+                row["main_cpu_s"] = round(row["main_cpu_s"] + timed["main_cpu_s"], 6)
+                if self.on_row is not None:
+                    self.on_row()
 
     def _one(self, entry: Dict[str, Any], *, epoch2: bool, persistent: bool = False) -> None:
         workers = entry["workers"]
@@ -241,6 +285,7 @@ class Sweep:
         heartbeat.phase(
             self.watch_dir, "throughput: num_workers=%d, persistent_workers=%s" % (workers, persistent)
         )
+        started = time.perf_counter()
         row = measure(
             self.make(entry["batches"] * self.batch_size),
             workers=workers,
@@ -259,6 +304,8 @@ class Sweep:
             epoch2_by=self.deadline,
         )
         row["planned_steady_rounds"] = entry["steady_rounds"]
+        if not persistent and row["arrivals_s"]:  # round 0 of the interleaved measurement
+            row["passes"] = [interleave.kept(dict(row, round=0, at_s=round(started - self.began, 6)))]
         self.rows.append(row)
         if self.on_row is not None:
             self.on_row()

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from envguard_smoke import sweep
+from envguard_smoke import interleave, sweep
 
 
 def test_a_rebuilt_loader_keeps_everything_but_the_swept_argument(planted: ModuleType) -> None:
@@ -62,9 +62,9 @@ def test_the_configurations_are_measured_interleaved_round_by_round(tmp_path: Pa
     assert [r["workers"] for r in rows] == [0, 1, 2] and [r["given"] for r in rows] == [False, True, False]
     timeline = sorted((p["at_s"], p["round"], r["workers"]) for r in rows for p in r["passes"])
     assert [k for _, k, _ in timeline] == sorted(k for _, k, _ in timeline)  # round after round
-    firsts = [next(w for _, k, w in timeline if k == n) for n in range(sweep.MIN_PASSES)]
-    assert len(set(firsts)) == sweep.MIN_PASSES  # each round starts with another configuration
-    assert all(len(r["passes"]) == sweep.MIN_PASSES for r in rows)  # settled: no more rounds
+    firsts = [next(w for _, k, w in timeline if k == n) for n in range(interleave.MIN_PASSES)]
+    assert len(set(firsts)) == interleave.MIN_PASSES  # each round starts with another configuration
+    assert all(len(r["passes"]) == interleave.MIN_PASSES for r in rows)  # settled: no more rounds
     for row in rows:
         assert row["arrivals_s"] == row["passes"][0]["arrivals_s"]  # the first pass holds the start-up
         assert row["batches"] == sum(len(p["arrivals_s"]) for p in row["passes"])
