@@ -167,14 +167,46 @@ def pipeline_diagnosis(summary: Summary) -> Diagnosis:
         gpu = f"; GPU {fig.gpu_util:.0f}% busy" if fig.gpu_util is not None else ""
         headline = f"not input-bound: the loop waits for data {fraction:.0%} of the time{gpu}"
         evidence = f"wait {wait:.2f} s of {loop:.1f} s loop over {batches} batches{gpu}"
-        finding = Finding("input pipeline", "data wait", "PASS", evidence, "")
+        fewer = _fewer(summary)
+        finding = Finding("input pipeline", "data wait", "PASS", evidence, fewer.text if fewer else "")
+        tail = (
+            f"; {fewer.text.split(':')[0]} does as well"
+            if fewer
+            else "; nothing to fix in the input pipeline"
+        )
         return Diagnosis(
             "not input-bound",
             "",
-            headline + "; nothing to fix in the input pipeline",
+            headline + tail,
             round(fraction, 4),
             _rate(loader),
             (finding,),
-            None,
+            fewer,
         )
     return _input(summary, loader, fraction)
+
+
+def _fewer(summary: Summary) -> Advice | None:
+    """Not input-bound, but the model finds fewer workers give the same rate (less memory and start-up, the
+    setting smoke gives for the same pipeline); None otherwise."""
+    pipeline = pipeline_of(summary)
+    if pipeline is None or not pipeline.current.num_workers:
+        return None
+    advice = model.advise(pipeline)
+    if advice.rule != "fewer-workers":
+        return None
+    now, new = advice.current.num_workers, advice.setting.num_workers
+    text = (
+        f"num_workers={new} (from {now}): {advice.reason}; DataLoader({advice.setting.call()}); "
+        f"expected ~{advice.gain:.2f}x ({advice.current_rate:.1f} -> {advice.predicted_rate:.1f} batches/s)"
+    )
+    return Advice(
+        "num_workers",
+        new,
+        text,
+        advice.gain,
+        rule=advice.rule,
+        dataloader=f"DataLoader({advice.setting.call()})",
+        predicted_batches_per_s=advice.predicted_rate,
+        notes=advice.notes,
+    )
