@@ -42,6 +42,7 @@ class SmokeOptions:
     lock: Path | None = None
     seed: int = 1234
     step_ms: float | None = None  # simulated training step; None: half the ideal time between batches
+    step_cores: float = 0.0  # --step-cores: the cores the user's step keeps busy (the model's advice only)
     loader: str | None = None  # FILE.py:NAME returning the user's own DataLoader (issue 10)
     start_method: str | None = None  # fork, spawn or forkserver for every DataLoader; None: the default
     local_ranks: int = 1  # processes per node sharing the RAM (the copy-on-read projection)

@@ -8,8 +8,9 @@ already tuned loader):
    and the rule (the diagnosis' `recommendation`), and the step the hook measured;
 2. the job timed at 0, 1, 2, 4, 8 workers and at the recommended setting, in 5 interleaved rounds inside one
    process (torch imported once, the order rotated each round): medians per setting;
-3. `envguard smoke ENV --loader pipelines.py:make_loader --step-ms STEP` (no --sweep): the model's worker
-   advice from the per-sample profile beside the step watch measured; and doctor's num_workers ceiling.
+3. `envguard smoke ENV --loader pipelines.py:make_loader --step-ms STEP --step-cores CORES` (no --sweep): the
+   model's worker advice from the per-sample profile beside the step watch measured (its wall time and the
+   cores it kept busy); and doctor's num_workers ceiling.
 
 Usage: python scripts/bench/bench_pipeline_advice.py [--rounds 5] [--batches 40] [--only NAME] [--busy]
 (`--busy` keeps one core busy with another process meanwhile). Figures go to docs/PERFORMANCE.md.
@@ -114,8 +115,9 @@ def sweep(
     return rates
 
 
-def smoke(name: str, env: dict[str, str], step_ms: float, out: Path) -> int | None:
-    """The num_workers smoke's model advises for the loader beside the step watch measured."""
+def smoke(name: str, env: dict[str, str], step_ms: float, step_cores: float, out: Path) -> int | None:
+    """The num_workers smoke's model advises for the loader beside the step watch measured (its wall time
+    and the cores it kept busy)."""
     done = subprocess.run(
         [
             sys.executable,
@@ -127,6 +129,8 @@ def smoke(name: str, env: dict[str, str], step_ms: float, out: Path) -> int | No
             "40",
             "--step-ms",
             f"{step_ms:.1f}",
+            "--step-cores",
+            f"{step_cores:.2f}",
             "--loader",
             f"{PIPELINES}:make_loader",
             "--json",
@@ -182,7 +186,9 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
     medians = {n: median(r) for n, r in rates.items()}
     best_n = max((n for n in SWEEP), key=lambda n: medians[n])
     measured_gain = medians[recommended] / medians[start]
-    smoke_n = smoke(name, env, step_ms, tmp / f"smoke-{name}.json")
+    costs = (diagnosis.get("pipeline") or {}).get("costs") or {}
+    step_cores = costs["step_cpu"] / costs["step_wall"] if costs.get("step_wall") else 0.0
+    smoke_n = smoke(name, env, step_ms, step_cores, tmp / f"smoke-{name}.json")
     return {
         "pipeline": name,
         "start": start,
@@ -197,6 +203,7 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
         "rec_vs_best": round(medians[recommended] / medians[best_n], 3),
         "medians": {n: round(v, 2) for n, v in sorted(medians.items())},
         "step_ms": round(step_ms, 1),
+        "step_cores": round(step_cores, 2),
         "smoke": smoke_n,
     }
 

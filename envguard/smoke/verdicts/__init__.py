@@ -78,6 +78,7 @@ def judge(given: Inputs) -> list[Finding]:
         given.host.cpus.usable,
         measured.device == "cuda",
         options.step_ms,
+        options.step_cores,
     )
     found += _memory(given)  # issue 10: per-worker memory and /dev/shm for every local rank
     found += _throughput(given)

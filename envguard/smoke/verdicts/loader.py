@@ -343,6 +343,7 @@ def model_advice(
     usable: int,
     cuda: bool,
     step_ms: float | None = None,
+    step_cores: float = 0.0,
 ) -> list[Finding]:
     """--loader without --sweep: the worker advice of the input-pipeline model from the per-sample cost of
     the loader's dataset (CPU clocks and the off-CPU wait, profiled in one worker), for the loader alone or,
@@ -358,6 +359,7 @@ def model_advice(
             load_wait=off * batch / 1000,
             load_delay=delay * batch / 1000,
             step_wall=(step_ms or 0.0) / 1000,
+            step_cpu=(step_ms or 0.0) / 1000 * step_cores,
             receive_cpu=RECEIVE_S,
         ),
         cores=Cores(usable),
@@ -369,6 +371,8 @@ def model_advice(
     alone = (
         "the loader alone delivers" if step_ms is None else f"beside a {step_ms:g} ms step the loop runs at"
     )
+    if step_ms is not None and step_cores:
+        alone = f"beside a {step_ms:g} ms step using {step_cores:g} cores the loop runs at"
     evidence = (
         f"per sample {cost.cpu_ms:g} ms of CPU and {off:g} ms off the CPU (profiled in one worker, "
         f"{cost.samples} samples), batches of {batch}, {usable} usable cores: as given "

@@ -88,3 +88,15 @@ def test_loader_without_sweep_gets_the_models_worker_advice() -> None:
     tiny = SampleCost(wall_ms=0.06, cpu_ms=0.06, samples=32, off_ms=0.0)
     (kept,) = loader.model_advice(tiny, GIVEN, usable=2, cuda=False)
     assert "DataLoader(..., num_workers=0" in kept.fix  # worker IPC would cost more than loading
+
+
+def test_a_cpu_step_given_with_its_cores_keeps_the_loading_in_the_main_process() -> None:
+    """bench_pipeline_advice's imagenet pipeline: watch said compete (keep 0, the fastest measured) while
+    smoke, told only the step's milliseconds, took it for a GPU step and advised 2 workers. With the cores
+    the step keeps busy (--step-cores, as watch reports them) smoke gives watch's answer."""
+    crops = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0)
+    (gpu_like,) = loader.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=8.6)
+    assert "DataLoader(..., num_workers=0" not in gpu_like.fix
+    (on_cpu,) = loader.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=8.6, step_cores=1.9)
+    assert "DataLoader(..., num_workers=0" in on_cpu.fix and "rule compete" in on_cpu.evidence
+    assert "beside a 8.6 ms step using 1.9 cores" in on_cpu.evidence
