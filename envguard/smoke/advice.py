@@ -2,12 +2,15 @@
 
 An interleaved sweep (--sweep: every configuration ran a short pass in each round) is judged pass by pass:
 the ratio of two configurations' rates within one round cancels the load that came and went between rounds.
-The recommendation is the fewest workers the fastest configuration does not surely beat by more than
-NEAR_BEST (its 95% band of the mean log ratio lies above 1 + NEAR_BEST): more workers are advised only for a
-gain the measurement stands by. A sweep measured one configuration after another is judged by its rows'
-intervals: the fastest row where its interval separates from the others; where several overlap (a busy
-machine), inconclusive by measurement, and the input-pipeline model (envguard.pipeline) chooses among them
-from CPU clocks where its predicted ratio fits the intervals, else the fewer workers."""
+The recommendation is the fewest workers no configuration with more workers beats, pass by pass: surely by
+more than NEAR_BEST (its 95% band of the mean log ratio lies above 1 + NEAR_BEST), or likely by LIKELY (the
+mean, where a busy machine leaves the band too wide to be sure: a 2x gain is not thrown away). A smaller,
+uncertain gain keeps the fewer workers and says the measurement was inconclusive.
+
+A sweep measured one configuration after another (or with a single pass) is judged by its rows' intervals:
+the fastest row where its interval separates from the others; where several overlap (a busy machine),
+inconclusive by measurement, and the input-pipeline model (envguard.pipeline) chooses among them from CPU
+clocks where its predicted ratio fits the intervals, else the fewer workers."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from envguard.smoke.rates import NEAR_BEST, t_975
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 
 MIN_PAIRED = 2  # rounds two configurations must share to be compared pass by pass
+LIKELY = 1.3  # a gain this large by the mean ratio is taken even when its band is too wide to be sure
 PERSISTENT_SAVES_S = 0.1  # epoch-2 start-up persistent workers must save to be recommended
 
 
@@ -112,22 +116,33 @@ def paired(faster: SweepRow, slower: SweepRow) -> Ratio | None:
     return Ratio(math.exp(mean), math.exp(mean - half), math.exp(mean + half), len(logs))
 
 
+def _beaten(dataset: DatasetResult, row: SweepRow) -> tuple[SweepRow, Ratio] | None:
+    """The first configuration with more workers that beats `row` pass by pass: surely by more than
+    NEAR_BEST, or likely by LIKELY or more (a band too wide to be sure must not throw a 2x gain away)."""
+    for other in sorted(_plain(dataset), key=lambda r: r.workers):
+        if other.workers <= row.workers:
+            continue
+        ratio = paired(other, row)
+        if ratio is not None and (ratio.low > 1 + NEAR_BEST or ratio.mean >= LIKELY):
+            return other, ratio
+    return None
+
+
 def _by_passes(dataset: DatasetResult) -> tuple[SweepRow, list[SweepRow], str] | None:
     """The interleaved sweep's pick (see the module docstring): (row, the fastest row when it is not the
     pick, "measured" | "inconclusive"); None where the passes are too few to compare."""
     top = fastest(dataset)
-    if top is None:
+    plain = sorted(_plain(dataset), key=lambda r: r.workers)
+    if top is None or any(paired(top, r) is None for r in plain if r is not top):
         return None
-    for row in sorted(_plain(dataset), key=lambda r: r.workers):
-        if row is top:
-            return top, [], "measured"
-        ratio = paired(top, row)
-        if ratio is None:
-            return None
-        if ratio.low > 1 + NEAR_BEST:  # surely slower by more than NEAR_BEST: not this one
+    for row in plain:
+        if _beaten(dataset, row) is not None:
             continue
-        return row, [top], "measured" if ratio.high <= 1 + NEAR_BEST else "inconclusive"
-    return None
+        more = [paired(r, row) for r in plain if r.workers > row.workers]
+        sure = all(r is not None and r.high <= 1 + NEAR_BEST for r in more)
+        others = [top] if top is not row else []
+        return row, others, "measured" if sure else "inconclusive"
+    return top, [], "measured"
 
 
 def best_row(
@@ -220,17 +235,20 @@ def _inconclusive(
 
 
 def _over_fewer(dataset: DatasetResult, best: SweepRow) -> str:
-    """The pick's gain over the next fewer workers, pass by pass ("" when there is none to compare)."""
+    """Why fewer workers were not chosen: the pass-by-pass ratio that beat the next fewer ("" when none)."""
     below = max(
         (r for r in _plain(dataset) if r.workers < best.workers), key=lambda r: r.workers, default=None
     )
-    ratio = paired(best, below) if below is not None else None
-    if below is None or ratio is None:
+    beaten = _beaten(dataset, below) if below is not None else None
+    if below is None or beaten is None:
         return ""
-    return (
-        f"num_workers={best.workers} over num_workers={below.workers}: {ratio.text()}, surely more than "
-        f"{NEAR_BEST:.0%} faster"
+    other, ratio = beaten
+    how = (
+        f"surely more than {NEAR_BEST:.0%} faster"
+        if ratio.low > 1 + NEAR_BEST
+        else f"likely faster (a {LIKELY - 1:.0%} gain or more by the mean, though the band is wide)"
     )
+    return f"num_workers={other.workers} over num_workers={below.workers}: {ratio.text()}, {how}"
 
 
 def _interleaved(dataset: DatasetResult, best: SweepRow, others: list[SweepRow], usable: int) -> str:

@@ -136,3 +136,15 @@ def test_the_loader_as_given_is_judged_against_the_recommendation(summarize: Sum
     assert rec is not None and rec.workers == 1 and top is not None
     mine = next(r for r in same.rows if r.workers == 1)
     assert _as_given_interleaved("throughput", None, mine, top, rec).status == "PASS"
+
+
+def test_a_large_gain_under_a_band_too_wide_to_be_sure_is_not_thrown_away(summarize: Summarize) -> None:
+    """bench_smoke_stability with a core kept busy: 2 workers 1.5-2.5x of 1 round by round, three rounds, a
+    band reaching below 1.05 ("2.06x (95% band 0.93-4.60)"): the fewer-workers rule gave 1 in half the runs
+    and 2 in the others. A mean gain of LIKELY or more is taken: 2, and the reason says it is likely."""
+    summary = summarize(entry({0: 60.0, 1: 300.0, 2: 600.0, 4: 630.0}, [1.0, 0.6, 0.9], noise=0.35, seed=11))
+    one, two = (next(r for r in summary.rows if r.workers == n) for n in (1, 2))
+    ratio = advice.paired(two, one)
+    assert ratio is not None and ratio.mean >= advice.LIKELY
+    rec = advice.recommend(summary, cuda=False)
+    assert rec is not None and rec.workers in (2, 4) and rec.workers != 1

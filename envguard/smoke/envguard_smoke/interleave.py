@@ -9,12 +9,13 @@ repeat until the answer cannot change (`settled`) or the time ends.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 PASS_ROUNDS = 3  # steady rounds per pass, after its round 0 (the start-up)
-MIN_PASS_S = 0.3  # a later pass's steady part lasts at least this long (shorter is mostly timer noise)
-MOST_ROUNDS = 16  # steady rounds per pass at most
+MIN_PASS_S = 0.2  # a pass's steady part lasts at least this long (a few scheduler slices measure the slices)
+MOST_ROUNDS = 64  # steady rounds per pass at most (MIN_PASS_S ends it first unless batches are slow)
 MIN_PASSES = 3  # rounds of passes before the measurement may stop early
+RETIRE_AFTER = 2  # rounds after which a configuration surely far slower is left out (t = 12.7 at two)
 MAX_PASSES = 12  # rounds of passes at most: more narrow nothing a user acts on
 MARGIN = 0.05  # a gain under this is not worth more workers (envguard's NEAR_BEST)
 T_975 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
@@ -38,23 +39,27 @@ def round_s(passes: List[Row], lanes: int) -> Optional[float]:
     return None
 
 
-def steady_rounds(passes: List[Row], lanes: int) -> int:
-    """Steady rounds for the next pass: PASS_ROUNDS at first, then enough for MIN_PASS_S."""
-    per_round = round_s(passes, lanes)
-    if per_round is None:
-        return PASS_ROUNDS
-    return max(PASS_ROUNDS, min(MOST_ROUNDS, math.ceil(MIN_PASS_S / max(per_round, 1e-6))))
+def enough(lanes: int) -> Callable[[List[float]], bool]:
+    """When a pass may stop: at the end of a round, with at least PASS_ROUNDS steady rounds and MIN_PASS_S
+    of them after round 0 (a window of a few scheduler slices measures the slices, not the loader)."""
+
+    def done(arrivals: List[float]) -> bool:
+        count = len(arrivals)
+        if count % lanes or count < lanes * (1 + PASS_ROUNDS):
+            return False
+        return arrivals[-1] - arrivals[lanes - 1] >= MIN_PASS_S
+
+    return done
 
 
-def pass_cost(passes: List[Row], lanes: int, steady: int) -> float:
-    """Wall seconds the next pass is expected to take: the last one's start-up and round 0, then `steady`
-    rounds (0.0 before any pass)."""
-    last = passes[-1] if passes else None
-    if last is None or not last["arrivals_s"]:
-        return 0.0
-    per_round = round_s(passes, lanes) or float(last["wall_s"])
-    first_round = float(last["arrivals_s"][min(lanes, len(last["arrivals_s"])) - 1])
-    return first_round + steady * per_round
+def most_batches(lanes: int) -> int:
+    """Batches a pass takes at most (MOST_ROUNDS steady rounds after round 0)."""
+    return lanes * (1 + MOST_ROUNDS)
+
+
+def pass_cost(passes: List[Row]) -> float:
+    """Wall seconds the next pass is expected to take: the last one's (0.0 before any)."""
+    return float(passes[-1]["wall_s"]) if passes else 0.0
 
 
 def pass_rate(timed: Row, lanes: int, size: int) -> Optional[float]:
@@ -64,31 +69,66 @@ def pass_rate(timed: Row, lanes: int, size: int) -> Optional[float]:
     return lanes * size / per_round if per_round else None
 
 
-def settled(rows: List[Row], size: int) -> bool:
-    """Whether more rounds could change the answer: the fastest configuration (median of its passes) against
-    each one with fewer workers, pass by pass within a round, is either surely more than MARGIN faster or
-    surely not (a 95% band of the mean log ratio, Student's t)."""
+def _pass_rates(rows: List[Row], size: int) -> List[Dict[int, float]]:
     rates: List[Dict[int, float]] = []
     for row in rows:
         lanes = max(row["workers"], 1)
         mine = {p["round"]: pass_rate(p, lanes, size) for p in row.get("passes") or []}
         rates.append({k: v for k, v in mine.items() if v})
+    return rates
+
+
+def _band(
+    top: Dict[int, float], other: Dict[int, float], least: int = MIN_PASSES
+) -> Optional[Tuple[float, float]]:
+    """(low, high) of the 95% band of the mean log ratio top/other over their common rounds; None under
+    `least` of them."""
+    logs = [math.log(top[k] / other[k]) for k in sorted(set(top) & set(other))]
+    if len(logs) < max(least, 2):
+        return None
+    mean = sum(logs) / len(logs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+    half = T_975.get(len(logs) - 1, 2.0) * sd / math.sqrt(len(logs))
+    return mean - half, mean + half
+
+
+def _top(rates: List[Dict[int, float]]) -> int:
+    medians = [sorted(r.values())[len(r) // 2] if r else 0.0 for r in rates]
+    return max(range(len(rates)), key=lambda i: medians[i])
+
+
+def retired(rows: List[Row], size: int) -> List[int]:
+    """Configurations decided already: surely slower than the fastest by more than MARGIN pass by pass, so
+    neither the answer nor the fastest; later rounds leave them out and measure the others more often."""
+    rates = _pass_rates(rows, size)
+    if not rows:
+        return []
+    top = _top(rates)
+    out = []
+    for index in range(len(rows)):
+        band = _band(rates[top], rates[index], RETIRE_AFTER) if index != top else None
+        if band is not None and band[0] > math.log(1 + MARGIN):
+            out.append(index)
+    return out
+
+
+def settled(rows: List[Row], size: int) -> bool:
+    """Whether more rounds could change the answer: the fastest configuration (median of its passes) against
+    each one with fewer workers, pass by pass within a round, is either surely more than MARGIN faster or
+    surely not (a 95% band of the mean log ratio, Student's t)."""
     if not rows:
         return True
-    medians = [sorted(r.values())[len(r) // 2] if r else 0.0 for r in rates]
-    top = max(range(len(rows)), key=lambda i: medians[i])
+    rates = _pass_rates(rows, size)
+    top = _top(rates)
     threshold = math.log(1 + MARGIN)
     for index, row in enumerate(rows):
         if row["workers"] >= rows[top]["workers"]:
             continue
-        common = sorted(set(rates[top]) & set(rates[index]))
-        logs = [math.log(rates[top][k] / rates[index][k]) for k in common]
-        if len(logs) < MIN_PASSES:
-            return False
-        mean = sum(logs) / len(logs)
-        sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-        half = T_975.get(len(logs) - 1, 2.0) * sd / math.sqrt(len(logs))
-        if mean - half <= threshold <= mean + half:
+        band = _band(rates[top], rates[index], RETIRE_AFTER)
+        if band is not None and band[0] > threshold:  # decided (and retired): surely slower
+            continue
+        band = _band(rates[top], rates[index])
+        if band is None or band[0] <= threshold <= band[1]:
             return False
     return True
 

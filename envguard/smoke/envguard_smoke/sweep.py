@@ -84,12 +84,14 @@ def batch_size_of(loader: Any) -> int:
 
 
 def time_one(loader: Any, batches: int, stop_at: float) -> Dict[str, Any]:
-    """Batch arrivals and waits of one configuration (the synthetic sweep's row format)."""
+    """Batch arrivals and waits of one pass of a configuration (the synthetic sweep's row format): up to
+    `batches`, ending once the pass has enough steady rounds (interleave.enough)."""
     from .timing import timed_batches
 
+    lanes = max(int(loader.num_workers), 1)
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
-    arrivals, waits, size = timed_batches(iterator, batches, started, stop_at, 0.0)
+    arrivals, waits, size = timed_batches(iterator, batches, started, stop_at, 0.0, interleave.enough(lanes))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
     del iterator
     return {
@@ -122,19 +124,23 @@ def run(settings: Dict[str, Any], deadline: float) -> List[Dict[str, Any]]:
     entry["profile"] = profiling.profile(loader.dataset, max_seconds=min(1.5, 0.2 * _left(deadline)))
     size = batch_size_of(loader)
     plan = configurations(loader, allowed, list(settings.get("workers") or []))
-    built = [rebuild(loader, change) if change else loader for change in plan]
+    # persistent workers in every configuration: a pass after the first resumes them instead of starting
+    # new ones (start-up is round 0, left out of the rate; it cost as much as the pass under load)
+    built = [rebuild(loader, dict(change, persistent_workers=True)) for change in plan]
     rows = [_row(built[i], size, given=not plan[i]) for i in range(len(plan))]
     length = entry["length"]
     began = time.perf_counter()
     for number in range(interleave.MAX_PASSES):
+        done = interleave.retired(rows, size) if number >= interleave.RETIRE_AFTER else []
         for index in interleave.order(len(plan), number):
+            if index in done:
+                continue
             row, one = rows[index], built[index]
             lanes = max(int(one.num_workers), 1)
-            steady = interleave.steady_rounds(row["passes"], lanes)
-            batches = lanes * (1 + steady)
+            batches = interleave.most_batches(lanes)
             if length is not None:
                 batches = min(batches, max(1, length // size))
-            if number and interleave.pass_cost(row["passes"], lanes, steady) > _left(deadline):
+            if number and interleave.pass_cost(row["passes"]) > _left(deadline):
                 return _finish(entry, rows, "prefetch_factor" in allowed)
             watch_phase(
                 "sweep round %d: num_workers=%s, prefetch_factor=%s"

@@ -48,11 +48,11 @@ def _measure(
     watch_dir: Optional[str] = None,
     step_s: float = 0.0,
     epoch2_by: Optional[float] = None,
+    enough: Optional[Callable[[List[float]], bool]] = None,
 ) -> Row:
-    """Time one configuration: arrivals and waits of `batches` batches, then the next epoch's first (if,
-    as slow as this one's first, it arrives by `epoch2_by`). After each batch the loop sleeps `step_s`
-    (a training step), so a wait means "the loop waited for data". Past `stop_at` (a busy machine) it stops:
-    the budget comes first, and a row with too few rounds says so."""
+    """Time one configuration: arrivals and waits of `batches` batches (fewer once `enough`), then the next
+    epoch's first (if, as slow as this one's first, it arrives by `epoch2_by`). After each batch the loop
+    sleeps `step_s` (a training step), so a wait means "the loop waited for data". Past `stop_at` it stops."""
     length = sized(dataset)
     if length is not None:
         batches = min(batches, length // batch_size)
@@ -60,7 +60,7 @@ def _measure(
     started, cpu0 = time.perf_counter(), time.process_time()
     iterator = iter(loader)
     busy = contention.Contention(iterator, contention.own_cpu_stat())
-    arrivals, waits, size = timed_batches(iterator, batches, started, stop_at, step_s)
+    arrivals, waits, size = timed_batches(iterator, batches, started, stop_at, step_s, enough)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu0
     evidence = busy.result()
     del iterator, busy
@@ -111,10 +111,15 @@ def _loader(
 
 
 def timed_batches(
-    iterator: Any, batches: int, started: float, stop_at: Optional[float], step_s: float
+    iterator: Any,
+    batches: int,
+    started: float,
+    stop_at: Optional[float],
+    step_s: float,
+    enough: Optional[Callable[[List[float]], bool]] = None,
 ) -> Tuple[List[float], List[float], int]:
     """(arrival times after `started`, blocking waits, one batch's bytes) of up to `batches` batches, a
-    simulated training step after each; stops early past `stop_at`."""
+    simulated training step after each; stops early past `stop_at`, or once `enough(arrivals)` says so."""
     arrivals: List[float] = []
     waits: List[float] = []
     size = 0
@@ -133,6 +138,8 @@ def timed_batches(
         del batch
         if step_s > 0:
             time.sleep(step_s)
+        if enough is not None and enough(arrivals):
+            break
     return arrivals, waits, size
 
 
@@ -234,41 +241,49 @@ class Sweep:
 
     def more_rounds(self) -> None:
         """Rounds 1.. of the interleaved measurement: a short pass of every measured count per round, in a
-        rotated order, until the answer cannot change (interleave.settled) or the time is up."""
+        rotated order, leaving out the counts decided already, until the answer cannot change
+        (interleave.settled) or the time is up."""
         rows = [r for r in self.rows if r.get("passes") and not r["persistent_workers"]]
         if len(rows) < 2:
             return
         for number in range(1, interleave.MAX_PASSES):
             if number >= interleave.MIN_PASSES and interleave.settled(rows, self.batch_size):
                 return
+            done = interleave.retired(rows, self.batch_size) if number >= interleave.RETIRE_AFTER else []
             for index in interleave.order(len(rows), number):
-                row = rows[index]
-                workers, lanes = row["workers"], max(row["workers"], 1)
-                steady = interleave.steady_rounds(row["passes"], lanes)
-                if interleave.pass_cost(row["passes"], lanes, steady) > self.left():
+                if index in done:
+                    continue
+                if interleave.pass_cost(rows[index]["passes"]) > self.left():
                     return
-                heartbeat.phase(self.watch_dir, "throughput round %d: num_workers=%d" % (number + 1, workers))
-                batches = lanes * (1 + steady)
-                at = time.perf_counter() - self.began
-                timed = measure(
-                    self.make(batches * self.batch_size),
-                    workers=workers,
-                    pin_memory=False,
-                    persistent=False,
-                    batch_size=self.batch_size,
-                    batches=batches,
-                    collate=self.collate,
-                    epoch2=False,
-                    stop_at=self.deadline,
-                    watch_dir=self.watch_dir,
-                    step_s=self.step_s(workers),
-                )
-                row["passes"].append(interleave.kept(dict(timed, round=number, at_s=round(at, 6))))
-                row["batches"] += timed["batches"]
-                row["wall_s"] = round(row["wall_s"] + timed["wall_s"], 6)
-                row["main_cpu_s"] = round(row["main_cpu_s"] + timed["main_cpu_s"], 6)
-                if self.on_row is not None:
-                    self.on_row()
+                self._pass(rows[index], number)
+
+    def _pass(self, row: Row, number: int) -> None:
+        """One more pass of a measured count, added to its row."""
+        workers = row["workers"]
+        lanes = max(workers, 1)
+        heartbeat.phase(self.watch_dir, "throughput round %d: num_workers=%d" % (number + 1, workers))
+        batches = interleave.most_batches(lanes)
+        at = time.perf_counter() - self.began
+        timed = measure(
+            self.make(batches * self.batch_size),
+            workers=workers,
+            pin_memory=False,
+            persistent=False,
+            batch_size=self.batch_size,
+            batches=batches,
+            collate=self.collate,
+            epoch2=False,
+            stop_at=self.deadline,
+            watch_dir=self.watch_dir,
+            step_s=self.step_s(workers),
+            enough=interleave.enough(lanes),
+        )
+        row["passes"].append(interleave.kept(dict(timed, round=number, at_s=round(at, 6))))
+        row["batches"] += timed["batches"]
+        row["wall_s"] = round(row["wall_s"] + timed["wall_s"], 6)
+        row["main_cpu_s"] = round(row["main_cpu_s"] + timed["main_cpu_s"], 6)
+        if self.on_row is not None:
+            self.on_row()
 
     def _one(self, entry: Dict[str, Any], *, epoch2: bool, persistent: bool = False) -> None:
         workers = entry["workers"]

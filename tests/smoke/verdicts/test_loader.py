@@ -179,8 +179,9 @@ def test_sweep_times_the_loader_as_given_with_bounded_efficiency() -> None:
     ]
     assert dataset.latency_ms and dataset.latency_ms >= 2.0  # the 2 ms wait, profiled in a worker
     for row in dataset.rows:
-        # interleaved: at least 3 passes of 3 steady rounds each (round 0 of a pass is its start-up)
-        assert len(row.pass_rates) >= 3 and row.rounds >= 1 + 3 * 3 and row.samples_per_s, row
+        # interleaved: at least 2 passes of 3 steady rounds each (round 0 of a pass is its start-up; a row
+        # surely far slower after two rounds is left out of the later ones)
+        assert len(row.pass_rates) >= 2 and row.rounds >= 1 + 2 * 3 and row.samples_per_s, row
         assert row.efficiency is not None and 0.0 < row.efficiency <= rates.MAX_EFFICIENCY, row
 
 
