@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from envguard.smoke import advice
+from envguard.smoke import advice, rates
 from envguard.smoke.report import DatasetResult
 from envguard.smoke.verdicts.loader import _as_given_interleaved
 
@@ -142,9 +142,10 @@ def test_a_large_gain_under_a_band_too_wide_to_be_sure_is_not_thrown_away(summar
     """bench_smoke_stability with a core kept busy: 2 workers 1.5-2.5x of 1 round by round, three rounds, a
     band reaching below 1.05 ("2.06x (95% band 0.93-4.60)"): the fewer-workers rule gave 1 in half the runs
     and 2 in the others. A mean gain of LIKELY or more is taken: 2, and the reason says it is likely."""
-    summary = summarize(entry({0: 60.0, 1: 300.0, 2: 600.0, 4: 630.0}, [1.0, 0.6, 0.9], noise=0.35, seed=11))
+    summary = summarize(entry({0: 60.0, 1: 300.0, 2: 600.0, 4: 630.0}, [1.0, 0.6, 0.9], noise=0.35, seed=7))
     one, two = (next(r for r in summary.rows if r.workers == n) for n in (1, 2))
     ratio = advice.paired(two, one)
-    assert ratio is not None and ratio.mean >= advice.LIKELY
+    assert ratio is not None and ratio.low <= 1 + rates.NEAR_BEST and ratio.mean >= advice.LIKELY
     rec = advice.recommend(summary, cuda=False)
-    assert rec is not None and rec.workers in (2, 4) and rec.workers != 1
+    assert rec is not None and rec.workers == 2 and rec.rule == "inconclusive"
+    assert "num_workers=2 over num_workers=1: 2.02x" in rec.reason and "likely faster" in rec.reason
