@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from envguard.findings import Finding
 from envguard.pipeline import model
-from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
+from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others_from_share
 from envguard.smoke.advice import fastest, paired, spread_of
 from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks, LoaderSettings
@@ -333,6 +333,14 @@ def _as_given_interleaved(
     )
 
 
+def _others(cost: SampleCost, usable: int, delay_ms: float) -> float:
+    """The other load while the dataset was profiled, as runnable processes: the share of a core the
+    one-thread worker got while it wanted one (CPU over CPU plus run-queue wait), as watch reads it."""
+    wanted = (cost.cpu_ms or 0.0) + delay_ms
+    share = (cost.cpu_ms or 0.0) / wanted if wanted > 0 else None
+    return others_from_share(usable, 0.0, share, 1.0)
+
+
 ALONE_MOST = 4  # without the training step, advise at most this many workers per usable core
 RECEIVE_S = 0.001  # the main process's CPU per batch a worker hands over (IPC, unpickling) when not measured
 
@@ -362,7 +370,7 @@ def model_advice(
             step_cpu=(step_ms or 0.0) / 1000 * step_cores,
             receive_cpu=RECEIVE_S,
         ),
-        cores=Cores(usable),
+        cores=Cores(usable, _others(cost, usable, delay)),
         current=Setting(given.num_workers, given.prefetch_factor, given.persistent_workers, given.pin_memory),
         accelerator=cuda,
     )

@@ -100,3 +100,15 @@ def test_a_cpu_step_given_with_its_cores_keeps_the_loading_in_the_main_process()
     (on_cpu,) = loader.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=8.6, step_cores=1.9)
     assert "DataLoader(..., num_workers=0" in on_cpu.fix and "rule compete" in on_cpu.evidence
     assert "beside a 8.6 ms step using 1.9 cores" in on_cpu.evidence
+
+
+def test_the_other_load_seen_while_profiling_counts_as_watch_counts_it() -> None:
+    """bench_pipeline_advice at load 3.7: watch saw a 158 ms step using 1.0 cores beside 2.4 other runnable
+    processes (compete: keep 0, the fastest measured); smoke, given the same step, took the machine for idle
+    and advised 1 worker. The profile's run-queue wait (its worker got half a core) tells smoke the load."""
+    crops = SampleCost(wall_ms=2.2, cpu_ms=1.1, samples=32, off_ms=0.0)  # 1.1 ms waiting for a core
+    (found,) = loader.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=157.8, step_cores=1.0)
+    assert "DataLoader(..., num_workers=0" in found.fix and "rule compete" in found.evidence
+    idle = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0)
+    (quiet,) = loader.model_advice(idle, GIVEN, usable=2, cuda=False, step_ms=157.8, step_cores=1.0)
+    assert "rule compete" not in quiet.evidence  # one thread on a quiet 2-core box leaves a core free
