@@ -120,7 +120,46 @@ def rank_report(
     probe: bool,
     loader: bool,
 ) -> Measured:
-    """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang."""
+    """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang (an
+    allocation refused under `smoke --distributed --memory-limit` too)."""
+    try:
+        return _measured(
+            source,
+            rank,
+            world,
+            local_rank=local_rank,
+            lock=lock,
+            data_dir=data_dir,
+            seed=seed,
+            epochs=epochs,
+            probe=probe,
+            loader=loader,
+        )
+    except MemoryError:
+        import torch
+
+        head = (rank, socket.gethostname(), str(torch.__version__), seed, _python(), local_rank)
+        error = "ran out of memory under its memory limit; raise --memory-limit or measure on a larger node"
+        return Measured(RankFailure(*head, error=error), b"")
+
+
+def _python() -> str:
+    return ".".join(map(str, sys.version_info[:3]))
+
+
+def _measured(
+    source: str | None,
+    rank: int,
+    world: int,
+    *,
+    local_rank: int | None,
+    lock: Path | None,
+    data_dir: Path | None,
+    seed: int,
+    epochs: int,
+    probe: bool,
+    loader: bool,
+) -> Measured:
     import torch
 
     head = (
@@ -128,7 +167,7 @@ def rank_report(
         socket.gethostname(),
         str(torch.__version__),
         seed,
-        ".".join(map(str, sys.version_info[:3])),
+        _python(),
         local_rank,
     )
     try:
