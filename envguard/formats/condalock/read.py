@@ -353,7 +353,7 @@ def depends_from_mapping(value: Any) -> tuple[str, ...]:
     """conda-lock's `{name: spec}` -> MatchSpec strings (`name spec`, or `name` for an empty spec)."""
     if not isinstance(value, dict):
         return ()
-    return tuple(f"{k} {v}".strip() if v else str(k) for k, v in value.items())
+    return tuple([f"{k} {v}".strip() if v else str(k) for k, v in value.items()])  # a list: ~2x a generator
 
 
 def _missing(entry: Mapping[str, Any], key: str) -> bool:
