@@ -24,7 +24,7 @@ from envguard.cache import entry, save
 from envguard.channels import scrub
 from envguard.errors import BadInputError
 from envguard.model import Environment, Package, PipOrigin, from_dict, to_dict
-from envguard.textio import decode
+from envguard.textio import decode, gc_paused
 from envguard.validate import MAX_INT_DIGITS, refuse_controls
 from envguard.version import __version__
 
@@ -36,6 +36,7 @@ _TEXT = itemgetter(*(i for i, f in enumerate(dataclasses.fields(Package)) if f.t
 _ORIGIN_KINDS = {f.name: bool if f.type == "bool" else str for f in dataclasses.fields(PipOrigin)}
 
 
+@gc_paused()
 def parsed(data: bytes, key: str, origin: str, parse: Callable[[], Environment]) -> Environment:
     """`parse()`'s Environment for a file of these exact bytes, from the cache when it was parsed before
     (`key`: what else the parse depends on)."""
@@ -48,6 +49,7 @@ def parsed(data: bytes, key: str, origin: str, parse: Callable[[], Environment])
     return env
 
 
+@gc_paused()
 def load(data: bytes, key: str, origin: str) -> Environment | None:
     """The remembered parse of these bytes, or None."""
     try:
@@ -58,11 +60,12 @@ def load(data: bytes, key: str, origin: str) -> Environment | None:
         return None
 
 
+@gc_paused()
 def store(data: bytes, key: str, origin: str, env: Environment) -> None:
     """Remember a parse (envguard.cache.save)."""
     document = to_dict(dataclasses.replace(env, packages=()))
     document["package_rows"] = [_row(p) for p in env.packages]
-    text = json.dumps(document)
+    text = json.dumps(document, check_circular=False)  # plain data: no container inside itself
     if scrub(text) != text:  # a credential: never written to the cache
         return
     save(_path(data, key, origin), text)

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from envguard.diff.changes import CATEGORIES, Diff, Difference
 from envguard.model import FINGERPRINT_FIELDS, LOCAL_ORIGIN, Environment, Package
 from envguard.specs import canonical_name
+from envguard.textio import gc_paused
 
 Engine = Literal["deepdiff", "fast"]
 # Fields a side may simply not know (old records lack sha256, locks lack build numbers): compared only when
@@ -29,6 +30,7 @@ _OPTIONAL_FIELDS = frozenset({"build", "channel", "subdir", "md5", "sha256", "im
 View = dict[str, dict[str, dict[str, str]]]
 
 
+@gc_paused()
 def exact(a: Environment, b: Environment, *, engine: Engine = "deepdiff") -> Diff:
     """Compare two resolved environments A and B two-way, item by item."""
     view_a, view_b, notes = aligned_views(a, b)

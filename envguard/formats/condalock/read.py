@@ -26,7 +26,7 @@ from envguard.formats.yaml import load_block
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
-from envguard.textio import read_text
+from envguard.textio import gc_paused, read_text
 from envguard.validate import Kind, check_fields, identity_problem
 
 SUPPORTED_VERSION = 1
@@ -75,6 +75,7 @@ def parse(text: str, origin: str = "conda-lock.yml") -> dict[str, Environment]:
     return parse_lock(text, origin).envs
 
 
+@gc_paused()
 def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
     """Pure parser: lock text -> LockData."""
     data = _load_yaml(text, origin)
