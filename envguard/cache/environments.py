@@ -109,7 +109,8 @@ def _load(where: Path, header: list[Any], fingerprint: str, prefix: Path) -> Env
 
 def _store(where: Path, header: list[Any], fingerprint: str, env: Environment) -> None:
     """Write the entry (envguard.cache.save) and drop the oldest beyond MAX_ENTRIES."""
-    text = scrub(json.dumps(_encode(env), separators=(",", ":"), check_circular=False))  # no credentials on disk, as everywhere
+    document = json.dumps(_encode(env), separators=(",", ":"), check_circular=False)  # plain data
+    text = scrub(document)  # no credentials on disk, as everywhere
     payload = text.encode("utf-8", "surrogateescape")
     head = json.dumps([header, fingerprint, zlib.crc32(payload)]).encode("utf-8", "surrogateescape")
     save(where, head + b"\n" + payload)

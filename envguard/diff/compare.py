@@ -144,9 +144,7 @@ def _differing_names(a: Environment, b: Environment) -> dict[str, set[str]]:
     package differ in what no view shows (the order of `depends`, the build number), so the fields are
     compared, not the Packages: 100,000 equal packages then cost two views nothing."""
     result: dict[str, set[str]] = {"conda": set(), "pip": set()}
-    if (
-        a.packages is b.packages
-    ):  # two reads of identical content share one decoded tuple (cache.environments)
+    if a.packages is b.packages:  # two reads of identical content share one decoded tuple (envs cache)
         return result
     for manager in ("conda", "pip"):
         pa = {p.name: p for p in a.packages if p.manager == manager}

@@ -32,6 +32,7 @@ from envguard.prefix.lockref import recall
 from envguard.sources import read_live, resolve_prefix
 from envguard.textio import read_bytes
 
+OUT_OF_MEMORY = "ran out of memory under its memory limit; raise --memory-limit or measure on a larger node"
 DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and each rank's slice includes the padding
 
 
@@ -122,44 +123,6 @@ def rank_report(
 ) -> Measured:
     """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang (an
     allocation refused under `smoke --distributed --memory-limit` too)."""
-    try:
-        return _measured(
-            source,
-            rank,
-            world,
-            local_rank=local_rank,
-            lock=lock,
-            data_dir=data_dir,
-            seed=seed,
-            epochs=epochs,
-            probe=probe,
-            loader=loader,
-        )
-    except MemoryError:
-        import torch
-
-        head = (rank, socket.gethostname(), str(torch.__version__), seed, _python(), local_rank)
-        error = "ran out of memory under its memory limit; raise --memory-limit or measure on a larger node"
-        return Measured(RankFailure(*head, error=error), b"")
-
-
-def _python() -> str:
-    return ".".join(map(str, sys.version_info[:3]))
-
-
-def _measured(
-    source: str | None,
-    rank: int,
-    world: int,
-    *,
-    local_rank: int | None,
-    lock: Path | None,
-    data_dir: Path | None,
-    seed: int,
-    epochs: int,
-    probe: bool,
-    loader: bool,
-) -> Measured:
     import torch
 
     head = (
@@ -167,7 +130,7 @@ def _measured(
         socket.gethostname(),
         str(torch.__version__),
         seed,
-        _python(),
+        ".".join(map(str, sys.version_info[:3])),
         local_rank,
     )
     try:
@@ -176,11 +139,16 @@ def _measured(
         followed = lock_seen(lock, prefix)
     except EnvguardError as exc:
         return Measured(RankFailure(*head, error=str(exc)), b"")
+    except MemoryError:
+        return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
     blob = json.dumps({"packages": list(packages), "fingerprints": prints}, sort_keys=True).encode()
     size = dataset_size(data_dir)
-    shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
+    try:
+        shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
+    except MemoryError:
+        return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
     report = RankReport(
         *head,
