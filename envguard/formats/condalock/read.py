@@ -226,7 +226,10 @@ def _channels(metadata: Mapping[str, Any], origin: str) -> list[str]:
 def _package(
     entry: Any, index: int, text: str, origin: str, custom: Mapping[str, str], base: str
 ) -> tuple[Package, str, bool]:
-    if not isinstance(entry, dict) or any(_missing(entry, k) for k in _REQUIRED):
+    if not isinstance(entry, dict) or (
+        not all(map(entry.get, _REQUIRED))  # every field set (the common case): none missing
+        and any(_missing(entry, k) for k in _REQUIRED)
+    ):
         _invalid(entry, index, _where(origin, text, index))
     where = _Where(origin, text, index)
     check_fields(entry, _ENTRY_FIELDS, where, FIX)
