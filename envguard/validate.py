@@ -52,12 +52,32 @@ def matches(value: Any, kind: Kind) -> bool:
     return isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
 
 
+_STR = {str}
+_INT_BOUND = 10**MAX_INT_DIGITS  # what matches(value, "int") accepts: at most MAX_INT_DIGITS digits
+
+
 def check_fields(data: Mapping[str, Any], schema: Mapping[str, Kind], origin: object, fix: str) -> None:
     """Raise BadInputError naming `origin` and the first field of `schema` present in `data` (and not None)
     whose value has the wrong type."""
+    get = data.get
     for key, kind in schema.items():
-        value = data.get(key)
-        if value is not None and not matches(value, kind):
+        value = get(key)
+        if value is None:
+            continue
+        # the common cases without a call (a 100,000-record prefix checks 2,000,000 fields, 300,000 lists)
+        kept = value.__class__
+        if kept is str:
+            if kind == "str":
+                continue
+        elif kept is list:
+            if kind == "list[str]" and (not value or set(map(type, value)) == _STR):
+                continue
+        elif kept is dict:
+            if kind == "dict":
+                continue
+        elif kept is int and kind == "int" and -_INT_BOUND < value < _INT_BOUND:
+            continue
+        if not matches(value, kind):
             raise BadInputError(
                 f"{origin}: field {key!r} must be {_NAMES[kind]}, not {describe(value)}; {fix}"
             )

@@ -26,6 +26,7 @@ import os
 import time
 import zlib
 from collections.abc import Callable
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from envguard.version import __version__
 FORMAT = 2  # 2: names, versions and URLs with control characters are refused where read
 MAX_ENTRIES = 16
 _PACKAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Package))
+_FIELDS_OF = attrgetter(*_PACKAGE_FIELDS)
 _ORIGIN = _PACKAGE_FIELDS.index("origin")
 _DEPENDS = _PACKAGE_FIELDS.index("depends")
 
@@ -107,7 +109,8 @@ def _load(where: Path, header: list[Any], fingerprint: str, prefix: Path) -> Env
 
 def _store(where: Path, header: list[Any], fingerprint: str, env: Environment) -> None:
     """Write the entry (envguard.cache.save) and drop the oldest beyond MAX_ENTRIES."""
-    text = scrub(json.dumps(_encode(env), separators=(",", ":")))  # no credentials on disk, as everywhere
+    document = json.dumps(_encode(env), separators=(",", ":"), check_circular=False)  # plain data
+    text = scrub(document)  # no credentials on disk, as everywhere
     payload = text.encode("utf-8", "surrogateescape")
     head = json.dumps([header, fingerprint, zlib.crc32(payload)]).encode("utf-8", "surrogateescape")
     save(where, head + b"\n" + payload)
@@ -169,7 +172,7 @@ def _encode(env: Environment) -> list[Any]:
 
 
 def _package_row(package: Package) -> list[Any]:
-    row = [getattr(package, name) for name in _PACKAGE_FIELDS]
+    row = list(_FIELDS_OF(package))
     if package.origin is not None:
         row[_ORIGIN] = list(dataclasses.astuple(package.origin))
     row[_DEPENDS] = list(package.depends)

@@ -214,4 +214,4 @@ def _load(where: Path, prefix: Path) -> dict[str, list[Any]]:
 
 def _store(where: Path, prefix: Path, records: dict[str, list[Any]]) -> None:
     """Write the cache entry (envguard.cache.save: atomic, private, credentials scrubbed)."""
-    save(where, json.dumps({"header": _header(prefix), "records": records}))
+    save(where, json.dumps({"header": _header(prefix), "records": records}, check_circular=False))

@@ -32,6 +32,7 @@ from envguard.prefix.lockref import recall
 from envguard.sources import read_live, resolve_prefix
 from envguard.textio import read_bytes
 
+OUT_OF_MEMORY = "ran out of memory under its memory limit; raise --memory-limit or measure on a larger node"
 DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and each rank's slice includes the padding
 
 
@@ -120,7 +121,8 @@ def rank_report(
     probe: bool,
     loader: bool,
 ) -> Measured:
-    """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang."""
+    """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang (an
+    allocation refused under `smoke --distributed --memory-limit` too)."""
     import torch
 
     head = (
@@ -137,11 +139,16 @@ def rank_report(
         followed = lock_seen(lock, prefix)
     except EnvguardError as exc:
         return Measured(RankFailure(*head, error=str(exc)), b"")
+    except MemoryError:
+        return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
     blob = json.dumps({"packages": list(packages), "fingerprints": prints}, sort_keys=True).encode()
     size = dataset_size(data_dir)
-    shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
+    try:
+        shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
+    except MemoryError:
+        return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
     report = RankReport(
         *head,

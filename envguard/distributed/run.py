@@ -21,6 +21,7 @@ from envguard.distributed.rendezvous import MEASURED, connect, process_group
 from envguard.distributed.result import DistributedResult, Wire
 from envguard.distributed.verdicts import analyze
 from envguard.errors import UsageError
+from envguard.smoke.envguard_smoke import memory_limit as rlimit
 
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -36,10 +37,15 @@ def run_distributed_check(
     loader: bool = True,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     environ: Mapping[str, str] | None = None,
+    memory_limit: int | None = None,
 ) -> DistributedResult:
     """Meet the other ranks, measure, exchange digests and judge; call on every rank. A rank that does not
-    report within `timeout_s` of the others is named (OperationalError, exit 3)."""
+    report within `timeout_s` of the others is named (OperationalError, exit 3). `memory_limit` (bytes; `smoke
+    --distributed`): this rank's process runs under it, as smoke's module and each of its DataLoader workers
+    do (RLIMIT_DATA, set before torch is imported where it is not yet)."""
     launch = detect(os.environ if environ is None else environ)
+    if memory_limit is not None:
+        rlimit.apply(memory_limit)
     # c10d logs every store timeout and closed socket (with C++ frames) on stderr; envguard's one line names
     # the rank instead (read when torch loads: a process that imported torch already keeps its own level)
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")

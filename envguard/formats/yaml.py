@@ -205,51 +205,62 @@ def _plain_text(text: str) -> bool:
     return not any(c in text for c in "\x85\u2028\u2029\ufeff\r") and all(map(printable, set(text)))
 
 
+# A line's parse, by its text: (indent, is a list item, the indent of the mapping an item opens (-1: none),
+# key, value, state). Lines repeat across a lock's entries (`  manager: conda`, `  hash:`, a common
+# dependency), so each distinct line is parsed once (up to _MEMO of them: a bounded dict, not one per line).
+_Line = tuple[int, bool, int, Any, Any, int]
+_VALUE, _PENDING, _FRESH, _ERROR = 0, 1, 2, 3  # the value as is; a `key:` alone; a new {} or []; raise it
+_SKIP: _Line = (0, False, -1, None, None, -1)  # a blank or comment line
+_MEMO = 1 << 16
+_KEYS: dict[str, Any] = {}  # a key's text -> the key (a lock has a few dozen)
+
+
 def _load(text: str) -> Any:
     root: Any = None
-    stack: list[tuple[int, Any]] = []  # (indent of the container's items, the container)
+    stack: list[tuple[int, Any, bool]] = []  # (indent of the container's items, the container, is a list)
     pending: tuple[dict[Any, Any], Any, int] | None = None  # a `key:` whose value is on the next lines
+    memo: dict[str, _Line] = {}
     for line in text.split("\n"):
-        content = line.lstrip(" ")
-        if not content or content[0] == "#":
-            if content.strip(" \r") and content[0] != "#":
-                raise _Declined
+        parsed = memo.get(line)
+        if parsed is None:
+            parsed = _line(line)
+            if len(memo) < _MEMO:
+                memo[line] = parsed
+        if parsed is _SKIP:
             continue
-        indent = len(line) - len(content)
-        content = content.rstrip(" ")
-        if "\t" in content or "\r" in content or content[:3] in ("---", "...") or content[0] == "%":
-            raise _Declined
-        item = content[:2] == "- " or content == "-"
+        indent, item, inner, key, value, state = parsed
         if pending is not None:
-            mapping, key, at = pending
+            mapping, pending_key, at = pending
             pending = None
             if (item and indent >= at) or (not item and indent > at):
-                value: Any = [] if item else {}
-                mapping[key] = value
-                stack.append((indent, value))
+                opened: Any = [] if item else {}
+                mapping[pending_key] = opened
+                stack.append((indent, opened, item))
             else:
-                mapping[key] = None
+                mapping[pending_key] = None
         if root is None:
             root = [] if item else {}
-            stack.append((indent, root))
-        while stack and (stack[-1][0] > indent or (stack[-1][0] == indent and not item and _is_list(stack))):
+            stack.append((indent, root, item))
+        while stack and (stack[-1][0] > indent or (stack[-1][0] == indent and not item and stack[-1][2])):
             stack.pop()
-        if not stack or stack[-1][0] != indent or isinstance(stack[-1][1], list) != item:
+        if not stack or stack[-1][0] != indent or stack[-1][2] != item:
             raise _Declined
+        if state == _ERROR:
+            raise value  # where the line-by-line reading met it: after the structure was found sound
+        if state == _FRESH:
+            value = value()
+        container = stack[-1][1]
         if item:
-            body = content[2:].lstrip(" ")
-            if not body or body[:2] == "- ":
-                raise _Declined
-            if body[0] not in "'\"" and (": " in body or body[-1] == ":"):
-                mapping = {}
-                stack[-1][1].append(mapping)
-                indent = len(content) - len(body) + indent
-                stack.append((indent, mapping))
-                pending = _entry(mapping, body, indent)
-            else:
-                stack[-1][1].append(_scalar(body))
+            if inner < 0:
+                container.append(value)
+                continue
+            container.append(opened := {})
+            stack.append((inner, opened, False))
+            container, indent = opened, inner
+        if state == _PENDING:
+            pending = (container, key, indent)
         else:
-            pending = _entry(stack[-1][1], content, indent)
+            container[key] = value
     if pending is not None:
         pending[0][pending[1]] = None
     if root is None:
@@ -257,28 +268,76 @@ def _load(text: str) -> Any:
     return root
 
 
-def _is_list(stack: list[tuple[int, Any]]) -> bool:
-    return isinstance(stack[-1][1], list)
+# `  key: value` or `- key: value` with an ASCII key and a one-word ASCII value (a URL, a hash, a version):
+# read without the general steps when the key is known and the value resolves to a string (else: those steps).
+_SIMPLE = re.compile(r"( *)(- )?([A-Za-z_][A-Za-z0-9_.-]*): ([A-Za-z0-9_./][!-~]*(?<!:))")
 
 
-def _entry(mapping: dict[Any, Any], content: str, indent: int) -> tuple[dict[Any, Any], Any, int] | None:
-    """Put `key: value` into `mapping`; a `key:` alone is returned as pending (its value follows)."""
+def _line(line: str) -> _Line:
+    """One line read alone: _SKIP, or what `_load` places (raises _Declined for what it does not read)."""
+    simple = _SIMPLE.fullmatch(line)
+    if simple is not None:
+        spaces, dash, key, value = simple.groups()
+        name = _KEYS.get(key, _KEYS)
+        if name is not _KEYS and implicit_type(value) is None:
+            indent = len(spaces)
+            return (
+                (indent, True, indent + 2, name, value, _VALUE)
+                if dash
+                else (indent, False, -1, name, value, _VALUE)
+            )
+    content = line.lstrip(" ")
+    if not content or content[0] == "#":
+        return _SKIP
+    indent = len(line) - len(content)
+    content = content.rstrip(" ")
+    if "\t" in content or "\r" in content or content[:3] in ("---", "...") or content[0] == "%":
+        raise _Declined
+    item = content[:2] == "- " or content == "-"
+    inner = -1
+    try:
+        if item:
+            body = content[2:].lstrip(" ")
+            if not body or body[:2] == "- ":
+                raise _Declined
+            if body[0] in "'\"" or not (": " in body or body[-1] == ":"):
+                return _placed(indent, True, -1, None, _scalar(body))
+            inner = len(content) - len(body) + indent
+            content = body
+        return _entry(indent, item, inner, content)
+    except _Declined:
+        raise
+    except Exception as exc:  # e.g. a date PyYAML's constructor refuses: raised where the loop reaches it
+        return (indent, item, inner, None, exc, _ERROR)
+
+
+def _entry(indent: int, item: bool, inner: int, content: str) -> _Line:
+    """`key: value`, or a `key:` alone (pending: its value follows on the next lines)."""
     if content[-1] == ":" and ": " not in content:
         key, value = content[:-1], ""
     else:
         key, sep, value = content.partition(": ")
         if not sep:
             raise _Declined
-    if not key or key[0] in "'\"?" or key != key.rstrip(" "):
-        raise _Declined
-    name = _scalar(key)
-    if isinstance(name, dict | list):
-        raise _Declined
+    name = _KEYS.get(key, _KEYS)
+    if name is _KEYS:
+        if not key or key[0] in "'\"?" or key != key.rstrip(" "):
+            raise _Declined
+        name = _scalar(key)
+        if isinstance(name, dict | list):
+            raise _Declined
+        if len(_KEYS) < _MEMO:
+            _KEYS[key] = name
     value = value.lstrip(" ")
     if not value:
-        return mapping, name, indent
-    mapping[name] = _scalar(value)
-    return None
+        return (indent, item, inner, name, None, _PENDING)
+    return _placed(indent, item, inner, name, _scalar(value))
+
+
+def _placed(indent: int, item: bool, inner: int, key: Any, value: Any) -> _Line:
+    if value.__class__ is dict or value.__class__ is list:  # `{}`, `[]`: a new one each time it is placed
+        return (indent, item, inner, key, value.__class__, _FRESH)
+    return (indent, item, inner, key, value, _VALUE)
 
 
 _SPECIAL = frozenset("[]{},#&*!|>%@`")

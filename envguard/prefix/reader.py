@@ -19,7 +19,7 @@ from envguard.prefix import history as history_mod
 from envguard.prefix.pip_dist import read_pip_packages
 from envguard.prefix.records import iter_records, load_record, record_to_package
 from envguard.specs import spec_name
-from envguard.textio import read_bytes
+from envguard.textio import gc_paused, read_bytes
 
 
 def is_conda_prefix(path: Path) -> bool:
@@ -30,6 +30,7 @@ def is_venv(path: Path) -> bool:
     return (path / "pyvenv.cfg").is_file()
 
 
+@gc_paused()
 def read_prefix(
     prefix: Path, virtual_packages: tuple[VirtualPackage, ...] = (), *, fingerprint: str | None = None
 ) -> Environment:

@@ -21,11 +21,16 @@ DEFAULT_FLOOR = 2 * GIB  # never below: the module and torch alone take ~0.3 GiB
 
 
 def memory_limit(options: SmokeOptions, memory: host.MemoryInfo) -> int | None:
-    """The limit each process of the run gets, in bytes (None: no limit): --memory-limit, or three quarters
-    of the memory available (the smaller of MemAvailable and the cgroup's limit), at least 2 GiB; none where
-    neither is known."""
-    if options.memory_limit is not None:
-        return options.memory_limit or None  # 0: --memory-limit none
+    """The limit each process of the run gets, in bytes (None: no limit): see `per_process_limit`."""
+    return per_process_limit(options.memory_limit, memory)
+
+
+def per_process_limit(asked: int | None, memory: host.MemoryInfo) -> int | None:
+    """The limit each process of a run gets, in bytes (None: no limit): --memory-limit (`asked`; 0: none),
+    or three quarters of the memory available (the smaller of MemAvailable and the cgroup's limit), at least
+    2 GiB; none where neither is known. `smoke --distributed` gives each rank the same."""
+    if asked is not None:
+        return asked or None  # 0: --memory-limit none
     known = [size for size in (memory.available, memory.cgroup_limit) if size]
     if not known:
         return None

@@ -76,3 +76,58 @@ def test_the_same_bytes_at_another_path_quote_that_path(tmp_path) -> None:
     warnings = parse_target(second, "linux-64").warnings
     assert warnings and all(str(first) not in w for w in warnings)
     assert any(str(second) in w for w in warnings)
+
+
+def test_package_rows_read_back_equal_and_a_malformed_row_is_a_miss() -> None:
+    """An entry keeps each package as a row of its fields: read back equal (a pip origin too); a row of the
+    wrong length or with a field of the wrong type is a miss (parsed again), never a wrong Package."""
+    import json
+
+    from envguard.model import Package, PipOrigin, make_environment
+
+    origin = PipOrigin("https://h/x.git", True, "git", "c" * 40, "main")
+    env = make_environment(
+        kind="conda-lock",
+        source="conda-lock.yml",
+        platform="linux-64",
+        packages=(
+            Package(
+                "conda", "numpy", "1.26.4", "py311h0_0", 2, "conda-forge", "linux-64", depends=("python",)
+            ),
+            Package("pip", "x", "1.0", sha256="a" * 64, origin=origin),
+        ),
+    )
+    parsecache.store(b"rows", "k", "conda-lock.yml", env)
+    assert parsecache.load(b"rows", "k", "conda-lock.yml") == env
+    (path,) = _entries()
+    good = json.loads(path.read_text())
+    assert [row[1] for row in good["package_rows"]] == ["numpy", "x"]
+    damages = {
+        "short row": lambda row: row[:-1],
+        "a name that is a number": lambda row: [row[0], 5, *row[2:]],
+        "a build number that is text": lambda row: [*row[:4], "2", *row[5:]],
+        "depends as text": lambda row: [*row[:-1], "python"],
+        "an unknown manager": lambda row: ["npm", *row[1:]],
+        "an origin with an unknown field": lambda row: [*row[:-2], {"url": "u", "other": 1}, row[-1]],
+        "an origin field of the wrong type": lambda row: [*row[:-2], {"editable": "yes"}, row[-1]],
+    }
+    for what, damage in damages.items():
+        document = json.loads(json.dumps(good))
+        document["package_rows"] = [damage(row) for row in document["package_rows"]]
+        path.write_text(json.dumps(document))
+        assert parsecache.load(b"rows", "k", "conda-lock.yml") is None, what
+
+
+def test_diff_of_a_lock_with_itself_parses_it_once(channels, tmp_path, monkeypatch) -> None:
+    """diff and export read a conda-lock.yml through the parse cache: `diff L L` parses it once, and a later
+    read of the same bytes not at all (a 100,000-package lock: ~4 s a parse)."""
+    import envguard.sources as sources
+    from envguard.diff.run import diff_sources
+
+    lock = zlib_lock(tmp_path / "proj", channels["forge"])
+    calls: list[Path] = []
+    real = sources.read_file
+    monkeypatch.setattr(sources, "read_file", lambda path, **kw: calls.append(path) or real(path, **kw))
+    diff, _warnings = diff_sources(str(lock), str(lock), platform="linux-64", probe=False)
+    assert diff.changes == () and calls == [lock]
+    assert sources.load(str(lock), platform="linux-64") == real(lock, platform="linux-64") and calls == [lock]

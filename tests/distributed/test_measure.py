@@ -60,3 +60,19 @@ def test_the_lock_a_rank_follows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert seen is not None and seen.sha256 == "" and seen.how == "recorded"
     given = lock_seen(Path("conda-lock.yml"), prefix)
     assert given is not None and (given.path, given.how) == (str(found.resolve()), "--lock")
+
+
+def test_a_rank_out_of_memory_is_reported_not_raised(make_prefix, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under `smoke --distributed --memory-limit`, a rank whose DataLoader's allocation is refused reports
+    that it could not measure (every rank then judges it), instead of dying and leaving the others waiting."""
+    from envguard.distributed import measure
+    from envguard.distributed.records import RankFailure
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(measure, "shard_report", refused)
+    prefix = make_prefix(["python=3.11"])
+    result = measure.rank_report(str(prefix), 0, 1, seed=0, epochs=1, probe=False, loader=True)
+    assert isinstance(result.report, RankFailure) and result.report.error == measure.OUT_OF_MEMORY
+    assert "--memory-limit" in result.report.error and result.detail == b""

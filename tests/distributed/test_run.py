@@ -263,3 +263,34 @@ def test_options_that_do_not_apply(capsys: pytest.CaptureFixture[str]) -> None:
     assert envguard("smoke", "--timeout", "5") == 2
     assert "add --distributed" in capsys.readouterr().err
     assert envguard("check", "--distributed", "--timeout", "0.5") == 2  # at least 1 s
+
+
+def test_smoke_distributed_measures_each_rank_under_the_memory_limit(
+    make_prefix: MakePrefix, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`smoke --distributed --memory-limit 6G`: the rank measures (its DataLoader over the sampler) under
+    that limit (RLIMIT_DATA), as a plain smoke's module and its workers do; the option was ignored."""
+    import resource
+
+    import envguard.distributed.run as distributed_run
+
+    prefix = make_prefix(["python=3.11", "numpy=1.26"])
+    for name in list(os.environ):
+        if name not in bare_environ():
+            monkeypatch.delenv(name)
+    for name, value in slurm(0, 1, free_job_id()).items():
+        monkeypatch.setenv(name, value)
+    seen: list[int] = []
+    measure = distributed_run.rank_report
+
+    def spied(*args: Any, **kwargs: Any) -> Any:
+        seen.append(resource.getrlimit(resource.RLIMIT_DATA)[0])
+        return measure(*args, **kwargs)
+
+    monkeypatch.setattr(distributed_run, "rank_report", spied)
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    try:
+        code = envguard("smoke", "--distributed", str(prefix), "--memory-limit", "6G", "--json")
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, before)
+    assert seen == [6 << 30] and code == 0

@@ -298,6 +298,20 @@ _LINES = st.sampled_from(
         "  cont",
         "k: é",
         "k: \u2028",
+        # one-word values the quick path reads (known key, a value that stays a string), and near misses
+        "name: pkg-1.2",
+        "- name: pkg",
+        "url: https://h/p/a-1-0.conda",
+        "version: 1.2.3",
+        "version: 1.2",
+        "version: 0x1F",
+        "e: a:",
+        "e: a:b",
+        "k: a'b",
+        "yes: x",
+        "k: -1",
+        "k: ~x",
+        "e: {}",
     ]
 )
 
@@ -313,3 +327,15 @@ def test_property_load_block_never_disagrees_with_pyyaml(lines: list[tuple[int, 
 @given(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60))
 def test_property_load_block_on_any_text(text: str) -> None:
     _agrees(text)
+
+
+def test_load_block_reads_each_repeated_line_in_its_own_place() -> None:
+    """A line read once and placed again (its parse remembered by its text) gives each place its own value:
+    an empty mapping or list is a new one each time, and the same `key: value` lands in each entry."""
+    from envguard.formats.yaml import load_block
+
+    text = "- a: {}\n  b: []\n  c: x\n- a: {}\n  b: []\n  c: x\n"
+    document = load_block(text)
+    assert document == [{"a": {}, "b": [], "c": "x"}] * 2 == yaml.safe_load(text)
+    first, second = document
+    assert first["a"] is not second["a"] and first["b"] is not second["b"]

@@ -319,7 +319,7 @@ def run(
     if decode and not data_dir:
         raise UsageError("--decode image decodes the files of --data DIR; add --data DIR (or drop --decode)")
     if distributed or timeout is not None:
-        return _distributed(source, lock, data_dir, seed, timeout, distributed, style, output)
+        return _distributed(source, lock, data_dir, seed, timeout, distributed, memory_limit, style, output)
     # smoke's pipeline loads only when it runs (its imports take ~0.17 s): --help and usage errors stay fast
     from envguard.smoke import render
     from envguard.smoke.report import SmokeOptions
@@ -368,14 +368,17 @@ def _distributed(
     seed: int,
     timeout: float | None,
     distributed: bool,
+    memory_limit: int | None,
     style: Style,
     output: str | None,
 ) -> int:
     """`--distributed`: this rank's part of the check across ranks; rank 0 writes the report, every rank
-    returns the same exit code."""
+    returns the same exit code. Each rank runs under --memory-limit (default as for a plain run)."""
     # the distributed package adds ~30 ms of imports (sources, socket) a plain run skips
     from envguard.distributed import render
     from envguard.distributed.run import DEFAULT_TIMEOUT_S, run_distributed_check
+    from envguard.machine import host
+    from envguard.smoke.settings import per_process_limit
 
     if not distributed:
         raise UsageError("--timeout is how long --distributed waits for the other ranks; add --distributed")
@@ -385,6 +388,7 @@ def _distributed(
         data_dir=data_dir,
         seed=seed,
         timeout_s=DEFAULT_TIMEOUT_S if timeout is None else timeout,
+        memory_limit=per_process_limit(memory_limit, host.memory_info()),
     )
     if result.rank == 0:  # every rank judges alike; one prints
         present(render.views(result, "smoke --distributed"), style, output)

@@ -26,7 +26,7 @@ from envguard.formats.yaml import load_block
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
-from envguard.textio import read_text
+from envguard.textio import gc_paused, read_text
 from envguard.validate import Kind, check_fields, identity_problem
 
 SUPPORTED_VERSION = 1
@@ -75,6 +75,7 @@ def parse(text: str, origin: str = "conda-lock.yml") -> dict[str, Environment]:
     return parse_lock(text, origin).envs
 
 
+@gc_paused()
 def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
     """Pure parser: lock text -> LockData."""
     data = _load_yaml(text, origin)
@@ -225,7 +226,10 @@ def _channels(metadata: Mapping[str, Any], origin: str) -> list[str]:
 def _package(
     entry: Any, index: int, text: str, origin: str, custom: Mapping[str, str], base: str
 ) -> tuple[Package, str, bool]:
-    if not isinstance(entry, dict) or any(_missing(entry, k) for k in _REQUIRED):
+    if not isinstance(entry, dict) or (
+        not all(map(entry.get, _REQUIRED))  # every field set (the common case): none missing
+        and any(_missing(entry, k) for k in _REQUIRED)
+    ):
         _invalid(entry, index, _where(origin, text, index))
     where = _Where(origin, text, index)
     check_fields(entry, _ENTRY_FIELDS, where, FIX)
@@ -353,7 +357,7 @@ def depends_from_mapping(value: Any) -> tuple[str, ...]:
     """conda-lock's `{name: spec}` -> MatchSpec strings (`name spec`, or `name` for an empty spec)."""
     if not isinstance(value, dict):
         return ()
-    return tuple(f"{k} {v}".strip() if v else str(k) for k, v in value.items())
+    return tuple([f"{k} {v}".strip() if v else str(k) for k, v in value.items()])  # a list: ~2x a generator
 
 
 def _missing(entry: Mapping[str, Any], key: str) -> bool:

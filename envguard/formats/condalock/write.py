@@ -19,6 +19,7 @@ from envguard.formats import explicit
 from envguard.formats.condalock import meta as lockmeta
 from envguard.formats.yaml import dump
 from envguard.model import LOCAL_ORIGIN, Environment, Package, VirtualPackage
+from envguard.textio import gc_paused
 from envguard.version import __version__
 
 
@@ -40,6 +41,7 @@ def input_hash(inputs: Environment, platform: str, virtual: Sequence[VirtualPack
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+@gc_paused()
 def render_lock(
     envs_by_platform: Mapping[str, Environment],
     *,
