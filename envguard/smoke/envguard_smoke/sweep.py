@@ -1,10 +1,9 @@
 """`--sweep num_workers,...`: time the user's own DataLoader as given (its sampler, batch_sampler, collate_fn,
 worker_init_fn, prefetch_factor, persistent_workers...), changing only the keyword arguments the user allows.
 
-The configurations are measured interleaved: in each round every configuration runs one short pass (a fresh
-iterator: its start-up, then a few steady rounds of batches), in a rotated order, and rounds repeat until the
-fastest configuration separates from every one with fewer workers (or is within MARGIN of it) or the time
-ends. Load that comes and goes then moves every configuration alike, and envguard compares them pass by pass
+The configurations are measured interleaved (envguard_smoke.interleave): in each round every configuration
+runs one short pass (iter(): its workers start, or resume, being persistent; then 0.2 s of steady rounds), in
+a rotated order, and rounds repeat until the answer cannot change or the time ends. Load that comes and goes then moves every configuration alike, and envguard compares them pass by pass
 within a round. Only raw timings leave this module, in the rows' format of the synthetic sweep (batch arrival
 times, blocking waits) with each pass's own, so envguard computes the steady-state rates with the same
 estimator (round 0 left out) and the bounded efficiency against the per-sample cost profiled in one worker.
@@ -159,7 +158,7 @@ def _row(loader: Any, size: int, given: bool) -> Dict[str, Any]:
     return {
         "workers": int(loader.num_workers),
         "pin_memory": bool(loader.pin_memory),
-        "persistent_workers": False,  # a fresh iterator each pass: its start-up is what round 0 holds
+        "persistent_workers": False,  # the rate does not depend on it: each pass's round 0 is left out
         "prefetch_factor": loader.prefetch_factor,
         "batch_size": size,
         "given": given,
