@@ -3,10 +3,11 @@ worker_init_fn, prefetch_factor, persistent_workers...), changing only the keywo
 
 The configurations are measured interleaved (envguard_smoke.interleave): in each round every configuration
 runs one short pass (iter(): its workers start, or resume, being persistent; then 0.2 s of steady rounds), in
-a rotated order, and rounds repeat until the answer cannot change or the time ends. Load that comes and goes then moves every configuration alike, and envguard compares them pass by pass
-within a round. Only raw timings leave this module, in the rows' format of the synthetic sweep (batch arrival
-times, blocking waits) with each pass's own, so envguard computes the steady-state rates with the same
-estimator (round 0 left out) and the bounded efficiency against the per-sample cost profiled in one worker.
+a rotated order, and rounds repeat until the answer cannot change or the time ends. Load that comes and goes
+then moves every configuration alike, and envguard compares them pass by pass within a round. Only raw
+timings leave this module, in the rows' format of the synthetic sweep (batch arrival times, blocking waits)
+with each pass's own, so envguard computes the steady-state rates with the same estimator (round 0 left out)
+and the bounded efficiency against the per-sample cost profiled in one worker.
 """
 
 from __future__ import annotations
