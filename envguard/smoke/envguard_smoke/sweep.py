@@ -125,13 +125,16 @@ def run(settings: Dict[str, Any], deadline: float) -> List[Dict[str, Any]]:
     size = batch_size_of(loader)
     plan = configurations(loader, allowed, list(settings.get("workers") or []))
     # persistent workers in every configuration: a pass after the first resumes them instead of starting
-    # new ones (start-up is round 0, left out of the rate; it cost as much as the pass under load)
-    built = [rebuild(loader, dict(change, persistent_workers=True)) for change in plan]
+    # new ones (start-up is round 0, left out of the rate; it cost as much as the pass under load). Every
+    # configuration's workers are alive at once: under twice the most workers swept for 0, 1, 2, 4, ...
+    built: List[Any] = [rebuild(loader, dict(change, persistent_workers=True)) for change in plan]
     rows = [_row(built[i], size, given=not plan[i]) for i in range(len(plan))]
     length = entry["length"]
     began = time.perf_counter()
     for number in range(interleave.MAX_PASSES):
         done = interleave.retired(rows, size) if number >= interleave.RETIRE_AFTER else []
+        for index in done:  # decided: its persistent workers are shut down, their memory given back
+            built[index] = None
         for index in interleave.order(len(plan), number):
             if index in done:
                 continue
