@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import subprocess
 from collections.abc import Iterator, Sequence
@@ -157,8 +158,6 @@ def mismatched_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import sys
     import sysconfig
 
-    import torch
-
     env = tmp_path_factory.mktemp("family") / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
     site = next((env / "lib").glob("python3*/site-packages"))
@@ -180,7 +179,9 @@ def mismatched_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if installed.returncode != 0:
         pytest.skip(f"torchvision 0.29.1 cannot be installed here: {installed.stderr.strip()[-200:]}")
     purelib = Path(sysconfig.get_paths()["purelib"])
-    (dist,) = purelib.glob(f"torch-{torch.__version__}.dist-info")
+    # the dist-info carries the wheel's version: 2.13.0+cpu for the CPU wheel, 2.13.0 for the CUDA one (whose
+    # torch.__version__ still says +cu130)
+    (dist,) = purelib.glob(f"torch-{importlib.metadata.version('torch')}.dist-info")
     shutil.copytree(dist, site / dist.name)  # torch's own metadata: what pip would have recorded
     (site / "zz_envguard_base.pth").write_text(f"{purelib}\n")
     return env

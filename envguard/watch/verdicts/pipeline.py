@@ -193,8 +193,8 @@ def _fewer(summary: Summary) -> Advice | None:
     if pipeline is None or not pipeline.current.num_workers:
         return None
     advice = model.advise(pipeline)
-    if advice.rule != "fewer-workers":
-        return None
+    if advice.rule != "fewer-workers" or not advice.setting.num_workers:
+        return None  # never down to 0: loading would move into the loop, between the steps
     now, new = advice.current.num_workers, advice.setting.num_workers
     text = (
         f"num_workers={new} (from {now}): {advice.reason}; DataLoader({advice.setting.call()}); "
