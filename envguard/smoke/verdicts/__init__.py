@@ -14,7 +14,7 @@ from envguard.smoke.measured import Measured
 from envguard.smoke.rates import below_loader_floor, swept
 from envguard.smoke.readpasses import StorageResult
 from envguard.smoke.recordfile import Recording
-from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions
+from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, WorkerAdvice
 from envguard.smoke.verdicts import (
     budget,
     crashes,
@@ -88,6 +88,28 @@ def judge(given: Inputs) -> list[Finding]:
     if given.recorded is not None:
         found += recording.compare(given.recorded, measured.first_batches, measured.golden)
     return found
+
+
+def worker_advice(measured: Measured, options: SmokeOptions, host: HostFacts) -> WorkerAdvice:
+    """doctor --loader: the model's setting for the user's loader from its dataset's profile, or the
+    findings that say why there is none (the dataset raised, ran out of memory, or the budget ended)."""
+    settings = measured.loader.settings if measured.loader else None
+    errors = [e.error for e in measured.errors]
+    found = crashes.phase_errors(measured.errors, measured.memory_use)
+    found += crashes.out_of_memory(measured.memory_use, errors, host.available)
+    found += budget.stopped(measured.stopped)
+    found += pipeline.start_method(measured.start_method_safety)
+    advised = loader.worker_model(
+        measured.loader_profile,
+        settings,
+        host.cpus.usable,
+        measured.device == "cuda",
+        options.step_ms,
+        options.step_cores,
+    )
+    if advised is None:
+        return WorkerAdvice(loader=str(options.loader), advice=None, findings=tuple(found))
+    return WorkerAdvice(loader=str(options.loader), advice=advised[0], findings=(*found, advised[1]))
 
 
 def _pipeline(measured: Measured) -> list[Finding]:
