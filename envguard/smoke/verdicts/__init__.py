@@ -82,8 +82,13 @@ def judge(given: Inputs) -> list[Finding]:
     )
     found += _memory(given)  # issue 10: per-worker memory and /dev/shm for every local rank
     found += _throughput(given)
-    in_flight = memory.workers_in_flight(given.recommendations, options.num_workers)
-    found.append(memory.shm(given.host.shm, given.datasets, in_flight))
+    settings = measured.loader.settings if measured.loader else None
+    mine = options.num_workers
+    if mine is None and settings is not None:  # --loader: your loader's own workers
+        mine = settings.num_workers
+    in_flight = memory.workers_in_flight(given.recommendations, mine)
+    if not any(f.check == memory.SHM for f in found):  # your loader's batches in flight are judged already
+        found.append(memory.shm(given.host.shm, given.datasets, in_flight))
     found += gpu.gpu(measured.gpu, given.host.nvml_link)
     if given.recorded is not None:
         found += recording.compare(given.recorded, measured.first_batches, measured.golden)
