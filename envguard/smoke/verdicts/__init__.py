@@ -27,6 +27,7 @@ from envguard.smoke.verdicts import (
     recording,
     storage,
     throughput,
+    workers,
 )
 
 
@@ -72,7 +73,7 @@ def judge(given: Inputs) -> list[Finding]:
     ):  # --loader has its own checks; an unstartable dataset none
         found += determinism.findings(measured.determinism)
     found += _pipeline(measured)
-    found += loader.model_advice(
+    found += workers.model_advice(
         measured.loader_profile,
         measured.loader.settings if measured.loader else None,
         given.host.cpus.usable,
@@ -104,7 +105,7 @@ def worker_advice(measured: Measured, options: SmokeOptions, host: HostFacts) ->
     found += crashes.out_of_memory(measured.memory_use, errors, host.available)
     found += budget.stopped(measured.stopped)
     found += pipeline.start_method(measured.start_method_safety)
-    advised = loader.worker_model(
+    advised = workers.worker_model(
         measured.loader_profile,
         settings,
         host.cpus.usable,

@@ -12,7 +12,7 @@ from envguard.smoke import advice
 from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import CrossProcess, InterpreterRead, LoaderSettings
 from envguard.smoke.report import DatasetResult
-from envguard.smoke.verdicts import loader, pipeline
+from envguard.smoke.verdicts import loader, pipeline, workers
 
 Summarize = Callable[..., DatasetResult]
 SweepRow = Callable[..., dict[str, Any]]
@@ -81,12 +81,12 @@ def test_fresh_interpreters_that_timed_out_are_not_a_dataset_error() -> None:
 
 def test_loader_without_sweep_gets_the_models_worker_advice() -> None:
     sleepy = SampleCost(wall_ms=5.2, cpu_ms=0.2, samples=32, off_ms=5.0)
-    (found,) = loader.model_advice(sleepy, GIVEN, usable=2, cuda=False)
+    (found,) = workers.model_advice(sleepy, GIVEN, usable=2, cuda=False)
     assert found.check == "worker advice (model)" and found.status == "INFO"
     assert "5 ms off the CPU" in found.evidence and "rule in-main" in found.evidence
     assert "DataLoader(..., num_workers=8, prefetch_factor=2" in found.fix  # 4 per core without a step
     tiny = SampleCost(wall_ms=0.06, cpu_ms=0.06, samples=32, off_ms=0.0)
-    (kept,) = loader.model_advice(tiny, GIVEN, usable=2, cuda=False)
+    (kept,) = workers.model_advice(tiny, GIVEN, usable=2, cuda=False)
     assert "DataLoader(..., num_workers=0" in kept.fix  # worker IPC would cost more than loading
 
 
@@ -95,9 +95,9 @@ def test_a_cpu_step_given_with_its_cores_keeps_the_loading_in_the_main_process()
     smoke, told only the step's milliseconds, took it for a GPU step and advised 2 workers. With the cores
     the step keeps busy (--step-cores, as watch reports them) smoke gives watch's answer."""
     crops = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0)
-    (gpu_like,) = loader.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=8.6)
+    (gpu_like,) = workers.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=8.6)
     assert "DataLoader(..., num_workers=0" not in gpu_like.fix
-    (on_cpu,) = loader.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=8.6, step_cores=1.9)
+    (on_cpu,) = workers.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=8.6, step_cores=1.9)
     assert "DataLoader(..., num_workers=0" in on_cpu.fix and "rule compete" in on_cpu.evidence
     assert "beside a 8.6 ms step using 1.9 cores" in on_cpu.evidence
 
@@ -107,8 +107,8 @@ def test_the_other_load_seen_while_profiling_counts_as_watch_counts_it() -> None
     processes (compete: keep 0, the fastest measured); smoke, given the same step, took the machine for idle
     and advised 1 worker. The profile's run-queue wait (its worker got half a core) tells smoke the load."""
     crops = SampleCost(wall_ms=2.2, cpu_ms=1.1, samples=32, off_ms=0.0)  # 1.1 ms waiting for a core
-    (found,) = loader.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=157.8, step_cores=1.0)
+    (found,) = workers.model_advice(crops, GIVEN, usable=2, cuda=False, step_ms=157.8, step_cores=1.0)
     assert "DataLoader(..., num_workers=0" in found.fix and "rule compete" in found.evidence
     idle = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0)
-    (quiet,) = loader.model_advice(idle, GIVEN, usable=2, cuda=False, step_ms=157.8, step_cores=1.0)
+    (quiet,) = workers.model_advice(idle, GIVEN, usable=2, cuda=False, step_ms=157.8, step_cores=1.0)
     assert "rule compete" not in quiet.evidence  # one thread on a quiet 2-core box leaves a core free

@@ -1,0 +1,90 @@
+"""The input-pipeline model's worker advice for `--loader` without `--sweep` (smoke) and for `doctor --loader`
+(pure): the loader's settings and its dataset's per-sample cost in, the final setting and its finding out."""
+
+from __future__ import annotations
+
+from envguard.findings import Finding
+from envguard.pipeline import model
+from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others_from_share
+from envguard.smoke.measured import SampleCost
+from envguard.smoke.measured_pipeline import LoaderSettings
+
+CATEGORY = "your loader"
+
+
+def _others(cost: SampleCost, usable: int, delay_ms: float) -> float:
+    """The other load while the dataset was profiled, as runnable processes: the share of a core the
+    one-thread worker got while it wanted one (CPU over CPU plus run-queue wait), as watch reads it."""
+    wanted = (cost.cpu_ms or 0.0) + delay_ms
+    share = (cost.cpu_ms or 0.0) / wanted if wanted > 0 else None
+    return others_from_share(usable, 0.0, share, 1.0)
+
+
+ALONE_MOST = 4  # without the training step, advise at most this many workers per usable core
+RECEIVE_S = 0.001  # the main process's CPU per batch a worker hands over (IPC, unpickling) when not measured
+
+
+def worker_model(
+    cost: SampleCost | None,
+    given: LoaderSettings | None,
+    usable: int,
+    cuda: bool,
+    step_ms: float | None = None,
+    step_cores: float = 0.0,
+) -> tuple[model.Advice, Finding] | None:
+    """--loader without --sweep (smoke, and doctor --loader): the worker advice of the input-pipeline model
+    from the per-sample cost of the loader's dataset (CPU clocks and the off-CPU wait, profiled in one
+    worker), for the loader alone or, with --step-ms, beside a training step of that many milliseconds per
+    batch (as watch measures it); the advice and its finding, None when nothing was profiled."""
+    if cost is None or given is None or cost.cpu_ms is None or cost.wall_ms is None:
+        return None
+    batch = given.batch_size or 1
+    off = cost.off_ms if cost.off_ms is not None else max(0.0, cost.wall_ms - cost.cpu_ms)
+    delay = max(0.0, cost.wall_ms - cost.cpu_ms - off)  # waiting for a core during the profile
+    pipeline = Pipeline(
+        costs=BatchCosts(
+            load_cpu=cost.cpu_ms * batch / 1000,
+            load_wait=off * batch / 1000,
+            load_delay=delay * batch / 1000,
+            step_wall=(step_ms or 0.0) / 1000,
+            step_cpu=(step_ms or 0.0) / 1000 * step_cores,
+            receive_cpu=RECEIVE_S,
+        ),
+        cores=Cores(usable, _others(cost, usable, delay)),
+        current=Setting(given.num_workers, given.prefetch_factor, given.persistent_workers, given.pin_memory),
+        accelerator=cuda,
+    )
+    most = ALONE_MOST * max(usable, 1) if step_ms is None else model.MAX_WORKERS
+    advice = model.advise(pipeline, most=most)
+    alone = (
+        "the loader alone delivers" if step_ms is None else f"beside a {step_ms:g} ms step the loop runs at"
+    )
+    if step_ms is not None and step_cores:
+        alone = f"beside a {step_ms:g} ms step using {step_cores:g} cores the loop runs at"
+    evidence = (
+        f"per sample {cost.cpu_ms:g} ms of CPU and {off:g} ms off the CPU (profiled in one worker, "
+        f"{cost.samples} samples), batches of {batch}, {usable} usable cores: as given "
+        f"(num_workers={given.num_workers}) {alone} ~{advice.current_rate * batch:.0f} "
+        f"samples/s; DataLoader({advice.setting.call()}) ~{advice.predicted_rate * batch:.0f} "
+        f"({advice.gain:.2f}x, rule {advice.rule})"
+    )
+    notes = "".join(f"; {note}" for note in advice.notes)
+    fix = (
+        f"DataLoader(..., {advice.setting.call()}){notes}; with your training step the pace may be the "
+        "step's: `envguard watch -- python train.py` gives the setting for the whole loop, "
+        "`--sweep num_workers` measures each count"
+    )
+    return advice, Finding(f"throughput: {CATEGORY}", "worker advice (model)", "INFO", evidence, fix)
+
+
+def model_advice(
+    cost: SampleCost | None,
+    given: LoaderSettings | None,
+    usable: int,
+    cuda: bool,
+    step_ms: float | None = None,
+    step_cores: float = 0.0,
+) -> list[Finding]:
+    """The finding of `worker_model`, none when nothing was profiled."""
+    found = worker_model(cost, given, usable, cuda, step_ms, step_cores)
+    return [found[1]] if found is not None else []
