@@ -235,8 +235,11 @@ def sweep(dataset: DatasetResult, rec: Recommendation | None, given: LoaderSetti
         + (f" = {r.efficiency:.2f}" if r.efficiency is not None else "")
         for r in measured
     )
-    wrong = [f"N={r.workers}" for r in dataset.rows if r.unreliable]
+    wrong = [f"N={r.workers}" for r in dataset.rows if r.unreliable and not r.samples_per_s]
+    doubt = [f"N={r.workers}" for r in dataset.rows if r.unreliable and r.samples_per_s]
     notes = f"; not used (above the physical limit): {', '.join(wrong)}" if wrong else ""
+    if doubt:
+        notes += f"; no efficiency for {', '.join(doubt)} (faster than the per-sample profile's ideal)"
     out = [
         Finding(
             category,

@@ -95,7 +95,7 @@ def slow_startups(dataset: DatasetResult) -> list[tuple[SweepRow, float, bool]]:
 def _measurement_notes(category: str, dataset: DatasetResult) -> list[Finding]:
     """Rows whose rate is not reported (above the physical limit) and rows measured over too few rounds."""
     out: list[Finding] = []
-    wrong = [r for r in dataset.rows if r.unreliable]
+    wrong = [r for r in dataset.rows if r.unreliable and not r.samples_per_s]  # a kept row is not a WARN
     if wrong:
         listed = "; ".join(f"num_workers={r.workers}: {r.unreliable}" for r in wrong)
         out.append(

@@ -182,7 +182,9 @@ def test_sweep_times_the_loader_as_given_with_bounded_efficiency() -> None:
         # interleaved: at least 2 passes of 3 steady rounds each (round 0 of a pass is its start-up; a row
         # surely far slower after two rounds is left out of the later ones)
         assert len(row.pass_rates) >= 2 and row.rounds >= 1 + 2 * 3 and row.samples_per_s, row
-        assert row.efficiency is not None and 0.0 < row.efficiency <= rates.MAX_EFFICIENCY, row
+        # bounded, or withheld with the reason when the measured rate beat the profile's estimate (busy CI)
+        bounded = row.efficiency is not None and 0.0 < row.efficiency <= rates.MAX_EFFICIENCY
+        assert bounded or (row.efficiency is None and "profile" in row.unreliable), row
 
 
 def test_overhead_bound_loader_claims_no_ideal() -> None:
