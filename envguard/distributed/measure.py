@@ -29,6 +29,7 @@ from envguard.distributed.records import (
 )
 from envguard.errors import BadInputError, EnvguardError
 from envguard.prefix.lockref import recall
+from envguard.smoke.envguard_smoke import memory_limit
 from envguard.sources import read_live, resolve_prefix
 from envguard.textio import read_bytes
 
@@ -139,7 +140,8 @@ def rank_report(
         followed = lock_seen(lock, prefix)
     except EnvguardError as exc:
         return Measured(RankFailure(*head, error=str(exc)), b"")
-    except MemoryError:
+    except MemoryError as exc:
+        memory_limit.note(exc)  # the reserve given back: room to exchange the report with the other ranks
         return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
@@ -147,7 +149,8 @@ def rank_report(
     size = dataset_size(data_dir)
     try:
         shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
-    except MemoryError:
+    except MemoryError as exc:
+        memory_limit.note(exc)  # the reserve given back: room to exchange the report with the other ranks
         return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
     report = RankReport(

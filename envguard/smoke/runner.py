@@ -238,6 +238,7 @@ def with_memory(measured: Measured, use: MemoryUse) -> Measured:
         limit_bytes=own.limit_bytes if own.limit_bytes is not None else use.limit_bytes,
         peak_bytes=max((p for p in (own.peak_bytes, use.peak_bytes) if p is not None), default=None),
         oom_kills=use.oom_kills,
+        startup_bytes=own.startup_bytes,
     )
     return dataclasses.replace(measured, memory_use=merged)
 
