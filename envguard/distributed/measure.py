@@ -140,8 +140,8 @@ def rank_report(
         followed = lock_seen(lock, prefix)
     except EnvguardError as exc:
         return Measured(RankFailure(*head, error=str(exc)), b"")
-    except MemoryError as exc:
-        memory_limit.note(exc)  # the reserve given back: room to exchange the report with the other ranks
+    except MemoryError:
+        memory_limit.release()  # the reserve given back: room to exchange the report with the other ranks
         return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
@@ -149,8 +149,8 @@ def rank_report(
     size = dataset_size(data_dir)
     try:
         shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
-    except MemoryError as exc:
-        memory_limit.note(exc)  # the reserve given back: room to exchange the report with the other ranks
+    except MemoryError:
+        memory_limit.release()  # the reserve given back: room to exchange the report with the other ranks
         return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
     report = RankReport(

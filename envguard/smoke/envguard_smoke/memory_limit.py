@@ -99,8 +99,14 @@ def apply(limit_bytes: Optional[int]) -> Optional[int]:
             reserve.close()
         return None if soft == resource.RLIM_INFINITY else int(soft)
     _STATE["reserve"] = reserve
-    os.environ[ENV] = str(limit_bytes)  # inherited by every interpreter the run starts
     return max(0, wanted - base)
+
+
+def hand_down(limit_bytes: Optional[int]) -> None:
+    """Every interpreter this process starts from now on re-bases `limit_bytes` on its own start-up (`adopt`):
+    the smoke module's, for its spawn/forkserver workers and cross-process checks."""
+    if limit_bytes is not None:
+        os.environ[ENV] = str(limit_bytes)
 
 
 def adopt() -> None:
