@@ -20,6 +20,7 @@ from envguard.distributed.exchange import SLOT
 from envguard.distributed.launcher import PORT_BASE, PORT_SPAN
 from envguard.distributed.records import RankReport
 from envguard.distributed.run import run_distributed_check
+from envguard.smoke.envguard_smoke.memory_limit import RESERVE, mapped_bytes
 from tests.helpers import REPO, MakePrefix, envguard
 
 TORCHRUN = Path(sys.executable).parent / "torchrun"
@@ -272,8 +273,6 @@ def test_smoke_distributed_measures_each_rank_under_the_memory_limit(
     that limit (RLIMIT_DATA), as a plain smoke's module and its workers do; the option was ignored. The limit
     is 6 GiB past what the rank had mapped once torch was imported (765 MiB with the CUDA wheel)."""
     import resource
-
-    from envguard.smoke.envguard_smoke.memory_limit import RESERVE, mapped_bytes
 
     import envguard.distributed.run as distributed_run
 
