@@ -255,20 +255,18 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
     except ImportError:
         result["error"] = "torch-missing"
         return result
-    with contextlib.suppress(ImportError):
-        import numpy  # noqa: F401
-    from . import memory_limit
-
-    # after the imports, so what torch's libraries map (217 MiB with the CPU wheel, 765 MiB with CUDA's) is
-    # not taken from the dataset's memory; every worker inherits it
-    result["memory_limit"] = {"limit_bytes": memory_limit.apply(settings.get("memory_limit"))}
-    memory_limit.hand_down(settings.get("memory_limit"))
     warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\.utils\.data")
     if settings.get("start_method"):  # --start-method: every DataLoader's workers start this way (issue 10)
         multiprocessing.set_start_method(settings["start_method"], force=True)
     device = _environment(result, settings)
     if device is None:
         return result
+    from . import memory_limit
+
+    # after the imports (torch, numpy) and CUDA's driver check, so what their libraries map (VmData 217 MiB
+    # with the CPU wheel, 765 MiB with the CUDA one) is not taken from the dataset; every worker inherits it
+    result["memory_limit"] = {"limit_bytes": memory_limit.apply(settings.get("memory_limit"))}
+    memory_limit.hand_down(settings.get("memory_limit"))
     result["device"] = device
     deadline = started + float(settings["budget_s"])
     cuda = device == "cuda"
