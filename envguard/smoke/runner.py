@@ -22,12 +22,13 @@ from envguard.errors import BadInputError, ProbeError
 from envguard.machine import host
 from envguard.output import progress_bar
 from envguard.smoke import wire
-from envguard.smoke.measured import UNMEASURED, Measured, MemoryUse, Stopped
+from envguard.smoke.measured import UNMEASURED, Measured, MemoryUse, PhaseError, Stopped
 from envguard.smoke.verdicts.crashes import died_of_memory
 
 PACKAGE_PARENT = Path(__file__).resolve().parent  # holds the standalone `envguard_smoke` package
 MARKER = "ENVGUARD-SMOKE-JSON: "
 HUNG_S = 1.0  # a sample still being read this long when the budget runs out is named as the culprit
+OOM_GRACE_S = 3.0  # a process of the run ran out of memory: the module's own report of it may take this long
 # -E/-s: ignore PYTHON* variables and user site-packages. The package folder replaces the script folder ('')
 # on sys.path so workers (fork, spawn or forkserver) import `envguard_smoke` the same way.
 LAUNCH = (
@@ -76,7 +77,7 @@ def run_target(
             raise ProbeError(f"{python}: cannot run the environment's interpreter ({exc.strerror})") from exc
         try:
             with _progress(Path(watch_dir), timeout, progress):
-                stdout, stderr = process.communicate(timeout=max(timeout, 0.1))
+                stdout, stderr = wait_for_module(process, Path(watch_dir), timeout)
         except subprocess.TimeoutExpired:
             kill_group(process)
             partial = stopped(Path(watch_dir), timeout, time.time() - started, python)
@@ -85,6 +86,24 @@ def run_target(
             kill_group(process)
     use = _memory_use(memory_limit, kills, peak)
     return parse_output(stdout, stderr or "", process.returncode, python, use)
+
+
+def wait_for_module(process: subprocess.Popen[str], folder: Path, timeout: float) -> tuple[str, str]:
+    """The module's stdout and stderr once it ends. TimeoutExpired at `timeout`, or OOM_GRACE_S after a
+    process of the run recorded running out of memory (heartbeat state 2) while the module goes on: its
+    MemoryError was lost on the way (a worker with nothing left to send it), and the module would wait for
+    that batch until the budget."""
+    until = time.monotonic() + max(timeout, 0.1)
+    noticed: float | None = None
+    while True:
+        try:
+            return process.communicate(timeout=max(0.01, min(TICK_S, until - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if noticed is None and out_of_memory_at(folder) is not None:
+                noticed = now
+            if now >= until or (noticed is not None and now - noticed >= OOM_GRACE_S):
+                raise
 
 
 def _memory_use(limit: int | None, kills_before: int | None, peak_before: int | None) -> MemoryUse:
@@ -172,11 +191,35 @@ def read_watch(folder: Path) -> tuple[str, list[tuple[float, str]]]:
     return phase, sorted(pending)
 
 
+def out_of_memory_at(folder: Path) -> str | None:
+    """The sample a process of the run ran out of memory reading (its heartbeat record's state 2), if any."""
+    for path in sorted(folder.glob("p*")) if folder.is_dir() else ():
+        try:
+            state, _, rest = path.read_text(errors="replace").strip().partition(" ")
+        except OSError:
+            continue
+        if state == "2":
+            return rest.partition(" ")[2]
+    return None
+
+
 def stopped(folder: Path, budget: float, elapsed: float, python: object = "python") -> Measured:
-    """The module was stopped at the budget. A sample still being read for HUNG_S or more is a hang:
-    ProbeError naming it (exit 3). Otherwise the results so far, marked `stopped`, so the verdicts still come.
-    """
+    """The module was stopped at the budget, or early because a process of the run ran out of memory and its
+    report was lost: then the results so far with that MemoryError, which the verdicts name. A sample still
+    being read for HUNG_S or more is a hang: ProbeError naming it (exit 3). Otherwise the results so far,
+    marked `stopped`, so the verdicts still come."""
     phase, pending = read_watch(folder)
+    ran_out = out_of_memory_at(folder)
+    if ran_out is not None:
+        error = PhaseError(
+            phase or "start-up",
+            f"MemoryError: a process of the run ran out of memory reading sample {ran_out} (its report was "
+            "lost on the way to the module)",
+        )
+        lost = _partial(folder, python) or Measured(
+            python=str(python), device="unknown", start_method="unknown"
+        )
+        return dataclasses.replace(lost, errors=(*lost.errors, error))
     where = f" ({phase})" if phase else ""
     now = time.time()
     if pending and now - pending[0][0] >= HUNG_S:
@@ -191,9 +234,8 @@ def stopped(folder: Path, budget: float, elapsed: float, python: object = "pytho
         after_s=round(elapsed, 2),
         pending_s=round(now - pending[0][0], 2) if pending else None,
     )
-    try:
-        data = json.loads((folder / "partial.json").read_text())
-    except (OSError, ValueError):
+    measured = _partial(folder, python)
+    if measured is None:
         if phase.startswith("--loader") and phase.endswith("had not returned"):  # the user's function hung
             raise ProbeError(
                 f"the smoke test did not finish within the --budget{where} and was stopped after "
@@ -203,7 +245,16 @@ def stopped(folder: Path, budget: float, elapsed: float, python: object = "pytho
         # nothing measured yet (a slow start on a busy machine): the measurement could not finish, which
         # says nothing about the data; the report says so (INFO, exit 0)
         return Measured(python=str(python), device="unknown", start_method="unknown", stopped=stop)
-    return dataclasses.replace(wire.parse(data, python), stopped=stop)
+    return dataclasses.replace(measured, stopped=stop)
+
+
+def _partial(folder: Path, python: object) -> Measured | None:
+    """What the module had measured when it was stopped (its partial.json), None when nothing yet."""
+    try:
+        data = json.loads((folder / "partial.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return wire.parse(data, python)
 
 
 def parse_output(
