@@ -28,7 +28,7 @@ from envguard.smoke.verdicts.crashes import died_of_memory
 PACKAGE_PARENT = Path(__file__).resolve().parent  # holds the standalone `envguard_smoke` package
 MARKER = "ENVGUARD-SMOKE-JSON: "
 HUNG_S = 1.0  # a sample still being read this long when the budget runs out is named as the culprit
-OOM_GRACE_S = 3.0  # a process of the run ran out of memory: the module's own report of it may take this long
+OOM_GRACE_S = 10.0  # a process ran out of memory: for the module's own report of it (workers shut down)
 # -E/-s: ignore PYTHON* variables and user site-packages. The package folder replaces the script folder ('')
 # on sys.path so workers (fork, spawn or forkserver) import `envguard_smoke` the same way.
 LAUNCH = (

@@ -61,8 +61,8 @@ def test_stopped_at_the_budget_keeps_the_results_so_far(tmp_path: Path) -> None:
 
 def test_a_process_that_ran_out_of_memory_ends_the_run_as_such(tmp_path: Path) -> None:
     """A worker recorded running out of memory (heartbeat state 2) but its MemoryError never reached the
-    module, which waits for that batch: envguard stops the run OOM_GRACE_S later, not at the budget, and names
-    it out of memory, not a hung sample (exit 3) or a run stopped at the budget (INFO, exit 0)."""
+    module, which waits for that batch: envguard stops the run OOM_GRACE_S (10 s) later, not at the budget,
+    and names it out of memory, not a hung sample (exit 3) or a run stopped at the budget (INFO, exit 0)."""
     (tmp_path / "phase").write_text("memory check of your dataset")
     (tmp_path / "p4711").write_text(f"2 {time.time() - 5:.6f} 17")
     (tmp_path / "p4712").write_text(f"1 {time.time() - 5:.6f} 18")  # its sibling, stopped mid-read
