@@ -81,10 +81,10 @@ def run_target(
         except subprocess.TimeoutExpired:
             kill_group(process)
             partial = stopped(Path(watch_dir), timeout, time.time() - started, python)
-            return with_memory(partial, _memory_use(memory_limit, kills, peak))
+            return with_memory(partial, _memory_use(memory_limit, kills, peak, Path(watch_dir)))
         finally:
             kill_group(process)
-    use = _memory_use(memory_limit, kills, peak)
+        use = _memory_use(memory_limit, kills, peak, Path(watch_dir))
     return parse_output(stdout, stderr or "", process.returncode, python, use)
 
 
@@ -100,20 +100,24 @@ def wait_for_module(process: subprocess.Popen[str], folder: Path, timeout: float
             return process.communicate(timeout=max(0.01, min(TICK_S, until - time.monotonic())))
         except subprocess.TimeoutExpired:
             now = time.monotonic()
-            if noticed is None and out_of_memory_at(folder) is not None:
+            if noticed is None and ran_out(folder):
                 noticed = now
             if now >= until or (noticed is not None and now - noticed >= OOM_GRACE_S):
                 raise
 
 
-def _memory_use(limit: int | None, kills_before: int | None, peak_before: int | None) -> MemoryUse:
+def _memory_use(
+    limit: int | None, kills_before: int | None, peak_before: int | None, folder: Path
+) -> MemoryUse:
     """The host's view of the run's memory: the limit asked for, the module's peak when it raised the
-    largest of this process's reaped children, the OOM kills since the start."""
+    largest of this process's reaped children, the OOM kills since the start, and the most a process that ran
+    out had allocated past its start-up (its heartbeat record)."""
     kills, reaped = host.oom_kills(), _reaped_peak()
     return MemoryUse(
         limit_bytes=limit,
         peak_bytes=reaped if reaped is not None and (peak_before is None or reaped > peak_before) else None,
         oom_kills=kills - kills_before if kills is not None and kills_before is not None else None,
+        held_bytes=max((held for held, _ in ran_out(folder) if held), default=None),
     )
 
 
@@ -191,16 +195,18 @@ def read_watch(folder: Path) -> tuple[str, list[tuple[float, str]]]:
     return phase, sorted(pending)
 
 
-def out_of_memory_at(folder: Path) -> str | None:
-    """The sample a process of the run ran out of memory reading (its heartbeat record's state 2), if any."""
+def ran_out(folder: Path) -> list[tuple[int, str]]:
+    """(bytes held past its start-up, sample) for each process of the run that ran out of memory reading that
+    sample (its heartbeat record's state 2: `2 <time> <bytes> <index>`)."""
+    found: list[tuple[int, str]] = []
     for path in sorted(folder.glob("p*")) if folder.is_dir() else ():
         try:
-            state, _, rest = path.read_text(errors="replace").strip().partition(" ")
+            fields = path.read_text(errors="replace").strip().split(" ", 3)
         except OSError:
             continue
-        if state == "2":
-            return rest.partition(" ")[2]
-    return None
+        if len(fields) == 4 and fields[0] == "2" and fields[2].isdigit():
+            found.append((int(fields[2]), fields[3]))
+    return found
 
 
 def stopped(folder: Path, budget: float, elapsed: float, python: object = "python") -> Measured:
@@ -209,11 +215,11 @@ def stopped(folder: Path, budget: float, elapsed: float, python: object = "pytho
     being read for HUNG_S or more is a hang: ProbeError naming it (exit 3). Otherwise the results so far,
     marked `stopped`, so the verdicts still come."""
     phase, pending = read_watch(folder)
-    ran_out = out_of_memory_at(folder)
-    if ran_out is not None:
+    out = ran_out(folder)
+    if out:
         error = PhaseError(
             phase or "start-up",
-            f"MemoryError: a process of the run ran out of memory reading sample {ran_out} (its report was "
+            f"MemoryError: a process of the run ran out of memory reading sample {out[0][1]} (its report was "
             "lost on the way to the module)",
         )
         lost = _partial(folder, python) or Measured(
@@ -290,6 +296,7 @@ def with_memory(measured: Measured, use: MemoryUse) -> Measured:
         peak_bytes=max((p for p in (own.peak_bytes, use.peak_bytes) if p is not None), default=None),
         oom_kills=use.oom_kills,
         startup_bytes=own.startup_bytes,
+        held_bytes=use.held_bytes,
     )
     return dataclasses.replace(measured, memory_use=merged)
 

@@ -64,7 +64,7 @@ def test_a_process_that_ran_out_of_memory_ends_the_run_as_such(tmp_path: Path) -
     module, which waits for that batch: envguard stops the run OOM_GRACE_S (10 s) later, not at the budget,
     and names it out of memory, not a hung sample (exit 3) or a run stopped at the budget (INFO, exit 0)."""
     (tmp_path / "phase").write_text("memory check of your dataset")
-    (tmp_path / "p4711").write_text(f"2 {time.time() - 5:.6f} 17")
+    (tmp_path / "p4711").write_text(f"2 {time.time() - 5:.6f} {960 << 20} 17")  # held 960 MiB past start-up
     (tmp_path / "p4712").write_text(f"1 {time.time() - 5:.6f} 18")  # its sibling, stopped mid-read
     waiting = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(60)"],
@@ -87,8 +87,13 @@ def test_a_process_that_ran_out_of_memory_ends_the_run_as_such(tmp_path: Path) -
     assert (
         error.phase == "memory check of your dataset" and "ran out of memory reading sample 17" in error.error
     )
-    (finding,) = crashes.out_of_memory(measured.memory_use, [error.error], None)
-    assert finding.status == "FAIL" and finding.evidence.startswith("out of memory")
+    assert runner.ran_out(tmp_path) == [(960 << 20, "17")]
+    use = MemoryUse(limit_bytes=1 << 30, peak_bytes=300 << 20, held_bytes=960 << 20)  # a worker's own count
+    (finding,) = crashes.out_of_memory(use, [error.error], None)
+    assert finding.status == "FAIL" and finding.evidence.startswith(
+        "out of memory: the dataset (or a worker) "
+    )
+    assert "reached 0.94 GiB (limit 1.00 GiB)" in finding.evidence
 
 
 def test_a_hung_sample_is_named_and_no_results_are_one_line(tmp_path: Path) -> None:

@@ -2,9 +2,9 @@
 
 Every process that reads the dataset (the main process and each DataLoader worker) keeps one small file in the
 watch folder, named by its pid, saying which sample it is reading and since when (`1 <time> <index>`) or that
-it returned it (`0 ...`), or that it ran out of memory reading it (`2 ...`: the run ends there, issue 28). A
-hung `__getitem__` thus names itself: "the dataset did not return sample K within S s". The main process also
-writes `phase` (what it is doing). Writes are one pwrite each (microseconds).
+it returned it (`0 ...`), or that it ran out of memory reading it (`2 <time> <bytes held> <index>`: the run
+ends there, issue 28). A hung `__getitem__` thus names itself: "the dataset did not return sample K within
+S s". The main process also writes `phase` (what it is doing). Writes are one pwrite each (microseconds).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def failed(folder: Optional[str], exc: BaseException, index: Any) -> None:
     given back (room to report it) and the record says so, for envguard to end the run on even if the error
     is lost on its way to the main process."""
     if memory_limit.note(exc):
-        _write(folder, OUT_OF_MEMORY, index)
+        _write(folder, OUT_OF_MEMORY, "%d %s" % (memory_limit.held_bytes() or 0, index))
 
 
 def _refuse_when_exhausted() -> None:

@@ -265,7 +265,7 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
 
     # after the imports (torch, numpy) and CUDA's driver check, so what their libraries map (VmData 217 MiB
     # with the CPU wheel, 765 MiB with the CUDA one) is not taken from the dataset; every worker inherits it
-    result["memory_limit"] = {"limit_bytes": memory_limit.apply(settings.get("memory_limit"))}
+    result["memory_limit"] = memory_limit.record(memory_limit.apply(settings.get("memory_limit")), peak=False)
     memory_limit.hand_down(settings.get("memory_limit"))
     result["device"] = device
     deadline = started + float(settings["budget_s"])

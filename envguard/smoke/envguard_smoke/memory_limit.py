@@ -38,7 +38,7 @@ RESERVE = 64 << 20  # bytes kept back per process for reporting a MemoryError (t
 STATUS = "/proc/self/status"
 OOM_WORDS = ("memoryerror", "can't allocate memory", "cannot allocate memory")
 ENV = "ENVGUARD_SMOKE_MEMORY_LIMIT"  # the bytes asked for, for the run's fresh interpreters to re-base on
-_STATE: Dict[str, Any] = {"startup": None, "reserve": None, "exhausted": False}
+_STATE: Dict[str, Any] = {"startup": None, "base": None, "reserve": None, "exhausted": False}
 
 
 def _status_kib(field: str) -> Optional[int]:
@@ -98,8 +98,18 @@ def apply(limit_bytes: Optional[int]) -> Optional[int]:
         if reserve is not None:
             reserve.close()
         return None if soft == resource.RLIM_INFINITY else int(soft)
-    _STATE["reserve"] = reserve
+    _STATE["reserve"], _STATE["base"] = reserve, base - (RESERVE if reserve is not None else 0)
     return max(0, wanted - base)
+
+
+def held_bytes() -> Optional[int]:
+    """What this process has allocated past the start-up the limit was based on (its reserve left out): at a
+    MemoryError, how far the dataset got. A forked worker counts from the module's start-up, as its limit
+    does. None where no limit was set here or /proc does not say."""
+    base, now = _STATE["base"], mapped_bytes()
+    if base is None or not now:
+        return None
+    return max(0, now - int(base) - (RESERVE if _STATE["reserve"] is not None else 0))
 
 
 def hand_down(limit_bytes: Optional[int]) -> None:
@@ -174,6 +184,7 @@ def peak_bytes() -> Optional[int]:
     return int(max(own, workers)) * scale
 
 
-def record(limit_bytes: Optional[int]) -> Dict[str, Any]:
+def record(limit_bytes: Optional[int], peak: bool = True) -> Dict[str, Any]:
     """What the output carries: the limit in force, the resident memory at start-up, and the peak so far."""
-    return {"limit_bytes": limit_bytes, "startup_bytes": startup_bytes(), "peak_bytes": peak_bytes()}
+    out = {"limit_bytes": limit_bytes, "startup_bytes": startup_bytes()}
+    return dict(out, peak_bytes=peak_bytes()) if peak else out
