@@ -199,18 +199,32 @@ class Hoards(Dataset):  # type: ignore[type-arg]
     held is written to $ENVGUARD_TEST_HOARD (one line per process) when an allocation fails."""
 
     held: ClassVar[list[bytes]] = []
+    step: ClassVar[int] = HOARD_STEP
+    pieces: ClassVar[int] = 1  # allocations of `step` per sample
 
     def __len__(self) -> int:
         return 256
 
     def __getitem__(self, index: int) -> torch.Tensor:
-        if len(self.held) * HOARD_STEP < HOARD_CAP:
+        for _ in range(self.pieces):
+            if len(self.held) * self.step >= HOARD_CAP:
+                break
             try:
-                self.held.append(b"\x01" * HOARD_STEP)
+                self.held.append(b"\x01" * self.step)
             except MemoryError:
                 import os
 
                 with open(os.environ["ENVGUARD_TEST_HOARD"], "a") as out:
-                    out.write(f"{len(self.held) * HOARD_STEP}\n")
+                    out.write(f"{len(self.held) * self.step}\n")
                 raise
         return torch.full((4,), index)
+
+
+class Creeps(Hoards):
+    """The same in 256 KiB steps (64 MiB a sample), as a cache of small decoded samples grows: it meets the
+    limit with nothing to spare, so what follows the MemoryError (a traceback, a message to the main process,
+    a thread) finds no memory either."""
+
+    held: ClassVar[list[bytes]] = []
+    step: ClassVar[int] = 256 << 10
+    pieces: ClassVar[int] = 256

@@ -29,6 +29,7 @@ from envguard.distributed.records import (
 )
 from envguard.errors import BadInputError, EnvguardError
 from envguard.prefix.lockref import recall
+from envguard.smoke.envguard_smoke import memory_limit
 from envguard.sources import read_live, resolve_prefix
 from envguard.textio import read_bytes
 
@@ -140,6 +141,7 @@ def rank_report(
     except EnvguardError as exc:
         return Measured(RankFailure(*head, error=str(exc)), b"")
     except MemoryError:
+        memory_limit.release()  # the reserve given back: room to exchange the report with the other ranks
         return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
@@ -148,6 +150,7 @@ def rank_report(
     try:
         shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
     except MemoryError:
+        memory_limit.release()  # the reserve given back: room to exchange the report with the other ranks
         return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
     report = RankReport(

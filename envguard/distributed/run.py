@@ -42,10 +42,8 @@ def run_distributed_check(
     """Meet the other ranks, measure, exchange digests and judge; call on every rank. A rank that does not
     report within `timeout_s` of the others is named (OperationalError, exit 3). `memory_limit` (bytes; `smoke
     --distributed`): this rank's process runs under it, as smoke's module and each of its DataLoader workers
-    do (RLIMIT_DATA, set before torch is imported where it is not yet)."""
+    do (RLIMIT_DATA beyond what this process has mapped once torch is imported)."""
     launch = detect(os.environ if environ is None else environ)
-    if memory_limit is not None:
-        rlimit.apply(memory_limit)
     # c10d logs every store timeout and closed socket (with C++ frames) on stderr; envguard's one line names
     # the rank instead (read when torch loads: a process that imported torch already keeps its own level)
     os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
@@ -59,6 +57,8 @@ def run_distributed_check(
         raise UsageError(
             "--distributed needs torch in envguard's own environment (pip install torch)"
         ) from exc
+    if memory_limit is not None:  # past what torch's libraries map: the CUDA wheel's alone are 765 MiB
+        rlimit.apply(memory_limit)
     meeting = connect(launch, timeout_s)
     measured = rank_report(
         source,

@@ -254,14 +254,29 @@ class Stopped:
 
 @dataclass(frozen=True, slots=True)
 class MemoryUse:
-    """The memory limit the module and each of its workers ran under (None: none) and the most any of them
-    held (resident, bytes); `oom_kills`: how many processes the cgroup's OOM killer ended meanwhile (None
-    where unreadable); `killed`: the module itself died of it, so nothing else was measured."""
+    """The memory limit the module and each of its workers ran under (None: none), beyond what each had mapped
+    after importing torch; `startup_bytes`: the module's resident memory then (torch and its libraries: about
+    0.2 GiB with the CPU wheel, 0.5 GiB with the CUDA one); the most any of them held (resident, bytes), and
+    `held_bytes`, the most a process that ran out of memory had allocated past its start-up, by its own count;
+    `oom_kills`: how many processes the cgroup's OOM killer ended meanwhile (None where unreadable); `killed`:
+    the module itself died of it, so nothing else was measured."""
 
     limit_bytes: int | None = None
     peak_bytes: int | None = None
     oom_kills: int | None = None
     killed: bool = False
+    startup_bytes: int | None = None
+    held_bytes: int | None = None  # the most a process that ran out had allocated past its start-up
+
+    @property
+    def reached_bytes(self) -> int | None:
+        """The most a process held beyond its start-up, as the limit counts it: its own count where one ran
+        out, else the resident peak less the start-up (the peak where the start-up is not known)."""
+        if self.held_bytes is not None:
+            return self.held_bytes
+        if self.peak_bytes is None:
+            return None
+        return max(0, self.peak_bytes - (self.startup_bytes or 0))
 
 
 UNMEASURED = MemoryUse()

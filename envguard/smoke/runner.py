@@ -22,12 +22,13 @@ from envguard.errors import BadInputError, ProbeError
 from envguard.machine import host
 from envguard.output import progress_bar
 from envguard.smoke import wire
-from envguard.smoke.measured import UNMEASURED, Measured, MemoryUse, Stopped
+from envguard.smoke.measured import UNMEASURED, Measured, MemoryUse, PhaseError, Stopped
 from envguard.smoke.verdicts.crashes import died_of_memory
 
 PACKAGE_PARENT = Path(__file__).resolve().parent  # holds the standalone `envguard_smoke` package
 MARKER = "ENVGUARD-SMOKE-JSON: "
 HUNG_S = 1.0  # a sample still being read this long when the budget runs out is named as the culprit
+OOM_GRACE_S = 10.0  # a process ran out of memory: for the module's own report of it (workers shut down)
 # -E/-s: ignore PYTHON* variables and user site-packages. The package folder replaces the script folder ('')
 # on sys.path so workers (fork, spawn or forkserver) import `envguard_smoke` the same way.
 LAUNCH = (
@@ -76,25 +77,47 @@ def run_target(
             raise ProbeError(f"{python}: cannot run the environment's interpreter ({exc.strerror})") from exc
         try:
             with _progress(Path(watch_dir), timeout, progress):
-                stdout, stderr = process.communicate(timeout=max(timeout, 0.1))
+                stdout, stderr = wait_for_module(process, Path(watch_dir), timeout)
         except subprocess.TimeoutExpired:
             kill_group(process)
             partial = stopped(Path(watch_dir), timeout, time.time() - started, python)
-            return with_memory(partial, _memory_use(memory_limit, kills, peak))
+            return with_memory(partial, _memory_use(memory_limit, kills, peak, Path(watch_dir)))
         finally:
             kill_group(process)
-    use = _memory_use(memory_limit, kills, peak)
+        use = _memory_use(memory_limit, kills, peak, Path(watch_dir))
     return parse_output(stdout, stderr or "", process.returncode, python, use)
 
 
-def _memory_use(limit: int | None, kills_before: int | None, peak_before: int | None) -> MemoryUse:
+def wait_for_module(process: subprocess.Popen[str], folder: Path, timeout: float) -> tuple[str, str]:
+    """The module's stdout and stderr once it ends. TimeoutExpired at `timeout`, or OOM_GRACE_S after a
+    process of the run recorded running out of memory (heartbeat state 2) while the module goes on: its
+    MemoryError was lost on the way (a worker with nothing left to send it), and the module would wait for
+    that batch until the budget."""
+    until = time.monotonic() + max(timeout, 0.1)
+    noticed: float | None = None
+    while True:
+        try:
+            return process.communicate(timeout=max(0.01, min(TICK_S, until - time.monotonic())))
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+            if noticed is None and ran_out(folder):
+                noticed = now
+            if now >= until or (noticed is not None and now - noticed >= OOM_GRACE_S):
+                raise
+
+
+def _memory_use(
+    limit: int | None, kills_before: int | None, peak_before: int | None, folder: Path
+) -> MemoryUse:
     """The host's view of the run's memory: the limit asked for, the module's peak when it raised the
-    largest of this process's reaped children, the OOM kills since the start."""
+    largest of this process's reaped children, the OOM kills since the start, and the most a process that ran
+    out had allocated past its start-up (its heartbeat record)."""
     kills, reaped = host.oom_kills(), _reaped_peak()
     return MemoryUse(
         limit_bytes=limit,
         peak_bytes=reaped if reaped is not None and (peak_before is None or reaped > peak_before) else None,
         oom_kills=kills - kills_before if kills is not None and kills_before is not None else None,
+        held_bytes=max((held for held, _ in ran_out(folder) if held), default=None),
     )
 
 
@@ -172,11 +195,37 @@ def read_watch(folder: Path) -> tuple[str, list[tuple[float, str]]]:
     return phase, sorted(pending)
 
 
+def ran_out(folder: Path) -> list[tuple[int, str]]:
+    """(bytes held past its start-up, sample) for each process of the run that ran out of memory reading that
+    sample (its heartbeat record's state 2: `2 <time> <bytes> <index>`)."""
+    found: list[tuple[int, str]] = []
+    for path in sorted(folder.glob("p*")) if folder.is_dir() else ():
+        try:
+            fields = path.read_text(errors="replace").strip().split(" ", 3)
+        except OSError:
+            continue
+        if len(fields) == 4 and fields[0] == "2" and fields[2].isdigit():
+            found.append((int(fields[2]), fields[3]))
+    return found
+
+
 def stopped(folder: Path, budget: float, elapsed: float, python: object = "python") -> Measured:
-    """The module was stopped at the budget. A sample still being read for HUNG_S or more is a hang:
-    ProbeError naming it (exit 3). Otherwise the results so far, marked `stopped`, so the verdicts still come.
-    """
+    """The module was stopped at the budget, or early because a process of the run ran out of memory and its
+    report was lost: then the results so far with that MemoryError, which the verdicts name. A sample still
+    being read for HUNG_S or more is a hang: ProbeError naming it (exit 3). Otherwise the results so far,
+    marked `stopped`, so the verdicts still come."""
     phase, pending = read_watch(folder)
+    out = ran_out(folder)
+    if out:
+        error = PhaseError(
+            phase or "start-up",
+            f"MemoryError: a process of the run ran out of memory reading sample {out[0][1]} (its report was "
+            "lost on the way to the module)",
+        )
+        lost = _partial(folder, python) or Measured(
+            python=str(python), device="unknown", start_method="unknown"
+        )
+        return dataclasses.replace(lost, errors=(*lost.errors, error))
     where = f" ({phase})" if phase else ""
     now = time.time()
     if pending and now - pending[0][0] >= HUNG_S:
@@ -191,9 +240,8 @@ def stopped(folder: Path, budget: float, elapsed: float, python: object = "pytho
         after_s=round(elapsed, 2),
         pending_s=round(now - pending[0][0], 2) if pending else None,
     )
-    try:
-        data = json.loads((folder / "partial.json").read_text())
-    except (OSError, ValueError):
+    measured = _partial(folder, python)
+    if measured is None:
         if phase.startswith("--loader") and phase.endswith("had not returned"):  # the user's function hung
             raise ProbeError(
                 f"the smoke test did not finish within the --budget{where} and was stopped after "
@@ -203,7 +251,16 @@ def stopped(folder: Path, budget: float, elapsed: float, python: object = "pytho
         # nothing measured yet (a slow start on a busy machine): the measurement could not finish, which
         # says nothing about the data; the report says so (INFO, exit 0)
         return Measured(python=str(python), device="unknown", start_method="unknown", stopped=stop)
-    return dataclasses.replace(wire.parse(data, python), stopped=stop)
+    return dataclasses.replace(measured, stopped=stop)
+
+
+def _partial(folder: Path, python: object) -> Measured | None:
+    """What the module had measured when it was stopped (its partial.json), None when nothing yet."""
+    try:
+        data = json.loads((folder / "partial.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return wire.parse(data, python)
 
 
 def parse_output(
@@ -238,6 +295,8 @@ def with_memory(measured: Measured, use: MemoryUse) -> Measured:
         limit_bytes=own.limit_bytes if own.limit_bytes is not None else use.limit_bytes,
         peak_bytes=max((p for p in (own.peak_bytes, use.peak_bytes) if p is not None), default=None),
         oom_kills=use.oom_kills,
+        startup_bytes=own.startup_bytes,
+        held_bytes=use.held_bytes,
     )
     return dataclasses.replace(measured, memory_use=merged)
 

@@ -258,9 +258,12 @@ def measured(out: Obj) -> Measured:
 
 
 def memory_use(record: Obj) -> MemoryUse:
-    """The limit the module set on itself and its workers, and the most memory one of them held."""
+    """The limit the module set on itself and its workers, its resident memory when it set it, and the most
+    memory one of them held."""
     return MemoryUse(
-        limit_bytes=record.opt_integer("limit_bytes"), peak_bytes=record.opt_integer("peak_bytes")
+        limit_bytes=record.opt_integer("limit_bytes"),
+        peak_bytes=record.opt_integer("peak_bytes"),
+        startup_bytes=record.opt_integer("startup_bytes"),
     )
 
 

@@ -20,6 +20,7 @@ from envguard.distributed.exchange import SLOT
 from envguard.distributed.launcher import PORT_BASE, PORT_SPAN
 from envguard.distributed.records import RankReport
 from envguard.distributed.run import run_distributed_check
+from envguard.smoke.envguard_smoke.memory_limit import RESERVE, mapped_bytes
 from tests.helpers import REPO, MakePrefix, envguard
 
 TORCHRUN = Path(sys.executable).parent / "torchrun"
@@ -269,7 +270,8 @@ def test_smoke_distributed_measures_each_rank_under_the_memory_limit(
     make_prefix: MakePrefix, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`smoke --distributed --memory-limit 6G`: the rank measures (its DataLoader over the sampler) under
-    that limit (RLIMIT_DATA), as a plain smoke's module and its workers do; the option was ignored."""
+    that limit (RLIMIT_DATA), as a plain smoke's module and its workers do; the option was ignored. The limit
+    is 6 GiB past what the rank had mapped once torch was imported (765 MiB with the CUDA wheel)."""
     import resource
 
     import envguard.distributed.run as distributed_run
@@ -283,8 +285,8 @@ def test_smoke_distributed_measures_each_rank_under_the_memory_limit(
     seen: list[int] = []
     measure = distributed_run.rank_report
 
-    def spied(*args: Any, **kwargs: Any) -> Any:
-        seen.append(resource.getrlimit(resource.RLIMIT_DATA)[0])
+    def spied(*args: Any, **kwargs: Any) -> Any:  # the room left to allocate as the rank starts measuring
+        seen.append(resource.getrlimit(resource.RLIMIT_DATA)[0] - mapped_bytes())
         return measure(*args, **kwargs)
 
     monkeypatch.setattr(distributed_run, "rank_report", spied)
@@ -293,4 +295,5 @@ def test_smoke_distributed_measures_each_rank_under_the_memory_limit(
         code = envguard("smoke", "--distributed", str(prefix), "--memory-limit", "6G", "--json")
     finally:
         resource.setrlimit(resource.RLIMIT_DATA, before)
-    assert seen == [6 << 30] and code == 0
+    assert len(seen) == 1 and code == 0
+    assert abs(seen[0] - (6 << 30)) <= RESERVE, seen  # give or take what the rendezvous allocated since

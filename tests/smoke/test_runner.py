@@ -4,6 +4,8 @@ the budget turned into its results so far (or, when a sample hangs, one line nam
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 from envguard.errors import ProbeError
 from envguard.smoke import runner
 from envguard.smoke.measured import MemoryUse
+from envguard.smoke.verdicts import crashes
 
 
 def test_the_marker_line_is_read_into_records() -> None:
@@ -54,6 +57,43 @@ def test_stopped_at_the_budget_keeps_the_results_so_far(tmp_path: Path) -> None:
     assert measured.python == "3.12.1" and measured.stopped is not None
     assert measured.stopped.phase.startswith("throughput") and measured.stopped.after_s == 8.4
     assert measured.stopped.pending_s is None
+
+
+def test_a_process_that_ran_out_of_memory_ends_the_run_as_such(tmp_path: Path) -> None:
+    """A worker recorded running out of memory (heartbeat state 2) but its MemoryError never reached the
+    module, which waits for that batch: envguard stops the run OOM_GRACE_S (10 s) later, not at the budget,
+    and names it out of memory, not a hung sample (exit 3) or a run stopped at the budget (INFO, exit 0)."""
+    (tmp_path / "phase").write_text("memory check of your dataset")
+    (tmp_path / "p4711").write_text(f"2 {time.time() - 5:.6f} {960 << 20} 17")  # held 960 MiB past start-up
+    (tmp_path / "p4712").write_text(f"1 {time.time() - 5:.6f} 18")  # its sibling, stopped mid-read
+    waiting = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            runner.wait_for_module(
+                waiting, tmp_path, timeout=600
+            )  # ends after the grace, or this test times out
+        assert waiting.poll() is None  # it was the record that ended the wait, not the process
+    finally:
+        waiting.kill()
+        waiting.communicate()
+    measured = runner.stopped(tmp_path, budget=8.0, elapsed=8.4)
+    assert measured.stopped is None
+    (error,) = measured.errors
+    assert (
+        error.phase == "memory check of your dataset" and "ran out of memory reading sample 17" in error.error
+    )
+    assert runner.ran_out(tmp_path) == [(960 << 20, "17")]
+    use = MemoryUse(limit_bytes=1 << 30, peak_bytes=300 << 20, held_bytes=960 << 20)  # a worker's own count
+    (finding,) = crashes.out_of_memory(use, [error.error], None)
+    assert finding.status == "FAIL" and finding.evidence.startswith(
+        "out of memory: the dataset (or a worker) "
+    )
+    assert "reached 0.94 GiB (limit 1.00 GiB)" in finding.evidence
 
 
 def test_a_hung_sample_is_named_and_no_results_are_one_line(tmp_path: Path) -> None:

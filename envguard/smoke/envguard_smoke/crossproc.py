@@ -71,11 +71,18 @@ def observe(settings: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def child(text: str) -> None:
+    from . import memory_limit
+
     settings = json.loads(text)
     try:
+        import torch  # noqa: F401  (its libraries are this interpreter's start-up, not the dataset's memory)
+
+        memory_limit.adopt()
         out: Dict[str, Any] = observe(settings)
     except Exception as exc:
         import traceback
+
+        memory_limit.note(exc)  # out of memory: the reserve given back, room for this answer
 
         out = {"error": traceback.format_exception_only(type(exc), exc)[-1].strip()}
     sys.stdout.write(MARKER + json.dumps(out) + "\n")

@@ -27,6 +27,9 @@ def _say(settings: Dict[str, Any], text: str) -> None:
 
 
 def _error(result: Dict[str, Any], phase: str, exc: BaseException) -> None:
+    from . import memory_limit
+
+    memory_limit.note(exc)  # out of memory: the reserve given back for this report, no phase after it
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
     result["errors"].append({"phase": phase, "error": last})
 
@@ -75,7 +78,7 @@ def _datasets(settings: Dict[str, Any], result: Dict[str, Any]) -> List[Dict[str
 
 
 def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: float, cuda: bool) -> None:
-    from . import heartbeat, planner, timing
+    from . import heartbeat, memory_limit, planner, timing
 
     specs = _datasets(settings, result)
     workers = sorted(set(settings["workers"]))
@@ -95,7 +98,7 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
         step_s=float(step_ms) / 1000.0 if step_ms else None,
     )
     for spec, (entry, cost) in [(spec, entries[i]) for i, spec in enumerate(specs)]:
-        if cost is None:
+        if cost is None or memory_limit.exhausted():
             continue
         # each dataset's share (as many worker counts each as fit), of the time actually left
         share = shares.pop(0)
@@ -117,6 +120,7 @@ def _throughput(settings: Dict[str, Any], result: Dict[str, Any], deadline: floa
             entry["rows"] = sweep.rows  # filled row by row: a run stopped at the budget keeps them
             entry["rows"] = sweep.run(workers, essential, refine=bool(settings.get("refine")))
         except Exception as exc:  # a crash is a finding (bus error, unpicklable dataset...), not the end
+            memory_limit.note(exc)
             entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
         heartbeat.partial(settings.get("watch_dir"), result)
 
@@ -127,7 +131,7 @@ def _profiled(
     """A dataset's entry and its (per-sample seconds, CPU-bound): nominal for the synthetic ones, else
     profiled in a worker; None when it cannot even be profiled (the entry carries the error)."""
     from . import datasets as ds
-    from . import heartbeat, profiling
+    from . import heartbeat, memory_limit, profiling
 
     entry: Dict[str, Any] = {
         "name": spec["name"],
@@ -143,6 +147,7 @@ def _profiled(
         heartbeat.phase(settings.get("watch_dir"), "profiling the %s dataset" % spec["name"])
         entry["profile"] = profiling.profile(heartbeat.wrap(probe, settings.get("watch_dir")))
     except Exception as exc:
+        memory_limit.note(exc)
         entry["error"] = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return entry, None
     wall_ms = entry["profile"]["wall_ms"] or 1.0
@@ -256,6 +261,12 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
     device = _environment(result, settings)
     if device is None:
         return result
+    from . import memory_limit
+
+    # after the imports (torch, numpy) and CUDA's driver check, so what their libraries map (VmData 217 MiB
+    # with the CPU wheel, 765 MiB with the CUDA one) is not taken from the dataset; every worker inherits it
+    result["memory_limit"] = memory_limit.record(memory_limit.apply(settings.get("memory_limit")), peak=False)
+    memory_limit.hand_down(settings.get("memory_limit"))
     result["device"] = device
     deadline = started + float(settings["budget_s"])
     cuda = device == "cuda"
@@ -290,7 +301,7 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
 
         heartbeat.partial(settings["watch_dir"], result)
     for name, action, wanted in phases:
-        if not wanted:
+        if not wanted or memory_limit.exhausted():  # out of memory: every phase would meet the limit again
             continue
         began = time.perf_counter()
         if settings.get("watch_dir"):
@@ -335,9 +346,13 @@ def main(argv: List[str], started: Optional[float] = None) -> int:
     settings = json.loads(argv[0]) if argv else {}
     from . import memory_limit
 
-    limit = memory_limit.apply(settings.get("memory_limit"))  # before torch: every worker inherits it
     result = run(settings, started)
-    result["memory_limit"] = memory_limit.record(limit)
+    if memory_limit.exhausted():  # reap the workers of the loader that ran out, so their peak is counted
+        import gc
+
+        gc.collect()
+        multiprocessing.active_children()
+    result["memory_limit"] = memory_limit.record((result.get("memory_limit") or {}).get("limit_bytes"))
     sys.stdout.write(MARKER + json.dumps(result, sort_keys=True) + "\n")
     sys.stdout.flush()
     return 0

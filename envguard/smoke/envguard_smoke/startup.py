@@ -25,10 +25,10 @@ def _loader(settings: Dict[str, Any], method: str) -> Any:
         workers = given.num_workers or WORKERS
         return rebuild(given, {"num_workers": workers, "multiprocessing_context": context})
     from .datasets import load_user
+    from .heartbeat import wrap
 
-    return DataLoader(
-        load_user(settings["dataset"])(), batch_size=1, num_workers=WORKERS, multiprocessing_context=context
-    )
+    dataset = wrap(load_user(settings["dataset"])(), settings.get("watch_dir"))
+    return DataLoader(dataset, batch_size=1, num_workers=WORKERS, multiprocessing_context=context)
 
 
 def methods(in_use: str, picklable: bool) -> List[str]:

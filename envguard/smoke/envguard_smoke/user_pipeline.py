@@ -12,7 +12,7 @@ MEMORY_S = 2.0  # the per-worker memory run's own limit (it stops reading there)
 def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bool:
     """Record each phase in `result`; True when main's own phases must not run (a --loader, whose checks are
     all here, or workers that cannot start under the start method in use)."""
-    from . import pickling, user_loader
+    from . import memory_limit, pickling, user_loader
 
     user_loader.WATCH["dir"] = settings.get("watch_dir")
     try:
@@ -43,7 +43,7 @@ def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bo
     wanted.insert(0 if settings.get("start_method") else 2, first)  # --start-method: start-up first
     keys = {"memory": "memory", "cross-process": "crossproc", "start-up": "startup"}
     for name, needs in wanted:
-        if blocked or not settings.get(keys[name]):
+        if blocked or not settings.get(keys[name]) or memory_limit.exhausted():  # out of memory: no more
             continue
         try:
             _phase(settings, "%s check" % name)
@@ -87,7 +87,7 @@ def _optional(
     name: str, needs: float, settings: Dict[str, Any], result: Dict[str, Any], deadline: float
 ) -> None:
     """Run the memory or cross-process check when the time left allows it, else record it as skipped."""
-    from . import crossproc, worker_memory
+    from . import crossproc, memory_limit, worker_memory
 
     if deadline - time.perf_counter() < needs:
         left = round(max(0.0, deadline - time.perf_counter()), 1)
@@ -100,6 +100,9 @@ def _optional(
         )
     elif name == "cross-process":
         result["crossproc"] = crossproc.run(settings, deadline)
+        for run in result["crossproc"]["runs"].values():  # a fresh interpreter ran out: the module would too
+            if memory_limit.oom_text(run.get("error") or ""):
+                memory_limit.note(MemoryError(run["error"]))
     elif name == "start-up":  # worker start-up per start method (issue 10, item 2)
         from . import startup
 
@@ -108,6 +111,10 @@ def _optional(
 
 def _record_error(result: Dict[str, Any], phase: str, exc: BaseException) -> None:
     import traceback
+
+    from . import memory_limit
+
+    memory_limit.note(exc)  # out of memory: the reserve given back for this report, no check after it
 
     last = traceback.format_exception_only(type(exc), exc)[-1].strip()
     result["errors"].append({"phase": phase, "error": last})

@@ -65,7 +65,14 @@ def _workers_usage() -> Dict[int, Optional[Dict[str, int]]]:
 
 
 def measure(
-    dataset: Any, *, workers: int, indices: int, batch_size: int, seed: int, deadline: float
+    dataset: Any,
+    *,
+    workers: int,
+    indices: int,
+    batch_size: int,
+    seed: int,
+    deadline: float,
+    watch_dir: Optional[str] = None,
 ) -> Dict[str, Any]:
     """USS/PSS of each worker after its first batch and after `indices` random indices (fork workers: the
     copy-on-write case; spawn/forkserver workers unpickle their own copy)."""
@@ -80,7 +87,9 @@ def measure(
         1, min(batch_size, count // (2 * max(workers, 1) + 4))
     )  # warm-up, reads, two spare batches
     sampler = RandomSampler(dataset, num_samples=count, generator=torch.Generator().manual_seed(seed))
-    loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=workers)
+    from .heartbeat import wrap
+
+    loader = DataLoader(wrap(dataset, watch_dir), batch_size=batch_size, sampler=sampler, num_workers=workers)
     record: Dict[str, Any] = {
         "workers": workers,
         "indices": count,
@@ -130,4 +139,5 @@ def phase(settings: Dict[str, Any], dataset: Any, deadline: float) -> Dict[str, 
         batch_size=int(options.get("batch_size", 256)),
         seed=int(options.get("seed", 0)),
         deadline=deadline,
+        watch_dir=settings.get("watch_dir"),
     )

@@ -44,7 +44,7 @@ def died_of_memory(returncode: int, last_line: str, use: MemoryUse) -> bool:
         return False
     if use.oom_kills:
         return True
-    return bool(use.limit_bytes and use.peak_bytes and use.peak_bytes >= NEAR_LIMIT * use.limit_bytes)
+    return bool(use.limit_bytes and use.reached_bytes and use.reached_bytes >= NEAR_LIMIT * use.limit_bytes)
 
 
 def out_of_memory(use: MemoryUse, errors: Sequence[str], available: int | None) -> list[Finding]:
@@ -53,8 +53,10 @@ def out_of_memory(use: MemoryUse, errors: Sequence[str], available: int | None) 
     hits = [error for error in errors if out_of_memory_text(error, use)]
     if not hits and not use.killed:
         return []
-    reached = f"{use.peak_bytes / GIB:.2f} GiB" if use.peak_bytes else "its limit"
+    reached = f"{use.reached_bytes / GIB:.2f} GiB" if use.reached_bytes else "its limit"
     limit = f"limit {use.limit_bytes / GIB:.2f} GiB" if use.limit_bytes else "no limit: --memory-limit none"
+    if use.startup_bytes and use.reached_bytes:  # the limit counts what a process allocates past it
+        limit += f", past the {use.startup_bytes / GIB:.2f} GiB torch holds at start-up"
     how = (
         "; killed by the out-of-memory killer (SIGKILL), so nothing else was measured"
         if use.killed and use.oom_kills
