@@ -55,7 +55,10 @@ def cached_read(
     if fingerprint is None:
         fingerprint = stat_fingerprint(prefix)
     if not fingerprint:
-        return read(None)
+        try:
+            return read(None)
+        finally:
+            rows.forget()  # no entry to write: the record cache's texts are not wanted
     where = _entry_path(prefix, virtual)
     header = _header(prefix, virtual, platform)
     env = _load(where, header, fingerprint, prefix)

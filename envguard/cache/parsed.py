@@ -23,7 +23,7 @@ from typing import Any
 from envguard.cache import entry, save
 from envguard.channels import scrub
 from envguard.errors import BadInputError
-from envguard.model import Environment, Package, PipOrigin, from_dict, package_of, to_dict
+from envguard.model import Environment, Package, PipOrigin, from_dict, to_dict
 from envguard.textio import decode, gc_paused
 from envguard.validate import MAX_INT_DIGITS, refuse_controls
 from envguard.version import __version__
@@ -109,22 +109,20 @@ def _package(row: Any) -> Package:
         ):
             raise ValueError("a package row's origin is malformed")
         found = PipOrigin(**found)
-    return package_of(
-        (
-            manager,
-            name,
-            version,
-            build,
-            number,
-            channel,
-            subdir,
-            url,
-            md5,
-            sha256,
-            installer,
-            found,
-            tuple(depends),
-        )
+    return Package(
+        manager=manager,
+        name=name,
+        version=version,
+        build=build,
+        build_number=number,
+        channel=channel,
+        subdir=subdir,
+        url=url,
+        md5=md5,
+        sha256=sha256,
+        installer=installer,
+        origin=found,
+        depends=tuple(depends),
     )
 
 

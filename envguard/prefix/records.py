@@ -11,7 +11,7 @@ from typing import Any
 
 from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError, OperationalError
-from envguard.model import Package, package_of
+from envguard.model import Package
 from envguard.textio import read_bytes
 from envguard.validate import MAX_INT_DIGITS, Kind, check_fields, matches
 
@@ -176,22 +176,18 @@ def record_to_package(record: dict[str, Any]) -> Package:
     else:
         channel = normalize(channel)
 
-    return package_of(  # the Package fields in order (a prefix's 100,000 records: 0.25 s less than Package())
-        (
-            "conda",
-            record["name"],
-            record["version"],
-            str(record.get("build") or record.get("build_string") or ""),
-            int(record.get("build_number") or 0),
-            channel,
-            subdir,
-            strip_credentials(url),
-            str(record.get("md5") or ""),
-            str(record.get("sha256") or ""),
-            "",
-            None,
-            tuple(record.get("depends") or ()),
-        )
+    return Package(
+        manager="conda",
+        name=record["name"],
+        version=record["version"],
+        build=str(record.get("build") or record.get("build_string") or ""),
+        build_number=int(record.get("build_number") or 0),
+        channel=channel,
+        subdir=subdir,
+        url=strip_credentials(url),
+        md5=str(record.get("md5") or ""),
+        sha256=str(record.get("sha256") or ""),
+        depends=tuple(record.get("depends") or ()),
     )
 
 

@@ -24,7 +24,7 @@ from envguard.formats import localsource
 from envguard.formats.condalock import meta as lockmeta
 from envguard.formats.yaml import load_block
 from envguard.machine.platform import current_platform
-from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment, package_of
+from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
 from envguard.textio import gc_paused, read_text
 from envguard.validate import Kind, check_fields, identity_problem
@@ -283,22 +283,17 @@ def _conda(entry: Mapping[str, Any], hashes: Mapping[str, str]) -> Package:
     url = strip_credentials(str(entry["url"]))
     channel, subdir = channel_from_url(url)
     build = str(entry.get("build") or "") or build_from_url(url)
-    return package_of(  # the Package fields in order (100,000 entries: 0.25 s less than Package())
-        (
-            "conda",
-            str(entry["name"]),
-            str(entry["version"]),
-            build,
-            0,
-            channel,
-            subdir,
-            url,
-            hashes.get("md5", ""),
-            hashes.get("sha256", ""),
-            "",
-            None,
-            depends_from_mapping(entry.get("dependencies")),
-        )
+    return Package(
+        manager="conda",
+        name=str(entry["name"]),
+        version=str(entry["version"]),
+        build=build,
+        channel=channel,
+        subdir=subdir,
+        url=url,
+        md5=hashes.get("md5", ""),
+        sha256=hashes.get("sha256", ""),
+        depends=depends_from_mapping(entry.get("dependencies")),
     )
 
 
