@@ -13,6 +13,7 @@ This module is on the check fast path: standard library `os` and `pathlib` only,
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -118,6 +119,21 @@ def styles(*, markdown: bool = True, output: bool = True, json_help: str = "") -
             Opt("-o", "--output", kind="path", dir_okay=False, help="Write to FILE (atomically), not stdout.")
         )
     return tuple(found)
+
+
+def number(option: str, low: float, what: str) -> Callable[[str], float]:
+    """An Opt's check that accepts a finite number >= `low` and refuses anything else in one line (exit 2)."""
+
+    def check(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < low:
+            raise UsageError(f"{option} {text}: expected {what}, a finite number of at least {low:g}")
+        return value
+
+    return check
 
 
 def channel_option(purpose: str) -> Opt:

@@ -12,6 +12,7 @@ from envguard.machine.gpu import DriverPresence, NvmlReport
 from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo
 from envguard.model import Fingerprints
 from envguard.prefix.integrity import IntegrityReport
+from envguard.smoke.report import WorkerAdvice
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +64,10 @@ class DoctorFacts:
 
 @dataclass(frozen=True, slots=True)
 class DoctorReport:
-    """`envguard doctor`'s result: the facts, the num_workers it recommends and the checklist."""
+    """`envguard doctor`'s result: the facts, the most num_workers loading that computes can use, the
+    checklist, and with --loader the setting the input-pipeline model (smoke's and watch's) gives it."""
 
     facts: DoctorFacts
     recommended_workers: int
     findings: tuple[Finding, ...]
+    loader: WorkerAdvice | None = None  # --loader: the input-pipeline model's setting for that loader

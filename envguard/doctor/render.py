@@ -4,17 +4,21 @@ verdict, and Markdown."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from envguard.doctor.records import DoctorReport
 from envguard.findings import markdown as findings_markdown
 from envguard.findings import table, verdict_line
 from envguard.output import Views, console_text, text_console
+from envguard.smoke.report import WorkerAdvice
 
 
 def to_dict(report: DoctorReport) -> dict[str, Any]:
     """The JSON body; disk properties (network, in-memory) spelled out."""
     ordered: dict[str, Any] = dataclasses.asdict(report)
+    if ordered["loader"] is not None:  # its findings are in the checklist already
+        del ordered["loader"]["findings"]
     if report.facts.disk is not None:
         ordered["facts"]["disk"].update(
             network=report.facts.disk.network, in_memory=report.facts.disk.in_memory
@@ -31,9 +35,24 @@ def human(report: DoctorReport) -> str:
         f"num_workers at most {report.recommended_workers} for loading that computes",
         markup=False,
     )
+    if report.loader is not None:
+        console.print(_loader_line(report.loader), markup=False)
     console.print(table(report.findings, "Checklist", console.width))
     console.print(verdict_line(report.findings, "doctor"), markup=False)
     return console_text(console)
+
+
+def _loader_line(loader: WorkerAdvice) -> str:
+    """--loader: the setting the input-pipeline model gives that loader (smoke's and watch's model)."""
+    file, _, name = loader.loader.rpartition(":")
+    which = f"{Path(file).name}:{name}"
+    if loader.advice is None:
+        return f"{which}: no setting (its dataset could not be profiled): see the checklist"
+    advice = loader.advice
+    return (
+        f"{which}: DataLoader({advice.setting.call()}), ~{advice.gain:.2f}x of "
+        f"num_workers={advice.current.num_workers} (rule {advice.rule}; the model smoke and watch use)"
+    )
 
 
 def markdown(report: DoctorReport) -> str:

@@ -11,6 +11,7 @@ from typing import Literal
 
 from envguard.findings import Finding
 from envguard.machine.host import CpuInfo, ShmInfo
+from envguard.pipeline.model import Advice
 from envguard.smoke.measured import UNMEASURED, GpuPhase, MemoryUse, SeededRuns
 from envguard.smoke.measured_pipeline import (
     CrossProcess,
@@ -51,6 +52,17 @@ class SmokeOptions:
     record: Path | None = None  # --record FILE.json: the first batches' digests and the fingerprints
     compare: Path | None = None  # --compare FILE.json: check them against a recording
     memory_limit: int | None = None  # --memory-limit, bytes per process; None: the machine's default, 0: none
+    advice_only: bool = False  # doctor --loader: the loader's settings and its dataset's profile, no checks
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerAdvice:
+    """doctor --loader: the input-pipeline model's setting for the user's loader (None when its dataset could
+    not be profiled) and the findings: the advice with its figures, or why there is none."""
+
+    loader: str
+    advice: Advice | None
+    findings: tuple[Finding, ...]
 
 
 @dataclass(frozen=True, slots=True)

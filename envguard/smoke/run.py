@@ -22,6 +22,7 @@ from envguard.smoke.report import (
     RecordingWritten,
     SmokeOptions,
     SmokeReport,
+    WorkerAdvice,
 )
 from envguard.sources import resolve_prefix
 
@@ -135,6 +136,25 @@ def run_smoke(options: SmokeOptions, progress: bool = False) -> SmokeReport:
         recording=_write_recording(options, measured, recorded),
         memory=measured.memory_use,
     )
+
+
+def advise_workers(options: SmokeOptions) -> WorkerAdvice:
+    """doctor --loader: run the user's loader only as far as the model needs (its settings, the start-method
+    check and one profile of its dataset; no order, memory or cross-process checks) and judge it."""
+    started = time.perf_counter()
+    label, python = _environment(options.source)
+    cpus, memory = host.cpu_info(), host.memory_info()
+    limit = settings.memory_limit(options, memory)
+    left = options.budget_s - (time.perf_counter() - started)
+    measured = runner.run_target(
+        python,
+        settings.settings(options, [0], max(1.0, left - SETTLE_S), None, cpus.usable, None, None, limit),
+        timeout=left + KILL_GRACE_S,
+        memory_limit=limit,
+    )
+    runner.check_started(measured, label, options.device)
+    facts = verdicts.HostFacts(cpus=cpus, shm=host.shm_info(), available=memory.available)
+    return verdicts.worker_advice(measured, options, facts)
 
 
 def _nvml_max_link() -> tuple[int | None, int | None]:

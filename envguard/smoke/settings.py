@@ -100,13 +100,17 @@ def settings(
 def pipeline_settings(options: SmokeOptions) -> dict[str, Any]:
     """The user's own loader, the start method, and the cross-process and memory runs for a user pipeline."""
     user = options.dataset is not None or options.loader is not None
+    checks = user and not options.advice_only  # doctor --loader: the profile for the model's advice alone
     return {
         "loader": _dataset_spec(options.loader, "--loader") if options.loader else None,
         "start_method": options.start_method,
-        "crossproc": {"seed": options.seed, "limit": 32} if user else None,
-        "memory": {"workers": 2, "indices": 16384, "batch_size": 256, "seed": options.seed} if user else None,
+        "crossproc": {"seed": options.seed, "limit": 32} if checks else None,
+        "memory": (
+            {"workers": 2, "indices": 16384, "batch_size": 256, "seed": options.seed} if checks else None
+        ),
         "sweep": list(options.sweep) if options.sweep else None,
-        "startup": user,
+        "startup": checks,
+        "advice_only": options.advice_only,
     }
 
 

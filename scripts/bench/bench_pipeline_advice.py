@@ -10,7 +10,8 @@ already tuned loader):
    process (torch imported once, the order rotated each round): medians per setting;
 3. `envguard smoke ENV --loader pipelines.py:make_loader --step-ms STEP --step-cores CORES` (no --sweep): the
    model's worker advice from the per-sample profile beside the step watch measured (its wall time and the
-   cores it kept busy); and doctor's num_workers ceiling.
+   cores it kept busy); `envguard doctor ENV --loader ... --step-ms STEP --step-cores CORES` the same from
+   its own profile; and doctor's num_workers ceiling without --loader.
 
 Usage: python scripts/bench/bench_pipeline_advice.py [--rounds 5] [--batches 40] [--only NAME] [--busy]
 (`--busy` keeps one core busy with another process meanwhile). Figures go to docs/PERFORMANCE.md.
@@ -163,6 +164,27 @@ def doctor_ceiling(env: dict[str, str]) -> int:
     return int(json.loads(done.stdout)["recommended_workers"])
 
 
+def doctor(name: str, env: dict[str, str], step_ms: float, step_cores: float) -> int | None:
+    """The num_workers `doctor --loader` gives the loader beside the step watch measured (the same model as
+    smoke's, from doctor's own profile of the dataset)."""
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "envguard", "doctor", sys.prefix, "--no-hashes", "--json"),
+            *("--loader", f"{PIPELINES}:make_loader"),
+            *("--step-ms", f"{step_ms:.1f}", "--step-cores", f"{step_cores:.2f}"),
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(env, BENCH_PIPELINE=name, BENCH_WORKERS=str(START[name])),
+        timeout=600,
+    )
+    try:
+        return int(json.loads(done.stdout)["loader"]["advice"]["setting"]["num_workers"])
+    except (ValueError, KeyError, TypeError):
+        print(f"  doctor failed on {name}: {done.stderr[-300:]}")
+        return None
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -189,6 +211,7 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
     costs = (diagnosis.get("pipeline") or {}).get("costs") or {}
     step_cores = costs["step_cpu"] / costs["step_wall"] if costs.get("step_wall") else 0.0
     smoke_n = smoke(name, env, step_ms, step_cores, tmp / f"smoke-{name}.json")
+    doctor_n = doctor(name, env, step_ms, step_cores)
     return {
         "pipeline": name,
         "start": start,
@@ -205,6 +228,7 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
         "step_ms": round(step_ms, 1),
         "step_cores": round(step_cores, 2),
         "smoke": smoke_n,
+        "doctor": doctor_n,
     }
 
 
@@ -232,14 +256,14 @@ def main() -> None:
     print()
     print(
         "| pipeline | start | watch's rule | recommended | best of sweep | rec / best | predicted | measured "
-        "| error | smoke |"
+        "| error | smoke | doctor |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         print(
             f"| {r['pipeline']} | {r['start']} | {r['rule']} | {r['recommended']} | {r['best']} | "
             f"{r['rec_vs_best']:.2f} | {r['predicted_gain']:.2f}x | {r['measured_gain']:.2f}x | "
-            f"{r['gain_error']:+.0%} | {r['smoke']} |"
+            f"{r['gain_error']:+.0%} | {r['smoke']} | {r['doctor']} |"
         )
 
 

@@ -4,11 +4,10 @@ interpreter."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from pathlib import Path
 
 from envguard.atomic import write_bytes
-from envguard.cli.grammar import Arg, Command, Opt, styles
+from envguard.cli.grammar import Arg, Command, Opt, number, styles
 from envguard.errors import UsageError
 from envguard.findings import exit_code
 from envguard.output import Style, present, progress_wanted
@@ -45,21 +44,6 @@ def _sweep(text: str | None, loader: str | None) -> tuple[str, ...] | None:
     if loader is None:
         raise UsageError(f"--sweep {text} times your own DataLoader: give it with --loader FILE.py:NAME")
     return names
-
-
-def _number(option: str, low: float, what: str) -> Callable[[str], float]:
-    """A check that accepts a finite number >= `low` and refuses anything else in one line (exit 2)."""
-
-    def check(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value < low:
-            raise UsageError(f"{option} {text}: expected {what}, a finite number of at least {low:g}")
-        return value
-
-    return check
 
 
 def _seed(text: str) -> int:
@@ -110,7 +94,7 @@ GRAMMAR = Command(
             metavar="SECONDS",
             default="28",
             show_default=True,
-            check=_number("--budget", 3.0, "seconds"),
+            check=number("--budget", 3.0, "seconds"),
             help="Seconds the whole command may take (the sweep shrinks to fit).",
         ),
         Opt(
@@ -138,7 +122,7 @@ GRAMMAR = Command(
             metavar="MS",
             default="10",
             show_default=True,
-            check=_number("--io-ms", 0.1, "milliseconds"),
+            check=number("--io-ms", 0.1, "milliseconds"),
             help="Per-sample wait of the synthetic I/O-bound dataset.",
         ),
         Opt(
@@ -146,19 +130,19 @@ GRAMMAR = Command(
             metavar="MS",
             default="5",
             show_default=True,
-            check=_number("--cpu-ms", 0.1, "milliseconds"),
+            check=number("--cpu-ms", 0.1, "milliseconds"),
             help="Per-sample CPU time of the synthetic CPU-bound dataset.",
         ),
         Opt(
             "--step-ms",
             metavar="MS",
-            check=_number("--step-ms", 0.0, "milliseconds"),
+            check=number("--step-ms", 0.0, "milliseconds"),
             help="Simulated training step after each batch (default: half the ideal time between batches).",
         ),
         Opt(
             "--step-cores",
             metavar="N",
-            check=_number("--step-cores", 0.0, "cores"),
+            check=number("--step-cores", 0.0, "cores"),
             help="Cores your training step keeps busy, as watch reports it ('a 216 ms step using 1.9 cores'; "
             "default 0: a step that waits on a GPU): the worker advice of --loader weighs the loading "
             "against it.",
@@ -260,7 +244,7 @@ GRAMMAR = Command(
         Opt(
             "--timeout",
             metavar="SECONDS",
-            check=_number("--timeout", 1.0, "seconds"),
+            check=number("--timeout", 1.0, "seconds"),
             help="With --distributed: how long a rank waits for the others before naming those missing "
             "(default 300).",
         ),

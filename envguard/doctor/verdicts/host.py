@@ -42,9 +42,10 @@ def cpu_findings(cpus: CpuInfo, ranks: int = 1, ranks_source: str = "one process
             f"at most num_workers={workers} per rank for loading that computes = {cpus.usable} usable CPUs "
             f"// {ranks} ranks ({ranks_source}) = {share}, minus 1 for each rank's main process: the cores "
             "bound of the input-pipeline model; loading that waits (I/O, sleep) can use more, and a CPU "
-            "training step that keeps every core busy leaves no room for any (doctor does not see your "
-            "pipeline, so this is a ceiling, not the setting)",
+            "training step that keeps every core busy leaves no room for any (a ceiling, not the setting: "
+            "the setting needs your pipeline's costs)",
             "the setting for your pipeline comes from the same model with its measured costs: "
+            "`envguard doctor --loader train.py:make_loader` (add --step-ms and --step-cores from watch), "
             "`envguard watch -- python train.py` or `envguard smoke ENV --loader train.py:make_loader`; "
             "pin_memory=True only with a GPU",
         )

@@ -18,7 +18,10 @@ def run(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) -> bo
     try:
         blocked = pickling.phase(settings, result)
         _done(settings, result)
-        if settings.get("loader") and not blocked:
+        if settings.get("loader") and not blocked and settings.get("advice_only"):
+            given = user_loader.settings_of(user_loader.factory(settings["loader"])())
+            result["loader"] = {"settings": given, "limit": 0}  # no runs: doctor judges no order
+        elif settings.get("loader") and not blocked:
             result["loader"] = user_loader.checks(settings, deadline)
             _done(settings, result)
     except user_loader.LoaderError as exc:

@@ -14,7 +14,7 @@ from envguard.smoke.measured import Measured
 from envguard.smoke.rates import below_loader_floor, swept
 from envguard.smoke.readpasses import StorageResult
 from envguard.smoke.recordfile import Recording
-from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions
+from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, WorkerAdvice
 from envguard.smoke.verdicts import (
     budget,
     crashes,
@@ -82,12 +82,39 @@ def judge(given: Inputs) -> list[Finding]:
     )
     found += _memory(given)  # issue 10: per-worker memory and /dev/shm for every local rank
     found += _throughput(given)
-    in_flight = memory.workers_in_flight(given.recommendations, options.num_workers)
-    found.append(memory.shm(given.host.shm, given.datasets, in_flight))
+    settings = measured.loader.settings if measured.loader else None
+    mine = options.num_workers
+    if mine is None and settings is not None:  # --loader: your loader's own workers
+        mine = settings.num_workers
+    in_flight = memory.workers_in_flight(given.recommendations, mine)
+    if not any(f.check == memory.SHM for f in found):  # your loader's batches in flight are judged already
+        found.append(memory.shm(given.host.shm, given.datasets, in_flight))
     found += gpu.gpu(measured.gpu, given.host.nvml_link)
     if given.recorded is not None:
         found += recording.compare(given.recorded, measured.first_batches, measured.golden)
     return found
+
+
+def worker_advice(measured: Measured, options: SmokeOptions, host: HostFacts) -> WorkerAdvice:
+    """doctor --loader: the model's setting for the user's loader from its dataset's profile, or the
+    findings that say why there is none (the dataset raised, ran out of memory, or the budget ended)."""
+    settings = measured.loader.settings if measured.loader else None
+    errors = [e.error for e in measured.errors]
+    found = crashes.phase_errors(measured.errors, measured.memory_use)
+    found += crashes.out_of_memory(measured.memory_use, errors, host.available)
+    found += budget.stopped(measured.stopped)
+    found += pipeline.start_method(measured.start_method_safety)
+    advised = loader.worker_model(
+        measured.loader_profile,
+        settings,
+        host.cpus.usable,
+        measured.device == "cuda",
+        options.step_ms,
+        options.step_cores,
+    )
+    if advised is None:
+        return WorkerAdvice(loader=str(options.loader), advice=None, findings=tuple(found))
+    return WorkerAdvice(loader=str(options.loader), advice=advised[0], findings=(*found, advised[1]))
 
 
 def _pipeline(measured: Measured) -> list[Finding]:

@@ -345,19 +345,20 @@ ALONE_MOST = 4  # without the training step, advise at most this many workers pe
 RECEIVE_S = 0.001  # the main process's CPU per batch a worker hands over (IPC, unpickling) when not measured
 
 
-def model_advice(
+def worker_model(
     cost: SampleCost | None,
     given: LoaderSettings | None,
     usable: int,
     cuda: bool,
     step_ms: float | None = None,
     step_cores: float = 0.0,
-) -> list[Finding]:
-    """--loader without --sweep: the worker advice of the input-pipeline model from the per-sample cost of
-    the loader's dataset (CPU clocks and the off-CPU wait, profiled in one worker), for the loader alone or,
-    with --step-ms, beside a training step of that many milliseconds per batch (as watch measures it)."""
+) -> tuple[model.Advice, Finding] | None:
+    """--loader without --sweep (smoke, and doctor --loader): the worker advice of the input-pipeline model
+    from the per-sample cost of the loader's dataset (CPU clocks and the off-CPU wait, profiled in one
+    worker), for the loader alone or, with --step-ms, beside a training step of that many milliseconds per
+    batch (as watch measures it); the advice and its finding, None when nothing was profiled."""
     if cost is None or given is None or cost.cpu_ms is None or cost.wall_ms is None:
-        return []
+        return None
     batch = given.batch_size or 1
     off = cost.off_ms if cost.off_ms is not None else max(0.0, cost.wall_ms - cost.cpu_ms)
     delay = max(0.0, cost.wall_ms - cost.cpu_ms - off)  # waiting for a core during the profile
@@ -394,4 +395,17 @@ def model_advice(
         "step's: `envguard watch -- python train.py` gives the setting for the whole loop, "
         "`--sweep num_workers` measures each count"
     )
-    return [Finding(f"throughput: {CATEGORY}", "worker advice (model)", "INFO", evidence, fix)]
+    return advice, Finding(f"throughput: {CATEGORY}", "worker advice (model)", "INFO", evidence, fix)
+
+
+def model_advice(
+    cost: SampleCost | None,
+    given: LoaderSettings | None,
+    usable: int,
+    cuda: bool,
+    step_ms: float | None = None,
+    step_cores: float = 0.0,
+) -> list[Finding]:
+    """The finding of `worker_model`, none when nothing was profiled."""
+    found = worker_model(cost, given, usable, cuda, step_ms, step_cores)
+    return [found[1]] if found is not None else []

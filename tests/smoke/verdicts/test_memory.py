@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 from envguard_smoke import worker_memory
 
-from envguard.machine.host import ShmInfo, memory_info, shm_info
-from envguard.smoke import wire
+from envguard.machine.host import CpuInfo, ShmInfo, memory_info, shm_info
+from envguard.smoke import verdicts, wire
 from envguard.smoke.measured_pipeline import WorkerMemory
-from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
+from envguard.smoke.report import DatasetResult, Recommendation, SmokeOptions, SweepRow
 from envguard.smoke.verdicts import memory
+
+GIB = 1 << 30
 
 
 def measured(planted: ModuleType, name: str, indices: int = 16384, **kwargs: Any) -> dict[str, Any]:
@@ -171,3 +173,18 @@ def test_shm_measured_with_statvfs(tmp_path: Path) -> None:
     info = shm_info(tmp_path)
     assert info.exists and 0 < info.free <= info.total
     assert memory.shm(info, [dataset_with_batch(info.free)], workers=1).status == "FAIL"
+
+
+def test_your_loaders_workers_are_the_batches_in_flight_not_zero() -> None:
+    """issue 27's minor item: `smoke --loader` on a loader with num_workers=2 (no sweep, no --num-workers)
+    printed a second /dev/shm line saying "no batches cross it (num_workers=0)" beside the loader's own."""
+    settings = {"num_workers": 2, "batch_size": 8, "prefetch_factor": 2, "collate_fn": "default_collate"}
+    measured = wire.parse({"loader": {"settings": settings, "limit": 32}}, "test")
+    cpus = CpuInfo(logical=2, affinity=2, physical=2, quota=None, usable=2)
+    shm = ShmInfo(path="/dev/shm", exists=True, total=GIB, free=GIB)
+    facts = verdicts.HostFacts(cpus=cpus, shm=shm, available=16 * GIB)
+    found = verdicts.judge(
+        verdicts.Inputs(measured, SmokeOptions(loader="train.py:make_loader"), (), {}, facts)
+    )
+    shm_lines = [f for f in found if "/dev/shm" in f.check]
+    assert not any("num_workers=0" in f.evidence for f in shm_lines), shm_lines
