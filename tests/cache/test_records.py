@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,7 +123,8 @@ def test_broken_cache_entry_is_ignored_and_the_cache_can_be_off(
         json.dumps(short),
     ):
         entry.write_text(garbage)
-        assert read_prefix(prefix) == expected
+        shutil.rmtree(cache_dir() / "envs")  # the whole-environment entry would serve it without the records
+        assert read_prefix(prefix) == expected, garbage
     entry.unlink()
     monkeypatch.setenv("ENVGUARD_RECORD_CACHE", "0")
     assert read_prefix(prefix) == expected and not entry.exists()
