@@ -5,8 +5,8 @@ once per run.
 A cold read of a prefix writes both caches, and both hold the same packages: encoding 100,000 rows took
 ~0.7 s per cache. The record cache encodes each package's row (`texts`) and keeps the texts of that last
 batch (`remember`); the whole-environment entry written next from the same Package objects takes them
-(`take`: by identity, the batch holds the packages, so an id is never reused while it is kept) instead of
-encoding them again. Holding one batch at a time bounds the memory; `forget` drops it once used.
+(`texts` again: found by identity; the batch holds the packages, so an id is never reused while it is kept)
+instead of encoding them again. Holding one batch at a time bounds the memory; `forget` drops it once used.
 """
 
 from __future__ import annotations
