@@ -64,8 +64,12 @@ def read_bytes(path: str | os.PathLike[str], limit: int | None = None) -> bytes:
             kind = "a folder" if stat.S_ISDIR(info.st_mode) else _kind(info.st_mode)
             raise NotRegularFileError(0, f"is {kind}, not a regular file")
         want = MAX_INPUT_BYTES if limit is None else min(limit, MAX_INPUT_BYTES)
-        chunks: list[bytes] = []
-        left = want
+        ask = min(want, info.st_size + 1, 1 << 20)
+        first = os.read(fd, ask)
+        if len(first) < ask:
+            return first  # the whole file in one read (a regular file reads short only at its end)
+        chunks: list[bytes] = [first]
+        left = want - len(first)
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
             if not chunk:

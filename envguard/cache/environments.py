@@ -26,23 +26,18 @@ import os
 import time
 import zlib
 from collections.abc import Callable
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from envguard.cache import enabled, entry, records, save
+from envguard.cache import enabled, entry, records, rows, save
 from envguard.cache.statsig import Stats, newest, stat_fingerprint, stats_of
 from envguard.channels import scrub
 from envguard.cuda import CudaSummary
-from envguard.model import Environment, Package, PipOrigin, RequestedSpec, VirtualPackage
+from envguard.model import Environment, RequestedSpec, VirtualPackage
 from envguard.version import __version__
 
 FORMAT = 2  # 2: names, versions and URLs with control characters are refused where read
 MAX_ENTRIES = 16
-_PACKAGE_FIELDS = tuple(f.name for f in dataclasses.fields(Package))
-_FIELDS_OF = attrgetter(*_PACKAGE_FIELDS)
-_ORIGIN = _PACKAGE_FIELDS.index("origin")
-_DEPENDS = _PACKAGE_FIELDS.index("depends")
 
 
 def cached_read(
@@ -60,15 +55,21 @@ def cached_read(
     if fingerprint is None:
         fingerprint = stat_fingerprint(prefix)
     if not fingerprint:
-        return read(None)
+        try:
+            return read(None)
+        finally:
+            rows.forget()  # no entry to write: the record cache's texts are not wanted
     where = _entry_path(prefix, virtual)
     header = _header(prefix, virtual, platform)
     env = _load(where, header, fingerprint, prefix)
     if env is not None:
         return env
     env = read(stats_of(fingerprint))
-    if time.time_ns() - newest(fingerprint) > records.FRESH_NS and env.fingerprints is None:
-        _store(where, header, fingerprint, env)  # under the fingerprint taken BEFORE the read
+    try:
+        if time.time_ns() - newest(fingerprint) > records.FRESH_NS and env.fingerprints is None:
+            _store(where, header, fingerprint, env)  # under the fingerprint taken BEFORE the read
+    finally:
+        rows.forget()  # the record cache's texts of this read: used here or not at all
     return env
 
 
@@ -109,7 +110,7 @@ def _load(where: Path, header: list[Any], fingerprint: str, prefix: Path) -> Env
 
 def _store(where: Path, header: list[Any], fingerprint: str, env: Environment) -> None:
     """Write the entry (envguard.cache.save) and drop the oldest beyond MAX_ENTRIES."""
-    document = json.dumps(_encode(env), separators=(",", ":"), check_circular=False)  # plain data
+    document = _encode(env)
     text = scrub(document)  # no credentials on disk, as everywhere
     payload = text.encode("utf-8", "surrogateescape")
     head = json.dumps([header, fingerprint, zlib.crc32(payload)]).encode("utf-8", "surrogateescape")
@@ -154,14 +155,16 @@ def _decoded(payload: bytes, crc: int, prefix: Path) -> Environment:
 # --- the payload: positional rows (a fraction of model.from_dict's cost; the types are the reader's own)
 
 
-def _encode(env: Environment) -> list[Any]:
-    return [
+def _encode(env: Environment) -> str:
+    """The payload's JSON text; the package rows' texts come from the record cache's write of this run where
+    it encoded them (envguard.cache.rows), else are encoded here."""
+    fields = [
         env.kind,
         env.platform,
         env.python,
         env.python_implementation,
         list(env.channels),
-        [_package_row(p) for p in env.packages],
+        None,  # the package rows, spliced in as text
         [[r.manager, r.spec] for r in env.requested],
         list(env.pip_options),
         list(env.platforms),
@@ -169,33 +172,15 @@ def _encode(env: Environment) -> list[Any]:
         list(dataclasses.astuple(env.cuda)),
         list(env.warnings),
     ]
-
-
-def _package_row(package: Package) -> list[Any]:
-    row = list(_FIELDS_OF(package))
-    if package.origin is not None:
-        row[_ORIGIN] = list(dataclasses.astuple(package.origin))
-    row[_DEPENDS] = list(package.depends)
-    return row
+    head = json.dumps(fields[:5], separators=(",", ":"))
+    tail = json.dumps(fields[6:], separators=(",", ":"))
+    return f"{head[:-1]},[{','.join(rows.texts(list(env.packages)))}],{tail[1:]}"
 
 
 def _decode(data: list[Any], prefix: Path) -> Environment:
-    kind, platform, python, implementation, channels, rows, requested, pip_options = data[:8]
+    kind, platform, python, implementation, channels, found, requested, pip_options = data[:8]
     platforms, virtual, cuda, warnings = data[8:]
-    packages = []
-    new, fields, width = object.__new__, _PACKAGE_FIELDS, len(_PACKAGE_FIELDS)
-    for row in rows:
-        if len(row) != width:
-            raise ValueError("package row")
-        origin = row[_ORIGIN]
-        if origin is not None:
-            row[_ORIGIN] = PipOrigin(*origin)
-        row[_DEPENDS] = tuple(row[_DEPENDS])
-        # As pickle rebuilds an instance: the frozen dataclass's __init__ sets each field through
-        # object.__setattr__, twice the cost of filling its __dict__ (the fields were the reader's own).
-        package = new(Package)
-        package.__dict__.update(zip(fields, row, strict=False))  # the width is checked above
-        packages.append(package)
+    packages = tuple(map(rows.package, found))
     return Environment(
         kind=kind,
         source=str(prefix),
@@ -205,7 +190,7 @@ def _decode(data: list[Any], prefix: Path) -> Environment:
         python=python,
         python_implementation=implementation,
         channels=tuple(channels),
-        packages=tuple(packages),
+        packages=packages,
         requested=tuple(RequestedSpec(m, s) for m, s in requested),
         pip_options=tuple(pip_options),
         platforms=tuple(platforms),

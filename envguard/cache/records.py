@@ -1,10 +1,12 @@
-"""The record cache: the few fields of each conda-meta record that envguard's model uses, kept per prefix
-and keyed by each record's stat signature, so an unchanged record is never parsed again.
+"""The record cache: what envguard's model takes from each conda-meta record (its Package, as a row of
+envguard.cache.rows, and the specs it says were requested), kept per prefix and keyed by each record's stat
+signature, so an unchanged record is never parsed again.
 
 A real record is mostly `files` and `paths_data` (over 90% of its bytes; a pytorch record lists 15,000
 files), and envguard reads about a dozen other fields. Snapshot, check, lock, export and diff read a prefix
-through `read_slim`; file integrity and clean read whole records (`records.iter_records`) when they need the
-file lists.
+through `read_packages`; file integrity and clean read whole records (`records.iter_records`) when they need
+the file lists. The rows are encoded once per run and shared with the whole-environment entry written after
+(envguard.cache.rows); the entry is typed row by row when read back (it has no checksum).
 
 Safety: the signature is the record's size, mtime, ctime, inode and device, taken with `os.stat` (a
 symlinked record is signed by its target: re-pointing the link or editing the target changes it) BEFORE the
@@ -25,53 +27,40 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from envguard.cache import enabled, entry, save
+from envguard.cache import enabled, entry, rows, save
 from envguard.cache.statsig import Stats
 from envguard.errors import BadInputError
+from envguard.model import Package
 from envguard.version import __version__
 
-FORMAT = 1
-# Every field record_to_package and the prefix reader use; nothing else is kept.
-FIELDS = (
-    "name",
-    "version",
-    "build",
-    "build_string",
-    "build_number",
-    "channel",
-    "subdir",
-    "url",
-    "md5",
-    "sha256",
-    "depends",
-    "requested_specs",
-    "requested_spec",
-)
+FORMAT = 2  # 2: each record as its Package's row (envguard.cache.rows) and requested specs, not its fields
 FRESH_NS = 2_000_000_000
 Signature = list[int]
 Reader = Callable[[Path], Any]
+Converted = tuple[Package, list[str]]  # a record's Package and the specs it says were requested
 LoadRecord = Callable[[str], dict[str, Any]]
 EveryRecord = Callable[[Path], Iterable[tuple[Path, dict[str, Any]]]]
-
-
-def slim(record: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a record the model uses (those it has)."""
-    return {key: record[key] for key in FIELDS if key in record}
+Convert = Callable[[dict[str, Any]], Converted]
 
 
 def signature(st: os.stat_result) -> Signature:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
-def read_slim(
-    prefix: Path, load_record: LoadRecord, iter_records: EveryRecord, stats: Stats | None = None
-) -> list[tuple[str, dict[str, Any]]]:
-    """(file name, slim record) for each `conda-meta/*.json` in name order, parsing only new or changed
-    records with `load_record(path)` (or every record with `iter_records(prefix)` when the cache is off: the
-    prefix reader's own functions). `stats`: the stat results of a fingerprint walk taken before
-    (envguard.cache.statsig), used instead of statting each record again."""
+def read_packages(
+    prefix: Path,
+    load_record: LoadRecord,
+    iter_records: EveryRecord,
+    convert: Convert,
+    stats: Stats | None = None,
+) -> list[Converted]:
+    """(Package, requested specs) for each `conda-meta/*.json` in name order, parsing only new or changed
+    records with `load_record(path)` and `convert` (or every record with `iter_records(prefix)` when the cache
+    is off: the prefix reader's own functions). `stats`: the stat results of a fingerprint walk taken before
+    (envguard.cache.statsig), used instead of statting each record again. The rows this writes are remembered
+    (envguard.cache.rows) for the whole-environment entry written next."""
     if not enabled():
-        return [(path.name, slim(record)) for path, record in iter_records(prefix)]
+        return [convert(record) for _path, record in iter_records(prefix)]
     meta = prefix / "conda-meta"
     folder = str(meta)
     try:
@@ -81,9 +70,9 @@ def read_slim(
             f"{meta}: cannot list ({exc.strerror}); is {prefix} a conda environment?"
         ) from exc
     where = _entry_path(prefix)
-    stored = _load(where, prefix)
-    kept: dict[str, list[Any]] = {}
-    result: list[tuple[str, dict[str, Any]]] = []
+    stored = _load_packages(where, prefix)
+    kept: list[tuple[str, Signature, Package, list[str]]] = []
+    result: list[Converted] = []
     changed = len(stored) != len(names)
     now = time.time_ns()
     for name in names:
@@ -98,17 +87,17 @@ def read_slim(
         sign = signature(st)
         entry = stored.get(name)
         if entry is not None and entry[0] == sign:
-            data = entry[1]
+            converted: Converted = (entry[1], entry[2])
         else:
-            data = slim(load_record(path))
+            converted = convert(load_record(path))
             changed = True
         if now - max(st.st_mtime_ns, st.st_ctime_ns) > FRESH_NS:
-            kept[name] = [sign, data]
+            kept.append((name, sign, *converted))
         else:
             changed = True  # parsed again next time, until it has aged
-        result.append((name, data))
+        result.append(converted)
     if changed and (kept or stored):  # a just-built prefix (verify's, a test's) leaves no empty entry behind
-        _store(where, prefix, kept)
+        _store_packages(where, prefix, kept)
     return result
 
 
@@ -210,6 +199,47 @@ def _load(where: Path, prefix: Path) -> dict[str, list[Any]]:
         for name, entry in records.items()
         if isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], dict)
     }
+
+
+def _load_packages(where: Path, prefix: Path) -> dict[str, tuple[Signature, Package, list[str]]]:
+    """A prefix's stored records: name -> (signature, Package, requested specs); an
+    entry of another format, prefix or version, or with any row or field of the wrong shape, is empty."""
+    try:
+        with open(where, "rb") as handle:
+            data = json.loads(handle.read())
+        if data.__class__ is not dict or data.get("header") != _header(prefix):
+            return {}
+        names, signs, specs, values = data["names"], data["signs"], data["specs"], data["rows"]
+        if not (names.__class__ is signs.__class__ is specs.__class__ is values.__class__ is list):
+            return {}
+        if not len(names) == len(signs) == len(specs) == len(values):
+            return {}
+        stored = {}
+        for name, sign, wanted, found in zip(names, signs, specs, values, strict=True):
+            if wanted.__class__ is not list or any(s.__class__ is not str for s in wanted):
+                return {}
+            stored[name] = (sign, rows.checked_package(found), wanted)
+        return stored
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def _store_packages(where: Path, prefix: Path, kept: list[tuple[str, Signature, Package, list[str]]]) -> None:
+    """Write the entry: the rows as one JSON list of texts, each encoded once and remembered for the
+    whole-environment entry written next (envguard.cache.rows)."""
+    packages = [k[2] for k in kept]
+    texts = rows.texts(packages)
+    rows.remember(packages, texts)
+    head = json.dumps(
+        {
+            "header": _header(prefix),
+            "names": [k[0] for k in kept],
+            "signs": [k[1] for k in kept],
+            "specs": [k[3] for k in kept],
+        },
+        check_circular=False,
+    )
+    save(where, head[:-1] + ', "rows": [' + ",".join(texts) + "]}")
 
 
 def _store(where: Path, prefix: Path, records: dict[str, list[Any]]) -> None:

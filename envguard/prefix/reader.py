@@ -10,14 +10,14 @@ import sys
 from pathlib import Path
 
 from envguard.cache.environments import cached_read
-from envguard.cache.records import read_slim
+from envguard.cache.records import read_packages
 from envguard.cache.statsig import Stats
 from envguard.errors import BadInputError
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
 from envguard.prefix import history as history_mod
 from envguard.prefix.pip_dist import read_pip_packages
-from envguard.prefix.records import iter_records, load_record, record_to_package
+from envguard.prefix.records import converted, iter_records, load_record
 from envguard.specs import spec_name
 from envguard.textio import gc_paused, read_bytes
 
@@ -54,18 +54,13 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats 
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
     subdirs: set[str] = set()
-    for _name, record in read_slim(
-        prefix, load_record, iter_records, stats
-    ):  # the fields the model uses, parsed once per record change
-        package = record_to_package(record)
+    # each record's Package and requested specs, parsed once per record change
+    for package, specs in read_packages(prefix, load_record, iter_records, converted, stats):
         packages.append(package)
         if package.subdir and package.subdir != "noarch":
             subdirs.add(package.subdir)
-        specs = record.get("requested_specs") or (
-            [record["requested_spec"]] if record.get("requested_spec") else []
-        )
         for spec in specs:
-            record_specs[spec_name(str(spec))] = str(spec)
+            record_specs[spec_name(spec)] = spec
     history = _history(prefix)
     requested = dict(record_specs)
     requested.update(history)

@@ -191,6 +191,15 @@ def record_to_package(record: dict[str, Any]) -> Package:
     )
 
 
+def converted(record: dict[str, Any]) -> tuple[Package, list[str]]:
+    """A checked conda-meta record's Package and the specs it says were requested (`requested_specs`, else
+    the older `requested_spec`)."""
+    specs = record.get("requested_specs") or (
+        [record["requested_spec"]] if record.get("requested_spec") else []
+    )
+    return record_to_package(record), [str(spec) for spec in specs]
+
+
 def rattler_to_package(record: Any) -> Package:
     """A rattler RepoDataRecord (or PrefixRecord) as an envguard Package."""
     url = strip_credentials(str(record.url))

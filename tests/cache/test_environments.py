@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.cache import cache_dir
+from envguard.cache import cache_dir, rows
 from envguard.cache import environments as envcache
 from envguard.cache import records as slim
 from envguard.model import VirtualPackage
@@ -172,3 +172,25 @@ def test_readers_with_and_without_virtual_packages_do_not_evict_each_other(
     assert len(reads) == 2 and len(_entries()) == 2
     assert read_prefix(prefix, CUDA) == with_cuda and read_prefix(prefix, ()) == without
     assert len(reads) == 2, "one read evicted the other's entry"
+
+
+def test_rows_shared_by_the_two_caches_read_back_as_a_fresh_read(
+    prefix: Path, aged: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold read encodes each conda package's row once for the record cache and splices the same texts into
+    the whole-environment entry (envguard.cache.rows): both entries read back what a read with the caches off
+    builds, and the entry is byte-identical to one encoded without the shared texts."""
+    fresh = _fresh(prefix, monkeypatch)
+    cold = read_prefix(prefix, CUDA)
+    assert rows._BATCH == {}  # the batch is dropped once the entry is written
+    [entry] = _entries()
+    shared = entry.read_bytes()
+    assert read_prefix(prefix, CUDA) == cold == fresh  # served from the whole-environment entry
+    entry.unlink()
+    assert read_prefix(prefix, CUDA) == fresh  # the record cache: unchanged, not written, nothing shared
+    assert entry.read_bytes() == shared  # the entry written anew, every row encoded by it alone
+    entry.unlink()
+    records = next((cache_dir() / "records").glob("*.json"))
+    stored = json.loads(records.read_text())
+    assert len(stored["rows"]) == len(stored["names"]) == sum(p.manager == "conda" for p in fresh.packages)
+    assert read_prefix(prefix, CUDA) == fresh  # the record cache's rows, decoded

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,7 +46,8 @@ def test_unchanged_records_are_not_parsed_again(
     first = read_prefix(prefix)
     assert len(_records_opened(opened)) >= 3  # cold: every record parsed
     entry = json.loads(next((cache_dir() / "records").glob("*.json")).read_text())
-    assert all(set(data) <= set(slim.FIELDS) for _sign, data in entry["records"].values())
+    assert set(entry) == {"header", "names", "signs", "specs", "rows"}  # no file lists: a row per package
+    assert [row[1] for row in entry["rows"]] == sorted(p.name for p in first.packages if p.manager == "conda")
     opened.clear()
     assert read_prefix(prefix) == first
     assert _records_opened(opened) == []  # warm: none opened, the slim fields come from the cache
@@ -99,7 +101,7 @@ def test_just_written_records_are_not_stored(make_prefix: MakePrefix) -> None:
     assert wait > 0.5 and not (cache_dir() / "records").exists()  # under 2 s old: nothing stored yet
     time.sleep(wait + 0.1)
     read_prefix(prefix)
-    stored = json.loads(next((cache_dir() / "records").glob("*.json")).read_text())["records"]
+    stored = json.loads(next((cache_dir() / "records").glob("*.json")).read_text())["names"]
     assert {n.split("-")[0] for n in stored} >= {"python", "zlib"}
 
 
@@ -109,9 +111,20 @@ def test_broken_cache_entry_is_ignored_and_the_cache_can_be_off(
     prefix = make_prefix(["python=3.11", "zlib"])
     expected = read_prefix(prefix)
     [entry] = (cache_dir() / "records").glob("*.json")
-    for garbage in ("{", "[]", '{"header": 1}', json.dumps({"header": slim._header(prefix), "records": 3})):
+    good = json.loads(entry.read_text())
+    wrong_row = {**good, "rows": [[*good["rows"][0][:5], 7, *good["rows"][0][6:]], *good["rows"][1:]]}
+    short = {**good, "specs": good["specs"][1:]}
+    for garbage in (
+        "{",
+        "[]",
+        '{"header": 1}',
+        json.dumps({"header": slim._header(prefix), "records": 3}),
+        json.dumps(wrong_row),  # a channel that is not text
+        json.dumps(short),
+    ):
         entry.write_text(garbage)
-        assert read_prefix(prefix) == expected
+        shutil.rmtree(cache_dir() / "envs")  # the whole-environment entry would serve it without the records
+        assert read_prefix(prefix) == expected, garbage
     entry.unlink()
     monkeypatch.setenv("ENVGUARD_RECORD_CACHE", "0")
     assert read_prefix(prefix) == expected and not entry.exists()
