@@ -74,8 +74,8 @@ def test_the_loader_as_given_is_kept_when_it_beats_the_profiles_ideal(
 def test_every_row_of_a_profiled_sweep_keeps_its_rate_when_it_beats_the_profiles_ideal(
     summarize: Summarize, sweep_row: SweepRow
 ) -> None:
-    """CI, stop 34: 2 workers of a 2 ms loader measured 955/920/947 per pass, the profile (busy machine) said a
-    little over 2.2 ms, and the row was dropped. An ideal from a profile is an estimate: the rates measured
+    """CI, stop 34: 2 workers of a 2 ms loader measured 955/920/947 per pass, the profile (busy machine) said
+    a little over 2.2 ms, and the row was dropped. An ideal from a profile is an estimate: the rates measured
     round by round stand, only the efficiency is withdrawn (a nominal latency still drops them)."""
     dataset = summarize(swept(sweep_row, {0: 80.0, 2: 200.0}, wall_ms=12.0))  # ideal at 2: 2/12 ms = 167/s
     two = next(r for r in dataset.rows if r.workers == 2)
