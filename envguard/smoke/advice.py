@@ -128,9 +128,11 @@ def _beaten(dataset: DatasetResult, row: SweepRow) -> tuple[SweepRow, Ratio] | N
     return None
 
 
-def _by_passes(dataset: DatasetResult) -> tuple[SweepRow, list[SweepRow], str] | None:
+def _by_passes(
+    dataset: DatasetResult, usable: int, cuda: bool
+) -> tuple[SweepRow, list[SweepRow], str] | None:
     """The interleaved sweep's pick (see the module docstring): (row, the fastest row when it is not the
-    pick, "measured" | "inconclusive"); None where the passes are too few to compare."""
+    pick, "measured" | "inconclusive" | "model"); None where the passes are too few to compare."""
     top = fastest(dataset)
     plain = sorted(_plain(dataset), key=lambda r: r.workers)
     if top is None or any(paired(top, r) is None for r in plain if r is not top):
@@ -138,11 +140,46 @@ def _by_passes(dataset: DatasetResult) -> tuple[SweepRow, list[SweepRow], str] |
     for row in plain:
         if _beaten(dataset, row) is not None:
             continue
-        more = [paired(r, row) for r in plain if r.workers > row.workers]
-        sure = all(r is not None and r.high <= 1 + NEAR_BEST for r in more)
+        unsure = [r for r in plain if r.workers > row.workers and _maybe_faster(r, row)]
         others = [top] if top is not row else []
-        return row, others, "measured" if sure else "inconclusive"
+        if not unsure:
+            return row, others, "measured"
+        modelled = _modelled_passes(dataset, row, unsure, usable, cuda)
+        if modelled is not None:
+            return modelled, [row], "model"
+        return row, others, "inconclusive"
     return top, [], "measured"
+
+
+def _maybe_faster(row: SweepRow, than: SweepRow) -> bool:
+    """The passes cannot rule out that `row` beats `than` by more than NEAR_BEST."""
+    ratio = paired(row, than)
+    return ratio is None or ratio.high > 1 + NEAR_BEST
+
+
+def _modelled_passes(
+    dataset: DatasetResult, row: SweepRow, unsure: list[SweepRow], usable: int, cuda: bool
+) -> SweepRow | None:
+    """Where the passes cannot tell `row` from rows with more workers (a busy machine), the model's pick
+    among them (the fewest workers within NEAR_BEST of the best it predicts, from CPU clocks load does not
+    move), where it predicts a gain of at least 1 + NEAR_BEST that lies inside the pass-by-pass band; else
+    None (the fewer workers stay). bench_smoke_stability, a core kept busy: 2 workers 1.25x of 1 by the mean
+    (band 0.97-1.61) gave 1 in one run of ten and 2 in nine."""
+    rows = [row, *unsure]
+    guesses = [predicted(dataset, r, usable, cuda) or 0.0 for r in rows]
+    if min(guesses) <= 0:
+        return None
+    best = max(guesses)
+    pick = min((r for r, g in zip(rows, guesses, strict=True) if g >= (1 - NEAR_BEST) * best), key=_workers)
+    gain = guesses[rows.index(pick)] / guesses[0]
+    ratio = paired(pick, row)
+    if pick is row or ratio is None or gain < 1 + NEAR_BEST:
+        return None
+    return pick if ratio.low <= gain <= ratio.high else None
+
+
+def _workers(row: SweepRow) -> int:
+    return row.workers
 
 
 def best_row(
@@ -158,7 +195,7 @@ def best_row(
     if top is None or not top.samples_per_s:
         return None
     if all(r.pass_rates for r in _plain(dataset)):
-        interleaved = _by_passes(dataset)
+        interleaved = _by_passes(dataset, usable, cuda)
         if interleaved is not None:
             return interleaved
     near = overlapping(dataset)
@@ -274,6 +311,22 @@ def _interleaved(dataset: DatasetResult, best: SweepRow, others: list[SweepRow],
     )
 
 
+def _modelled_text(dataset: DatasetResult, best: SweepRow, fewer: SweepRow, usable: int, cuda: bool) -> str:
+    """Why the model chose among rows the passes could not separate, with the band it fitted."""
+    ratio = paired(best, fewer)
+    guesses = [predicted(dataset, r, usable, cuda) or 0.0 for r in (fewer, best)]
+    busy = max((r.others_cpu or 0.0) for r in (best, fewer)) * usable
+    load = f"other processes used {busy:.1f} cores meanwhile; " if busy >= 0.25 else ""
+    band = ratio.text() if ratio is not None else "no common rounds"
+    gain = guesses[1] / guesses[0] if guesses[0] else 0.0
+    return (
+        f"num_workers={best.workers} over num_workers={fewer.workers}: {band}: inconclusive by measurement "
+        f"({load}the gain may be under {NEAR_BEST:.0%}); the model (CPU clocks: {dataset.cpu_ms or 0:g} ms "
+        f"CPU, {dataset.off_ms or 0:g} ms off the CPU per sample) predicts {gain:.2f}x, inside that band, "
+        f"so num_workers={best.workers}"
+    )
+
+
 def recommend(
     dataset: DatasetResult, *, cuda: bool, pin_measured: bool | None = None, usable: int = 1
 ) -> Recommendation | None:
@@ -295,6 +348,8 @@ def recommend(
     by_model = how == "model"
     if best.pass_rates and how in ("measured", "inconclusive"):
         parts.append("; " + _interleaved(dataset, best, others, usable))
+    elif best.pass_rates and by_model and others and others[0].pass_rates:
+        parts.append("; " + _modelled_text(dataset, best, others[0], usable, cuda))
     elif others:
         parts.append("; " + _inconclusive(dataset, best, others, usable, by_model))
     elif best.workers < tried:
