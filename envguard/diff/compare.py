@@ -147,28 +147,29 @@ def _differing_names(a: Environment, b: Environment) -> dict[str, set[str]]:
     if a.packages is b.packages:  # two reads of identical content share one decoded tuple (envs cache)
         return result
     for manager in ("conda", "pip"):
-        pa = {p.name: p for p in a.packages if p.manager == manager}
-        pb = {p.name: p for p in b.packages if p.manager == manager}
         shown = _VIEWED[manager]
-        result[manager] = {n for n in pa.keys() | pb.keys() if not _same(pa.get(n), pb.get(n), shown)}
+        # name -> the shown fields, on each side, compared in C (a Python call per name was 0.5 s for
+        # 100,000 equal packages): equal mappings, or the (name, fields) pairs found on one side only
+        in_a, in_b = _shown(a.packages, manager, shown), _shown(b.packages, manager, shown)
+        if in_a != in_b:
+            result[manager] = {name for name, _fields in in_a.items() ^ in_b.items()}
     return result
 
 
 # What `view` reads of a package, per manager (a superset is safe: an item kept whose view is equal yields no
 # leaf; a field left out here would hide a difference: tests/diff/test_narrowing.py holds these to `view`).
+# Each is hashable (text, and a frozen PipOrigin).
 _VIEWED = {
     "conda": attrgetter("version", "build", "channel", "subdir", "md5", "sha256"),
     "pip": attrgetter("version", "sha256", "origin"),
 }
+_NAME = attrgetter("name")
 
 
-def _same(a: Package | None, b: Package | None, shown: Callable[[Package], Any]) -> bool:
-    """A and B show the same fields (a C-level comparison of two tuples per name)."""
-    if a is b:
-        return True
-    if a is None or b is None:
-        return False
-    return bool(shown(a) == shown(b))
+def _shown(packages: tuple[Package, ...], manager: str, shown: Callable[[Package], Any]) -> dict[str, Any]:
+    """name -> the fields `shown` reads, for the packages of `manager` (the last of a name wins)."""
+    mine = [p for p in packages if p.manager == manager]
+    return dict(zip(map(_NAME, mine), map(shown, mine), strict=True))
 
 
 def _unrecorded_local(a: str, b: str) -> bool:
