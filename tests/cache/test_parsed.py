@@ -131,3 +131,18 @@ def test_diff_of_a_lock_with_itself_parses_it_once(channels, tmp_path, monkeypat
     diff, _warnings = diff_sources(str(lock), str(lock), platform="linux-64", probe=False)
     assert diff.changes == () and calls == [lock]
     assert sources.load(str(lock), platform="linux-64") == real(lock, platform="linux-64") and calls == [lock]
+
+
+def test_an_entry_is_named_by_the_digest_of_the_bytes_and_what_else_the_parse_depends_on() -> None:
+    """The entry's name: sha256 of the file's bytes followed by the key, the name, the version and the format
+    (hashed in two steps, the digest of the whole); a parse stored is found again by `load`."""
+    import hashlib
+
+    from envguard.version import __version__
+
+    data = b"version: 1\n" * 1000
+    tail = f"\0k\0a.yml\0{__version__}\0{parsecache.FORMAT}".encode()
+    assert (
+        Path(parsecache._path(data, "k", "a.yml")).name == hashlib.sha256(data + tail).hexdigest() + ".json"
+    )
+    assert parsecache._path(data, "k", "b.yml") != parsecache._path(data, "k", "a.yml")
