@@ -132,3 +132,33 @@ def test_property_the_summary_reads_every_package_that_matters(packages, others)
     expected = (toolkit, toolkit_source, build, torch_cuda, torch_source)
     got = summarize(everything)
     assert (got.toolkit, got.toolkit_source, got.torch_build, got.torch_cuda, got.torch_source) == expected
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.builds(
+            Package,
+            manager=st.sampled_from(["conda", "pip"]),
+            name=st.sampled_from(["pytorch", "torch", "pytorch-cpu", "torchvision", "torchaudio", "numpy"]),
+            version=st.sampled_from(["2.1.0", "0.16.0", "2.1.0+cu121", "0.16.0+cpu"]),
+            build=st.sampled_from(["py3.11_cuda12.1_0", "cpu_py311_0", "py311_cu121"]),
+        ),
+        max_size=8,
+    ),
+    st.lists(st.sampled_from(["numpy", "zlib"]), max_size=20),
+)
+def test_property_the_torch_family_is_found_among_any_packages(packages, others) -> None:
+    """torch_family reads only torch's and its family's packages: the same members as a scan of them all."""
+    from envguard.cuda import FAMILY, TORCH_NAMES, FamilyMember, _member_build, torch_family
+
+    everything = tuple(Package("conda", n, "1") for n in others) + tuple(packages)
+
+    def first(names: tuple[str, ...]) -> Package | None:
+        conda = next((p for p in everything if p.name in names and p.manager == "conda"), None)
+        return conda or next((p for p in everything if p.name in names), None)
+
+    torch = first(TORCH_NAMES)
+    found = [] if torch is None else [torch, *filter(None, (first((n,)) for n in FAMILY))]
+    expected = tuple(FamilyMember(p.name, p.version, p.manager, _member_build(p)) for p in found)
+    assert torch_family(everything) == expected
