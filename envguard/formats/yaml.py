@@ -80,6 +80,9 @@ _WORDS = {
     **dict.fromkeys("!&*", "yaml"),
 }
 _NUMERIC_START = frozenset("-+.0123456789")
+TYPED_STARTS = _NUMERIC_START | {
+    word[0] for word in _WORDS if word
+}  # a plain scalar starting otherwise is text
 
 
 def implicit_type(text: str) -> str | None:

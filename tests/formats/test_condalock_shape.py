@@ -176,3 +176,12 @@ def test_bad_entries_get_the_same_message_either_way(old: str, new: str) -> None
     finally:
         shape._load = shape_load  # type: ignore[assignment]
     assert str(fast.value) == str(slow.value)
+
+
+@given(st.one_of(_WORDS, st.from_regex(r"[-+.0-9a-zA-Z_:~!&*<=]{1,12}", fullmatch=True), _VALUE))
+def test_property_only_typed_starts_are_ever_typed(text: str) -> None:
+    """A plain scalar YAML reads as anything but text starts with one of TYPED_STARTS (the reader asks
+    implicit_type about those alone)."""
+    from envguard.formats.yaml import TYPED_STARTS, implicit_type
+
+    assert implicit_type(text) is None or text == "" or text[0] in TYPED_STARTS

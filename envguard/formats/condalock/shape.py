@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from envguard.formats.yaml import implicit_type, load_block, plain_text
+from envguard.formats.yaml import TYPED_STARTS, implicit_type, load_block, plain_text
 
 # A value: a plain scalar without spaces or a leading indicator (it cannot end in `:`), or single-quoted.
 _S = r"(?:[A-Za-z0-9_./][!-~]*+(?<!:)|'[^'\n\t]*+(?:''[^'\n\t]*+)*+')"
@@ -33,7 +33,7 @@ _ENTRY = re.compile(
 )
 _DEPENDENCY = re.compile(rf"    ({_K}): ({_S})\n")
 _MARK = "\npackage:\n"
-_BLOCKS = 1 << 16  # distinct dependency blocks remembered (a bounded dict)
+_BLOCKS = 1 << 16  # distinct dependency blocks and values remembered (bounded dicts)
 
 
 class _Declined(Exception):
@@ -119,13 +119,16 @@ class _Values:
     def shared(self, text: str) -> str:
         seen = self.seen.get(text)
         if seen is None:
-            seen = self.seen[text] = self.once(text)
+            seen = self.once(text)
+            if len(self.seen) < _BLOCKS:
+                self.seen[text] = seen
         return seen
 
     @staticmethod
     def once(text: str) -> str:
-        if text[0] == "'":
+        first = text[0]
+        if first == "'":
             return text[1:-1].replace("''", "'")
-        if implicit_type(text) is not None:
+        if first in TYPED_STARTS and implicit_type(text) is not None:
             raise _Declined
         return text
