@@ -146,3 +146,20 @@ def test_an_entry_is_named_by_the_digest_of_the_bytes_and_what_else_the_parse_de
         Path(parsecache._path(data, "k", "a.yml")).name == hashlib.sha256(data + tail).hexdigest() + ".json"
     )
     assert parsecache._path(data, "k", "b.yml") != parsecache._path(data, "k", "a.yml")
+
+
+def test_a_credential_is_found_in_the_bytes_as_in_the_text() -> None:
+    """The quick test on the bytes of an ASCII file answers as scrub on its text does."""
+    from envguard.channels import scrub
+    from envguard.textio import decode
+
+    for text in (
+        "url: https://conda.anaconda.org/conda-forge\n",
+        "url: https://user:secret@host/channel\n",
+        "url: https://conda.anaconda.org/t/tk-123/conda-forge\n",
+        "mail: a@b\nurl: https://h/x\n",
+        "no url, but @ and /t/\n",
+        "url: https://h/x\r\nuser: u@h\r\n",
+    ):
+        data = text.encode()
+        assert parsecache._holds_credential(data) == (scrub(decode(data)) != decode(data)), text
