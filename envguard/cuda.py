@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Literal, Protocol
 
 
@@ -56,7 +57,7 @@ class CudaSummary:
 def summarize(packages: Iterable[Package], virtual: Iterable[VirtualPackage] = ()) -> CudaSummary:
     """Driver from `__cuda`; toolkit from the first toolkit package found; torch build from
     builds/versions."""
-    pkgs = tuple(packages)
+    pkgs = _only(tuple(packages), _RELEVANT, "nvidia-")  # the toolkit's, torch's, mutex, NVIDIA's wheels
     driver = next((v.version for v in virtual if v.name == "__cuda"), None)
     toolkit, toolkit_source = _toolkit(pkgs)
     build, torch_cuda, torch_source = _torch(pkgs)
@@ -70,6 +71,20 @@ def summarize(packages: Iterable[Package], virtual: Iterable[VirtualPackage] = (
         torch_cuda=torch_cuda,
         torch_source=torch_source,
     )
+
+
+_RELEVANT = frozenset((*TOOLKIT_PACKAGES, *TORCH_NAMES, "pytorch-mutex", "cpuonly"))
+_NAME = attrgetter("name")
+
+
+def _only(pkgs: tuple[Package, ...], wanted: frozenset[str], prefix: str = "") -> tuple[Package, ...]:
+    """The packages named in `wanted` (or starting with `prefix`), in their order: what the CUDA picture or
+    the torch family reads. Python passes over 100,000 packages, one per name looked for, were ~0.1 s each;
+    the names are read once, in C, and the prefix looked for in one string."""
+    names = list(map(_NAME, pkgs))
+    if prefix and f"\n{prefix}" in "\n" + "\n".join(names):
+        return tuple([p for p, n in zip(pkgs, names, strict=True) if n in wanted or n.startswith(prefix)])
+    return tuple([p for p, n in zip(pkgs, names, strict=True) if n in wanted])
 
 
 def _toolkit(pkgs: tuple[Package, ...]) -> tuple[str | None, str | None]:
@@ -161,6 +176,7 @@ def describe(summary: CudaSummary) -> str:
 # ------------------------------------------------------------------------------------------------------
 
 FAMILY = ("torchvision", "torchaudio")
+_FAMILY_NAMES = frozenset((*TORCH_NAMES, *FAMILY))
 _BUILD_CU = re.compile(r"(?:^|[_-])cu(\d{2,3})(?:[_-]|$)")  # the pytorch channel's `py311_cu121`
 
 
@@ -181,7 +197,7 @@ class FamilyMember:
 
 def torch_family(packages: Iterable[Package]) -> tuple[FamilyMember, ...]:
     """torch and the torchvision/torchaudio installed beside it (torch first); () without torch."""
-    pkgs = tuple(packages)
+    pkgs = _only(tuple(packages), _FAMILY_NAMES)
     torch = next((p for p in pkgs if p.name in TORCH_NAMES and p.manager == "conda"), None)
     torch = torch or next((p for p in pkgs if p.name in TORCH_NAMES), None)
     if torch is None:

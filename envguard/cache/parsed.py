@@ -42,18 +42,28 @@ def parsed(data: bytes, key: str, origin: str, parse: Callable[[], Environment])
     (`key`: what else the parse depends on)."""
     if _holds_credential(data):
         return parse()
-    env = load(data, key, origin)
+    where = _path(data, key, origin)  # the bytes hashed once (49 MB for a 100,000-package lock)
+    env = _load(where, origin)
     if env is None:
         env = parse()
-        store(data, key, origin, env)
+        _store(where, env)
     return env
 
 
-@gc_paused()
 def load(data: bytes, key: str, origin: str) -> Environment | None:
     """The remembered parse of these bytes, or None."""
+    return _load(_path(data, key, origin), origin)
+
+
+def store(data: bytes, key: str, origin: str, env: Environment) -> None:
+    """Remember a parse (envguard.cache.save)."""
+    _store(_path(data, key, origin), env)
+
+
+@gc_paused()
+def _load(where: str, origin: str) -> Environment | None:
     try:
-        with open(_path(data, key, origin), "rb") as handle:
+        with open(where, "rb") as handle:
             document = json.loads(handle.read())
         return _decoded(document, origin) if isinstance(document, dict) else None
     except (OSError, ValueError, TypeError, BadInputError):
@@ -61,14 +71,13 @@ def load(data: bytes, key: str, origin: str) -> Environment | None:
 
 
 @gc_paused()
-def store(data: bytes, key: str, origin: str, env: Environment) -> None:
-    """Remember a parse (envguard.cache.save)."""
+def _store(where: str, env: Environment) -> None:
     document = to_dict(dataclasses.replace(env, packages=()))
     document["package_rows"] = [_row(p) for p in env.packages]
     text = json.dumps(document, check_circular=False)  # plain data: no container inside itself
     if scrub(text) != text:  # a credential: never written to the cache
         return
-    save(_path(data, key, origin), text)
+    save(where, text)
 
 
 def _row(package: Package) -> Any:
@@ -129,6 +138,8 @@ def _package(row: Any) -> Package:
 def _holds_credential(data: bytes) -> bool:
     """Whether the file's text has a URL with a credential in it (undecodable text counts: its parse says
     what is wrong with it)."""
+    if data.isascii() and (b"://" not in data or (b"@" not in data and b"/t/" not in data)):
+        return False  # scrub's own first test, on the bytes: a 49 MB lock is not decoded for it
     try:
         text = decode(data)
     except BadInputError:
@@ -140,5 +151,6 @@ def _path(data: bytes, key: str, origin: str) -> str:
     """The entry's file: named by the bytes, what else the parse depends on and the name its messages quote
     (the same environment.yml in two folders warns with two paths)."""
     tail = f"\0{key}\0{origin}\0{__version__}\0{FORMAT}"
-    digest = hashlib.sha256(data + tail.encode("utf-8", "surrogatepass"))
+    digest = hashlib.sha256(data)  # then the tail: the digest of data + tail, without a copy of the data
+    digest.update(tail.encode("utf-8", "surrogatepass"))
     return entry("parsed", f"{digest.hexdigest()}.json")

@@ -62,7 +62,7 @@ def read_packages(
     if not enabled():
         return [convert(record) for _path, record in iter_records(prefix)]
     meta = prefix / "conda-meta"
-    folder = str(meta)
+    folder = os.path.join(str(meta), "")  # a Path's text never ends in a separator: this adds one
     try:
         names = sorted(n for n in os.listdir(meta) if n.endswith(".json"))
     except OSError as exc:
@@ -76,7 +76,7 @@ def read_packages(
     changed = len(stored) != len(names)
     now = time.time_ns()
     for name in names:
-        path = os.path.join(folder, name)  # plain strings: a Path per record costs more than its stat
+        path = folder + name  # os.path.join's text; a plain concatenation (a Path per record costs more)
         st = stats.get(path) if stats is not None else None
         if st is None:
             try:

@@ -45,8 +45,7 @@ def _label(env: Environment) -> str:
     return env.source or env.prefix or env.kind
 
 
-# --- views
-# ----------------------------------------------------------------------------------------------------
+# --- views --------------------------------------------------------------------------------------------------
 
 
 def view(env: Environment, only: Mapping[str, set[str]] | None = None) -> View:
@@ -147,28 +146,30 @@ def _differing_names(a: Environment, b: Environment) -> dict[str, set[str]]:
     if a.packages is b.packages:  # two reads of identical content share one decoded tuple (envs cache)
         return result
     for manager in ("conda", "pip"):
-        pa = {p.name: p for p in a.packages if p.manager == manager}
-        pb = {p.name: p for p in b.packages if p.manager == manager}
-        shown = _VIEWED[manager]
-        result[manager] = {n for n in pa.keys() | pb.keys() if not _same(pa.get(n), pb.get(n), shown)}
+        # name -> shown fields on each side, compared in C (a call per name was 0.5 s for 100,000 packages)
+        in_a, in_b = (_shown(env.packages, manager, _VIEWED[manager]) for env in (a, b))
+        if in_a != in_b:
+            result[manager] = {name for name, _fields in in_a.items() ^ in_b.items()}
     return result
 
 
 # What `view` reads of a package, per manager (a superset is safe: an item kept whose view is equal yields no
-# leaf; a field left out here would hide a difference: tests/diff/test_narrowing.py holds these to `view`).
+# leaf; one left out would hide a difference: tests/diff/test_narrowing.py holds them to `view`); hashable.
 _VIEWED = {
     "conda": attrgetter("version", "build", "channel", "subdir", "md5", "sha256"),
     "pip": attrgetter("version", "sha256", "origin"),
 }
+_NAME, _MANAGER = attrgetter("name"), attrgetter("manager")
 
 
-def _same(a: Package | None, b: Package | None, shown: Callable[[Package], Any]) -> bool:
-    """A and B show the same fields (a C-level comparison of two tuples per name)."""
-    if a is b:
-        return True
-    if a is None or b is None:
-        return False
-    return bool(shown(a) == shown(b))
+def _shown(packages: tuple[Package, ...], manager: str, shown: Callable[[Package], Any]) -> dict[str, Any]:
+    """name -> the fields `shown` reads, for the packages of `manager` (the last of a name wins); an
+    environment of conda packages alone (found in C) is not filtered package by package."""
+    if set(map(_MANAGER, packages)) <= {"conda"}:
+        mine: Any = packages if manager == "conda" else ()
+    else:
+        mine = [p for p in packages if p.manager == manager]
+    return dict(zip(map(_NAME, mine), map(shown, mine), strict=True))
 
 
 def _unrecorded_local(a: str, b: str) -> bool:
@@ -383,7 +384,7 @@ def both_manager_hazards(a: Environment, b: Environment) -> list[Difference]:
     counted."""
 
     def dual(env: Environment) -> dict[str, str]:
-        if not any(p.manager == "pip" for p in env.packages):  # no pip package: no name in both
+        if "pip" not in map(_MANAGER, env.packages):  # no pip package: no name in both (a scan in C)
             return {}
         conda = {canonical_name(p.name): p for p in env.conda_packages()}
         return {

@@ -80,6 +80,9 @@ _WORDS = {
     **dict.fromkeys("!&*", "yaml"),
 }
 _NUMERIC_START = frozenset("-+.0123456789")
+TYPED_STARTS = _NUMERIC_START | {
+    word[0] for word in _WORDS if word
+}  # a plain scalar starting otherwise is text
 
 
 def implicit_type(text: str) -> str | None:
@@ -187,7 +190,7 @@ def load_block(text: str) -> Any:
     several documents, an error), which the caller then reads with PyYAML. About nine times PyYAML's C
     parser with its Python constructor (a 20,000-package conda-lock.yml: 0.8 s instead of 7 s of CPU);
     tests hold it to PyYAML on every text they make."""
-    if not _plain_text(text):
+    if not plain_text(text):
         return None
     try:
         return _load(text)
@@ -198,7 +201,7 @@ def load_block(text: str) -> Any:
 _YAML_BYTES = bytes([0x09, 0x0A, *range(0x20, 0x7F)])
 
 
-def _plain_text(text: str) -> bool:
+def plain_text(text: str) -> bool:
     """No character PyYAML refuses, reads as a line break (NEL, U+2028/2029) or strips (a BOM)."""
     if text.isascii():
         return not text.encode("ascii").translate(None, _YAML_BYTES)

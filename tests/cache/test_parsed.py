@@ -131,3 +131,35 @@ def test_diff_of_a_lock_with_itself_parses_it_once(channels, tmp_path, monkeypat
     diff, _warnings = diff_sources(str(lock), str(lock), platform="linux-64", probe=False)
     assert diff.changes == () and calls == [lock]
     assert sources.load(str(lock), platform="linux-64") == real(lock, platform="linux-64") and calls == [lock]
+
+
+def test_an_entry_is_named_by_the_digest_of_the_bytes_and_what_else_the_parse_depends_on() -> None:
+    """The entry's name: sha256 of the file's bytes followed by the key, the name, the version and the format
+    (hashed in two steps, the digest of the whole); a parse stored is found again by `load`."""
+    import hashlib
+
+    from envguard.version import __version__
+
+    data = b"version: 1\n" * 1000
+    tail = f"\0k\0a.yml\0{__version__}\0{parsecache.FORMAT}".encode()
+    assert (
+        Path(parsecache._path(data, "k", "a.yml")).name == hashlib.sha256(data + tail).hexdigest() + ".json"
+    )
+    assert parsecache._path(data, "k", "b.yml") != parsecache._path(data, "k", "a.yml")
+
+
+def test_a_credential_is_found_in_the_bytes_as_in_the_text() -> None:
+    """The quick test on the bytes of an ASCII file answers as scrub on its text does."""
+    from envguard.channels import scrub
+    from envguard.textio import decode
+
+    for text in (
+        "url: https://conda.anaconda.org/conda-forge\n",
+        "url: https://user:secret@host/channel\n",
+        "url: https://conda.anaconda.org/t/tk-123/conda-forge\n",
+        "mail: a@b\nurl: https://h/x\n",
+        "no url, but @ and /t/\n",
+        "url: https://h/x\r\nuser: u@h\r\n",
+    ):
+        data = text.encode()
+        assert parsecache._holds_credential(data) == (scrub(decode(data)) != decode(data)), text

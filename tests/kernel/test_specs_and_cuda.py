@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from envguard.cuda import describe, summarize
 from envguard.model import Package, VirtualPackage
@@ -94,3 +96,69 @@ def test_cuda_summary_from_conda_builds() -> None:
 def test_torch_build_kinds(packages: list[Package], build: str, cuda: str | None) -> None:
     summary = summarize(packages)
     assert summary.torch_build == build and summary.torch_cuda == cuda
+
+
+_NAMES = st.sampled_from(
+    [
+        "cuda-version", "cudatoolkit", "cuda-runtime", "pytorch-cuda", "cuda", "pytorch", "torch",
+        "pytorch-gpu", "pytorch-cpu", "pytorch-mutex", "cpuonly", "nvidia-cuda-runtime-cu12",
+        "nvidia-cublas-cu11", "nvidia-x", "numpy", "python", "nvidia", "xnvidia-cuda-runtime",
+    ]
+)  # fmt: skip
+_PACKAGES = st.lists(
+    st.builds(
+        Package,
+        manager=st.sampled_from(["conda", "pip"]),
+        name=_NAMES,
+        version=st.sampled_from(["", "11.8.0", "12.1", "2.1.0+cu121", "2.1.0+rocm5.6", "2.1.0+cpu"]),
+        build=st.sampled_from(["0", "py3.11_cuda11.8_0", "cpu_0", "rocm_0", "cuda121h0_0"]),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=500)
+@given(_PACKAGES, st.lists(st.sampled_from(["numpy", "zlib", "python"]), max_size=30))
+def test_property_the_summary_reads_every_package_that_matters(packages, others) -> None:
+    """summarize reads only the packages that can matter: the same answer as reading all of them, whatever
+    else the environment holds."""
+    from envguard import cuda
+
+    everything = tuple(packages) + tuple(Package("conda", n, "1") for n in others)
+    toolkit, toolkit_source = cuda._toolkit(everything)
+    build, torch_cuda, torch_source = cuda._torch(everything)
+    if toolkit is None and torch_cuda is not None:
+        toolkit, toolkit_source = torch_cuda, torch_source
+    expected = (toolkit, toolkit_source, build, torch_cuda, torch_source)
+    got = summarize(everything)
+    assert (got.toolkit, got.toolkit_source, got.torch_build, got.torch_cuda, got.torch_source) == expected
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.builds(
+            Package,
+            manager=st.sampled_from(["conda", "pip"]),
+            name=st.sampled_from(["pytorch", "torch", "pytorch-cpu", "torchvision", "torchaudio", "numpy"]),
+            version=st.sampled_from(["2.1.0", "0.16.0", "2.1.0+cu121", "0.16.0+cpu"]),
+            build=st.sampled_from(["py3.11_cuda12.1_0", "cpu_py311_0", "py311_cu121"]),
+        ),
+        max_size=8,
+    ),
+    st.lists(st.sampled_from(["numpy", "zlib"]), max_size=20),
+)
+def test_property_the_torch_family_is_found_among_any_packages(packages, others) -> None:
+    """torch_family reads only torch's and its family's packages: the same members as a scan of them all."""
+    from envguard.cuda import FAMILY, TORCH_NAMES, FamilyMember, _member_build, torch_family
+
+    everything = tuple(Package("conda", n, "1") for n in others) + tuple(packages)
+
+    def first(names: tuple[str, ...]) -> Package | None:
+        conda = next((p for p in everything if p.name in names and p.manager == "conda"), None)
+        return conda or next((p for p in everything if p.name in names), None)
+
+    torch = first(TORCH_NAMES)
+    found = [] if torch is None else [torch, *filter(None, (first((n,)) for n in FAMILY))]
+    expected = tuple(FamilyMember(p.name, p.version, p.manager, _member_build(p)) for p in found)
+    assert torch_family(everything) == expected

@@ -130,25 +130,26 @@ def run(
     from envguard.check import render
     from envguard.check.run import CheckOptions, check
     from envguard.output import emit, present
+    from envguard.textio import gc_paused
 
-    checked = check(
-        CheckOptions(
-            source,
-            lock,
-            envfile,
-            platform,
-            rng=rng,
-            files=files,
-            lock_fresh=lock_fresh,
-            style=style,
-            no_cache=no_cache,
-            taken=taken,
-        )
+    options = CheckOptions(
+        source,
+        lock,
+        envfile,
+        platform,
+        rng=rng,
+        files=files,
+        lock_fresh=lock_fresh,
+        style=style,
+        no_cache=no_cache,
+        taken=taken,
     )
-    if checked.report is None:
-        emit(checked.cached, None)
-    else:
-        present(render.views(checked.report, show_all=show_all), style, None)
+    with gc_paused():  # the whole check: as envguard.textio.gc_paused says
+        checked = check(options)
+        if checked.report is None:
+            emit(checked.cached, None)
+        else:
+            present(render.views(checked.report, show_all=show_all), style, None)
     return checked.exit_code
 
 

@@ -43,9 +43,11 @@ def run(
     from envguard.diff.run import diff_sources
     from envguard.errors import EXIT_DRIFT, EXIT_OK
     from envguard.output import present, warn
+    from envguard.textio import gc_paused
 
-    result, warnings = diff_sources(a, b, platform=platform, probe=probe)
-    for message in warnings:
-        warn(message)
-    present(render.views(result, show_all=show_all), style, output)
+    with gc_paused():  # the whole diff: as envguard.textio.gc_paused says
+        result, warnings = diff_sources(a, b, platform=platform, probe=probe)
+        for message in warnings:
+            warn(message)
+        present(render.views(result, show_all=show_all), style, output)
     return EXIT_OK if result.equal else EXIT_DRIFT

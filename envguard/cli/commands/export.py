@@ -14,6 +14,7 @@ from envguard.export.written import replaced_warning, tracked_by_git
 from envguard.output import emit, inform, warn
 from envguard.prefix.licenses import licenses
 from envguard.sources import load
+from envguard.textio import gc_paused
 
 GRAMMAR = Command(
     "export",
@@ -75,6 +76,7 @@ GRAMMAR = Command(
 )
 
 
+@gc_paused()  # the whole export: as envguard.textio.gc_paused says
 def run(
     source: str | None,
     mode: str | None,

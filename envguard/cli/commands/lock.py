@@ -76,23 +76,24 @@ def run(
     """Write a conda-lock.yml from a live environment (exact, no solving) or an environment.yml (solved)."""
     from envguard.lock.run import LockOptions, lock
     from envguard.output import emit, inform, warn
+    from envguard.textio import gc_paused
 
-    result = lock(
-        LockOptions(
-            source,
-            envfile,
-            platforms,
-            cuda,
-            no_cuda,
-            no_probe,
-            fmt,
-            output,
-            include_local,
-            pixi_version=int(pixi_version),
-            exclude_newer=exclude_newer,
-            channels=channels,
-        )
+    options = LockOptions(
+        source,
+        envfile,
+        platforms,
+        cuda,
+        no_cuda,
+        no_probe,
+        fmt,
+        output,
+        include_local,
+        pixi_version=int(pixi_version),
+        exclude_newer=exclude_newer,
+        channels=channels,
     )
+    with gc_paused():  # the whole lock: as envguard.textio.gc_paused says
+        result = lock(options)
     for message in result.warnings:
         warn(message)
     if result.stdout:

@@ -22,7 +22,7 @@ from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError, NoPlatformEntry
 from envguard.formats import localsource
 from envguard.formats.condalock import meta as lockmeta
-from envguard.formats.yaml import load_block
+from envguard.formats.condalock.shape import load
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
 from envguard.specs import canonical_name
@@ -169,7 +169,7 @@ def _load_yaml(text: str, origin: str) -> dict[str, Any]:
     import yaml
 
     try:
-        data = load_block(text)  # the block style envguard and conda-lock write, ~9x PyYAML; else PyYAML
+        data = load(text)  # the shape envguard writes, else the block style (~9x PyYAML), else PyYAML
         if data is None:
             data = textio.load_yaml(text)
     except yaml.MarkedYAMLError as exc:
