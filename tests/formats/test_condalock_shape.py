@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,13 +10,7 @@ from envguard.errors import BadInputError
 from envguard.formats.condalock import read, shape
 from envguard.formats.condalock.write import render_lock
 from envguard.model import Package, PipOrigin, make_environment
-
-
-def _pyyaml(text: str) -> tuple[bool, object]:
-    try:
-        return True, yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return False, None
+from tests.formats.oracle import pyyaml
 
 
 def _agrees(text: str) -> bool:
@@ -25,7 +18,7 @@ def _agrees(text: str) -> bool:
     got = shape._load(text)
     if got is None:
         return False
-    ok, expected = _pyyaml(text)
+    ok, expected = pyyaml(text)
     assert ok and got == expected, (text, got, expected)
     assert repr(got) == repr(expected), text  # the same types and key order inside
     return True
@@ -111,7 +104,7 @@ def test_property_any_values_in_the_written_shape_read_as_pyyaml(entries) -> Non
     text = dump(document)
     if document["package"]:
         _agrees(text)
-    assert shape.load(text) in (None, _pyyaml(text)[1])  # None: PyYAML reads it
+    assert shape.load(text) in (None, pyyaml(text)[1])  # None: PyYAML reads it
 
 
 _EDITS = st.sampled_from(

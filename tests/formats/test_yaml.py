@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envguard.formats.yaml import scalar
+from tests.formats.oracle import pyyaml
 
 
 @given(st.text(st.characters(exclude_categories=("Cs",)), max_size=40))
@@ -207,13 +208,6 @@ def test_writing_yaml_imports_no_pyyaml() -> None:
 # --- load_block: the block style read by hand, held to PyYAML ---------------------------------------------
 
 
-def _pyyaml(text: str) -> tuple[bool, object]:
-    try:
-        return True, yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
-        return False, None
-
-
 def _agrees(text: str) -> bool:
     """load_block either declines (None) or gives exactly PyYAML's document; True when it read it."""
     from envguard.formats.yaml import load_block
@@ -221,7 +215,7 @@ def _agrees(text: str) -> bool:
     got = load_block(text)
     if got is None:
         return False
-    ok, expected = _pyyaml(text)
+    ok, expected = pyyaml(text)
     assert ok and got == expected and type(got) is type(expected), (text, got, expected)
     assert repr(got) == repr(expected), text  # the same types inside (True vs 1, 1 vs 1.0, dates)
     return True
