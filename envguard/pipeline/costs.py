@@ -84,8 +84,9 @@ class Setting:
 class Pipeline:
     """One pipeline as measured: its costs, cores, the setting it ran with and the rate measured there
     (batches/s; None where nothing ran it, e.g. doctor), whether an accelerator consumes the batches, the
-    workers' start-up per epoch under the start method in use, the batches per epoch, and the per-batch
-    loading time's p95 over its median (burstiness) where measured."""
+    workers' start-up per epoch under the start method in use, the batches per epoch, the per-batch
+    loading time's p95 over its median (burstiness) and the step's intra-op threads
+    (torch.get_num_threads() in the training process), where measured."""
 
     costs: BatchCosts
     cores: Cores
@@ -95,3 +96,4 @@ class Pipeline:
     startup_s: float | None = None
     epoch_batches: int | None = None
     burstiness: float | None = None
+    step_threads: int | None = None

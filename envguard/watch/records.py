@@ -69,6 +69,7 @@ class LoaderSettings:
     prefetch_factor: int | None = None  # None without workers: unused there
     batch_size: int | None = None
     dataset: str | None = None  # the dataset's type name
+    threads: int | None = None  # the main process's intra-op threads (torch.get_num_threads()) at epoch start
 
     @property
     def workers(self) -> int:
@@ -116,7 +117,7 @@ class FetchTotals:
     dataset: str
     batches: int
     wall_s: float
-    cpu_s: float
+    cpu_s: float  # the fetching thread's CPU (one worker thread's cost; the process's where unreadable)
     delay_s: float
     walls: tuple[float, ...] = ()
     off_s: float | None = None  # the fetching thread off the CPU (sleep, I/O): wall - its CPU - run queue

@@ -321,4 +321,5 @@ def pipeline_of(summary: Summary) -> Pipeline | None:
         startup_s=startup,
         epoch_batches=batches // epochs if loader.epochs else None,
         burstiness=_burstiness(summary.loading.walls) if summary.loading else None,
+        step_threads=settings.threads,
     )

@@ -49,6 +49,7 @@ def settings(data: Mapping[str, Any]) -> LoaderSettings:
         prefetch_factor=_int(data.get("prefetch_factor")),
         batch_size=_int(data.get("batch_size")),
         dataset=_text(data.get("dataset")),
+        threads=_int(data.get("threads")),
     )
 
 

@@ -14,7 +14,9 @@ already tuned loader):
    its own profile; and doctor's num_workers ceiling without --loader.
 
 Usage: python scripts/bench/bench_pipeline_advice.py [--rounds 5] [--batches 40] [--only NAME] [--busy]
-(`--busy` keeps one core busy with another process meanwhile). Figures go to docs/PERFORMANCE.md.
+(`--busy` keeps one core busy with another process meanwhile). Where watch advises the step fewer intra-op
+threads (torch.set_num_threads(K)), the sweep also times 0, 1 and 2 workers with K threads: `threads_vs_best`
+is the best of those over the best of the sweep as written. Figures go to docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 PIPELINES = Path(__file__).resolve().parent / "pipelines.py"
 START = {"imagenet": 0, "jpeg": 1, "sleep": 1, "tuned": 2}
-WATCHED = {"imagenet": 200, "jpeg": 200, "sleep": 150, "tuned": 40}  # batches: a few seconds of steady loop
+WATCHED = {"imagenet": 600, "jpeg": 200, "sleep": 150, "tuned": 40}  # batches: a few seconds of steady loop
 SWEEP = (0, 1, 2, 4, 8)
 
 
@@ -96,10 +98,11 @@ def watch(name: str, env: dict[str, str], batches: int, out: Path) -> dict[str, 
 
 
 def sweep(
-    name: str, env: dict[str, str], counts: list[int], rounds: int, batches: int, extra: list[str]
-) -> dict[int, list[float]]:
-    """Batches/s per worker count over interleaved rounds, in one process."""
-    args = [sys.executable, str(PIPELINES), "--pipeline", name, "--workers", ",".join(map(str, counts))]
+    name: str, env: dict[str, str], counts: list[str], rounds: int, batches: int, extra: list[str]
+) -> dict[str, list[float]]:
+    """Batches/s per worker count (`N`, or `N@T` with T intra-op threads) over interleaved rounds, in one
+    process."""
+    args = [sys.executable, str(PIPELINES), "--pipeline", name, "--workers", ",".join(counts)]
     done = subprocess.run(
         [*args, "--rounds", str(rounds), "--batches", str(batches), *extra],
         capture_output=True,
@@ -109,11 +112,20 @@ def sweep(
     )
     if done.returncode != 0:
         raise SystemExit(f"sweep failed on {name}: {done.stderr[-400:]}")
-    rates: dict[int, list[float]] = {}
+    rates: dict[str, list[float]] = {}
     for line in done.stdout.splitlines():
         row = json.loads(line)
-        rates.setdefault(row["workers"], []).append(row["batches_per_s"])
+        key = f"{row['workers']}@{row['threads']}" if row.get("threads") else str(row["workers"])
+        rates.setdefault(key, []).append(row["batches_per_s"])
     return rates
+
+
+def advised_threads(diagnosis: dict[str, Any]) -> int | None:
+    """The intra-op threads watch's step-threads finding advises (torch.set_num_threads(K)), if any."""
+    for finding in diagnosis.get("findings", []):
+        if finding.get("check") == "intra-op threads" and "set_num_threads(" in finding.get("fix", ""):
+            return int(finding["fix"].split("set_num_threads(")[1].split(")")[0])
+    return None
 
 
 def smoke(name: str, env: dict[str, str], step_ms: float, step_cores: float, out: Path) -> int | None:
@@ -203,9 +215,11 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
     dataloader = rec.get("dataloader", "")
     if "persistent_workers=True" in dataloader:
         extra.append("--persistent")
-    counts = sorted(set(SWEEP) | {start, recommended})
+    threads = advised_threads(diagnosis)
+    counts = [str(n) for n in sorted(set(SWEEP) | {start, recommended})]
+    counts += [f"{n}@{threads}" for n in (0, 1, 2)] if threads else []  # the thread advice, applied
     rates = sweep(name, env, counts, args.rounds, args.batches, extra)
-    medians = {n: median(r) for n, r in rates.items()}
+    medians = {int(n) if n.isdigit() else n: median(r) for n, r in rates.items()}
     best_n = max((n for n in SWEEP), key=lambda n: medians[n])
     measured_gain = medians[recommended] / medians[start]
     costs = (diagnosis.get("pipeline") or {}).get("costs") or {}
@@ -224,7 +238,11 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
         "gain_error": round(measured_gain / predicted - 1, 3),
         "best": best_n,
         "rec_vs_best": round(medians[recommended] / medians[best_n], 3),
-        "medians": {n: round(v, 2) for n, v in sorted(medians.items())},
+        "medians": {str(n): round(v, 2) for n, v in medians.items()},
+        "threads_advised": threads,
+        "threads_vs_best": (
+            round(max(medians[f"{n}@{threads}"] for n in (0, 1, 2)) / medians[best_n], 3) if threads else None
+        ),
         "step_ms": round(step_ms, 1),
         "step_cores": round(step_cores, 2),
         "smoke": smoke_n,

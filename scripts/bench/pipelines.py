@@ -9,9 +9,10 @@ interpreter, or imported by `envguard smoke --loader pipelines.py:make_loader`):
 - sleep: each sample waits 5 ms (remote storage), a 10 ms step;
 - tuned: the jpeg loader already at 2 workers beside a 150 ms step: nothing to gain.
 
-`python pipelines.py --pipeline NAME --workers 0,1,2 --rounds 5 --batches 30` times each worker count in
-interleaved rounds in one process (torch imported once) and prints one JSON line per measurement; with a
-single count and no --rounds it is the training job `envguard watch` runs.
+`python pipelines.py --pipeline NAME --workers 0,1,2,0@1 --rounds 5 --batches 30` times each worker
+count (`N@T`: with the step on T intra-op threads, torch.set_num_threads) in interleaved rounds in one
+process (torch imported once) and prints one JSON line per measurement; with a single count and no --rounds
+it is the training job `envguard watch` runs.
 """
 
 from __future__ import annotations
@@ -162,16 +163,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--batches", type=int, default=30)
     args = parser.parse_args()
-    counts = [int(n) for n in args.workers.split(",")]
+    default_threads = torch.get_num_threads()
+    configs = [
+        (int(n.split("@")[0]), int(n.split("@")[1]) if "@" in n else None) for n in args.workers.split(",")
+    ]
     for round_ in range(args.rounds):
-        order = counts[round_ % len(counts) :] + counts[: round_ % len(counts)]  # interleaved, rotated
-        for count in order:
+        order = configs[round_ % len(configs) :] + configs[: round_ % len(configs)]  # interleaved, rotated
+        for count, threads in order:
+            torch.set_num_threads(threads or default_threads)
             loader = make_loader(args.pipeline, count, args.prefetch, args.persistent)
             rate = train(args.pipeline, loader, args.batches)
             del loader
-            print(
-                json.dumps({"round": round_, "workers": count, "batches_per_s": round(rate, 3)}), flush=True
-            )
+            row = {"round": round_, "workers": count, "threads": threads, "batches_per_s": round(rate, 3)}
+            print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

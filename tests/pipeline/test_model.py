@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
-from envguard.pipeline.model import advise, competes, job_cores, rate
+from envguard.pipeline.model import advise, competes, job_cores, rate, step_threads
 
 IMAGENET = Pipeline(
     BatchCosts(load_cpu=0.041, load_wait=0.002, step_wall=0.216, step_cpu=0.41),
@@ -138,3 +138,20 @@ def test_the_same_step_on_a_busy_machine_still_competes() -> None:
         Setting(num_workers=0),
     )
     assert not competes(quiet_single)
+
+
+def test_a_step_with_more_threads_than_the_cores_it_gets_is_given_fewer() -> None:
+    """imagenet's 2-thread step beside another process spinning on one of 2 cores: 366 ms a step on 1.0
+    cores, 2.4 batches/s; with torch.set_num_threads(1), 84 batches/s. Its threads fit a quiet machine."""
+    costs = BatchCosts(load_cpu=0.0297, load_wait=0.0001, load_delay=0.0293, step_wall=0.366, step_cpu=0.362)
+    busy = Pipeline(costs, Cores(usable=2, others=3.0), Setting(num_workers=0), step_threads=2)
+    assert step_threads(busy) == 1
+    assert step_threads(Pipeline(costs, Cores(usable=2), Setting(num_workers=0), step_threads=2)) is None
+    assert step_threads(Pipeline(costs, Cores(usable=2, others=0.3), Setting(0), step_threads=2)) is None
+    # torch reads the host's cores, not the container's quota: 8 threads on 2 usable cores
+    assert step_threads(Pipeline(costs, Cores(usable=2), Setting(num_workers=0), step_threads=8)) == 2
+    assert step_threads(Pipeline(costs, Cores(usable=8, others=1.0), Setting(0), step_threads=8)) == 7
+    unknown = Pipeline(costs, Cores(usable=2, others=3.0), Setting(num_workers=0))
+    assert step_threads(unknown) is None  # no thread count measured (an older hook, smoke's synthetic step)
+    gpu_like = BatchCosts(load_cpu=0.03, load_wait=0.0, step_wall=0.1, step_cpu=0.01)
+    assert step_threads(Pipeline(gpu_like, Cores(2, others=3.0), Setting(0), step_threads=2)) is None

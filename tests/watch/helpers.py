@@ -29,7 +29,6 @@ import argparse, os, sys, time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-torch.set_num_threads(1)
 p = argparse.ArgumentParser()
 p.add_argument("--workers", type=int, default=1)
 p.add_argument("--batches", type=int, default=100)
@@ -40,7 +39,9 @@ p.add_argument("--leak-kb", type=int, default=0, help="memory each sample leaves
 p.add_argument("--step-ms", type=float, default=0.0, help="sleep per step (a GPU step, seen from the host)")
 p.add_argument("--compute-ms", type=float, default=0.0, help="CPU per step (a forward/backward on the CPU)")
 p.add_argument("--exit-code", type=int, default=0)
+p.add_argument("--threads", type=int, default=1, help="the step's intra-op threads")
 args = p.parse_args()
+torch.set_num_threads(args.threads)
 
 
 class Images(Dataset):

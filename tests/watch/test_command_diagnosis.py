@@ -114,3 +114,24 @@ def test_loading_in_the_main_process_gets_workers(watch: Watch) -> None:
     assert rec["setting"] == "num_workers" and rec["value"] >= 1
     # 20 ms of loading + 5 ms of step per batch in one process; workers overlap them: at most 25/5 = 5x
     assert 1.0 < rec["expected_speedup"] <= 5.0
+
+
+def test_a_step_with_more_threads_than_usable_cores_is_told_how_many_to_run(watch: Watch) -> None:
+    """torch sizes its thread pool from the host's cores, not the job's affinity or quota: a CPU step with
+    two threads more than the usable cores gets a WARN naming torch.set_num_threads(K), K at most the usable
+    cores (fewer where other load takes some); the same step on one thread gets none."""
+    import os
+
+    usable = len(os.sched_getaffinity(0))
+    step = ("--workers", "0", "--batches", "150", "--compute-ms", "20")
+    over = watch(*step, "--threads", str(usable + 2))
+    assert over.code == 0, over.stderr
+    assert over.diagnosis["pipeline"]["step_threads"] == usable + 2
+    (finding,) = [f for f in over.diagnosis["findings"] if f["check"] == "intra-op threads"]
+    assert finding["status"] == "WARN", finding
+    advised = int(finding["fix"].split("torch.set_num_threads(")[1].split(")")[0])
+    assert 1 <= advised <= over.report["run"]["usable_cpus"], finding
+    assert f"torch's {usable + 2} intra-op threads" in finding["evidence"]
+    fitting = watch(*step, "--threads", "1")
+    assert fitting.code == 0, fitting.stderr
+    assert not [f for f in fitting.diagnosis["findings"] if f["check"] == "intra-op threads"]

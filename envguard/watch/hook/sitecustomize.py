@@ -69,8 +69,9 @@ class _State:
             pass
 
     def fetched(self, dataset: Any, wall: float, cpu: float, delay: float, off: float) -> None:
-        """One batch produced (fetch + collate) in this process: its wall, CPU (the process's), run-queue and
-        off-CPU (the fetching thread's) seconds."""
+        """One batch produced (fetch + collate) in this process: its wall, CPU, run-queue and off-CPU seconds,
+        all the fetching thread's (the process clock only where /proc/thread-self/schedstat is unreadable:
+        in the main process it also counts the step's intra-op threads spinning beside the loading)."""
         self.here()
         name = type(dataset).__name__
         totals = self.fetches.get(name)
@@ -159,6 +160,11 @@ def _settings(loader: Any) -> Dict[str, Any]:
     if not workers:
         out["prefetch_factor"] = None  # unused without workers
     out["dataset"] = type(getattr(loader, "dataset", None)).__name__
+    torch = sys.modules.get("torch")
+    try:  # the training step's intra-op threads as the epoch begins (torch.set_num_threads, OMP_NUM_THREADS)
+        out["threads"] = int(torch.get_num_threads()) if torch is not None else None
+    except Exception:
+        out["threads"] = None
     return out
 
 
@@ -243,9 +249,9 @@ def _wrap_fetch(state: _State, fetch_module: Any) -> None:
                 wall, cpu, after = time.perf_counter() - wall, time.process_time() - cpu, _sched()
                 if sched is None or after is None:
                     delay, off = 0.0, max(0.0, wall - cpu)
-                else:
-                    delay = after[1] - sched[1]
-                    off = max(0.0, wall - (after[0] - sched[0]) - delay)
+                else:  # the loading thread's own CPU: what one worker thread would spend on the batch
+                    cpu, delay = after[0] - sched[0], after[1] - sched[1]
+                    off = max(0.0, wall - cpu - delay)
                 state.fetched(self.dataset, wall, cpu, delay, off)
             except Exception as exc:
                 state.fail("DataLoader fetch timing", exc)

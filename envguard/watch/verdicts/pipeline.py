@@ -182,6 +182,7 @@ def pipeline_diagnosis(summary: Summary) -> Diagnosis:
             _rate(loader),
             (finding,),
             fewer,
+            pipeline_of(summary),
         )
     return _input(summary, loader, fraction)
 
