@@ -14,7 +14,7 @@ from envguard.watch.records import WatchRun
 class Advice:
     """The one change watch recommends: the setting, its new value where it has one, why, and the gain."""
 
-    setting: str  # num_workers | augmentation | storage | keep
+    setting: str  # num_workers | threads | augmentation | storage | keep
     value: int | None
     text: str
     expected_speedup: float | None  # batches/s after / before, as the input-pipeline model predicts it

@@ -13,10 +13,13 @@ already tuned loader):
    cores it kept busy); `envguard doctor ENV --loader ... --step-ms STEP --step-cores CORES` the same from
    its own profile; and doctor's num_workers ceiling without --loader.
 
-Usage: python scripts/bench/bench_pipeline_advice.py [--rounds 5] [--batches 40] [--only NAME] [--busy]
-(`--busy` keeps one core busy with another process meanwhile). Where watch advises the step fewer intra-op
-threads (torch.set_num_threads(K)), the sweep also times 0, 1 and 2 workers with K threads: `threads_vs_best`
-is the best of those over the best of the sweep as written. Figures go to docs/PERFORMANCE.md.
+Usage: python scripts/bench/bench_pipeline_advice.py [--rounds 5] [--batches 40] [--only NAME] [--busy |
+--busy-elsewhere] (`--busy` keeps one core busy with another process meanwhile, started from this session;
+`--busy-elsewhere` from a session of its own, as another user's job). Where watch advises the step fewer
+intra-op threads (torch.set_num_threads(K)), the sweep also times 0, 1 and 2 workers with K threads:
+`threads_vs_best` is the best of those over the best of the sweep as written; watch runs again on the job
+with K threads, and `then` is its num_workers advice there, measured (over the best with K threads, over
+the start with K threads, and over the best as written). Figures go to docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
@@ -56,12 +59,14 @@ def jpegs(folder: Path, count: int = 240) -> None:
 
 
 @contextlib.contextmanager
-def busy_core(wanted: bool) -> Iterator[None]:
-    """Another process spinning on one core while the block runs (--busy)."""
+def busy_core(wanted: bool, elsewhere: bool = False) -> Iterator[None]:
+    """Another process spinning on one core while the block runs (--busy): started from this session, or
+    (--busy-elsewhere) in a session of its own, as another user's job is: with the kernel's autogroup the
+    scheduler then shares the cores between the sessions first and within each second."""
     if not wanted:
         yield
         return
-    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=elsewhere)
     try:
         yield
     finally:
@@ -69,9 +74,12 @@ def busy_core(wanted: bool) -> Iterator[None]:
         spinner.wait()
 
 
-def watch(name: str, env: dict[str, str], batches: int, out: Path) -> dict[str, Any]:
-    """watch's diagnosis of the job at its starting setting."""
-    job = [sys.executable, str(PIPELINES), "--pipeline", name, "--workers", str(START[name])]
+def watch(
+    name: str, env: dict[str, str], batches: int, out: Path, threads: int | None = None
+) -> dict[str, Any]:
+    """watch's diagnosis of the job at its starting setting (the step on `threads` intra-op threads)."""
+    setting = f"{START[name]}@{threads}" if threads else str(START[name])
+    job = [sys.executable, str(PIPELINES), "--pipeline", name, "--workers", setting]
     done = subprocess.run(
         [
             sys.executable,
@@ -206,26 +214,41 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
     diagnosis = report["diagnosis"]
     rec = diagnosis.get("recommendation") or {}
     start = START[name]
+    threads = advised_threads(diagnosis)
     value = rec.get("value") if rec.get("setting") == "num_workers" else start
-    recommended = int(value if value is not None else start)
-    predicted = float(rec.get("expected_speedup") or 1.0)
+    # the recommendation as a sweep key: N workers, or the start's workers with the step on K threads
+    recommended = f"{start}@{threads}" if rec.get("setting") == "threads" else str(value)
+    predicted = rec.get("expected_speedup")  # None: not predicted (the thread advice)
     loader = max(report["run"]["loaders"], key=lambda lt: lt["wait_s"] + lt["step_s"])
     step_ms = 1000 * loader["step_s"] / max(loader["batches"], 1)
     extra = []
     dataloader = rec.get("dataloader", "")
     if "persistent_workers=True" in dataloader:
         extra.append("--persistent")
-    threads = advised_threads(diagnosis)
-    counts = [str(n) for n in sorted(set(SWEEP) | {start, recommended})]
-    counts += [f"{n}@{threads}" for n in (0, 1, 2)] if threads else []  # the thread advice, applied
+    counts = [
+        str(n) for n in sorted(set(SWEEP) | {start} | ({int(value)} if "@" not in recommended else set()))
+    ]
+    then: dict[str, Any] = {}
+    if threads:  # the thread advice applied, then watched again for its num_workers advice
+        again = watch(name, env, WATCHED[name], tmp / f"watch-{name}-threads.json", threads)["diagnosis"]
+        rec2 = again.get("recommendation") or {}
+        value2 = rec2.get("value") if rec2.get("setting") == "num_workers" else start
+        then = {"recommended": int(value2 if value2 is not None else start), "rule": rec2.get("rule", "")}
+        then["predicted_gain"] = float(rec2.get("expected_speedup") or 1.0)
+        counts += [f"{n}@{threads}" for n in sorted({0, 1, 2, start, then["recommended"]})]
     rates = sweep(name, env, counts, args.rounds, args.batches, extra)
-    medians = {int(n) if n.isdigit() else n: median(r) for n, r in rates.items()}
-    best_n = max((n for n in SWEEP), key=lambda n: medians[n])
-    measured_gain = medians[recommended] / medians[start]
+    medians = {n: median(r) for n, r in rates.items()}
+    best_n = max((str(n) for n in SWEEP), key=lambda n: medians[n])
+    measured_gain = medians[recommended] / medians[str(start)]
     costs = (diagnosis.get("pipeline") or {}).get("costs") or {}
     step_cores = costs["step_cpu"] / costs["step_wall"] if costs.get("step_wall") else 0.0
     smoke_n = smoke(name, env, step_ms, step_cores, tmp / f"smoke-{name}.json")
     doctor_n = doctor(name, env, step_ms, step_cores)
+    if then:
+        chosen = medians[f"{then['recommended']}@{threads}"]
+        then["measured_gain"] = round(chosen / medians[f"{start}@{threads}"], 3)
+        then["vs_best_with_threads"] = round(chosen / max(medians[f"{n}@{threads}"] for n in (0, 1, 2)), 3)
+        then["vs_best_as_written"] = round(chosen / medians[best_n], 3)
     return {
         "pipeline": name,
         "start": start,
@@ -233,16 +256,17 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
         "rule": rec.get("rule", diagnosis.get("cause", "")),
         "recommended": recommended,
         "dataloader": dataloader,
-        "predicted_gain": round(predicted, 3),
+        "predicted_gain": round(predicted, 3) if predicted is not None else None,
         "measured_gain": round(measured_gain, 3),
-        "gain_error": round(measured_gain / predicted - 1, 3),
+        "gain_error": round(measured_gain / predicted - 1, 3) if predicted else None,
         "best": best_n,
         "rec_vs_best": round(medians[recommended] / medians[best_n], 3),
-        "medians": {str(n): round(v, 2) for n, v in medians.items()},
+        "medians": {n: round(v, 2) for n, v in medians.items()},
         "threads_advised": threads,
         "threads_vs_best": (
             round(max(medians[f"{n}@{threads}"] for n in (0, 1, 2)) / medians[best_n], 3) if threads else None
         ),
+        "then": then,
         "step_ms": round(step_ms, 1),
         "step_cores": round(step_cores, 2),
         "smoke": smoke_n,
@@ -256,6 +280,7 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=40)  # 15 read the start-up: 8 workers 0.77x
     parser.add_argument("--only", action="append", choices=sorted(START))
     parser.add_argument("--busy", action="store_true")
+    parser.add_argument("--busy-elsewhere", action="store_true")
     args = parser.parse_args()
     print(f"uptime: {os.getloadavg()}, cpus {os.cpu_count()}, rounds {args.rounds}, batches {args.batches}")
     with tempfile.TemporaryDirectory(prefix="bench-advice-") as folder:
@@ -264,7 +289,7 @@ def main() -> None:
         env = dict(os.environ, BENCH_JPEGS=str(tmp / "jpegs"), PYTHONPATH=str(REPO))
         print(f"doctor's num_workers ceiling: {doctor_ceiling(env)}")
         results = []
-        with busy_core(args.busy):
+        with busy_core(args.busy or args.busy_elsewhere, elsewhere=args.busy_elsewhere):
             for name in args.only or ["imagenet", "jpeg", "sleep", "tuned"]:
                 began = time.monotonic()
                 result = bench(name, env, args, tmp)
@@ -274,14 +299,17 @@ def main() -> None:
     print()
     print(
         "| pipeline | start | watch's rule | recommended | best of sweep | rec / best | predicted | measured "
-        "| error | smoke | doctor |"
+        "| error | smoke | doctor | threads advised (best with them / best) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
+        threads = f"{r['threads_advised']} ({r['threads_vs_best']:.2f})" if r["threads_advised"] else "-"
+        predicted = f"{r['predicted_gain']:.2f}x" if r["predicted_gain"] is not None else "not predicted"
+        error = f"{r['gain_error']:+.0%}" if r["gain_error"] is not None else "-"
         print(
             f"| {r['pipeline']} | {r['start']} | {r['rule']} | {r['recommended']} | {r['best']} | "
-            f"{r['rec_vs_best']:.2f} | {r['predicted_gain']:.2f}x | {r['measured_gain']:.2f}x | "
-            f"{r['gain_error']:+.0%} | {r['smoke']} | {r['doctor']} |"
+            f"{r['rec_vs_best']:.2f} | {predicted} | {r['measured_gain']:.2f}x | "
+            f"{error} | {r['smoke']} | {r['doctor']} | {threads} |"
         )
 
 

@@ -15,6 +15,7 @@ from envguard.pipeline import model
 from envguard.watch.records import LoaderTotals
 from envguard.watch.result import Advice, Diagnosis
 from envguard.watch.summary import Figures, Summary, pipeline_of
+from envguard.watch.verdicts.threads import too_many_threads
 
 INPUT_BOUND = 0.10  # data wait at or above this share of the loop: the input pipeline is the bottleneck
 MIN_BATCHES = 20
@@ -27,6 +28,7 @@ CAUSES = {  # the model's rule -> the cause watch names
     "cores-busy": "all-cores-busy",
     "compete": "compete",
     "keep": "step",
+    "threads": "threads",
 }
 LABELS = {
     "cpu": "CPU-bound workers",
@@ -37,6 +39,7 @@ LABELS = {
     "compete": "loading competes with the step",
     "too-many-workers": "more workers than the cores hold",
     "step": "bounded by the step",
+    "threads": "the step's threads outnumber its cores",
 }
 
 
@@ -72,6 +75,15 @@ def _advice(summary: Summary) -> tuple[str, Advice | None]:
     pipeline = pipeline_of(summary)
     if pipeline is None:
         return "step", None
+    threads = too_many_threads(pipeline)
+    if threads is not None:  # the step's costs are those of threads waiting on each other: no worker advice
+        text = (
+            f"torch.set_num_threads({threads.advised}) (from {threads.now}) first: {threads.evidence}; a "
+            "step whose threads wait on each other says nothing reliable about workers, so num_workers is "
+            f"judged when watch runs again with {threads.advised}"
+        )
+        call = f"DataLoader({pipeline.current.call()})"
+        return "threads", Advice("threads", threads.advised, text, None, rule="threads", dataloader=call)
     advice = model.advise(pipeline)
     now, new = advice.current.num_workers, advice.setting.num_workers
     if new != now:

@@ -7,7 +7,7 @@ from typing import Literal
 
 import pytest
 
-from envguard.watch.records import FetchTotals, HookStatus
+from envguard.watch.records import FetchTotals, HookStatus, LoaderSettings
 from envguard.watch.verdicts.pipeline import pipeline_diagnosis
 from tests.watch.helpers import figures, loader, summary
 
@@ -127,3 +127,24 @@ def test_without_loader_timing_it_says_why(state: Literal["off", "no-loader", "a
     found = pipeline_diagnosis(summary(None, hook=HookStatus(state)))
     assert found.verdict == "no loader timing" and why in found.headline
     assert found.data_wait_fraction is None and found.recommendation is None
+
+
+def test_a_step_whose_threads_outnumber_its_cores_is_given_fewer_threads_before_any_workers() -> None:
+    """imagenet beside another user's process spinning on one of 2 cores: a 366 ms step on its 2 threads,
+    loading in the main process. Watch said "compete, keep num_workers=0" (or, in other runs, 1 worker
+    predicted 1.05x, measured 1.59x): costs measured while the step's threads wait on each other. Applied,
+    torch.set_num_threads(1) ran 1.5-1.7x the best num_workers of the sweep, and watch on the job with 1
+    thread then judged the workers."""
+    settings = LoaderSettings(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=2)
+    imagenet = loader(30, 1.8, 11.0, workers=0, wait_cpu_s=1.0, step_cpu_s=10.9, settings=settings)
+    busy = figures(workers=0, job_cores=1.0, busy_cores=2.0, main_cores=1.0)
+    found = pipeline_diagnosis(summary(imagenet, figures=busy))
+    assert found.cause == "threads" and found.recommendation is not None, found
+    advice = found.recommendation
+    assert (advice.setting, advice.value, advice.rule) == ("threads", 1, "threads")
+    assert advice.expected_speedup is None  # not predicted: measured by running watch again
+    assert advice.text.startswith("torch.set_num_threads(1) (from 2) first: the step runs torch's 2")
+    assert advice.dataloader == "DataLoader(num_workers=0, pin_memory=False)"
+    one = LoaderSettings(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=1)
+    single = loader(30, 1.8, 11.0, workers=0, wait_cpu_s=1.0, step_cpu_s=10.9, settings=one)
+    assert pipeline_diagnosis(summary(single, figures=busy)).cause != "threads"
