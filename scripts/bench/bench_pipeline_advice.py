@@ -218,7 +218,7 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
     value = rec.get("value") if rec.get("setting") == "num_workers" else start
     # the recommendation as a sweep key: N workers, or the start's workers with the step on K threads
     recommended = f"{start}@{threads}" if rec.get("setting") == "threads" else str(value)
-    predicted = rec.get("expected_speedup")  # None: not predicted (the thread advice)
+    predicted = rec.get("expected_speedup", 1.0) if rec else 1.0  # None: not predicted (the thread advice)
     loader = max(report["run"]["loaders"], key=lambda lt: lt["wait_s"] + lt["step_s"])
     step_ms = 1000 * loader["step_s"] / max(loader["batches"], 1)
     extra = []
