@@ -35,16 +35,22 @@ def _hooked(script: Path, folder: Path, *args: str) -> subprocess.CompletedProce
     )
 
 
-def test_hook_times_each_loader_per_epoch(tmp_path: Path) -> None:
-    script = tmp_path / "epochs.py"
-    script.write_text(EPOCHS)
+def _streams(tmp_path: Path, source: str) -> tuple[subprocess.CompletedProcess[str], StreamReader]:
+    """Run `source` as a script under the hook; its exit (asserted 0) and the streams it left, read."""
+    script = tmp_path / "job.py"
+    script.write_text(source)
     folder = tmp_path / "streams"
     folder.mkdir()
     done = _hooked(script, folder)
     assert done.returncode == 0, done.stderr
-    wall = float(done.stdout.split()[-1])
     reader = StreamReader(folder)
     reader.poll()
+    return done, reader
+
+
+def test_hook_times_each_loader_per_epoch(tmp_path: Path) -> None:
+    done, reader = _streams(tmp_path, EPOCHS)
+    wall = float(done.stdout.split()[-1])
     (loader,) = reader.loaders()
     assert loader.epochs == 2
     assert loader.batches == 2 * (10 - 1)  # each epoch's first batch is start-up, kept apart
@@ -143,15 +149,8 @@ print("MAIN", os.getpid())
 
 
 def test_workers_report_each_batch_on_the_cpu_clock_and_off_it(tmp_path: Path) -> None:
-    script = tmp_path / "workers.py"
-    script.write_text(WORKERS)
-    folder = tmp_path / "streams"
-    folder.mkdir()
-    done = _hooked(script, folder)
-    assert done.returncode == 0, done.stderr
+    done, reader = _streams(tmp_path, WORKERS)
     main = int(done.stdout.split()[-1])
-    reader = StreamReader(folder)
-    reader.poll()
     fetches = reader.fetches()
     assert len(fetches) == 2 and all(f.worker and f.ppid == main for f in fetches), fetches
     assert (
@@ -215,14 +214,7 @@ def test_loading_in_the_main_process_counts_the_loading_threads_cpu_not_the_othe
     # the step's intra-op threads spinning beside the main thread (imagenet: 11.6 ms read for 5.8 ms)
     if not Path("/proc/thread-self/schedstat").is_file():
         pytest.skip("no /proc/thread-self/schedstat here: the process clock is all there is")
-    script = tmp_path / "pool.py"
-    script.write_text(SPINNING_POOL)
-    folder = tmp_path / "streams"
-    folder.mkdir()
-    done = _hooked(script, folder)
-    assert done.returncode == 0, done.stderr
-    reader = StreamReader(folder)
-    reader.poll()
+    _, reader = _streams(tmp_path, SPINNING_POOL)
     (fetched,) = reader.fetches()
     per_batch = fetched.cpu_s / fetched.batches
     assert 4 * 0.005 * 0.9 <= per_batch <= 4 * 0.005 * 1.25, per_batch
