@@ -46,6 +46,13 @@ def _loader_line(loader: WorkerAdvice) -> str:
     """--loader: the setting the input-pipeline model gives that loader (smoke's and watch's model)."""
     file, _, name = loader.loader.rpartition(":")
     which = f"{Path(file).name}:{name}"
+    if loader.threads is not None:
+        threads = loader.threads
+        return (
+            f"{which}: torch.set_num_threads({threads.advised}) first (the step runs {threads.now} intra-op "
+            f"threads on fewer cores); num_workers once watch has measured the step with {threads.advised}: "
+            "see the checklist"
+        )
     if loader.advice is None:
         return f"{which}: no setting (its dataset could not be profiled): see the checklist"
     advice = loader.advice

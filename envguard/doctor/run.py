@@ -23,6 +23,7 @@ def run_doctor(
     loader: str | None = None,
     step_ms: float | None = None,
     step_cores: float = 0.0,
+    step_threads: int | None = None,
 ) -> DoctorReport:
     facts = gather(source, data_dir, hashes=hashes)
     advised = None
@@ -32,6 +33,7 @@ def run_doctor(
             loader=loader,
             step_ms=step_ms,
             step_cores=step_cores,
+            step_threads=step_threads,
             budget_s=LOADER_BUDGET_S,
             advice_only=True,
         )

@@ -203,6 +203,8 @@ def _costs_text(pipeline: Pipeline) -> str:
     step = f"a {_ms(costs.step_wall)} step"
     if costs.step_cpu > 0:
         step += f" using {costs.step_cores:.1f} cores"
+        if pipeline.step_threads:
+            step += f" ({pipeline.step_threads} intra-op threads)"
     busy = pipeline.cores.others
     others = f"; other load: {busy:.1f} runnable processes" if busy >= 0.25 else ""
     return f"{load}, {step}, {pipeline.cores.usable} usable cores{others}"

@@ -93,12 +93,16 @@ class ConfigMeasurement:
 
 @dataclass(frozen=True, slots=True)
 class SampleCost:
-    """Median per-sample wall and CPU milliseconds, profiled in one DataLoader worker."""
+    """Median per-sample wall and CPU milliseconds, profiled in one DataLoader worker; `others_cores`: the
+    cores other processes kept busy meanwhile (--loader's profile); `threads`: torch's intra-op threads in
+    the profiling interpreter (what a step in this environment runs unless it sets its own)."""
 
     wall_ms: float | None
     cpu_ms: float | None
     samples: int = 0
     off_ms: float | None = None  # off the CPU (sleep, I/O), run-queue time left out
+    others_cores: float | None = None
+    threads: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

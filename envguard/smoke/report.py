@@ -12,6 +12,7 @@ from typing import Literal
 from envguard.findings import Finding
 from envguard.machine.host import CpuInfo, ShmInfo
 from envguard.pipeline.model import Advice
+from envguard.pipeline.threads import Threads
 from envguard.smoke.measured import UNMEASURED, GpuPhase, MemoryUse, SeededRuns
 from envguard.smoke.measured_pipeline import (
     CrossProcess,
@@ -44,6 +45,7 @@ class SmokeOptions:
     seed: int = 1234
     step_ms: float | None = None  # simulated training step; None: half the ideal time between batches
     step_cores: float = 0.0  # --step-cores: the cores the user's step keeps busy (the model's advice only)
+    step_threads: int | None = None  # --step-threads: its intra-op threads; None: torch's default there
     loader: str | None = None  # FILE.py:NAME returning the user's own DataLoader (issue 10)
     start_method: str | None = None  # fork, spawn or forkserver for every DataLoader; None: the default
     local_ranks: int = 1  # processes per node sharing the RAM (the copy-on-read projection)
@@ -58,11 +60,13 @@ class SmokeOptions:
 @dataclass(frozen=True, slots=True)
 class WorkerAdvice:
     """doctor --loader: the input-pipeline model's setting for the user's loader (None when its dataset could
-    not be profiled) and the findings: the advice with its figures, or why there is none."""
+    not be profiled, or the step's threads come first: `threads`) and the findings: the advice with its
+    figures, or why there is none."""
 
     loader: str
     advice: Advice | None
     findings: tuple[Finding, ...]
+    threads: Threads | None = None
 
 
 @dataclass(frozen=True, slots=True)

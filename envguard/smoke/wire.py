@@ -90,6 +90,8 @@ def _sample_cost(profile: Obj) -> SampleCost:
         cpu_ms=profile.opt_number("cpu_ms"),
         samples=profile.opt_integer("samples") or 0,
         off_ms=profile.opt_number("off_ms"),
+        others_cores=profile.opt_number("others_cores"),
+        threads=profile.opt_integer("threads"),
     )
 
 

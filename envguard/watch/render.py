@@ -37,6 +37,7 @@ def _loader_line(lt: LoaderTotals) -> str:
         f"{lt.data_wait_fraction or 0:.0%}\n    num_workers={s.num_workers} batch_size={s.batch_size} "
         f"pin_memory={s.pin_memory} prefetch_factor={s.prefetch_factor}\n    "
         f"persistent_workers={s.persistent_workers}; first batch after {lt.first_s:.2f} s"
+        + (f"; the step's intra-op threads {s.threads}" if s.threads else "")
     )
 
 

@@ -8,10 +8,11 @@ already tuned loader):
    and the rule (the diagnosis' `recommendation`), and the step the hook measured;
 2. the job timed at 0, 1, 2, 4, 8 workers and at the recommended setting, in 5 interleaved rounds inside one
    process (torch imported once, the order rotated each round): medians per setting;
-3. `envguard smoke ENV --loader pipelines.py:make_loader --step-ms STEP --step-cores CORES` (no --sweep): the
-   model's worker advice from the per-sample profile beside the step watch measured (its wall time and the
-   cores it kept busy); `envguard doctor ENV --loader ... --step-ms STEP --step-cores CORES` the same from
-   its own profile; and doctor's num_workers ceiling without --loader.
+3. `envguard smoke ENV --loader pipelines.py:make_loader --step-ms STEP --step-cores CORES --step-threads T`
+   (no --sweep): the model's advice from the per-sample profile beside the step watch measured (its wall
+   time, the cores it kept busy and its intra-op threads), `@K` where it is torch.set_num_threads(K) first;
+   `envguard doctor ENV --loader ... --step-ms STEP --step-cores CORES --step-threads T` the same from its
+   own profile; and doctor's num_workers ceiling without --loader.
 
 Usage: python scripts/bench/bench_pipeline_advice.py [--rounds 5] [--batches 40] [--only NAME] [--busy |
 --busy-elsewhere] (`--busy` keeps one core busy with another process meanwhile, started from this session;
@@ -19,7 +20,8 @@ Usage: python scripts/bench/bench_pipeline_advice.py [--rounds 5] [--batches 40]
 intra-op threads (torch.set_num_threads(K)), the sweep also times 0, 1 and 2 workers with K threads:
 `threads_vs_best` is the best of those over the best of the sweep as written; watch runs again on the job
 with K threads, and `then` is its num_workers advice there, measured (over the best with K threads, over
-the start with K threads, and over the best as written). Figures go to docs/PERFORMANCE.md.
+the start with K threads, and over the best as written), beside smoke's and doctor's given that step.
+Figures go to docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
@@ -136,27 +138,29 @@ def advised_threads(diagnosis: dict[str, Any]) -> int | None:
     return None
 
 
-def smoke(name: str, env: dict[str, str], step_ms: float, step_cores: float, out: Path) -> int | None:
-    """The num_workers smoke's model advises for the loader beside the step watch measured (its wall time
-    and the cores it kept busy)."""
+def step_args(step: dict[str, Any]) -> list[str]:
+    """--step-ms, --step-cores and --step-threads as watch measured the step."""
+    args = ["--step-ms", f"{step['ms']:.1f}", "--step-cores", f"{step['cores']:.2f}"]
+    return args + (["--step-threads", str(step["threads"])] if step.get("threads") else [])
+
+
+def answer(findings: list[dict[str, Any]], num_workers: int | None) -> str | None:
+    """The tool's answer as the sweep keys it: `@K` where it advises torch.set_num_threads(K) first, else
+    the num_workers it advises."""
+    threads = advised_threads({"findings": findings})
+    if threads is not None:
+        return f"@{threads}"
+    return None if num_workers is None else str(num_workers)
+
+
+def smoke(name: str, env: dict[str, str], step: dict[str, Any], out: Path) -> str | None:
+    """smoke's answer for the loader beside the step watch measured (its wall time, the cores it kept busy
+    and its intra-op threads): `@K` for the thread advice, else the num_workers its model advises."""
     done = subprocess.run(
         [
-            sys.executable,
-            "-m",
-            "envguard",
-            "smoke",
-            sys.prefix,
-            "--budget",
-            "40",
-            "--step-ms",
-            f"{step_ms:.1f}",
-            "--step-cores",
-            f"{step_cores:.2f}",
-            "--loader",
-            f"{PIPELINES}:make_loader",
-            "--json",
-            "-o",
-            str(out),
+            *(sys.executable, "-m", "envguard", "smoke", sys.prefix, "--budget", "40"),
+            *step_args(step),
+            *("--loader", f"{PIPELINES}:make_loader", "--json", "-o", str(out)),
         ],
         capture_output=True,
         text=True,
@@ -166,11 +170,10 @@ def smoke(name: str, env: dict[str, str], step_ms: float, step_cores: float, out
     if not out.is_file():
         print(f"  smoke failed on {name}: {done.stderr[-300:]}")
         return None
-    found = [f for f in json.loads(out.read_text())["findings"] if f["check"] == "worker advice (model)"]
-    if not found:
-        return None
-    fix = found[0]["fix"]
-    return int(fix.split("num_workers=")[1].split(",")[0].split(")")[0])
+    findings = json.loads(out.read_text())["findings"]
+    found = [f for f in findings if f["check"] == "worker advice (model)"]
+    workers = int(found[0]["fix"].split("num_workers=")[1].split(",")[0].split(")")[0]) if found else None
+    return answer(findings, workers)
 
 
 def doctor_ceiling(env: dict[str, str]) -> int:
@@ -184,14 +187,13 @@ def doctor_ceiling(env: dict[str, str]) -> int:
     return int(json.loads(done.stdout)["recommended_workers"])
 
 
-def doctor(name: str, env: dict[str, str], step_ms: float, step_cores: float) -> int | None:
-    """The num_workers `doctor --loader` gives the loader beside the step watch measured (the same model as
-    smoke's, from doctor's own profile of the dataset)."""
+def doctor(name: str, env: dict[str, str], step: dict[str, Any]) -> str | None:
+    """`doctor --loader`'s answer beside the step watch measured (the same model as smoke's, from doctor's
+    own profile of the dataset): `@K` for the thread advice, else its num_workers."""
     done = subprocess.run(
         [
             *(sys.executable, "-m", "envguard", "doctor", sys.prefix, "--no-hashes", "--json"),
-            *("--loader", f"{PIPELINES}:make_loader"),
-            *("--step-ms", f"{step_ms:.1f}", "--step-cores", f"{step_cores:.2f}"),
+            *("--loader", f"{PIPELINES}:make_loader", *step_args(step)),
         ],
         capture_output=True,
         text=True,
@@ -199,10 +201,24 @@ def doctor(name: str, env: dict[str, str], step_ms: float, step_cores: float) ->
         timeout=600,
     )
     try:
-        return int(json.loads(done.stdout)["loader"]["advice"]["setting"]["num_workers"])
+        report = json.loads(done.stdout)
+        advice = report["loader"]["advice"]
+        return answer(report["findings"], int(advice["setting"]["num_workers"]) if advice else None)
     except (ValueError, KeyError, TypeError):
         print(f"  doctor failed on {name}: {done.stderr[-300:]}")
         return None
+
+
+def watched_step(report: dict[str, Any]) -> dict[str, Any]:
+    """The step as watch measured it: ms per batch, the cores it kept busy, its intra-op threads."""
+    loader = max(report["run"]["loaders"], key=lambda lt: lt["wait_s"] + lt["step_s"])
+    pipeline = report["diagnosis"].get("pipeline") or {}
+    costs = pipeline.get("costs") or {}
+    return {
+        "ms": 1000 * loader["step_s"] / max(loader["batches"], 1),
+        "cores": costs["step_cpu"] / costs["step_wall"] if costs.get("step_wall") else 0.0,
+        "threads": pipeline.get("step_threads"),
+    }
 
 
 def median(values: list[float]) -> float:
@@ -219,8 +235,7 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
     # the recommendation as a sweep key: N workers, or the start's workers with the step on K threads
     recommended = f"{start}@{threads}" if rec.get("setting") == "threads" else str(value)
     predicted = rec.get("expected_speedup", 1.0) if rec else 1.0  # None: not predicted (the thread advice)
-    loader = max(report["run"]["loaders"], key=lambda lt: lt["wait_s"] + lt["step_s"])
-    step_ms = 1000 * loader["step_s"] / max(loader["batches"], 1)
+    step = watched_step(report)
     extra = []
     dataloader = rec.get("dataloader", "")
     if "persistent_workers=True" in dataloader:
@@ -230,21 +245,23 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
     ]
     then: dict[str, Any] = {}
     if threads:  # the thread advice applied, then watched again for its num_workers advice
-        again = watch(name, env, WATCHED[name], tmp / f"watch-{name}-threads.json", threads)["diagnosis"]
+        rewatched = watch(name, env, WATCHED[name], tmp / f"watch-{name}-threads.json", threads)
+        again = rewatched["diagnosis"]
         rec2 = again.get("recommendation") or {}
         value2 = rec2.get("value") if rec2.get("setting") == "num_workers" else start
         then = {"recommended": int(value2 if value2 is not None else start), "rule": rec2.get("rule", "")}
         then["predicted_gain"] = float(rec2.get("expected_speedup") or 1.0)
+        then["step"] = watched_step(rewatched)
         counts += [f"{n}@{threads}" for n in sorted({0, 1, 2, start, then["recommended"]})]
     rates = sweep(name, env, counts, args.rounds, args.batches, extra)
     medians = {n: median(r) for n, r in rates.items()}
     best_n = max((str(n) for n in SWEEP), key=lambda n: medians[n])
     measured_gain = medians[recommended] / medians[str(start)]
-    costs = (diagnosis.get("pipeline") or {}).get("costs") or {}
-    step_cores = costs["step_cpu"] / costs["step_wall"] if costs.get("step_wall") else 0.0
-    smoke_n = smoke(name, env, step_ms, step_cores, tmp / f"smoke-{name}.json")
-    doctor_n = doctor(name, env, step_ms, step_cores)
-    if then:
+    smoke_n = smoke(name, env, step, tmp / f"smoke-{name}.json")
+    doctor_n = doctor(name, env, step)
+    if then:  # smoke and doctor given the step watch measured with K threads
+        then["smoke"] = smoke(name, env, then["step"], tmp / f"smoke-{name}-threads.json")
+        then["doctor"] = doctor(name, env, then["step"])
         chosen = medians[f"{then['recommended']}@{threads}"]
         then["measured_gain"] = round(chosen / medians[f"{start}@{threads}"], 3)
         then["vs_best_with_threads"] = round(chosen / max(medians[f"{n}@{threads}"] for n in (0, 1, 2)), 3)
@@ -267,8 +284,9 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
             round(max(medians[f"{n}@{threads}"] for n in (0, 1, 2)) / medians[best_n], 3) if threads else None
         ),
         "then": then,
-        "step_ms": round(step_ms, 1),
-        "step_cores": round(step_cores, 2),
+        "step_ms": round(step["ms"], 1),
+        "step_cores": round(step["cores"], 2),
+        "step_threads": step["threads"],
         "smoke": smoke_n,
         "doctor": doctor_n,
     }
@@ -299,17 +317,19 @@ def main() -> None:
     print()
     print(
         "| pipeline | start | watch's rule | recommended | best of sweep | rec / best | predicted | measured "
-        "| error | smoke | doctor | threads advised (best with them / best) |"
+        "| error | smoke | doctor | threads advised (best with them / best) | then: watch, smoke, doctor |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         threads = f"{r['threads_advised']} ({r['threads_vs_best']:.2f})" if r["threads_advised"] else "-"
         predicted = f"{r['predicted_gain']:.2f}x" if r["predicted_gain"] is not None else "not predicted"
         error = f"{r['gain_error']:+.0%}" if r["gain_error"] is not None else "-"
+        then = r["then"]
+        after = f"{then['recommended']}, {then['smoke']}, {then['doctor']}" if then else "-"
         print(
             f"| {r['pipeline']} | {r['start']} | {r['rule']} | {r['recommended']} | {r['best']} | "
             f"{r['rec_vs_best']:.2f} | {predicted} | {r['measured_gain']:.2f}x | "
-            f"{error} | {r['smoke']} | {r['doctor']} | {threads} |"
+            f"{error} | {r['smoke']} | {r['doctor']} | {threads} | {after} |"
         )
 
 

@@ -6,11 +6,14 @@ loader that waits on I/O."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from envguard.machine.host import cpu_info
 from tests.helpers import REPO, MakePrefix, by_check, envguard, smoke_json
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
@@ -92,16 +95,73 @@ def test_a_step_that_keeps_the_cores_busy_leaves_the_loading_in_the_main_process
     spec = tmp_path / "train.py"
     spec.write_text(WAITING.replace("time.sleep(0.008)", "sum(i * i for i in range(20000))"))
     code, data = doctor_json(
-        capsys, str(prefix), "--loader", f"{spec}:make_loader", "--step-ms", "200", "--step-cores", "2"
+        capsys,
+        str(prefix),
+        *("--loader", f"{spec}:make_loader", "--step-ms", "200", "--step-cores", "2"),
+        *("--step-threads", "1"),  # its threads fit whatever else runs (the thread advice is tested below)
     )
     advice = data["loader"]["advice"]
     assert code == 0 and advice["setting"]["num_workers"] == 0 and advice["competes"], advice
 
 
-def test_step_figures_without_a_loader_are_one_line_exit_2(
-    prefix: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.slow
+def test_a_step_running_more_threads_than_the_cores_gets_the_thread_advice_not_a_worker_count(
+    prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = envguard("doctor", str(prefix), "--step-ms", "200")
+    """A CPU step whose intra-op threads (--step-threads, as watch reports them) outnumber the usable cores:
+    doctor and smoke say torch.set_num_threads(K) first, as watch does, and no num_workers from a step that
+    waits on itself."""
+    usable = cpu_info().usable
+    spec = tmp_path / "train.py"
+    spec.write_text(WAITING)
+    step = ("--step-ms", "20", "--step-cores", f"{usable - 0.1:g}", "--step-threads", str(usable + 2))
+    code, data = doctor_json(capsys, str(prefix), "--loader", f"{spec}:make_loader", *step)
+    threads = data["loader"]["threads"]
+    assert code == 0 and data["loader"]["advice"] is None, data["loader"]
+    assert threads["now"] == usable + 2 and 1 <= threads["advised"] <= usable, threads
+    found = by_check(data)["intra-op threads"]
+    assert found["status"] == "WARN" and f"torch.set_num_threads({threads['advised']})" in found["fix"]
+    assert "worker advice (model)" not in by_check(data)
+    envguard("doctor", str(prefix), "--no-hashes", "--loader", f"{spec}:make_loader", *step)
+    line = " ".join(capsys.readouterr().out.split("Checklist")[0].split())
+    assert f"train.py:make_loader: torch.set_num_threads({threads['advised']}) first" in line, line
+
+    code, smoked = smoke_json(capsys, str(prefix), "--budget", "25", "--loader", f"{spec}:make_loader", *step)
+    assert "worker advice (model)" not in by_check(smoked)
+    assert f"set_num_threads({threads['advised']})" in by_check(smoked)["intra-op threads"]["fix"]
+
+
+@pytest.mark.slow
+def test_a_busy_process_in_another_session_makes_the_steps_threads_too_many(
+    prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench_pipeline_advice's imagenet beside a busy process: watch, in the job's session, said threads
+    first; doctor profiled in a session of its own, where the worker got a core to itself, and said 1
+    worker. The cores the machine kept busy meanwhile count: doctor now gives watch's answer. The step runs
+    as many threads as there are usable cores (torch's default on this box) and a process spins in a
+    session of its own, as another user's job does."""
+    usable = cpu_info().usable
+    spec = tmp_path / "train.py"
+    spec.write_text(WAITING)  # a loader that sleeps: the spinner gets its core whatever the worker does
+    step = ("--step-ms", "11", "--step-cores", f"{usable - 0.1:g}", "--step-threads", str(usable))
+    spinner = subprocess.Popen(
+        [sys.executable, "-c", "while True: pass"], start_new_session=True, stdin=subprocess.DEVNULL
+    )
+    try:
+        code, data = doctor_json(capsys, str(prefix), "--loader", f"{spec}:make_loader", *step)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert code == 0 and data["loader"]["advice"] is None, data["loader"]
+    assert data["loader"]["threads"]["advised"] < usable, data["loader"]["threads"]
+    assert "other runnable processes" in by_check(data)["intra-op threads"]["evidence"]
+
+
+@pytest.mark.parametrize("step", [("--step-ms", "200"), ("--step-threads", "2")])
+def test_step_figures_without_a_loader_are_one_line_exit_2(
+    prefix: Path, capsys: pytest.CaptureFixture[str], step: tuple[str, str]
+) -> None:
+    code = envguard("doctor", str(prefix), *step)
     err = capsys.readouterr().err
     assert code == 2 and "--loader FILE.py:NAME" in err and len(err.strip().splitlines()) == 1, err
 

@@ -50,6 +50,14 @@ GRAMMAR = Command(
             help="With --loader: the cores your step keeps busy, as watch reports it (default 0: a step that "
             "waits on a GPU).",
         ),
+        Opt(
+            "--step-threads",
+            metavar="N",
+            kind="int",
+            minimum=1,
+            help="With --loader: your step's intra-op threads, as watch reports them (default: torch's "
+            "default in SOURCE).",
+        ),
         *styles(),
     ],
 )
@@ -62,14 +70,18 @@ def run(
     loader: str | None,
     step_ms: float | None,
     step_cores: float | None,
+    step_threads: int | None,
     style: Style,
     output: str | None,
 ) -> int:
     """Check GPU, torch/CUDA, CPUs, memory, /dev/shm, open files, the data disk and SOURCE's files (a prefix
     or name:ENV; default: the active environment); with --loader, the model's setting for that loader. Exit 1
     when a check FAILs."""
-    if loader is None and (step_ms is not None or step_cores is not None):
-        raise UsageError("--step-ms and --step-cores describe the step beside --loader FILE.py:NAME; give it")
+    if loader is None and (step_ms is not None or step_cores is not None or step_threads is not None):
+        raise UsageError(
+            "--step-ms, --step-cores and --step-threads describe the step beside --loader FILE.py:NAME; "
+            "give it"
+        )
     with report_on_error("doctor", style, output):
         report = run_doctor(
             source,
@@ -78,6 +90,7 @@ def run(
             loader=loader,
             step_ms=step_ms,
             step_cores=step_cores or 0.0,
+            step_threads=step_threads,
         )
     present(render.views(report), style, output)
     return exit_code(report.findings)

@@ -148,6 +148,15 @@ GRAMMAR = Command(
             "against it.",
         ),
         Opt(
+            "--step-threads",
+            metavar="N",
+            kind="int",
+            minimum=1,
+            help="Your training step's intra-op threads, as watch reports them ('the step runs torch's 2 "
+            "intra-op threads'; default: torch's default in SOURCE): with --step-ms and --step-cores, more "
+            "threads than the cores the job gets beside the other load get the thread advice first.",
+        ),
+        Opt(
             "--data",
             dest="data_dir",
             kind="path",
@@ -271,6 +280,7 @@ def run(
     cpu_ms: float,
     step_ms: float | None,
     step_cores: float | None,
+    step_threads: int | None,
     data_dir: Path | None,
     decode: str | None,
     dataset: str | None,
@@ -299,6 +309,11 @@ def run(
             "--data and --dataset are mutually exclusive: --data DIR times reading the files in DIR, "
             "--dataset FILE.py:NAME your own Dataset; give one"
         )
+    if step_threads is not None and (not loader or step_ms is None):
+        raise UsageError(
+            "--step-threads describes the training step beside --loader FILE.py:NAME and --step-ms; "
+            "give them (or drop --step-threads)"
+        )
     sweep = _sweep(sweep_text, loader)
     if decode and not data_dir:
         raise UsageError("--decode image decodes the files of --data DIR; add --data DIR (or drop --decode)")
@@ -325,6 +340,7 @@ def run(
         cpu_ms=cpu_ms,
         step_ms=step_ms,
         step_cores=step_cores or 0.0,
+        step_threads=step_threads,
         data_dir=data_dir,
         dataset=dataset,
         lock=lock,

@@ -45,7 +45,8 @@ def cpu_findings(cpus: CpuInfo, ranks: int = 1, ranks_source: str = "one process
             "training step that keeps every core busy leaves no room for any (a ceiling, not the setting: "
             "the setting needs your pipeline's costs)",
             "the setting for your pipeline comes from the same model with its measured costs: "
-            "`envguard doctor --loader train.py:make_loader` (add --step-ms and --step-cores from watch), "
+            "`envguard doctor --loader train.py:make_loader` (add --step-ms, --step-cores and --step-threads "
+            "from watch), "
             "`envguard watch -- python train.py` or `envguard smoke ENV --loader train.py:make_loader`; "
             "pin_memory=True only with a GPU",
         )

@@ -142,7 +142,9 @@ def _profile(settings: Dict[str, Any], result: Dict[str, Any], deadline: float) 
     _phase(settings, "profiling your dataset")
     try:
         left = max(0.0, deadline - time.perf_counter())
-        result["loader_profile"] = profiling.profile(_dataset(settings), max_seconds=min(1.5, 0.15 * left))
+        result["loader_profile"] = profiling.profile(
+            _dataset(settings), max_seconds=min(1.5, 0.15 * left), machine_seconds=min(1.0, 0.1 * left)
+        )
     except Exception as exc:  # the user's dataset raised: a finding, as in main's phases
         _record_error(result, "profile of your dataset", exc)
     _done(settings, result)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from envguard.findings import Finding
 from envguard.machine.host import CpuInfo, ShmInfo, recommended_workers
 from envguard.model import Fingerprints
+from envguard.pipeline.threads import Threads
 from envguard.smoke.measured import Measured
 from envguard.smoke.rates import below_loader_floor, swept
 from envguard.smoke.readpasses import StorageResult
@@ -80,6 +81,7 @@ def judge(given: Inputs) -> list[Finding]:
         measured.device == "cuda",
         options.step_ms,
         options.step_cores,
+        options.step_threads,
     )
     found += _memory(given)  # issue 10: per-worker memory and /dev/shm for every local rank
     found += _throughput(given)
@@ -97,8 +99,9 @@ def judge(given: Inputs) -> list[Finding]:
 
 
 def worker_advice(measured: Measured, options: SmokeOptions, host: HostFacts) -> WorkerAdvice:
-    """doctor --loader: the model's setting for the user's loader from its dataset's profile, or the
-    findings that say why there is none (the dataset raised, ran out of memory, or the budget ended)."""
+    """doctor --loader: the model's setting for the user's loader from its dataset's profile, the thread
+    advice instead where the step's threads outnumber its cores, or the findings that say why there is none
+    (the dataset raised, ran out of memory, or the budget ended)."""
     settings = measured.loader.settings if measured.loader else None
     errors = [e.error for e in measured.errors]
     found = crashes.phase_errors(measured.errors, measured.memory_use)
@@ -112,9 +115,12 @@ def worker_advice(measured: Measured, options: SmokeOptions, host: HostFacts) ->
         measured.device == "cuda",
         options.step_ms,
         options.step_cores,
+        options.step_threads,
     )
     if advised is None:
         return WorkerAdvice(loader=str(options.loader), advice=None, findings=tuple(found))
+    if isinstance(advised, Threads):  # the step's threads first, as in watch: no worker setting yet
+        return WorkerAdvice(str(options.loader), None, (*found, advised.finding()), threads=advised)
     return WorkerAdvice(loader=str(options.loader), advice=advised[0], findings=(*found, advised[1]))
 
 

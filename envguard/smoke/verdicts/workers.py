@@ -1,11 +1,15 @@
 """The input-pipeline model's worker advice for `--loader` without `--sweep` (smoke) and for `doctor --loader`
-(pure): the loader's settings and its dataset's per-sample cost in, the final setting and its finding out."""
+(pure): the loader's settings and its dataset's per-sample cost in, the final setting and its finding out.
+Where the step watch measured runs more intra-op threads than the cores the job gets beside the load the
+profile saw, the thread advice comes first, as in watch, and no worker setting: a step whose threads wait on
+each other says nothing reliable about workers."""
 
 from __future__ import annotations
 
 from envguard.findings import Finding
 from envguard.pipeline import model
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others_from_share
+from envguard.pipeline.threads import Threads, too_many_threads
 from envguard.smoke.measured import SampleCost
 from envguard.smoke.measured_pipeline import LoaderSettings
 
@@ -13,11 +17,13 @@ CATEGORY = "your loader"
 
 
 def _others(cost: SampleCost, usable: int, delay_ms: float) -> float:
-    """The other load while the dataset was profiled, as runnable processes: the share of a core the
-    one-thread worker got while it wanted one (CPU over CPU plus run-queue wait), as watch reads it."""
+    """The other load while the dataset was profiled, as runnable processes, as watch reads it: the cores
+    other processes kept busy (/proc/stat), or more where the one-thread worker got less than a core while it
+    wanted one (CPU over CPU plus run-queue wait). A worker in a session of its own may get a whole core
+    beside a busy process that the user's step, in the user's session, shares: the cores count then."""
     wanted = (cost.cpu_ms or 0.0) + delay_ms
     share = (cost.cpu_ms or 0.0) / wanted if wanted > 0 else None
-    return others_from_share(usable, 0.0, share, 1.0)
+    return others_from_share(usable, cost.others_cores or 0.0, share, 1.0)
 
 
 ALONE_MOST = 4  # without the training step, advise at most this many workers per usable core
@@ -31,11 +37,14 @@ def worker_model(
     cuda: bool,
     step_ms: float | None = None,
     step_cores: float = 0.0,
-) -> tuple[model.Advice, Finding] | None:
+    step_threads: int | None = None,
+) -> tuple[model.Advice, Finding] | Threads | None:
     """--loader without --sweep (smoke, and doctor --loader): the worker advice of the input-pipeline model
     from the per-sample cost of the loader's dataset (CPU clocks and the off-CPU wait, profiled in one
     worker), for the loader alone or, with --step-ms, beside a training step of that many milliseconds per
-    batch (as watch measures it); the advice and its finding, None when nothing was profiled."""
+    batch (as watch measures it); the advice and its finding, the thread advice instead where the step's
+    intra-op threads (--step-threads, else torch's default where the profile ran) outnumber the cores the
+    job gets, None when nothing was profiled."""
     if cost is None or given is None or cost.cpu_ms is None or cost.wall_ms is None:
         return None
     batch = given.batch_size or 1
@@ -53,7 +62,11 @@ def worker_model(
         cores=Cores(usable, _others(cost, usable, delay)),
         current=Setting(given.num_workers, given.prefetch_factor, given.persistent_workers, given.pin_memory),
         accelerator=cuda,
+        step_threads=step_threads if step_threads is not None else cost.threads,
     )
+    threads = too_many_threads(pipeline) if step_ms is not None else None
+    if threads is not None:
+        return threads
     most = ALONE_MOST * max(usable, 1) if step_ms is None else model.MAX_WORKERS
     advice = model.advise(pipeline, most=most)
     alone = (
@@ -84,7 +97,11 @@ def model_advice(
     cuda: bool,
     step_ms: float | None = None,
     step_cores: float = 0.0,
+    step_threads: int | None = None,
 ) -> list[Finding]:
-    """The finding of `worker_model`, none when nothing was profiled."""
-    found = worker_model(cost, given, usable, cuda, step_ms, step_cores)
+    """The finding of `worker_model` (the worker advice, or the thread advice), none when nothing was
+    profiled."""
+    found = worker_model(cost, given, usable, cuda, step_ms, step_cores, step_threads)
+    if isinstance(found, Threads):
+        return [found.finding()]
     return [found[1]] if found is not None else []

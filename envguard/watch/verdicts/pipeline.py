@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from envguard.findings import Finding
 from envguard.pipeline import model
+from envguard.pipeline.threads import too_many_threads
 from envguard.watch.records import LoaderTotals
 from envguard.watch.result import Advice, Diagnosis
 from envguard.watch.summary import Figures, Summary, pipeline_of
-from envguard.watch.verdicts.threads import too_many_threads
 
 INPUT_BOUND = 0.10  # data wait at or above this share of the loop: the input pipeline is the bottleneck
 MIN_BATCHES = 20

@@ -126,3 +126,44 @@ def test_the_other_load_seen_while_profiling_counts_as_watch_counts_it() -> None
     idle = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0)
     (quiet,) = workers.model_advice(idle, GIVEN, usable=2, cuda=False, step_ms=157.8, step_cores=1.0)
     assert "rule compete" not in quiet.evidence  # one thread on a quiet 2-core box leaves a core free
+
+
+def test_a_step_whose_threads_outnumber_the_cores_it_gets_gets_the_thread_advice_first() -> None:
+    """bench_pipeline_advice, imagenet beside a busy process: watch said torch.set_num_threads(1) first
+    (1.71x the best worker count once applied) while smoke and doctor, profiling in a session of their own
+    (the worker got a whole core), said 1 worker. The cores other processes kept busy during the profile
+    (/proc/stat) and the step's threads (torch's default there, or --step-threads) give smoke watch's
+    answer: the threads first, no worker setting from a step waiting on itself."""
+    busy = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0, others_cores=1.0, threads=2)
+    (found,) = workers.model_advice(busy, GIVEN, usable=2, cuda=False, step_ms=11.0, step_cores=1.9)
+    assert (found.category, found.check, found.status) == ("training step", "intra-op threads", "WARN")
+    assert "torch.set_num_threads(1)" in found.fix and "torch's 2 intra-op threads" in found.evidence
+    assert "1.0 other runnable processes" in found.evidence
+    # the same step told to run 1 thread (--step-threads 1, as watch reports it after the fix): workers
+    (one,) = workers.model_advice(
+        busy, GIVEN, usable=2, cuda=False, step_ms=11.0, step_cores=0.95, step_threads=1
+    )
+    assert one.check == "worker advice (model)"
+    quiet = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0, others_cores=0.05, threads=2)
+    (fits,) = workers.model_advice(quiet, GIVEN, usable=2, cuda=False, step_ms=11.0, step_cores=1.9)
+    assert fits.check == "worker advice (model)"  # 2 threads on 2 idle cores fit
+    (alone,) = workers.model_advice(busy, GIVEN, usable=2, cuda=False)  # no step given: the loader alone
+    assert alone.check == "worker advice (model)"
+    (gpu,) = workers.model_advice(busy, GIVEN, usable=2, cuda=True, step_ms=11.0, step_cores=0.1)
+    assert gpu.check == "worker advice (model)"  # a step waiting on a GPU: its threads are not the pace
+
+
+def test_doctor_gives_no_worker_setting_where_the_threads_come_first() -> None:
+    from envguard.machine.host import CpuInfo, ShmInfo
+    from envguard.smoke.measured import Measured
+    from envguard.smoke.measured_pipeline import LoaderChecks
+    from envguard.smoke.report import SmokeOptions
+    from envguard.smoke.verdicts import HostFacts, worker_advice
+
+    busy = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0, others_cores=1.0, threads=2)
+    measured = Measured(loader=LoaderChecks(settings=GIVEN, limit=8), loader_profile=busy)
+    options = SmokeOptions(loader="train.py:make_loader", step_ms=11.0, step_cores=1.9, advice_only=True)
+    host = HostFacts(CpuInfo(2, 2, 2, None, 2), ShmInfo("/dev/shm", True), None)
+    advised = worker_advice(measured, options, host)
+    assert advised.advice is None and advised.threads is not None and advised.threads.advised == 1
+    assert [f.check for f in advised.findings] == ["intra-op threads"]
