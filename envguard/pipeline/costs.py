@@ -51,14 +51,20 @@ class Cores:
     others: float = 0.0
 
 
-def others_from_share(usable: int, others_cores: float, share: float | None, runnable: float) -> float:
-    """The other load as runnable processes. The cores others kept busy count while cores are free; once
-    they are full, the scheduler gives each runnable process usable / (ours + theirs), so the share of a
-    core a busy process of ours got while runnable (CPU / (CPU + run-queue wait)) tells how many of theirs
-    there were."""
+def others_from_share(
+    usable: int, others_cores: float, share: float | None, runnable: float, visible: int | None = None
+) -> float:
+    """The other load as runnable processes competing for the job's cores. The cores others kept busy
+    (measured over the `visible` cores of the host, default the usable ones) count while cores are free, less
+    the host's cores the job cannot use anyway (a 2-CPU quota on an 8-core host: others take 6 before they
+    take the job's share); once they are full, the scheduler gives each runnable process usable / (ours +
+    theirs), so the share of a core a busy process of ours got while runnable (CPU / (CPU + run-queue wait))
+    tells how many of theirs there were."""
+    spare = max(0, (visible or usable) - usable)
+    others = max(others_cores - spare, 0.0)
     if share is None or share >= 0.95 or share <= 0:
-        return max(others_cores, 0.0)
-    return max(others_cores, usable / share - max(runnable, 1.0))
+        return others
+    return max(others, usable / share - max(runnable, 1.0))
 
 
 @dataclass(frozen=True, slots=True)

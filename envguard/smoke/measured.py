@@ -103,6 +103,7 @@ class SampleCost:
     off_ms: float | None = None  # off the CPU (sleep, I/O), run-queue time left out
     others_cores: float | None = None
     threads: int | None = None
+    cpus: int | None = None  # the host's CPUs `others_cores` was read over (/proc/stat counts them all)
 
 
 @dataclass(frozen=True, slots=True)

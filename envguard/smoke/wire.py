@@ -92,6 +92,7 @@ def _sample_cost(profile: Obj) -> SampleCost:
         off_ms=profile.opt_number("off_ms"),
         others_cores=profile.opt_number("others_cores"),
         threads=profile.opt_integer("threads"),
+        cpus=profile.opt_integer("cpus"),
     )
 
 

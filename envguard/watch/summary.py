@@ -282,7 +282,8 @@ def _others(summary: Summary, workers: int, load_cpu: float, load_wait: float) -
     # a loader that mostly sleeps waits for a core at each wake-up: its share says little about the others
     cpu_bound = fetched is not None and fetched.cpu_s > 0 and busy >= 0.5
     share = fetched.cpu_s / (fetched.cpu_s + fetched.delay_s) if fetched and cpu_bound else None
-    return others_from_share(summary.usable_cpus, others, share, max(fig.main_cores, 0.1) + workers * busy)
+    runnable = max(fig.main_cores, 0.1) + workers * busy
+    return others_from_share(summary.usable_cpus, others, share, runnable, visible=fig.cores)
 
 
 def pipeline_of(summary: Summary) -> Pipeline | None:

@@ -150,5 +150,6 @@ def profile(
         "cpu_ms": round(cpus[middle] * 1000, 4) if cpus else None,
         "off_ms": round(offs[middle] * 1000, 4) if offs else None,
         "others_cores": others,
+        "cpus": os.cpu_count(),
         "threads": threads,
     }

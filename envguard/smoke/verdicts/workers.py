@@ -20,10 +20,11 @@ def _others(cost: SampleCost, usable: int, delay_ms: float) -> float:
     """The other load while the dataset was profiled, as runnable processes, as watch reads it: the cores
     other processes kept busy (/proc/stat), or more where the one-thread worker got less than a core while it
     wanted one (CPU over CPU plus run-queue wait). A worker in a session of its own may get a whole core
-    beside a busy process that the user's step, in the user's session, shares: the cores count then."""
+    beside a busy process that the user's step, in the user's session, shares: the cores count then, less
+    the host's cores beyond the usable ones (a quota on a bigger host)."""
     wanted = (cost.cpu_ms or 0.0) + delay_ms
     share = (cost.cpu_ms or 0.0) / wanted if wanted > 0 else None
-    return others_from_share(usable, cost.others_cores or 0.0, share, 1.0)
+    return others_from_share(usable, cost.others_cores or 0.0, share, 1.0, visible=cost.cpus)
 
 
 ALONE_MOST = 4  # without the training step, advise at most this many workers per usable core

@@ -167,3 +167,14 @@ def test_doctor_gives_no_worker_setting_where_the_threads_come_first() -> None:
     advised = worker_advice(measured, options, host)
     assert advised.advice is None and advised.threads is not None and advised.threads.advised == 1
     assert [f.check for f in advised.findings] == ["intra-op threads"]
+
+
+def test_other_tenants_on_the_hosts_other_cores_leave_the_steps_threads_alone() -> None:
+    """A 2-CPU container on an 8-core host whose other tenants keep 5 cores busy: the host's 6 other cores
+    take that load, so the step's 2 threads get their 2 cores (as watch reads it)."""
+    host = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0, others_cores=5.0, threads=2, cpus=8)
+    (found,) = workers.model_advice(host, GIVEN, usable=2, cuda=False, step_ms=11.0, step_cores=1.9)
+    assert found.check == "worker advice (model)", found
+    small = SampleCost(wall_ms=1.1, cpu_ms=1.1, samples=32, off_ms=0.0, others_cores=5.0, threads=2, cpus=2)
+    (crowded,) = workers.model_advice(small, GIVEN, usable=2, cuda=False, step_ms=11.0, step_cores=1.9)
+    assert crowded.check == "intra-op threads"

@@ -148,3 +148,17 @@ def test_a_step_whose_threads_outnumber_its_cores_is_given_fewer_threads_before_
     one = LoaderSettings(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=1)
     single = loader(30, 1.8, 11.0, workers=0, wait_cpu_s=1.0, step_cpu_s=10.9, settings=one)
     assert pipeline_diagnosis(summary(single, figures=busy)).cause != "threads"
+
+
+def test_other_tenants_on_cores_the_job_cannot_use_do_not_make_its_threads_too_many() -> None:
+    """A container with a 2-CPU quota on an 8-core host where other tenants keep 5 cores busy: the host has
+    6 cores beside the job's 2, so none of that load takes the job's share. Read as 5 processes competing
+    for its 2 usable cores, the model gave the job 0.6 of a core and said torch.set_num_threads(1)."""
+    settings = LoaderSettings(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=2)
+    imagenet = loader(30, 1.8, 11.0, workers=0, wait_cpu_s=1.0, step_cpu_s=21.0, settings=settings)
+    host = figures(workers=0, job_cores=2.0, busy_cores=7.0, main_cores=2.0, cores=8)
+    found = pipeline_diagnosis(summary(imagenet, figures=host))
+    assert found.cause != "threads", found
+    # the same load on a 2-core host that is all the job's: 5 other processes do compete for its cores
+    small = figures(workers=0, job_cores=1.0, busy_cores=2.0, main_cores=1.0, cores=2)
+    assert pipeline_diagnosis(summary(imagenet, figures=small)).cause == "threads"
