@@ -15,9 +15,9 @@ step instead of beside it, once for each core the step keeps busy (its threads w
 holds): the consumer becomes 1 / (S + Lc * max(Sc / S, 1) + R + transfer), so workers only hide the off-CPU
 waits (measured on imagenet, 2 cores: more workers made it 0.92x, the model 0.88x). At N = 0 measured in the
 main process, the loading is taken as measured (its run-queue wait included); measured in a worker, the main
-process's share of a core A(1) scales its CPU time. The advice is the fewest workers within
-NEAR_BEST of the best predicted rate, kept as it is when the gain is under MIN_GAIN; the gain is a ratio of
-two predictions, applied to the measured rate where there is one.
+process's share of a core A(1) scales its CPU time. The advice is the fewest workers (0-4, then 6, 8, 12,
+16, 24, 32: COUNTS) within NEAR_BEST of the best predicted rate, kept as it is when the gain is under
+MIN_GAIN; the gain is a ratio of two predictions, applied to the measured rate where there is one.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ from typing import Literal
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
 
 MAX_WORKERS = 32  # the most workers advised: I/O waits can use more than cores, memory and start-up cap it
+# the worker counts advised: each a third or more above the one below past 4, so two measurements a few
+# percent apart (smoke's profile and watch's run) do not land on neighbours (the sleep pipeline: 7 and 8)
+COUNTS = (0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 NEAR_BEST = 0.03  # the fewest workers whose predicted rate is within 3% of the best
 MIN_GAIN = 1.05  # a change predicted to gain less than this is not advised (the setting is kept)
 PERSISTENT_S = 0.1  # worker start-up per epoch that persistent_workers=True must save to be advised
@@ -141,16 +144,17 @@ def rate(pipeline: Pipeline, workers: int) -> Prediction:
 
 
 def predictions(pipeline: Pipeline, most: int = MAX_WORKERS) -> tuple[Prediction, ...]:
-    """The predicted rate of every worker count from 0 to `most` (and the current one)."""
-    counts = sorted(set(range(most + 1)) | {pipeline.current.num_workers})
+    """The predicted rate of each worker count the advice may give (COUNTS up to `most`) and the current
+    one."""
+    counts = sorted({n for n in COUNTS if n <= most} | {pipeline.current.num_workers})
     return tuple(rate(pipeline, n) for n in counts)
 
 
 def choose(pipeline: Pipeline, most: int = MAX_WORKERS) -> tuple[int, tuple[Prediction, ...]]:
-    """The fewest workers within NEAR_BEST of the best predicted rate, 0 only where it is the best (it puts
-    every batch's loading on the loop's path, and the loading figure is the one most in doubt: 'tuned' at 0
-    was predicted 2.6% slower and measured 7%); the current count instead when that means more workers for a
-    gain under MIN_GAIN."""
+    """The fewest workers (of COUNTS) within NEAR_BEST of the best predicted rate, 0 only where it is the
+    best (it puts every batch's loading on the loop's path, and the loading figure is the one most in doubt:
+    'tuned' at 0 was predicted 2.6% slower and measured 7%); the current count instead when that means more
+    workers for a gain under MIN_GAIN."""
     rates = predictions(pipeline, most)
     best = max(p.rate for p in rates)
     near = [p for p in rates if p.rate >= (1 - NEAR_BEST) * best and (p.workers or p.rate >= best)]

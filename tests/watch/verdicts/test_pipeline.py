@@ -28,11 +28,12 @@ def test_cpu_bound_workers_with_spare_cores_get_the_count_that_feeds_the_step() 
     assert (found.verdict, found.cause) == ("input-bound", "cpu")
     advice = found.recommendation
     assert advice is not None and advice.rule == "spare-cores"
-    # 0.2 s per batch per worker: 5 workers feed the 24/s the steps allow, in one step (not 2 -> 3 -> ...)
-    assert (advice.setting, advice.value) == ("num_workers", 5)
+    # 0.2 s per batch per worker: 5 workers feed the 24/s the steps allow, in one step (not 2 -> 3 -> ...);
+    # past 4 the counts advised are 6, 8, 12, ... (so two measurements a few percent apart agree)
+    assert (advice.setting, advice.value) == ("num_workers", 6)
     assert advice.expected_speedup == pytest.approx(2.44, abs=0.02)
     assert advice.predicted_batches_per_s == pytest.approx(24.4, abs=0.2)
-    assert advice.dataloader.startswith("DataLoader(num_workers=5, prefetch_factor=2")
+    assert advice.dataloader.startswith("DataLoader(num_workers=6, prefetch_factor=2")
     assert found.findings[0].status == "FAIL" and found.findings[0].check == "input-bound: CPU-bound workers"
     assert found.data_wait_fraction == 0.6 and found.batches_per_s == 10.0
     assert found.pipeline is not None and found.pipeline.costs.load_cpu == pytest.approx(0.19)
