@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from envguard.atomic import write_text
+from envguard.atomic import clean_stale_temps, write_text
 from envguard.errors import BadInputError, OperationalError
 from envguard.output import inform, oneline
 from envguard.prefix.condaconfig import register, registered_environments, unregister
@@ -231,7 +231,9 @@ def _clear_journal(target: Path) -> None:
 def recover(target: Path) -> str | None:
     """Under the lock: finish what a command killed while changing `target` left, and say what was done.
     Its old environment comes back (the half-built replacement is deleted first); a half-made new one is
-    removed and unregistered; a finished replacement's leftover old copy is deleted."""
+    removed and unregistered; a finished replacement's leftover old copy is deleted. A journal write a kill
+    cut short (its temp file, never renamed over the journal) is deleted too."""
+    clean_stale_temps(journal_path(target))
     journal = read_journal(target)
     if journal is None:
         return _recover_legacy(target)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard import textio
-from envguard.atomic import write_text
+from envguard.atomic import clean_stale_temps, write_text
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import VirtualPackage
 from envguard.textio import read_bytes
@@ -216,6 +216,7 @@ def _update_registry(change: Callable[[list[str]], list[str]], prefix: Path) -> 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with _locked(path.with_name(".environments.txt.envguard-lock")):
+            clean_stale_temps(path)  # a writer killed between its temp file and the rename
             try:
                 lines = [ln for ln in read_bytes(path).decode("utf-8", "replace").splitlines() if ln.strip()]
             except OSError:

@@ -89,6 +89,38 @@ def test_a_finished_replacement_only_loses_its_leftover_old_copy(tmp_path: Path)
     assert sorted(p.name for p in target.parent.iterdir()) == ["work"]
 
 
+@pytest.mark.parametrize("journal", [True, False])
+def test_a_journal_write_killed_midway_leaves_no_temp_file(tmp_path: Path, journal: bool) -> None:
+    """CI, kill -9 at 90% of a `create --force`: the process died between writing the journal's next phase
+    to its temp file and renaming it over the journal, and `..work.envguard-journal.PID.RAND.tmp` stayed
+    beside the environment after the next command recovered. So did one of a first journal, never
+    renamed (no journal at all)."""
+    target = _env(tmp_path / "envs" / "work", "the new one, complete")
+    pid = _dead_pid()
+    if journal:
+        _journal(target, pid=pid, phase="done")
+    temp = target.parent / f"..work.envguard-journal.{pid}.1a9f4845.tmp"  # atomic.write_text's name
+    temp.write_text('{"phase": "do')
+    live = target.parent / f"..work.envguard-journal.{os.getppid()}.2b9f4845.tmp"  # a live writer's: kept
+    live.write_text("{")
+    with targets.hold(target) as held:
+        assert held.recovered == []
+    assert sorted(p.name for p in target.parent.iterdir()) == [live.name, "work"]
+
+
+def test_a_registry_write_killed_midway_leaves_no_temp_file(tmp_path: Path) -> None:
+    """The same kill between the temp file and the rename of ~/.conda/environments.txt: the next
+    registration, under the registry's lock, deletes the dead writer's temp file."""
+    from envguard.prefix.condaconfig import environments_txt
+
+    registry = environments_txt()
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    temp = registry.with_name(f".environments.txt.{_dead_pid()}.3c9f4845.tmp")  # atomic.write_text's
+    temp.write_text("/half/a/line")
+    register(tmp_path / "work")
+    assert not temp.exists() and tmp_path / "work" in registered_prefixes()
+
+
 def test_a_journal_of_a_live_owner_is_left_alone_without_flock(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
