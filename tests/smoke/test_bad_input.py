@@ -61,3 +61,12 @@ def test_data_and_dataset_together_are_refused(prefix: Path, tmp_path: Path) -> 
     good.write_text("class Fine:\n    pass\n")
     line = one_error_line(smoke(str(prefix), "--data", str(tmp_path), "--dataset", f"{good}:Fine"))
     assert "--data and --dataset are mutually exclusive" in line
+
+
+@pytest.mark.parametrize(
+    "argv", [("--step-threads", "2"), ("--step-threads", "2", "--loader", "x.py:f"), ("--step-threads", "0")]
+)
+def test_step_threads_without_the_step_it_describes_is_refused(prefix: Path, argv: tuple[str, ...]) -> None:
+    """--step-threads describes the step beside --loader and --step-ms: alone it would be ignored."""
+    line = one_error_line(smoke(str(prefix), *argv))
+    assert "--step-threads" in line, line
