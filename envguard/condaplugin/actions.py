@@ -12,12 +12,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from envguard.channels import scrub
 from envguard.cli.boundary import bug
 from envguard.condaplugin import render
 from envguard.condaplugin.health import LockHealth, lock_health, torch_health
 from envguard.condaplugin.remedy import restore_command, sync_argv
 from envguard.errors import EXIT_DRIFT, EXIT_OK
-from envguard.output import as_printed
+from envguard.textio import visible
 
 Confirm = Callable[[str], object]  # conda's: returns when the user agreed, raises otherwise (or in dry-run)
 
@@ -41,7 +42,7 @@ def after_command(prefix: str) -> None:
         bug()
         return
     if line is not None:
-        sys.stderr.write(as_printed(line) + "\n")
+        sys.stderr.write(_line(line) + "\n")
 
 
 def fix_lock(prefix: str, confirm: Confirm) -> int:
@@ -92,21 +93,26 @@ def _restore(health: LockHealth, confirm: Confirm) -> int:
         return EXIT_DRIFT
     argv = sync_argv(health)
     if argv is None:
-        _say("\n".join(render.what_to_run(health)))
+        _say(*render.what_to_run(health))
         return EXIT_DRIFT
-    confirm(as_printed(f"Restore {health.prefix} to its lock with `{restore_command(health)}`?"))
+    confirm(_line(f"Restore {health.prefix} to its lock with `{restore_command(health)}`?"))
     return subprocess.run(argv, check=False).returncode
 
 
 def _print(lines: Callable[[], list[str]]) -> None:
     try:
-        text = "\n".join(lines())
+        said = lines()
     except Exception:  # as after_command: conda's report goes on
         bug()
         return
-    _say(text)
+    _say(*said)
 
 
-def _say(text: str) -> None:
-    """A line in conda's output, as envguard prints (no raw control character, no credential)."""
-    print(as_printed(text))
+def _say(*lines: str) -> None:
+    """Lines in conda's output, as envguard prints them: each one line (a line break, or any control or
+    bidi character, read from a file inside a value is escaped), no credential."""
+    print("\n".join(_line(line) for line in lines))
+
+
+def _line(text: str) -> str:
+    return visible(scrub(text), lines=False)

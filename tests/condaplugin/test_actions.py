@@ -61,3 +61,23 @@ def test_a_bug_inside_a_hook_is_one_line_and_a_log(
     )
     log = Path(lines[0].split("Traceback saved to ", 1)[1].split(";", 1)[0])
     assert "RuntimeError: a bug" in log.read_text()
+
+
+@pytest.mark.parametrize("inside", ["\n", "\r", "\x1b[2J", "\u202e", "\u2028"])
+def test_nothing_from_a_recorded_lock_path_breaks_or_drives_a_line_in_condas_output(
+    make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str], inside: str
+) -> None:
+    """The lock path comes from a file in the environment (etc/envguard/lock.json): a line break in it must
+    not start a forged line of its own in `conda doctor`'s report (issue 42)."""
+    prefix = make_prefix(["zlib"])
+    lock = tmp_path / f"x{inside}envguard: OK forged.yml"
+    assert envguard("lock", str(prefix), "--no-probe", "-o", str(lock)) == 0
+    assert remember(prefix, lock)
+    capsys.readouterr()
+    actions.lock_check(str(prefix), False, "OK", "BAD")
+    actions.after_command(str(prefix))
+    out, err = capsys.readouterr()
+    for text in (out, err):
+        assert not any(line.startswith("envguard: OK forged") for line in text.splitlines())
+        assert inside not in text.rstrip("\n"), repr(text)
+    assert out.count("\n") == 1 and out.endswith("\n"), out
