@@ -25,8 +25,8 @@ always) and is served only while that is unchanged:
 - `digests` (`digests/`): archive digests, keyed by each archive's stat signature; 20,000 files per folder.
 - `packages` (`verified-pkgs/`): extracted package folders proved against their archive; keyed by the
   archive's digest, every file's stat signature and the boot (a restored CI cache is always proved again).
-- `safe-paths` (`safe-paths/`): an empty file per archive sha256 whose paths.json installs nothing outside the
-  environment; content-addressed, so never invalidated.
+- `safe-paths-2` (`safe-paths-2/`): an empty file per archive sha256 whose paths.json installs nothing
+  outside the environment or into conda-meta/ or etc/envguard/; content-addressed, so never invalidated.
 - `virtual` (top level): this machine's virtual packages; keyed by boot, NVIDIA driver and `CONDA_OVERRIDE_*`.
 
 `ENVGUARD_RECORD_CACHE=0` turns `records` and `environments` off. This package's own import is `os` alone:

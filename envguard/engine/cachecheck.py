@@ -27,6 +27,7 @@ from envguard.errors import BadInputError
 from envguard.model import Package
 
 ARCHIVE_SUFFIXES = (".conda", ".tar.bz2")
+SAFE = "safe-paths-2"  # archives whose paths.json was found safe, by sha256 (2: owned paths refused too)
 
 
 @dataclass(frozen=True)
@@ -94,12 +95,12 @@ def _archive_paths(archive: Path) -> list[Any] | None:
 def refuse_escaping(archives: Sequence[Archive]) -> None:
     """Bad input naming the package when a verified conda archive's paths.json installs anything outside the
     environment (an absolute path makes rattler panic and abort the process; `..` would write outside). An
-    archive found clean is remembered by its sha256 (`safe-paths/`): the bytes behind a digest never change,
+    archive found clean is remembered by its sha256 (`safe-paths-2/`): the bytes behind a digest never change,
     so the next install of it costs a stat."""
     for archive in archives:
         if archive.package.manager != "conda" or not archive.verified:
             continue
-        marker = cache_entry("safe-paths", archive.actual) if archive.algorithm == "sha256" else None
+        marker = cache_entry(SAFE, archive.actual) if archive.algorithm == "sha256" else None
         if marker is not None and os.path.exists(marker):
             continue
         paths = _archive_paths(archive.path)
@@ -111,7 +112,7 @@ def refuse_escaping(archives: Sequence[Archive]) -> None:
 def refuse_escaping_folder(label: str, sha256: str, folder: Path) -> None:
     """`refuse_escaping` for a package the cache already holds extracted (from the archive of `sha256`, as
     rattler recorded): its own info/paths.json is what rattler links from."""
-    marker = cache_entry("safe-paths", sha256)
+    marker = cache_entry(SAFE, sha256)
     if os.path.exists(marker):
         return
     from rattler.package import PathsJson
@@ -124,6 +125,11 @@ def refuse_escaping_folder(label: str, sha256: str, folder: Path) -> None:
     save(marker, b"")
 
 
+# Where conda and envguard keep their own records: a package writing there would forge what is installed
+# (a conda-meta/numpy-9.9.9-fake_0.json) or which lock the environment follows.
+OWNED = (("conda-meta",), ("etc", "envguard"))
+
+
 def _refuse_escaping_paths(label: str, paths: list[Any] | None) -> None:
     for item in paths or ():
         relative = str(item.relative_path)
@@ -131,6 +137,13 @@ def _refuse_escaping_paths(label: str, paths: list[Any] | None) -> None:
             raise BadInputError(
                 f"{label}: its paths.json installs {relative!r}, outside the environment; refusing to "
                 "install this package (a broken or hostile archive); nothing was installed"
+            )
+        parts = Path(relative).parts
+        if any(parts[: len(owned)] == owned for owned in OWNED):
+            raise BadInputError(
+                f"{label}: its paths.json installs {relative!r}, where conda and envguard keep their own "
+                "records; refusing to install this package (a broken or hostile archive); nothing was "
+                "installed"
             )
 
 

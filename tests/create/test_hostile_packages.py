@@ -102,3 +102,32 @@ def test_a_panic_while_rattler_downloads_is_one_line_and_force_keeps_the_old_env
             assert "s3cr3t" not in lines[0] and "tok-" not in lines[0]
             assert prefix_tree(work) == before
             assert sorted(p.name for p in work.parent.iterdir()) == ["work"]
+
+
+@pytest.mark.parametrize("owned", ["conda-meta/numpy-9.9.9-fake_0.json", "etc/envguard/lock.json"])
+def test_a_package_writing_where_envguard_and_conda_keep_their_records_is_refused(
+    channels: dict[str, Path], tmp_path: Path, isolated_home: Path, owned: str
+) -> None:
+    """Issue 42: a hash-verified package shipping conda-meta/numpy-9.9.9-fake_0.json was linked by sync: a
+    fake numpy became "installed" and check and sync sent the user round in a loop. A package may not write
+    conda's records or envguard's: refused before linking, naming the package, by create and by sync."""
+    channel = hostile_channel(channels["forge"], tmp_path, owned)
+    uri, forge = channel.resolve().as_uri(), channels["forge"].resolve().as_uri()
+    work = isolated_home / ".conda" / "envs" / "work"
+    done = _run("create", "-c", uri, "python=3.11", "zlib=1.3.1", "-n", "new")
+    assert done.returncode == 2, done.stderr[-2000:]
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "zlib 1.3.1" in lines[0] and owned in lines[0], lines
+    assert not (isolated_home / ".conda" / "envs" / "new").exists()
+    # sync: the environment lacks zlib; its lock (made from the hostile channel) has it
+    assert envguard("create", "-c", forge, "python=3.11", "-n", "work") == 0
+    yml = tmp_path / "environment.yml"
+    yml.write_text(f"channels:\n  - {uri}\ndependencies:\n  - python=3.11\n  - zlib=1.3.1\n")
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0
+    before = prefix_tree(work)
+    done = _run("sync", str(work), "--lock", str(lock), "--yes")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "zlib 1.3.1" in done.stderr and owned in done.stderr, done.stderr[-2000:]
+    assert prefix_tree(work) == before
+    assert not (work / "conda-meta" / "numpy-9.9.9-fake_0.json").exists()
