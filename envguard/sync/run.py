@@ -114,8 +114,8 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
 
 def unchanged(prepared: Prepared, *, dry_run: bool = False, declined: bool = False) -> SyncResult:
     """The result of a sync that changed nothing: in sync already (the environment is then recorded as
-    following the lock), a dry run, or a plan the user declined."""
-    if prepared.plan.empty:
+    following the lock, except by a dry run, which writes nothing), a dry run, or a plan the user declined."""
+    if prepared.plan.empty and not dry_run:
         _remember(Path(prepared.plan.prefix), prepared.lock)
     return SyncResult(prepared.plan, dry_run=dry_run, declined=declined)
 

@@ -26,6 +26,7 @@ from tests.helpers import (
     held_elsewhere,
     on_a_terminal,
     pip_install,
+    prefix_tree,
 )
 
 BASE = ["python=3.11", "numpy=1.26", "requests=2.32.3", "zlib"]
@@ -132,6 +133,25 @@ def test_dry_run_and_no_terminal_change_nothing(
     code, out, err = sync(capsys, str(prefix), "--lock", str(lock))  # no terminal here, and no --yes
     assert code == 2 and "numpy" in out and err.count("\n") == 1 and "pass --yes" in err, (out, err)
     assert stat_fingerprint(prefix) == before
+
+
+def test_a_dry_run_changes_no_byte_of_the_environment_even_in_sync_with_another_lock(
+    locked: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: `sync --dry-run` against a second lock the environment already satisfies rewrote
+    etc/envguard/lock.json to that lock, which changes the lock the conda plugin follows."""
+    prefix, lock = locked
+    assert envguard("sync", str(prefix), "--lock", str(lock), "--yes") == 0  # records `lock`
+    other = tmp_path / "other" / "conda-lock.yml"
+    other.parent.mkdir()
+    other.write_bytes(lock.read_bytes())
+    before = prefix_tree(prefix)
+    for extra in ([], ["--json"]):
+        code, _out, _err = sync(capsys, str(prefix), "--lock", str(other), "--dry-run", *extra)
+        assert code == 0
+        assert prefix_tree(prefix) == before
+    ref = lockref.recall(prefix)
+    assert ref is not None and ref.lock == lock.resolve()
 
 
 def test_in_sync_is_answered_without_reading_the_environment(
