@@ -168,15 +168,17 @@ def _content_problem(full: str, item: _Expected, sha256: str) -> FileProblem | N
             or _size_problem(item, st.st_size)
             or FileProblem(package, path, "altered", f"unreadable ({exc.strerror})")
         )
-    with os.fdopen(fd, "rb", buffering=0) as handle:
-        try:
-            info = os.fstat(fd)
-            problem = _special_problem(item, info.st_mode) or _size_problem(item, info.st_size)
-            if problem is not None:
-                return problem
+    try:  # fstat before any file object: a folder opens, but os.fdopen refuses it (IsADirectoryError)
+        info = os.fstat(fd)
+        problem = _special_problem(item, info.st_mode) or _size_problem(item, info.st_size)
+        if problem is not None:
+            return problem
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as handle:
             actual = _digest(handle, info.st_size)
-        except OSError as exc:
-            return FileProblem(package, path, "altered", f"unreadable ({exc.strerror})")
+    except OSError as exc:
+        return FileProblem(package, path, "altered", f"unreadable ({exc.strerror})")
+    finally:
+        os.close(fd)
     if actual != sha256:
         return FileProblem(
             package, path, "altered", f"sha256 now {actual[:12]}…, {sha256[:12]}… as installed"

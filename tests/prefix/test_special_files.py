@@ -19,7 +19,8 @@ from tests.helpers import MakePrefix, envguard
 
 
 def _specials(prefix: Path) -> dict[str, str]:
-    """Replace three installed files with a FIFO, a socket and a character device; their relative paths."""
+    """Replace four installed files with a FIFO, a socket, a character device and a folder (issue 42: exit 4,
+    IsADirectoryError); their relative paths."""
     records = sorted((prefix / "conda-meta").glob("*.json"))
     files = [
         entry["_path"]
@@ -27,12 +28,15 @@ def _specials(prefix: Path) -> dict[str, str]:
         for entry in json.loads(record.read_text())["paths_data"]["paths"]
         if entry.get("path_type", "hardlink") == "hardlink" and not entry["_path"].endswith(".pyc")
     ]
-    chosen = dict(zip(("FIFO", "socket", "device"), files[:3], strict=True))
+    chosen = dict(zip(("FIFO", "socket", "device", "folder"), files[:4], strict=True))
     for kind, relative in chosen.items():
         path = prefix / relative
         path.unlink()
         if kind == "FIFO":
             os.mkfifo(path)
+        elif kind == "folder":
+            path.mkdir()
+            (path / "inside").write_text("x")
         elif kind == "socket":  # bound at a short path (AF_UNIX allows ~108 bytes), then moved into place
             short = Path(tempfile.mkdtemp(dir="/tmp")) / "s"
             with socket.socket(socket.AF_UNIX) as server:
@@ -64,5 +68,5 @@ def test_special_files_are_named_not_opened(
     assert done.returncode in (0, 1), out[-2000:]
     for kind, relative in chosen.items():
         assert relative in out, (kind, out[-2000:])
-    for word in ("a FIFO (named pipe)", "a socket", "a device"):
+    for word in ("a FIFO (named pipe)", "a socket", "a device", "a folder"):
         assert word in out, (word, out[-3000:])
