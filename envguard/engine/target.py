@@ -87,6 +87,9 @@ class Held:
     recovered: list[str] = field(default_factory=list)
 
 
+_HELD: dict[Path, Held] = {}  # the targets this process holds now
+
+
 def lock_path(target: Path) -> Path:
     return target.with_name(f".{target.name}{LOCK_SUFFIX}")
 
@@ -110,8 +113,13 @@ def wait_seconds() -> float:
 @contextlib.contextmanager
 def hold(target: Path, *, wait: float | None = None) -> Iterator[Held]:
     """Hold `target`'s lock for the block, after finishing what a killed command left there (see `recover`).
-    Waits up to `wait` seconds (default `wait_seconds()`) for another holder, then raises TargetBusy."""
+    Waits up to `wait` seconds (default `wait_seconds()`) for another holder, then raises TargetBusy. A block
+    inside another that holds the same target already is that same hold (a flock is not re-entrant: a second
+    one by this process would wait for itself)."""
     target = target.expanduser().absolute()  # the lock file is the same file however its folder is spelt
+    if target in _HELD:
+        yield _HELD[target]
+        return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -120,12 +128,13 @@ def hold(target: Path, *, wait: float | None = None) -> Iterator[Held]:
         ) from exc
     fd = _acquire(target, wait_seconds() if wait is None else wait)
     try:
-        held = Held(target)
+        held = _HELD[target] = Held(target)
         done = recover(target)
         if done:
             held.recovered.append(done)
         yield held
     finally:
+        _HELD.pop(target, None)
         with contextlib.suppress(OSError):
             os.unlink(lock_path(target))  # before the flock goes: a waiter then finds the file replaced
         os.close(fd)

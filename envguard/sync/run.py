@@ -61,6 +61,7 @@ class Prepared:
     lock: Path
     live: Environment
     target: Environment
+    fingerprint: str | None = None  # the environment's stat fingerprint when it was read (None: unknown)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
             **(answers(plan) if answers else {}),
         }
         fast.remember(str(prefix), [str(lock)], None, outcome.fingerprint, True, stored)
-    return Prepared(plan, lock, outcome.live, outcome.target)
+    return Prepared(plan, lock, outcome.live, outcome.target, outcome.fingerprint)
 
 
 def unchanged(prepared: Prepared, *, dry_run: bool = False, declined: bool = False) -> SyncResult:
@@ -123,7 +124,18 @@ def unchanged(prepared: Prepared, *, dry_run: bool = False, declined: bool = Fal
 def apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
     """Prove every archive the plan installs, then change the environment: conda's transaction, then pip;
     record the lock it now follows and check it. Bad input and unreachable or tampered archives stop it
-    before anything is touched."""
+    before anything is touched. All of it holds the environment's lock (envguard.engine.target, as create
+    does): another sync or a create of it waits, then refuses naming this one; and the plan is made again
+    under the lock when the environment changed since it was shown (another sync finished first, or the
+    journal of a killed create was recovered), so a stale plan never lands."""
+    prefix = Path(prepared.plan.prefix)
+    with targets.hold(prefix) as held:
+        if held.recovered or statcache.stat_fingerprint(prefix) != prepared.fingerprint:
+            prepared = prepare(options)
+        return _apply(prepared, options)
+
+
+def _apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
     plan, live, target = prepared.plan, prepared.live, prepared.target
     if plan.empty:
         return unchanged(prepared)

@@ -8,6 +8,7 @@ import json
 import os
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -332,3 +333,33 @@ def test_a_sync_waits_for_the_environments_lock_then_refuses_naming_the_holder(
         assert said[-1].endswith("nothing was changed"), err
         assert stat_fingerprint(prefix) == before
     assert sync(capsys, str(prefix), "--lock", str(lock), "--yes")[0] == 0  # the lock is free again
+
+
+def test_two_syncs_to_different_locks_at_once_end_equal_to_one_of_them(
+    make_prefix: MakePrefix, tmp_path: Path
+) -> None:
+    """Issue 42: the plan was made before the environment's lock was taken, then applied stale: 7 of 8 pairs
+    ended in an environment that matched neither lock. Planning happens under the lock now."""
+    prefix = make_prefix(BASE)
+    first, second = tmp_path / "a.lock.yml", tmp_path / "b.lock.yml"
+    assert envguard("lock", str(prefix), "--no-probe", "-o", str(first)) == 0
+    make_prefix(["python=3.11", "numpy=2.0", "zlib", "six"])
+    assert envguard("lock", str(prefix), "--no-probe", "-o", str(second)) == 0
+    start = [sys.executable, "-m", "envguard", "sync", str(prefix), "--yes", "--lock"]
+    for _round in range(3):
+        runs = [
+            subprocess.Popen([*start, str(lock)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for lock in (first, second)
+        ]
+        said = [run.communicate(timeout=300) for run in runs]
+        assert [run.returncode for run in runs] == [0, 0], said
+        ends = [
+            subprocess.run(
+                [sys.executable, "-m", "envguard", "check", str(prefix), "--lock", str(lock)],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            ).returncode
+            for lock in (first, second)
+        ]
+        assert sorted(ends) == [0, 1], (ends, said)
