@@ -55,7 +55,7 @@ def recall(prefix: Path) -> LockRef | None:
     """The lock `prefix` was last tied to, or None (no record, or one envguard cannot read)."""
     try:
         data = json.loads(read_bytes(prefix / RECORD))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # deep nesting: json's C scanner recurses
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None

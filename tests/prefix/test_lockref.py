@@ -26,7 +26,11 @@ def test_a_recorded_lock_is_recalled_and_an_edit_is_seen(tmp_path: Path) -> None
     assert not recall(prefix).current()  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("content", ["not json", '{"format": 99}', '{"format": 1, "lock": 3}', "[]"])
+@pytest.mark.parametrize(
+    "content",
+    # the last: 200k-deep nesting (issue 42: a RecursionError out of conda's post-command hook)
+    ["not json", '{"format": 99}', '{"format": 1, "lock": 3}', "[]", "[" * 200_000 + "]" * 200_000],
+)
 def test_a_damaged_record_is_no_record(tmp_path: Path, content: str) -> None:
     (tmp_path / RECORD).parent.mkdir(parents=True)
     (tmp_path / RECORD).write_text(content)
