@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -117,11 +118,23 @@ def channel_from_url(url: str) -> tuple[str, str]:
 @functools.lru_cache(maxsize=256)
 def _channel_of_folder(raw: str) -> tuple[str, str]:
     """(channel, subdir) of a package URL's folder; a prefix's thousands of packages share a few folders."""
-    folder = strip_credentials(raw)
+    folder = _without_dot_segments(strip_credentials(raw))
     channel, _, subdir = folder.rpartition("/")
     if subdir not in KNOWN_SUBDIRS:
         return normalize(folder), ""
     return normalize(channel), subdir
+
+
+def _without_dot_segments(url: str) -> str:
+    """The URL with `.` and `..` path segments resolved (RFC 3986's remove_dot_segments): `…/linux-64/../
+    linux-64` is `…/linux-64`, as every server and conda read it."""
+    if "/." not in url:
+        return url
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return posixpath.normpath(url)
+    host, _, path = rest.partition("/")
+    return f"{scheme}://{host}/{posixpath.normpath('/' + path).lstrip('/')}"
 
 
 def expand_channels(channels: Sequence[str], specs: Sequence[str] = ()) -> list[str]:

@@ -363,3 +363,16 @@ def test_two_syncs_to_different_locks_at_once_end_equal_to_one_of_them(
             for lock in (first, second)
         ]
         assert sorted(ends) == [0, 1], (ends, said)
+
+
+def test_dot_segments_in_a_lock_url_are_the_same_channel(
+    locked: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: a lock URL spelt `linux-64/../linux-64/` made every sync reinstall and exit 1 forever."""
+    prefix, lock = locked
+    text = lock.read_text()
+    assert "/linux-64/" in text
+    dotted = tmp_path / "dotted.lock.yml"
+    dotted.write_text(text.replace("/linux-64/", "/linux-64/../linux-64/"))
+    assert check_out(prefix, dotted, capsys)[0] == 0
+    assert sync(capsys, str(prefix), "--lock", str(dotted), "--yes")[0] == 0
