@@ -102,7 +102,13 @@ def result_to_dict(result: RunResult) -> dict[str, Any]:
 def render_plan(
     plan: CleanPlan, mode: Mode, *, result: RunResult | None = None, verbose: bool = False
 ) -> str:
-    """Human view: caches, a per-category summary, the items by category, what was kept, problems."""
+    """Human view: caches, a per-category summary, the items by category, what was kept, problems (or one
+    line where no package cache was found)."""
+    if not plan.caches and not plan.problems and result is None:
+        return (
+            "No package cache found (none of conda's pkgs_dirs, `conda info`'s or rattler's cache exists); "
+            "nothing to clean. Point --cache at a pkgs folder to clean one elsewhere.\n"
+        )
     console = text_console()
     console.print(_headline(plan, mode, result))
     numbers = {state.cache.root: n for n, state in enumerate(plan.caches, start=1)}

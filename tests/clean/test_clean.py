@@ -382,3 +382,11 @@ def test_a_registered_env_that_is_gone_keeps_what_it_might_use(world: World, gon
     data = clean_json(capsys, "--yes")
     assert data["usage_complete"] is True
     assert not any(p.exists() for p in unused)
+
+
+def test_no_cache_found_is_one_line_not_empty_tables(capsys) -> None:
+    """Issue 43: with no package cache, clean printed a headline and two empty tables."""
+    capsys.readouterr()
+    assert envguard("clean") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("No package cache found") and out.count("\n") == 1, out
