@@ -143,11 +143,23 @@ def _cpu_on_gpu(
         return []
     framework = {"pytorch": "pytorch", "tf": "tensorflow", "jax": "jaxlib"}[facts.framework]
     chosen = next((p.describe() for p in packages if p.name in (framework, "torch")), framework)
+    cuda = _asked_cuda(requested) or driver
     return [
         f"the solver chose a CPU build ({chosen}) although this machine has a GPU (driver CUDA {driver}); "
-        "ask for a "
-        f"CUDA build explicitly (e.g. `pytorch-cuda=12.1` or `{framework}=*=*cuda*`) — see conda#14761"
+        f"ask for a CUDA build explicitly (e.g. `pytorch-cuda={cuda}` or `{framework}=*=*cuda*`) — see "
+        "conda#14761"
     ]
+
+
+def _asked_cuda(requested: Sequence[str]) -> str | None:
+    """The CUDA version the request names (`pytorch-cuda=11.8`, `pytorch=*=*cuda11.8*`), if any."""
+    for spec in requested:
+        match = re.match(r"\s*pytorch-cuda\s*[=<>~!]*\s*(\d+\.\d+)", spec) or re.search(
+            r"cuda(\d+\.\d+)", spec
+        )
+        if match:
+            return match.group(1)
+    return None
 
 
 def _cuda_of(name: str, version: str, build: str) -> str:

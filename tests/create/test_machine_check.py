@@ -58,6 +58,8 @@ def test_cpu_build_on_gpu_machine_warns_unless_asked() -> None:
     torch = Package("conda", "pytorch", "2.1.0", "py3.11_cpu_0")
     warnings = check_plan([torch], GPU, ["pytorch=2.1", "pytorch-cuda=11.8"])
     assert len(warnings) == 1 and "conda#14761" in warnings[0] and "CPU build" in warnings[0]
+    assert "`pytorch-cuda=11.8`" in warnings[0]  # what was asked for (issue 43: it said 12.1)
+    assert "`pytorch-cuda=12.4`" in check_plan([torch], GPU, ["pytorch=2.1"])[0]  # else the driver's
     assert check_plan([torch], GPU, ["pytorch=2.1", "cpuonly"]) == []
     assert check_plan([torch], NO_GPU, ["pytorch=2.1"]) == []
 
