@@ -21,17 +21,32 @@ from envguard.output import warn
 LOCK_NAME = "conda-lock.yml"
 
 
-def find_lock(start: Path | None = None) -> Path:
-    """The project's lock for `envguard check` without --lock (see the module docstring)."""
+def find_lock(start: Path | None = None, *, instead: str = "--lock FILE or -f environment.yml") -> Path:
+    """The project's lock for `envguard check` without --lock (see the module docstring). `instead`: the
+    options of the asking command that name a lock or file (sync has --lock alone)."""
     here = (start or Path.cwd()).resolve()
     found = discover(here)
     if found is not None:
         return found
     raise BadInputError(
         f"no {LOCK_NAME} in {here} or its parents (up to the repository root, the home folder or the "
-        "filesystem's mount point) and no [tool.envguard] lock in a pyproject.toml; create one "
-        "with `envguard lock`, or pass --lock FILE or -f environment.yml"
+        f"filesystem's mount point) and no [tool.envguard] lock in a pyproject.toml{_near(here)}; create "
+        f"one with `envguard lock`, or pass {instead}"
     )
+
+
+def _near(here: Path) -> str:
+    """`(did you mean conda_lock.yml? ...)` for files here named like the lock (a typo, another suffix)."""
+    import difflib
+
+    try:
+        names = [p.name for p in here.iterdir() if p.is_file()]
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(LOCK_NAME, names, n=3, cutoff=0.75)
+    if not close:
+        return ""
+    return f" (did you mean {', '.join(close)}? pass it with --lock)"
 
 
 def discover(start: Path | None = None) -> Path | None:

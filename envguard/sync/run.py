@@ -98,7 +98,7 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
             f"{source.label}: not an environment (a {source.kind or 'file'}); sync takes a prefix folder, "
             "name:ENV or nothing (the active environment), and the lock with --lock FILE"
         )
-    lock = Path(options.lock) if options.lock else find_lock()
+    lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE")
     prefix = source.path
     outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
     assert outcome.live is not None and outcome.target is not None
