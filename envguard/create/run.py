@@ -29,6 +29,7 @@ from envguard.errors import (
     OperationalError,
     UsageError,
 )
+from envguard.export import replaced_warning, tracked_by_git
 from envguard.formats import envyml, read_file
 from envguard.formats.condalock.write import input_hash, render_lock, write_lock
 from envguard.machine import virtual
@@ -245,7 +246,9 @@ def _build(
     lock = planned.source.path.parent / "conda-lock.yml" if planned.source.path else None
     if lock is not None and lock.is_file() and lock.read_text(encoding="utf-8", errors="replace") != text:
         warnings.append(
-            f"replaced the existing {lock} with the lock of what was installed (--no-lock keeps it)"
+            replaced_warning(str(lock), anywhere=True) + " (--no-lock keeps it)"
+            if tracked_by_git(lock)
+            else f"replaced the existing {lock} with the lock of what was installed (--no-lock keeps it)"
         )
     return installed, warnings, write_lock_beside(planned, text)
 

@@ -19,10 +19,13 @@ def tracked_by_git(path: Path) -> bool:
     return done.returncode == 0
 
 
-def replaced_warning(output: str) -> str:
-    """The warning for a replaced tracked file, with the git lines that show and undo it (run as printed)."""
-    quoted = shell_quote(output)
+def replaced_warning(output: str, *, anywhere: bool = False) -> str:
+    """The warning for a replaced tracked file, with the git lines that show and undo it (run as printed;
+    `anywhere`: run from any folder, with `git -C` the file's folder)."""
+    git, quoted = "git", shell_quote(output)
+    if anywhere:
+        git, quoted = f"git -C {shell_quote(str(Path(output).parent))}", shell_quote(Path(output).name)
     return (
-        f"replaced {output}, which git tracks: `git diff -- {quoted}` shows what changed, "
-        f"`git checkout -- {quoted}` restores it"
+        f"replaced {output}, which git tracks: `{git} diff -- {quoted}` shows what changed, "
+        f"`{git} checkout -- {quoted}` restores it"
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -322,6 +324,27 @@ def test_a_different_existing_lock_is_replaced_with_a_warning(
     assert envguard("create", "-f", str(yml), "-n", "three") == 0
     assert "replaced the existing" in capsys.readouterr().err
     assert "- name: six" in (tmp_path / "conda-lock.yml").read_text()
+
+
+def test_replacing_a_lock_git_tracks_says_how_to_see_and_undo_it(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 43: `create -f` overwrote a git-tracked conda-lock.yml without the warning `export` gives."""
+    yml = environment_yml(tmp_path, channels, ["python=3.11", "zlib"], use=("forge",))
+    assert envguard("create", "-f", str(yml), "-n", "one") == 0
+    lock = tmp_path / "conda-lock.yml"
+    for argv in (["init", "-q"], ["add", "conda-lock.yml"], ["commit", "-qm", "lock"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *argv], cwd=tmp_path, check=True)
+    committed = lock.read_text()
+    environment_yml(tmp_path, channels, ["python=3.11", "zlib", "six"], use=("forge",))
+    capsys.readouterr()
+    assert envguard("create", "-f", str(yml), "-n", "two") == 0
+    said = [line for line in capsys.readouterr().err.splitlines() if "which git tracks" in line]
+    assert len(said) == 1, said
+    undo = said[0].split("`")[3]
+    assert undo.startswith("git -C ") and undo.endswith("checkout -- conda-lock.yml"), said
+    subprocess.run(shlex.split(undo), check=True, cwd="/")  # runs as printed, from anywhere
+    assert lock.read_text() == committed
 
 
 def test_the_table_rendered_while_linking_is_the_created_environments(
