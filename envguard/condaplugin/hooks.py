@@ -15,6 +15,7 @@ activation), so it imports only what conda has already loaded; envguard's own wo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, TypeVar
@@ -63,8 +64,35 @@ def _torch_fix(prefix: str, args: Any, confirm: Any) -> int:
 def _after(command: str) -> None:
     from conda.base.context import context  # loaded by conda before any command runs
 
-    if command in AFTER and getattr(context.plugins, SETTING, True):
-        _actions().after_command(str(context.target_prefix))
+    if command not in AFTER or not getattr(context.plugins, SETTING, True):
+        return
+    prefix = str(context.target_prefix)
+    if _lock_in_play(prefix):
+        _actions().after_command(prefix)
+
+
+def _lock_in_play(prefix: str) -> bool:
+    """Whether `prefix` may follow a lock (condaplugin.health.followed_lock): one recorded in it, or a
+    conda-lock.yml, or a pyproject.toml that names envguard, from the working folder up. A superset of what
+    followed_lock finds, read with os.path alone, so a conda command where no lock is in play imports none of
+    envguard's checks (~0.15 s of CPU after every `conda install` on a small environment)."""
+    if os.path.isfile(os.path.join(prefix, "etc", "envguard", "lock.json")):
+        return True
+    folder = os.getcwd()
+    while True:
+        if os.path.isfile(os.path.join(folder, "conda-lock.yml")):
+            return True
+        project = os.path.join(folder, "pyproject.toml")
+        try:
+            with open(project, "rb") as handle:
+                if b"envguard" in handle.read():
+                    return True
+        except OSError:
+            pass
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 @_hookimpl

@@ -1,9 +1,8 @@
 """One lock per environment, and the journal that makes replacing one safe against SIGKILL.
 
-Every command that changes an environment (create, sync, a rebuild in place) holds its target's lock from
-before its first decision to its last write, so two of them never work on one prefix at once; a second one
-waits (`ENVGUARD_LOCK_WAIT` seconds, default 60) and then exits 2 naming the holder. Beside the target
-T = FOLDER/NAME, all in FOLDER (one rename away, never another file system):
+Every command that changes an environment (create, sync) holds its target's lock from before its first
+decision to its last write; a second one waits (`ENVGUARD_LOCK_WAIT` s, default 60), then exits 2 naming the
+holder. Beside the target T = FOLDER/NAME, all in FOLDER (one rename away, never another file system):
 
 - `.NAME.envguard-lock`: flock'd while a command works on T; holds its PID and command line for messages.
   The kernel drops a flock when its process dies, even by SIGKILL, so holding the lock proves that whoever
@@ -15,8 +14,7 @@ T = FOLDER/NAME, all in FOLDER (one rename away, never another file system):
   built elsewhere and moved).
 
 Whoever takes the lock next and finds a journal finishes what its dead owner left: the old environment comes
-back (the half-built replacement is deleted), or a half-made new one is removed. Only what the journal says
-this envguard made is ever deleted.
+back (the half-built replacement is deleted), or a half-made new one is removed; nothing else is deleted.
 """
 
 from __future__ import annotations
@@ -45,6 +43,7 @@ DEFAULT_WAIT_S = 60.0
 POLL_S = 0.2
 JOURNAL_VERSION = 1
 Phase = Literal["building", "done"]
+_HELD: dict[Path, Held] = {}  # the targets this process holds now
 
 
 class TargetBusy(BadInputError):
@@ -87,9 +86,6 @@ class Held:
     recovered: list[str] = field(default_factory=list)
 
 
-_HELD: dict[Path, Held] = {}  # the targets this process holds now
-
-
 def lock_path(target: Path) -> Path:
     return target.with_name(f".{target.name}{LOCK_SUFFIX}")
 
@@ -113,9 +109,8 @@ def wait_seconds() -> float:
 @contextlib.contextmanager
 def hold(target: Path, *, wait: float | None = None) -> Iterator[Held]:
     """Hold `target`'s lock for the block, after finishing what a killed command left there (see `recover`).
-    Waits up to `wait` seconds (default `wait_seconds()`) for another holder, then raises TargetBusy. A block
-    inside another that holds the same target already is that same hold (a flock is not re-entrant: a second
-    one by this process would wait for itself)."""
+    Waits up to `wait` seconds (default `wait_seconds()`) for another holder, then raises TargetBusy. In a
+    block holding the same target, it is that hold (a second flock by this process would wait for itself)."""
     target = target.expanduser().absolute()  # the lock file is the same file however its folder is spelt
     if target in _HELD:
         yield _HELD[target]
@@ -176,14 +171,12 @@ def _open_lock(path: Path) -> int:
 def _try_flock(fd: int) -> bool:
     try:
         import fcntl
-    except ImportError:  # Windows: no flock; the journal's PID still guards recovery
-        return True
-    try:
+
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
-    except OSError:  # a file system without flock (some network mounts): work unlocked, as before
-        return True
+    except (ImportError, OSError):  # Windows, or a file system without flock: the journal's PID still guards
+        pass
     return True
 
 
@@ -211,9 +204,6 @@ def read_holder(path: Path) -> Holder:
     pid = int(lines[0]) if lines and lines[0].isdigit() else None
     since = float(lines[1]) if len(lines) > 1 and lines[1].isdigit() else None
     return Holder(pid, lines[2] if len(lines) > 2 else "", since)
-
-
-# --- the journal -----------------------------------------------------------------------------------------
 
 
 def read_journal(target: Path) -> Journal | None:

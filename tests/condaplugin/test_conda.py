@@ -137,3 +137,24 @@ def test_conda_start_up_imports_nothing_heavy_of_envguards(pconda: Conda) -> Non
         done.stdout.strip()
         == "['envguard', 'envguard.condaplugin', 'envguard.condaplugin.hooks', 'envguard.version']"
     )
+
+
+def test_a_conda_command_with_no_lock_in_play_loads_none_of_envguards_checks(
+    pconda: Conda, tmp_path: Path
+) -> None:
+    """Issue 43: the post-command hook cost ~0.15 s of CPU after every `conda install` on a small environment,
+    lock or not. With no lock recorded in the environment and none from the working folder up, it imports
+    nothing of envguard's beyond its hooks module; with one, it checks (the tests above)."""
+    prefix = tmp_path / "env"
+    pconda.run("create", "-y", "-q", "-p", str(prefix), "zlib")
+    elsewhere = tmp_path / "no-project"
+    elsewhere.mkdir()
+    installed = pconda.run(
+        "install", "-y", "-p", str(prefix), "fill000", env={"PYTHONPROFILEIMPORTTIME": "1"}, cwd=elsewhere
+    )
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in installed.stderr.splitlines() if "import time:" in line
+    }
+    assert "envguard.version" in imported  # the plugin was loaded (its hooks module imports it)
+    assert "envguard.condaplugin.actions" not in imported, sorted(m for m in imported if "envguard" in m)
+    assert _said(installed) == []
