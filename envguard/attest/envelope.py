@@ -1,6 +1,7 @@
 """Sign and open DSSE envelopes: with an ed25519 key file (securesystemslib's DSSE envelope and signer, so
-the pre-authentication encoding and the JSON are the ones every in-toto tool reads), keyless with sigstore
-(a Sigstore bundle holding the envelope), or unsigned when that is asked for.
+the pre-authentication encoding and the JSON are the ones every DSSE verifier reads; opened by dsse.py, each
+signature tried with each trusted key), keyless with sigstore (a Sigstore bundle holding the envelope), or
+unsigned when that is asked for.
 
 Key files are PEM, as `openssl genpkey -algorithm ed25519` (private) and `openssl pkey -pubout` (public)
 write them. cryptography, securesystemslib and sigstore are imported here only, when an attestation is made
