@@ -286,3 +286,36 @@ def test_two_records_of_one_package_get_unique_bom_refs_and_a_long_name_is_linea
     assert len(refs) == len(set(refs)) == 3
     long = make_environment(kind="venv", packages=[Package("pip", "a" * 100_000, "1.0")])
     assert validated(cyclonedx.render(long).text)["components"][0]["name"] == "a" * 100_000
+
+
+def test_direct_url_installs_and_names_no_purl_can_carry() -> None:
+    from envguard.formats import cyclonedx
+    from envguard.model import Package, PipOrigin, make_environment
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    git = Package(
+        "pip",
+        "gitpkg",
+        "2.0",
+        origin=PipOrigin(url="https://github.com/o/gitpkg.git", vcs="git", commit_id=commit),
+    )
+    wheel = Package(
+        "pip", "wheelpkg", "1.0", origin=PipOrigin(url="https://host.example/wheelpkg-1.0-py3-none-any.whl")
+    )
+    spoof = Package("conda", "evil/numpy", "1.0", "h_0", subdir="linux-64")
+    lock_pip = Package("pip", "needs", "1.0", depends=("wheelpkg >=1",))  # a lock's pip entry: no metadata
+    env = make_environment(kind="conda-lock", packages=[git, wheel, spoof, lock_pip])
+    components = by_name(validated(cyclonedx.render(env).text))
+    assert (
+        components["gitpkg"]["purl"]
+        == f"pkg:pypi/gitpkg@2.0?vcs_url=git%2Bhttps://github.com/o/gitpkg.git%40{commit}"
+    )
+    assert components["gitpkg"]["externalReferences"][0] == {
+        "comment": "installed from: git (PEP 610)",
+        "type": "vcs",
+        "url": f"https://github.com/o/gitpkg.git#{commit}",
+    }
+    assert "download_url=https://host.example/wheelpkg-1.0-py3-none-any.whl" in components["wheelpkg"]["purl"]
+    assert "purl" not in components["evil/numpy"]  # pkg:conda/evil/numpy would read back as namespace evil
+    graph = {d["ref"]: d.get("dependsOn", []) for d in validated(cyclonedx.render(env).text)["dependencies"]}
+    assert graph[components["needs"]["bom-ref"]] == [components["wheelpkg"]["bom-ref"]]
