@@ -1,6 +1,7 @@
 """Sign and open DSSE envelopes: with an ed25519 key file (securesystemslib's DSSE envelope and signer, so
-the pre-authentication encoding and the JSON are the ones every in-toto tool reads), keyless with sigstore
-(a Sigstore bundle holding the envelope), or unsigned when that is asked for.
+the pre-authentication encoding and the JSON are the ones every DSSE verifier reads; opened by dsse.py, each
+signature tried with each trusted key), keyless with sigstore (a Sigstore bundle holding the envelope), or
+unsigned when that is asked for.
 
 Key files are PEM, as `openssl genpkey -algorithm ed25519` (private) and `openssl pkey -pubout` (public)
 write them. cryptography, securesystemslib and sigstore are imported here only, when an attestation is made
@@ -10,10 +11,12 @@ or checked (the `attest` extra).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from envguard.attest import dsse
 from envguard.errors import BadInputError, EnvguardError, OperationalError, RefusedError
 from envguard.textio import read_bytes
 
@@ -105,15 +108,14 @@ def seal(payload: bytes, payload_type: str, signing: Signing, signer: Any = None
     return (json.dumps(envelope.to_dict(), indent=2, sort_keys=True) + "\n").encode()
 
 
-def open_envelope(path: Path, key: Path | None, identity: str | None, issuer: str | None) -> Opened:
-    """The verified payload of the attestation at `path`: a DSSE envelope checked against `key`, or a
-    Sigstore bundle checked against the signer's `identity` and OIDC `issuer`. Unreadable: bad input
-    (exit 2); a signature that does not verify: refused (exit 1)."""
+def open_envelope(
+    path: Path, key: Path | Sequence[Path] | None, identity: str | None, issuer: str | None
+) -> Opened:
+    """The verified payload of the attestation at `path`: a DSSE envelope checked against the trusted `key`
+    file(s), or a Sigstore bundle checked against the signer's `identity` and OIDC `issuer`. Unreadable:
+    bad input (exit 2); a signature that does not verify: refused (exit 1)."""
     data = _read(path, "attestation")
-    try:
-        document = json.loads(data)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BadInputError(f"{path}: not a JSON attestation ({_first(exc)})") from exc
+    document = dsse.load_json(data, str(path), "JSON attestation")
     if not isinstance(document, dict):
         raise BadInputError(f"{path}: not a DSSE envelope or a Sigstore bundle")
     if str(document.get("mediaType", "")).startswith(BUNDLE_MEDIA):
@@ -122,30 +124,44 @@ def open_envelope(path: Path, key: Path | None, identity: str | None, issuer: st
                 f"{path}: a Sigstore bundle (keyless); pass --identity and --issuer (who signed it in CI)"
             )
         return _sigstore_open(path, data, identity, issuer)
-    if key is None:
+    keys = [key] if isinstance(key, Path) else list(key or ())
+    if not keys:
         raise BadInputError(f"{path}: pass --key PUB, the public key of the key that signed it")
-    return _dsse_open(path, document, key)
+    return _dsse_open(path, document, keys)
 
 
-def _dsse_open(path: Path, document: dict[str, Any], key: Path) -> Opened:
-    public = public_key(key)
-    from securesystemslib.dsse import Envelope
-    from securesystemslib.exceptions import FormatError, VerificationError
+def _dsse_open(path: Path, document: dict[str, Any], keys: Sequence[Path]) -> Opened:
+    """Each signature against each trusted key (those its keyid names first): DSSE's keyid is an optional,
+    unauthenticated hint, so an envelope without one, or with another's, verifies with the right key."""
+    trusted = [(file, public_key(file)) for file in keys]
+    envelope = dsse.parse(document, str(path))
+    from securesystemslib.exceptions import UnverifiedSignatureError
+    from securesystemslib.signer import Signature
 
-    try:
-        envelope = Envelope.from_dict(document)
-    except (KeyError, TypeError, ValueError, FormatError) as exc:
-        raise BadInputError(f"{path}: not a DSSE envelope ({_first(exc)})") from exc
     if not envelope.signatures:
         raise RefusedError(f"{path}: unsigned (made with --unsigned); nothing vouches for it")
-    try:
-        envelope.verify([public], 1)
-    except (VerificationError, ValueError) as exc:
-        raise RefusedError(
-            f"{path}: the signature does not verify with {key} (key {public.keyid[:16]}): altered, or "
-            "signed by another key"
-        ) from exc
-    return Opened(envelope.payload, envelope.payload_type, f"ed25519 key {public.keyid}")
+    pae = envelope.pae()
+    for signature in envelope.signatures:
+        for _, public in sorted(trusted, key=lambda pair: pair[1].keyid != signature.keyid):
+            try:
+                # the key's own id: the library compares ids, DSSE leaves them out of what is verified
+                public.verify_signature(Signature(public.keyid, signature.sig.hex()), pae)
+            except UnverifiedSignatureError:
+                continue
+            hint = "" if signature.keyid == public.keyid else f" ({_keyid_note(signature.keyid)})"
+            return Opened(envelope.payload, envelope.payload_type, f"ed25519 key {public.keyid}{hint}")
+    tried = ", ".join(f"{file} (key {public.keyid[:16]})" for file, public in trusted)
+    raise RefusedError(
+        f"{path}: the signature does not verify: {len(envelope.signatures)} signature(s) over the payload "
+        f"and its type (DSSE pre-authentication encoding) checked with {tried}; altered, or signed by "
+        "another key"
+    )
+
+
+def _keyid_note(keyid: str) -> str:
+    return (
+        f"the envelope's keyid {keyid[:16]!r} is another name for it" if keyid else "no keyid in the envelope"
+    )
 
 
 def oidc_identity() -> str:

@@ -115,6 +115,8 @@ def read_statement(data: bytes, origin: str) -> Attested:
     """An envguard Statement from the DSSE payload; anything else is bad input naming `origin`."""
     try:
         parsed = json.loads(data)
+    except RecursionError as exc:
+        raise BadInputError(f"{origin}: the signed payload is JSON nested too deeply to read; {FIX}") from exc
     except (UnicodeDecodeError, ValueError) as exc:
         raise BadInputError(f"{origin}: the signed payload is not JSON ({exc}); {FIX}") from exc
     if not isinstance(parsed, dict) or parsed.get("_type") != STATEMENT_TYPE:

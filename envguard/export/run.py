@@ -26,6 +26,7 @@ from envguard.export.pins import Relax, cuda_glob, no_build_line, relax_conda_li
 from envguard.formats import cyclonedx, explicit
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
+from envguard.prefix.licenses import Declared, Key
 from envguard.prefix.pipconfig import index_options
 from envguard.specs import parse_conda, spec_name
 from envguard.version import __version__
@@ -53,16 +54,18 @@ def export(
     include_local: bool = False,
     no_builds: bool = False,
     relax: Relax | None = None,
-    licenses: Mapping[tuple[str, str], str] | None = None,
+    licenses: Mapping[Key, Declared] | None = None,
 ) -> Exported:
     """Dispatch on format: `env` (environment.yml in `mode`), `explicit` (always every conda package) or
-    `cyclonedx` (an SBOM of every package; `licenses` as the environment's records declare them)."""
+    `cyclonedx` (an SBOM of every package; `licenses`: what each installed package declares, its licences,
+    requirements and name as spelled, from `envguard.prefix.licenses.declared`)."""
     check_options(mode, fmt, no_builds, relax)
     if fmt == "explicit":
         return to_explicit(env)
     if fmt == "cyclonedx":
         _require_packages(env, "--format cyclonedx")
-        return Exported(cyclonedx.render(env, licenses))
+        sbom = cyclonedx.render(env, licenses)
+        return Exported(sbom.text, (), sbom.summary)
     return to_environment_yml(env, mode, include_local=include_local, no_builds=no_builds, relax=relax)
 
 

@@ -32,10 +32,23 @@ DEFAULT_INDEX = "https://pypi.org/simple"
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """The pixi.lock text and what could not be written into it."""
+    """The pixi.lock text, what could not be written into it, and what was: (platform, conda, pip) counts."""
 
     text: str
     left_out: tuple[str, ...] = ()
+    written: tuple[tuple[str, int, int], ...] = ()
+
+    def summary(self) -> str:
+        """What the lock holds, per platform: `linux-64 (9 conda, 0 pip)` (a left-out package not counted)."""
+        return ", ".join(f"{platform} ({conda} conda, {pip} pip)" for platform, conda, pip in self.written)
+
+
+def _counted(
+    envs: Mapping[str, Environment], refs: Mapping[str, Sequence[tuple[str, str, str]]]
+) -> tuple[tuple[str, int, int], ...]:
+    """(platform, conda, pip) from each platform's written (name, kind, location) references."""
+    kinds = {platform: [kind for _, kind, _ in refs.get(platform, ())] for platform in sorted(envs)}
+    return tuple((platform, k.count("conda"), k.count("pypi")) for platform, k in kinds.items())
 
 
 def render(
@@ -67,7 +80,7 @@ def render(
     lines.append("packages:" if entries else "packages: []")
     for _, body in sorted(entries.items(), key=lambda item: (item[1][0], item[0])):
         lines += body[1:]
-    return Rendered("\n".join(lines) + "\n", tuple(left_out))
+    return Rendered("\n".join(lines) + "\n", tuple(left_out), _counted(envs, refs))
 
 
 def _header(reproduce: str, version: int = VERSION) -> list[str]:
@@ -132,6 +145,7 @@ def render_v7(envs: Mapping[str, Environment], channels: Sequence[str], reproduc
     import rattler
 
     left_out: list[str] = []
+    refs: dict[str, list[tuple[str, str, str]]] = {}
     platforms = {
         name: rattler.LockPlatform(
             name, virtual_packages=[f"{v.name}={v.version}={v.build}" for v in env.virtual_packages]
@@ -145,7 +159,9 @@ def render_v7(envs: Mapping[str, Environment], channels: Sequence[str], reproduc
             kind, location = _location(package)
             if not location:
                 left_out.append(f"{name}: pip package {package.name}=={package.version}: {kind}")
-            elif kind == "conda":
+                continue
+            refs.setdefault(name, []).append((package.name, kind, location))
+            if kind == "conda":
                 lock.add_conda_package("default", platforms[name], _record(package, location))
             else:
                 lock.add_pypi_package("default", platforms[name], package.name, package.version, location)
@@ -154,7 +170,7 @@ def render_v7(envs: Mapping[str, Environment], channels: Sequence[str], reproduc
         lock.to_path(path)
         body = path.read_text(encoding="utf-8")
     header = "".join(f"{line}\n" for line in _header(reproduce, 7))
-    return Rendered(header + body, tuple(left_out))
+    return Rendered(header + body, tuple(left_out), _counted(envs, refs))
 
 
 def _record(package: Package, url: str) -> Any:

@@ -238,7 +238,7 @@ def _write_pixi(plan: LockPlan, target: str, reproduce: str, version: int) -> Lo
     if target == "-":
         return LockResult((), rendered.text, tuple(rendered.left_out))
     write_lock(target, rendered.text)
-    return LockResult((_summary(plan, target),), "", tuple(rendered.left_out))
+    return LockResult((f"wrote {target}: {rendered.summary()}",), "", tuple(rendered.left_out))
 
 
 def _summary(plan: LockPlan, path: str, only: str | None = None) -> str:

@@ -15,7 +15,7 @@ from envguard.formats import detect_kind, pixilock, pixiwrite
 from envguard.formats.condalock import read as condalock
 from envguard.model import Environment, Package, PipOrigin, make_environment
 from envguard.prefix.reader import read_prefix
-from tests.helpers import MakePrefix, check_out, envguard
+from tests.helpers import MakePrefix, check_out, envguard, pip_install
 
 ENV_YML = """name: pixi
 channels:
@@ -176,3 +176,23 @@ def test_several_platforms_share_one_entry_per_url(channels: dict[str, Path], tm
     path.write_text(text)
     for platform, env in envs.items():
         assert _fields(pixilock.read(path, platform=platform)) == _fields(env)
+
+
+@pytest.mark.parametrize("version", ["6", "7"])
+def test_the_wrote_line_counts_what_the_lock_holds_not_what_it_left_out(
+    make_prefix: MakePrefix,
+    channels: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    version: str,
+) -> None:
+    prefix = make_prefix(["python=3.11", "six", "pip"])
+    pip_install(prefix, "--find-links", str(channels["wheels"]), "tinyproj==1.0.0")  # an index release
+    pixi = tmp_path / "pixi.lock"
+    capsys.readouterr()
+    args = ["lock", str(prefix), "--no-probe", "--format", "pixi", "--pixi-version", version]
+    assert envguard(*args, "-o", str(pixi)) == 0
+    err = capsys.readouterr().err
+    conda = len(read_prefix(prefix).conda_packages())
+    assert f"wrote {pixi}: linux-64 ({conda} conda, 0 pip)" in err, err
+    assert "pip package tinyproj==1.0.0" in err  # left out, and said so

@@ -123,6 +123,9 @@ def test_no_secret_in_any_output_file_cache_or_log(tmp_path, capsys, monkeypatch
             "https://conda.anaconda.org/chan/noarch/x.conda",
         ),
         ("see http://[::1 and https://TOKEN@github.com/x", "see http://[::1 and https://github.com/x"),
+        ("9http://u:PW@h/x", "9http://h/x"),
+        ("x" * 100 + "+ftp://u:PW@h/x", "x" * 100 + "+ftp://h/x"),  # a scheme longer than the bound
+        ("a" * 50_000 + " @ https://u:PW@h/x", "a" * 50_000 + " @ https://h/x"),  # bench_sbom.py times it
     ],
 )
 def test_the_scrubber_finds_urls_inside_any_string(text, clean) -> None:
