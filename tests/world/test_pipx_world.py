@@ -6,40 +6,17 @@ own venv for the environment meant, nor changes it."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, MakePrefix, pip_install
+from tests.helpers import MakePrefix, pip_install
 
 BASE = ["python=3.11", "numpy=1.26", "requests=2.32.3", "zlib"]
 TINY = "tinyproj-1.0.0-py3-none-any.whl"
-PIPX = Path(sys.executable).parent / "pipx"
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", "build", "dist", ".*_cache")
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def pipx_envguard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
-    """(the `envguard` pipx put on PATH, its venv): `pipx install` of a copy of this working tree."""
-    if not PIPX.exists():
-        pytest.skip("pipx is not installed next to this interpreter")
-    root = tmp_path_factory.mktemp("pipx")
-    source = root / "envguard"
-    shutil.copytree(REPO, source, ignore=NOT_COPIED)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX")}
-    env.update(PIPX_HOME=str(root / "home"), PIPX_BIN_DIR=str(root / "bin"), PIP_CACHE_DIR=str(root / "pip"))
-    done = subprocess.run(
-        [str(PIPX), "install", str(source)], env=env, capture_output=True, text=True, check=False, timeout=900
-    )
-    if done.returncode != 0:
-        pytest.skip(f"pipx install of the checkout failed here (offline?): {done.stderr[-500:]}")
-    yield root / "bin" / "envguard", root / "home" / "venvs" / "conda-envguard"
 
 
 def user(exe: Path, *argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
