@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.channel_server import serve_private
 from tests.helpers import (
     SHARED,
     MakePrefix,
@@ -209,3 +210,13 @@ def pipx_envguard(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]
     if done.returncode != 0:
         pytest.skip(f"pipx install of the checkout failed here (offline?): {done.stderr[-500:]}")
     return root / "bin" / "envguard", root / "home" / "venvs" / "conda-envguard"
+
+
+@pytest.fixture(scope="session")
+def token_channel(channels: dict[str, Path]) -> Iterator[tuple[str, list[str]]]:
+    """The fixture channels served over HTTP on 127.0.0.1 behind a token in the path, as anaconda.org's
+    `/t/<TOKEN>/` (tests.channel_server.PRIVATE_TOKEN; anything else is 404): (the base URL with the token,
+    every path served)."""
+    served: list[str] = []
+    with serve_private(channels["forge"].parent, "token", served) as base:
+        yield base, served

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard.channels import check_platform, expand_channels, remember, remembered, strip_credentials
+from envguard.channels import (
+    check_platform,
+    expand_channels,
+    remember,
+    remembered,
+    strip_credentials,
+    user_auth_entries,
+)
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import Package, VirtualPackage
 from envguard.prefix.records import rattler_to_package
@@ -157,7 +164,7 @@ def auth_entries() -> dict[str, Any] | None:
     credentials = remembered()
     if not credentials:
         return None
-    entries = _user_auth_file()
+    entries = user_auth_entries()
     entries.update({c.host: c.rattler_entry() for c in credentials})
     return entries
 
@@ -203,20 +210,6 @@ def _auth_file(data: bytes) -> Iterator[None]:
             import shutil
 
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _user_auth_file() -> dict[str, Any]:
-    import json
-    import os
-
-    path = os.environ.get("RATTLER_AUTH_FILE")
-    if not path:
-        return {}
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 _DETAIL_LIMIT = 1500
