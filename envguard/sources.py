@@ -26,6 +26,7 @@ from envguard.model import Environment, SourceKind, VirtualPackage
 from envguard.prefix.reader import read_prefix
 from envguard.textio import read_bytes, read_input
 
+ALLOW_SELF = "ENVGUARD_ALLOW_SELF"  # =1: the explicit yes to changing the environment envguard runs from
 NO_ENVIRONMENT = (
     "no environment given and none active (no $VIRTUAL_ENV or $CONDA_PREFIX): pass its folder or name:ENV "
     'as SOURCE, activate it, or set environment = "PATH" under [tool.envguard] in the project\'s '

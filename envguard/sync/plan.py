@@ -19,10 +19,8 @@ from typing import Literal
 from envguard.diff.changes import Difference
 from envguard.errors import BadInputError
 from envguard.model import LOCAL_ORIGIN, PIP_ARCHIVES, Environment, Manager, Package
-from envguard.sources import envguard_inside
+from envguard.sources import ALLOW_SELF, envguard_inside
 from envguard.specs import spec_name
-
-ALLOW_SELF = "ENVGUARD_ALLOW_SELF"  # the explicit yes to changing the environment envguard runs from
 
 Action = Literal["link", "unlink", "replace", "reinstall"]
 # what each action is called where conda's and pip's users know it

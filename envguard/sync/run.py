@@ -40,7 +40,6 @@ from envguard.prefix import lockref
 from envguard.prefix.integrity import verify_files
 from envguard.process import sigterm_as_interrupt
 from envguard.sync.plan import (
-    ALLOW_SELF,
     SyncPlan,
     plan_sync,
     refuse_own,
@@ -107,7 +106,7 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
             "name:ENV or nothing (the active environment), and the lock with --lock FILE"
         )
     prefix = source.path
-    refuse_own(prefix, allowed=options.allow_self or os.environ.get(ALLOW_SELF) == "1")
+    refuse_own(prefix, allowed=options.allow_self or os.environ.get(sources.ALLOW_SELF) == "1")
     lock = Path(options.lock) if options.lock else find_lock()
     outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
     assert outcome.live is not None and outcome.target is not None

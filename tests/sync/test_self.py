@@ -48,3 +48,16 @@ def test_no_environment_named_or_active_is_one_line_never_envguards_own(
     assert "no environment given and none active" in line and "[tool.envguard]" in line
     assert sys.prefix not in captured.out + captured.err
     assert not (project / "out.yml").exists()
+
+
+def test_create_force_refuses_to_replace_envguards_own_environment(
+    channels: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    own = Path(sys.prefix)
+    before = sorted(os.listdir(own))
+    capsys.readouterr()
+    code = envguard("create", "-c", str(channels["forge"]), "python=3.11", "-p", str(own), "--force")
+    assert code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"{own}: holds envguard's own environment" in line and "ENVGUARD_ALLOW_SELF=1" in line
+    assert sorted(os.listdir(own)) == before
