@@ -147,6 +147,14 @@ def expand_channels(channels: Sequence[str], specs: Sequence[str] = ()) -> list[
     return result
 
 
+def aliased(channel: str, alias: str | None) -> str:
+    """A bare channel name (`conda-forge`, `pkgs/main` excepted) under conda's `channel_alias` (a condarc's
+    mirror of anaconda.org, a token in it kept: `remember` takes it); anything else as it is."""
+    if not alias or "://" in channel or channel.startswith(("/", ".", "~")) or channel.startswith("pkgs/"):
+        return channel
+    return f"{alias.rstrip('/')}/{channel}"
+
+
 @dataclass(frozen=True)
 class Credential:
     """A channel credential kept in memory only: an anaconda.org-style `/t/<token>` at the start of the path,

@@ -20,10 +20,11 @@ from typing import Any
 from envguard.atomic import child, write_bytes, write_text
 from envguard.cache import cache_path
 from envguard.cache.digests import DigestMemo
-from envguard.channels import credential_for, strip_credentials
+from envguard.channels import credential_for, remember, strip_credentials
 from envguard.errors import BadInputError, EnvguardError, OperationalError, first_line
 from envguard.formats.localsource import local_path
 from envguard.model import PIP_ARCHIVES, Package
+from envguard.prefix.condaconfig import channel_alias
 
 DOWNLOAD_TIMEOUT = 120.0
 _CHUNK = 1 << 20
@@ -214,6 +215,10 @@ def authorized(url: str) -> Any:
     import urllib.request
 
     credential = credential_for(url)
+    alias = None if credential is not None else channel_alias()
+    if alias is not None:  # a token in the condarc's channel_alias, for a lock written through it
+        remember(alias)
+        credential = credential_for(url)
     if credential is None:
         return urllib.request.Request(url)
     if credential.token:

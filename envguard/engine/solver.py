@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.channels import (
+    aliased,
     check_platform,
     expand_channels,
     remember,
@@ -25,6 +26,7 @@ from envguard.channels import (
 )
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import Package, VirtualPackage
+from envguard.prefix.condaconfig import channel_alias
 from envguard.prefix.records import rattler_to_package
 
 
@@ -58,7 +60,8 @@ def solve(
     check_platform(platform)
     known = remembered()
     specs = [_spec_without_credential(s) for s in specs]
-    sources = [remember(c) for c in expand_channels(channels, specs)]
+    alias = channel_alias()  # a condarc's mirror of anaconda.org for bare channel names
+    sources = [remember(aliased(c, alias)) for c in expand_channels(channels, specs)]
     if not sources:
         raise BadInputError(
             "no channels to solve against; add `channels:` to the environment.yml or pass -c CHANNEL"

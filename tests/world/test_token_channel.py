@@ -72,3 +72,31 @@ def test_lock_create_verify_sync_clean_leave_the_token_nowhere(
     # home (rattler's caches, pkgs, envguard's caches), the locks, the environment, the project: only the
     # user's own files hold it
     assert holding_the_token(tmp_path, {auth, *ymls.values()}) == []
+
+
+def test_a_condarc_channel_alias_with_a_token_is_where_bare_channel_names_live(
+    token_channel: tuple[str, list[str]],
+    tmp_path: Path,
+    isolated_home: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`channel_alias` in .condarc (a mirror of anaconda.org, with its token): `channels: [forge]` solves,
+    downloads and verifies through it; the lock records the mirror's URL without the token, and a later
+    process (the credential no longer in memory) gets it from the condarc again."""
+    from envguard.channels import forget
+
+    base, served = token_channel
+    (isolated_home / ".condarc").write_text(f"channel_alias: {base}\n")
+    yml = tmp_path / "environment.yml"
+    yml.write_text("name: mirrored\nchannels:\n  - forge\ndependencies:\n  - python=3.11\n  - zlib\n")
+    lock = tmp_path / "conda-lock.yml"
+    served.clear()
+    assert envguard("lock", "-f", str(yml), "--no-cuda", "-o", str(lock)) == 0, capsys.readouterr().err
+    assert any("repodata" in p for p in served), served
+    text = lock.read_text()
+    assert f"{base.split('/t/')[0]}/forge/" in text and PRIVATE_TOKEN not in text
+    forget()  # as a new process: the token only in the condarc
+    assert envguard("verify", "--lock", str(lock)) == 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert PRIVATE_TOKEN not in out + err
+    assert holding_the_token(tmp_path, {isolated_home / ".condarc"}) == []
