@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import functools
+import json
+import os
 import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from envguard.errors import BadInputError
@@ -160,6 +163,14 @@ def expand_channels(channels: Sequence[str], specs: Sequence[str] = ()) -> list[
     return result
 
 
+def aliased(channel: str, alias: str | None) -> str:
+    """A bare channel name (`conda-forge`, `pkgs/main` excepted) under conda's `channel_alias` (a condarc's
+    mirror of anaconda.org, a token in it kept: `remember` takes it); anything else as it is."""
+    if not alias or "://" in channel or channel.startswith(("/", ".", "~")) or channel.startswith("pkgs/"):
+        return channel
+    return f"{alias.rstrip('/')}/{channel}"
+
+
 @dataclass(frozen=True)
 class Credential:
     """A channel credential kept in memory only: an anaconda.org-style `/t/<token>` at the start of the path,
@@ -225,6 +236,40 @@ def remembered() -> tuple[Credential, ...]:
             "token or user:password for all of that host's channels"
         )
     return tuple(_MEMORY[host] for host in sorted(_MEMORY))
+
+
+def user_auth_entries() -> dict[str, Any]:
+    """The user's own rattler authentication file (`$RATTLER_AUTH_FILE`: JSON, host -> {"CondaToken": ...}
+    or {"BasicHTTP": {...}}), {} when unset or unreadable."""
+    path = os.environ.get("RATTLER_AUTH_FILE")
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def credential_for(url: str) -> Credential | None:
+    """The credential for `url`'s host: one this process was given (a channel URL with it), else the user's
+    rattler authentication file's entry (as rattler would use it); None when neither has one."""
+    host = urlsplit(url).hostname or ""
+    for credential in remembered():
+        if credential.host == host:
+            return credential
+    entry = user_auth_entries().get(host)
+    if not isinstance(entry, dict):
+        return None
+    token, basic = entry.get("CondaToken"), entry.get("BasicHTTP")
+    if isinstance(token, str) and token:
+        return Credential(host, token=token)
+    if isinstance(basic, dict):
+        return Credential(
+            host, username=str(basic.get("username", "")), password=str(basic.get("password", ""))
+        )
+    return None
 
 
 def forget() -> None:

@@ -3,14 +3,17 @@ file of any supported kind, as a `Source` value that commands pass down instead 
 text.
 
 Resolving `name:ENV` reads every condarc, and sniffing a file's kind reads its head: both happen once, here.
-The active environment is `$VIRTUAL_ENV` when a venv is activated (even inside a conda environment), else
-`$CONDA_PREFIX`, else the running interpreter's prefix (envguard.config.active_prefix).
+Without SOURCE, the environment meant is the project's `[tool.envguard] environment`, else `$VIRTUAL_ENV`
+when a venv is activated (even inside a conda environment), else `$CONDA_PREFIX`
+(envguard.config.active_prefix); with none of them, bad input saying so, never the prefix envguard itself
+runs from (a pipx venv would check itself, and its fix line would uninstall envguard).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +25,13 @@ from envguard.machine import virtual as virtual_mod
 from envguard.model import Environment, SourceKind, VirtualPackage
 from envguard.prefix.reader import read_prefix
 from envguard.textio import read_bytes, read_input
+
+ALLOW_SELF = "ENVGUARD_ALLOW_SELF"  # =1: the explicit yes to changing the environment envguard runs from
+NO_ENVIRONMENT = (
+    "no environment given and none active (no $VIRTUAL_ENV or $CONDA_PREFIX): pass its folder or name:ENV "
+    'as SOURCE, activate it, or set environment = "PATH" under [tool.envguard] in the project\'s '
+    "pyproject.toml"
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +53,12 @@ def resolve(text: str | None) -> Source:
     """SOURCE text -> Source: None is the active environment; `name:ENV` a named conda environment; a folder a
     prefix; a file is sniffed for its kind. Anything else is bad input naming what was given."""
     if text is None:
-        return Source(None, Path(active_prefix()), True)
+        meant = active_prefix()
+        if meant is None:
+            raise BadInputError(NO_ENVIRONMENT)
+        if meant.startswith("name:"):
+            return resolve(meant)
+        return Source(None, Path(meant), True)
     if text.startswith("name:"):
         from envguard.prefix.condaconfig import find_named  # every condarc's parser: for name:ENV alone
 
@@ -115,3 +130,23 @@ def read_live(
 
         env = dataclasses.replace(env, fingerprints=run_probe(prefix))
     return env
+
+
+def envguard_inside(prefix: Path) -> str | None:
+    """What of the running envguard changing (or removing) `prefix` would change or remove: the prefix its
+    interpreter runs from, the base interpreter a venv of it is made from, or the folder its own code lives
+    in, when `prefix` is that folder or holds it; None when `prefix` is none of envguard's."""
+    try:
+        target = prefix.expanduser().resolve()
+    except OSError:
+        return None
+    own = (
+        ("envguard's own environment", sys.prefix),
+        ("the interpreter envguard runs on", sys.base_prefix),
+        ("envguard's own code", str(Path(__file__).resolve().parent.parent)),
+    )
+    for what, folder in own:
+        path = Path(folder).resolve()
+        if path == target or target in path.parents:
+            return f"{what} ({path})"
+    return None

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
+from tests.channel_server import serve_private
 from tests.helpers import (
     SHARED,
     MakePrefix,
@@ -185,3 +188,35 @@ def mismatched_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(dist, site / dist.name)  # torch's own metadata: what pip would have recorded
     (site / "zz_envguard_base.pth").write_text(f"{purelib}\n")
     return env
+
+
+PIPX_NOT_COPIED = ("*.egg-info", ".*_cache", ".git", ".venv", "__pycache__", "build", "dist")
+
+
+@pytest.fixture(scope="session")
+def pipx_envguard(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the `envguard` command pipx put in its bin folder, its venv): `pipx install` of a copy of this working
+    tree, as the README advises users to install it (skipped where pipx cannot install it offline)."""
+    pipx = Path(sys.executable).parent / "pipx"
+    if not pipx.exists():
+        pytest.skip("pipx is not installed next to this interpreter")
+    root = tmp_path_factory.mktemp("pipx")
+    source = root / "envguard"
+    shutil.copytree(Path(__file__).parent.parent, source, ignore=shutil.ignore_patterns(*PIPX_NOT_COPIED))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX")}
+    env.update(PIPX_HOME=str(root / "home"), PIPX_BIN_DIR=str(root / "bin"), PIP_CACHE_DIR=str(root / "pip"))
+    argv = [str(pipx), "install", str(source)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=900)
+    if done.returncode != 0:
+        pytest.skip(f"pipx install of the checkout failed here (offline?): {done.stderr[-500:]}")
+    return root / "bin" / "envguard", root / "home" / "venvs" / "conda-envguard"
+
+
+@pytest.fixture(scope="session")
+def token_channel(channels: dict[str, Path]) -> Iterator[tuple[str, list[str]]]:
+    """The fixture channels served over HTTP on 127.0.0.1 behind a token in the path, as anaconda.org's
+    `/t/<TOKEN>/` (tests.channel_server.PRIVATE_TOKEN; anything else is 404): (the base URL with the token,
+    every path served)."""
+    served: list[str] = []
+    with serve_private(channels["forge"].parent, "token", served) as base:
+        yield base, served

@@ -10,11 +10,9 @@ temp dir never decides a check.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
-from envguard.config import tool_settings
+from envguard.config import other_owner, project_folders, tool_settings
 from envguard.errors import BadInputError
 from envguard.output import warn
 
@@ -52,7 +50,7 @@ def _near(here: Path) -> str:
 def discover(start: Path | None = None) -> Path | None:
     """`find_lock` without the error when there is none (None); a broken configuration still raises."""
     here = (start or Path.cwd()).resolve()
-    for folder in _folders(here):
+    for folder in map(Path, project_folders(str(here))):
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and _trusted(pyproject):
             configured = tool_settings(pyproject).get("lock")
@@ -72,43 +70,13 @@ def discover(start: Path | None = None) -> Path | None:
     return None
 
 
-def _folders(here: Path) -> Iterator[Path]:
-    """`here` and its parents, up to and including the repository root or the home folder, and never across
-    a filesystem boundary."""
-    home = _home()
-    try:
-        device = os.stat(here).st_dev
-    except OSError:
-        device = None
-    for folder in (here, *here.parents):
-        try:
-            if device is not None and os.stat(folder).st_dev != device:
-                return  # a mount point: the parent folder belongs to another filesystem
-        except OSError:
-            return
-        yield folder
-        if (folder / ".git").exists() or folder == home:
-            return  # never pick up a lock from outside the repository or above the home folder
-
-
-def _home() -> Path | None:
-    try:
-        return Path.home().resolve()
-    except (OSError, RuntimeError):
-        return None
-
-
 def _trusted(path: Path) -> bool:
     """Owned by the current user or root; otherwise skipped with a warning naming the file."""
-    if not hasattr(os, "geteuid"):
+    owner = other_owner(str(path))
+    if owner is None:
         return True
-    try:
-        owner = os.stat(path).st_uid
-    except OSError:
-        return False
-    if owner in (os.geteuid(), 0):
-        return True
-
+    if owner < 0:
+        return False  # unreadable
     warn(
         f"{path}: skipped, owned by another user (uid {owner}); a file there could be planted; pass "
         "--lock FILE to use it"

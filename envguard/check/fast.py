@@ -18,7 +18,12 @@ if TYPE_CHECKING:
 def live_prefix(source: str | None) -> str | None:
     """The prefix a SOURCE names when that is decidable without envguard.sources (None otherwise)."""
     if source is None:
-        return active_prefix()
+        try:
+            source = active_prefix()
+        except Exception:
+            return None  # a broken [tool.envguard] environment: the full check says what is wrong
+        if source is None:
+            return None  # nothing meant: the full check says how to name one
     if source.startswith("name:"):
         return None
     path = os.path.expanduser(source)

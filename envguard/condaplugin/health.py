@@ -66,7 +66,8 @@ def followed_lock(prefix: Path, start: Path | None = None) -> Followed | None:
     ref = recall(prefix)
     if ref is not None:
         return Followed(ref.lock, "recorded", edited=not ref.current())
-    if not _same(prefix, Path(active_prefix())):
+    meant = active_prefix(None if start is None else str(start))
+    if meant is None or meant.startswith("name:") or not _same(prefix, Path(meant)):
         return None
     found = discover(start)
     return Followed(found, "project") if found is not None else None

@@ -37,6 +37,7 @@ from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, 
 from envguard.prefix.condaconfig import envs_dirs, register, registered_environments
 from envguard.prefix.lockref import remember
 from envguard.prefix.reader import read_prefix
+from envguard.sources import ALLOW_SELF, envguard_inside
 from envguard.specs import parse_conda
 
 
@@ -323,6 +324,12 @@ def _collision(target: Path, name: str, force: bool, *, by_name: bool) -> bool:
     if existing != target:
         raise UsageError(
             f"{name!r} is already used by {existing} (outside {target.parent}); pick another --name"
+        )
+    own = envguard_inside(target)
+    if own is not None and os.environ.get(ALLOW_SELF) != "1":
+        raise UsageError(
+            f"{target}: holds {own}; --force would replace it and remove the envguard that is running; "
+            f"create the environment at another path, or set {ALLOW_SELF}=1 to replace it anyway"
         )
     if not (target / "conda-meta").is_dir():
         raise UsageError(

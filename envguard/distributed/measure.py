@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envguard.check.discovery import find_lock
+from envguard.check.report import check_environment, severity
 from envguard.distributed.records import (
     EnvDetail,
     EpochShard,
@@ -28,12 +29,15 @@ from envguard.distributed.records import (
     fingerprint_values,
 )
 from envguard.errors import BadInputError, EnvguardError
+from envguard.formats import read_file
+from envguard.machine.memlimit import DataLimit
+from envguard.model import Environment
 from envguard.prefix.lockref import recall
-from envguard.smoke.envguard_smoke import memory_limit
 from envguard.sources import read_live, resolve_prefix
 from envguard.textio import read_bytes
 
 OUT_OF_MEMORY = "ran out of memory under its memory limit; raise --memory-limit or measure on a larger node"
+SHOWN_CHANGES = 2  # drifts from the lock a rank names in its summary (with their count)
 DEFAULT_SAMPLES = 1001  # odd on purpose: DistributedSampler pads, and each rank's slice includes the padding
 
 
@@ -90,9 +94,11 @@ def shard_report(
     return tuple(shards)
 
 
-def lock_seen(lock: Path | None, prefix: Path) -> LockSeen | None:
+def lock_seen(lock: Path | None, prefix: Path, env: Environment | None = None) -> LockSeen | None:
     """The lock this rank follows: `lock` as given, else the one its environment recorded, else the project's
-    found from the working folder; None when there is none."""
+    found from the working folder; None when there is none. With `env` (this rank's environment), it is
+    compared with the lock as `envguard check` compares them: a cluster that agrees with itself but not
+    with its lock is stale on every rank."""
     if lock is not None:
         path, how = lock.expanduser().resolve(), "--lock"
     elif (ref := recall(prefix)) is not None:
@@ -106,7 +112,26 @@ def lock_seen(lock: Path | None, prefix: Path) -> LockSeen | None:
         digest = hashlib.sha256(read_bytes(path)).hexdigest()
     except (OSError, EnvguardError):
         digest = ""
-    return LockSeen(str(path), digest, how)
+    if env is None:
+        return LockSeen(str(path), digest, how)
+    return LockSeen(str(path), digest, how, *against_lock(env, path))
+
+
+def against_lock(env: Environment, lock: Path) -> tuple[int | None, tuple[str, ...]]:
+    """(drift count, the first SHOWN_CHANGES drifts as check words them) of `env` against `lock`; (None,
+    (why,)) when the lock cannot be read here."""
+    try:
+        target = read_file(lock, platform=env.platform)
+        report = check_environment(env, target)
+    except (OSError, EnvguardError) as exc:
+        return None, (_short(str(exc)),)
+    drifted = [d for d in report.findings if severity(d) == "drift"]
+    return len(drifted), tuple(_short(d.message()) for d in drifted[:SHOWN_CHANGES])
+
+
+def _short(text: str, limit: int = 100) -> str:
+    """One wire-sized line (the summary slot is 1 KiB a rank)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def rank_report(
@@ -121,6 +146,7 @@ def rank_report(
     epochs: int,
     probe: bool,
     loader: bool,
+    limit: DataLimit | None = None,
 ) -> Measured:
     """Everything this rank contributes; an error is reported, not raised, so the other ranks do not hang (an
     allocation refused under `smoke --distributed --memory-limit` too)."""
@@ -137,11 +163,12 @@ def rank_report(
     try:
         prefix = resolve_prefix(source)
         env = read_live(prefix, probe=probe)
-        followed = lock_seen(lock, prefix)
+        followed = lock_seen(lock, prefix, env)
     except EnvguardError as exc:
         return Measured(RankFailure(*head, error=str(exc)), b"")
     except MemoryError:
-        memory_limit.release()  # the reserve given back: room to exchange the report with the other ranks
+        if limit is not None:  # the reserve given back: room to exchange the report with the other ranks
+            limit.release()
         return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     packages = tuple(sorted(f"{p.manager}:{p.name}={p.version}={p.build}" for p in env.packages))
     prints = fingerprint_values(env.fingerprints)
@@ -150,7 +177,8 @@ def rank_report(
     try:
         shards = shard_report(size, rank, world, seed=seed, epochs=epochs, loader=loader)
     except MemoryError:
-        memory_limit.release()  # the reserve given back: room to exchange the report with the other ranks
+        if limit is not None:  # the reserve given back: room to exchange the report with the other ranks
+            limit.release()
         return Measured(RankFailure(*head, error=OUT_OF_MEMORY), b"")
     detail = encode(detail_to_wire(EnvDetail(rank, packages, env.fingerprints)))
     report = RankReport(

@@ -41,6 +41,8 @@ class LockSeen:
     path: str
     sha256: str
     how: str
+    drift: int | None = None  # this rank's environment against the lock, as `check` counts it; None: unread
+    changes: tuple[str, ...] = ()  # the first few of them, as `check` words them (or why it was not read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,10 +120,31 @@ def to_wire(rank: Rank) -> dict[str, Any]:
         "packages": rank.packages,
         "package_list_bytes": rank.package_list_bytes,
         "system": list(rank.system),
-        "lock": None if lock is None else {"path": lock.path, "sha256": lock.sha256, "how": lock.how},
+        "lock": None if lock is None else _lock_wire(lock),
         "dataset_size": rank.dataset_size,
         "shards": [_shard_wire(shard) for shard in rank.shards],
     }
+
+
+def _lock_wire(lock: LockSeen) -> dict[str, Any]:
+    return {
+        "path": lock.path,
+        "sha256": lock.sha256,
+        "how": lock.how,
+        "drift": lock.drift,
+        "changes": list(lock.changes),
+    }
+
+
+def _lock_from(data: Mapping[str, Any]) -> LockSeen:
+    drift = data["drift"]
+    return LockSeen(
+        str(data["path"]),
+        str(data["sha256"]),
+        str(data["how"]),
+        drift=None if drift is None else int(drift),
+        changes=tuple(str(c) for c in data["changes"]),
+    )
 
 
 def _shard_wire(shard: EpochShard) -> dict[str, Any]:
@@ -155,7 +178,7 @@ def from_wire(data: Mapping[str, Any]) -> Rank:
         packages=int(data["packages"]),
         package_list_bytes=int(data["package_list_bytes"]),
         system=tuple(str(s) for s in data["system"]),
-        lock=None if lock is None else LockSeen(str(lock["path"]), str(lock["sha256"]), str(lock["how"])),
+        lock=None if lock is None else _lock_from(lock),
         dataset_size=int(data["dataset_size"]),
         shards=tuple(
             EpochShard(

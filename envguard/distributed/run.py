@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from envguard.distributed.exchange import consensus
 from envguard.distributed.launcher import detect
@@ -21,28 +23,35 @@ from envguard.distributed.rendezvous import MEASURED, connect, process_group
 from envguard.distributed.result import DistributedResult, Wire
 from envguard.distributed.verdicts import analyze
 from envguard.errors import UsageError
-from envguard.smoke.envguard_smoke import memory_limit as rlimit
+from envguard.machine.memlimit import DataLimit
 
 DEFAULT_TIMEOUT_S = 300.0
 
 
-def run_distributed_check(
-    source: str | None = None,
-    *,
-    lock: Path | None = None,
-    data_dir: Path | None = None,
-    seed: int = 0,
-    epochs: int = 2,
-    probe: bool = True,
-    loader: bool = True,
-    timeout_s: float = DEFAULT_TIMEOUT_S,
-    environ: Mapping[str, str] | None = None,
-    memory_limit: int | None = None,
+@dataclass(frozen=True)
+class DistributedOptions:
+    """Everything `check --distributed` and `smoke --distributed` ask (one check under two commands: smoke's
+    adds --data, --seed and --memory-limit)."""
+
+    source: str | None = None
+    lock: Path | None = None
+    data_dir: Path | None = None
+    seed: int = 0
+    epochs: int = 2
+    probe: bool = True
+    loader: bool = True
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    memory_limit: int | None = None  # bytes this rank may allocate past its start-up (RLIMIT_DATA)
+
+
+def run_distributed(
+    options: DistributedOptions, environ: Mapping[str, str] | None = None
 ) -> DistributedResult:
     """Meet the other ranks, measure, exchange digests and judge; call on every rank. A rank that does not
-    report within `timeout_s` of the others is named (OperationalError, exit 3). `memory_limit` (bytes; `smoke
-    --distributed`): this rank's process runs under it, as smoke's module and each of its DataLoader workers
-    do (RLIMIT_DATA beyond what this process has mapped once torch is imported)."""
+    report within `timeout_s` of the others is named (OperationalError, exit 3). With `memory_limit` this
+    rank's process runs under it, as smoke's module and each of its DataLoader workers do (RLIMIT_DATA
+    beyond what this process has mapped once torch is imported: envguard.machine.memlimit)."""
+    o = options
     launch = detect(os.environ if environ is None else environ)
     # c10d logs every store timeout and closed socket (with C++ frames) on stderr; envguard's one line names
     # the rank instead (read when torch loads: a process that imported torch already keeps its own level)
@@ -57,20 +66,22 @@ def run_distributed_check(
         raise UsageError(
             "--distributed needs torch in envguard's own environment (pip install torch)"
         ) from exc
-    if memory_limit is not None:  # past what torch's libraries map: the CUDA wheel's alone are 765 MiB
-        rlimit.apply(memory_limit)
-    meeting = connect(launch, timeout_s)
+    limit = DataLimit()
+    if o.memory_limit is not None:  # past what torch's libraries map: the CUDA wheel's alone are 765 MiB
+        limit.apply(o.memory_limit)
+    meeting = connect(launch, o.timeout_s)
     measured = rank_report(
-        source,
+        o.source,
         launch.rank,
         launch.world_size,
         local_rank=launch.local_rank,
-        lock=lock,
-        data_dir=data_dir,
-        seed=seed,
-        epochs=epochs,
-        probe=probe,
-        loader=loader,
+        lock=o.lock,
+        data_dir=o.data_dir,
+        seed=o.seed,
+        epochs=o.epochs,
+        probe=o.probe,
+        loader=o.loader,
+        limit=limit,
     )
     meeting.mark(MEASURED)
     meeting.wait(MEASURED)
@@ -85,3 +96,13 @@ def run_distributed_check(
         detail_bytes=exchanged.detail_bytes,
     )
     return analyze(exchanged.reports, launch.rank, details=exchanged.details, wire=wire)
+
+
+def run_distributed_check(
+    source: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    **options: Any,
+) -> DistributedResult:
+    """`run_distributed` under its former keyword spelling (the command modules' call)."""
+    return run_distributed(DistributedOptions(source, **options), environ)

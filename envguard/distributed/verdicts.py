@@ -19,6 +19,7 @@ from envguard.findings import Finding
 from envguard.model import FINGERPRINT_FIELDS
 
 CATEGORY_ENV, CATEGORY_LOCK = "environment across ranks", "lock across ranks"
+CATEGORY_AGAINST = "environment against the lock"
 CATEGORY_SHARDS = "DistributedSampler shards"
 MAX_DETAILED = 8  # differing environments whose package lists rank 0 asks for (the largest groups first)
 SHOWN = 5  # hosts named before "and N more hosts"
@@ -122,7 +123,7 @@ def environment_findings(
                 name_ranks(group),
                 "FAIL",
                 f"environment differs from {_majority(major, len(reports))}: {detail}",
-                "build every node from the same lock: `envguard create LOCK` on each host, then rerun",
+                sync_advice(group, major[0].lock),
             )
         )
     return out
@@ -163,6 +164,59 @@ def lock_findings(reports: Sequence[RankReport]) -> list[Finding]:
         )
         for group in found[1:]
     ]
+
+
+def sync_advice(ranks: Sequence[RankReport], lock: LockSeen | None) -> str:
+    """The command that makes these ranks' environment equal the lock, to run on each of their hosts."""
+    prefix = ranks[0].prefix
+    if lock is None:
+        return (
+            f"build every node from one lock: `envguard lock {prefix} -o conda-lock.yml` on a good node, "
+            f"then `envguard sync {prefix} --lock conda-lock.yml` on each host, and rerun"
+        )
+    return (
+        f"on each host: `envguard sync {prefix} --lock {lock.path}` (or rebuild it: `envguard create --lock "
+        f"{lock.path} -p {prefix} --force`), then rerun"
+    )
+
+
+def drift_findings(reports: Sequence[RankReport]) -> list[Finding]:
+    """Each rank's environment against the lock it follows, as `check` compares them: ranks that agree with
+    each other but not with their lock fail too (a uniformly stale cluster is not a good one). One PASS when
+    every rank matches its lock; nothing when no rank follows one."""
+    # (a lock that was not compared, drift None and no reason, says nothing here)
+    following = [r for r in reports if r.lock is not None and (r.lock.drift is not None or r.lock.changes)]
+    if not following:
+        return []
+    out: list[Finding] = []
+
+    def key(r: RankReport) -> Hashable:
+        assert r.lock is not None
+        return (r.lock.path, r.lock.drift, r.lock.changes)
+
+    for group in groups([r for r in following if r.lock is not None and r.lock.drift != 0], key):
+        lock = group[0].lock
+        assert lock is not None
+        if lock.drift is None:
+            evidence = f"cannot compare with {lock.path}: {'; '.join(lock.changes)}"
+            fix = "give every rank a readable lock (pass --lock FILE from a shared filesystem) and rerun"
+        else:
+            more = lock.drift - len(lock.changes)
+            named = "; ".join(lock.changes) + (f"; and {more} more" if more > 0 else "")
+            evidence = f"environment differs from {lock.path} ({lock.drift} differences): {named}"
+            fix = sync_advice(group, lock)
+        out.append(Finding(CATEGORY_AGAINST, name_ranks(group), "FAIL", evidence, fix))
+    if not out and len(following) == len(reports):
+        locks = sorted({r.lock.path for r in following if r.lock is not None})
+        out.append(
+            Finding(
+                CATEGORY_AGAINST,
+                f"{len(reports)} ranks",
+                "PASS",
+                f"every rank's environment equals {', '.join(locks)}",
+            )
+        )
+    return out
 
 
 def system_findings(reports: Sequence[RankReport]) -> list[Finding]:
@@ -323,7 +377,7 @@ def analyze(
         if shards_comparable(usable):
             checks = check_shards(usable)
         findings += environment_findings(usable, details) + system_findings(usable)
-        findings += lock_findings(usable) + shard_findings(usable, checks)
+        findings += lock_findings(usable) + drift_findings(usable) + shard_findings(usable, checks)
     return DistributedResult(
         rank=rank,
         world_size=len(ordered),

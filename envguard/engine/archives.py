@@ -20,10 +20,11 @@ from typing import Any
 from envguard.atomic import child, write_bytes, write_text
 from envguard.cache import cache_path
 from envguard.cache.digests import DigestMemo
-from envguard.channels import strip_credentials
+from envguard.channels import credential_for, remember, strip_credentials
 from envguard.errors import BadInputError, EnvguardError, OperationalError, first_line
 from envguard.formats.localsource import local_path
 from envguard.model import PIP_ARCHIVES, Package
+from envguard.prefix.condaconfig import channel_alias
 
 DOWNLOAD_TIMEOUT = 120.0
 _CHUNK = 1 << 20
@@ -188,7 +189,8 @@ def download(package: Package, pkgs_dir: Path, timeout: float = DOWNLOAD_TIMEOUT
     try:
         pkgs_dir.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=pkgs_dir)
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as response:
+        request = authorized(url)  # the credential travels only in the request, never in a message
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request, timeout=timeout) as response:
             while chunk := response.read(_CHUNK):
                 out.write(chunk)
             out.flush()
@@ -203,6 +205,28 @@ def download(package: Package, pkgs_dir: Path, timeout: float = DOWNLOAD_TIMEOUT
             f"{package.filename} in the package cache {pkgs_dir} to work offline"
         ) from exc
     return target
+
+
+def authorized(url: str) -> Any:
+    """A request for `url` carrying its host's credential (envguard.channels.credential_for) as rattler would
+    send it: a conda token as the path's `/t/<TOKEN>` prefix, a user and password as basic auth."""
+    import base64
+    import urllib.parse
+    import urllib.request
+
+    credential = credential_for(url)
+    alias = None if credential is not None else channel_alias()
+    if alias is not None:  # a token in the condarc's channel_alias, for a lock written through it
+        remember(alias)
+        credential = credential_for(url)
+    if credential is None:
+        return urllib.request.Request(url)
+    if credential.token:
+        parts = urllib.parse.urlsplit(url)
+        tokened = parts._replace(path=f"/t/{credential.token}{parts.path}")
+        return urllib.request.Request(urllib.parse.urlunsplit(tokened))
+    basic = base64.b64encode(f"{credential.username}:{credential.password}".encode()).decode()
+    return urllib.request.Request(url, headers={"Authorization": f"Basic {basic}"})
 
 
 def records(archives: Sequence[Archive]) -> list[Any]:

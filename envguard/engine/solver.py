@@ -15,9 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard.channels import check_platform, expand_channels, remember, remembered, strip_credentials
+from envguard.channels import (
+    aliased,
+    check_platform,
+    expand_channels,
+    remember,
+    remembered,
+    strip_credentials,
+    user_auth_entries,
+)
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import Package, VirtualPackage
+from envguard.prefix.condaconfig import channel_alias
 from envguard.prefix.records import rattler_to_package
 
 
@@ -51,7 +60,8 @@ def solve(
     check_platform(platform)
     known = remembered()
     specs = [_spec_without_credential(s) for s in specs]
-    sources = [remember(c) for c in expand_channels(channels, specs)]
+    alias = channel_alias()  # a condarc's mirror of anaconda.org for bare channel names
+    sources = [remember(aliased(c, alias)) for c in expand_channels(channels, specs)]
     if not sources:
         raise BadInputError(
             "no channels to solve against; add `channels:` to the environment.yml or pass -c CHANNEL"
@@ -157,7 +167,7 @@ def auth_entries() -> dict[str, Any] | None:
     credentials = remembered()
     if not credentials:
         return None
-    entries = _user_auth_file()
+    entries = user_auth_entries()
     entries.update({c.host: c.rattler_entry() for c in credentials})
     return entries
 
@@ -203,20 +213,6 @@ def _auth_file(data: bytes) -> Iterator[None]:
             import shutil
 
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _user_auth_file() -> dict[str, Any]:
-    import json
-    import os
-
-    path = os.environ.get("RATTLER_AUTH_FILE")
-    if not path:
-        return {}
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 _DETAIL_LIMIT = 1500

@@ -10,6 +10,7 @@ when it runs, as it does in the console script, and watch's sampler (psutil) whe
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from typing import Any
 
@@ -26,7 +27,7 @@ def register(ipython: Any) -> None:
     def envguard(line: str) -> Shown:
         """Run an envguard command in this kernel's process: `%envguard check`, `%envguard doctor --json`,
         `%envguard --help`. Displays the result (Markdown where the command has it) and returns it."""
-        return run_command(shlex.split(line))
+        return present(ipython, run_command(shlex.split(line)))
 
     def envguard_watch(line: str, cell: str) -> Shown:
         """`%%envguard_watch [--interval S]`: run the cell with its DataLoaders timed and this kernel (and
@@ -35,11 +36,22 @@ def register(ipython: Any) -> None:
         try:
             interval = watch_interval(line)
         except UsageError as exc:
-            return Shown("%%envguard_watch", EXIT_BAD_INPUT, stderr=f"envguard: error: {exc}\n")
-        return watch_cell(ipython, cell, interval)
+            bad = Shown("%%envguard_watch", EXIT_BAD_INPUT, stderr=f"envguard: error: {exc}\n")
+            return present(ipython, bad)
+        return present(ipython, watch_cell(ipython, cell, interval))
 
     ipython.register_magic_function(envguard, magic_kind="line", magic_name="envguard")
     ipython.register_magic_function(envguard_watch, magic_kind="cell", magic_name="envguard_watch")
+
+
+def present(ipython: Any, shown: Shown) -> Shown:
+    """Display `shown` now, wherever the magic stands (mid-cell, assigned, in `ipython script.ipy`), and
+    return it marked as shown in this cell, so that as the cell's last expression it is not shown twice."""
+    from IPython.display import display
+
+    marked = dataclasses.replace(shown, shown_in=ipython.execution_count)
+    display(marked.bundle(), raw=True)  # type: ignore[no-untyped-call]
+    return marked
 
 
 def watch_interval(line: str) -> float:

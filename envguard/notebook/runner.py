@@ -11,11 +11,10 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import sys
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 from envguard.cli.app import run
+from envguard.notebook.external import kernel_variables
 from envguard.notebook.shown import Shown
 from envguard.output import taking
 
@@ -37,14 +36,15 @@ def run_command(argv: Sequence[str]) -> Shown:
 @contextlib.contextmanager
 def kernel_environment() -> Iterator[None]:
     """While the block runs, this interpreter's environment is the active one (envguard.config.active_prefix):
-    VIRTUAL_ENV for a venv, else CONDA_PREFIX."""
+    VIRTUAL_ENV for a venv, else CONDA_PREFIX (envguard.notebook.external.kernel_variables)."""
     names = ("VIRTUAL_ENV", "CONDA_PREFIX")
     saved = {name: os.environ.get(name) for name in names}
-    if (Path(sys.prefix) / "pyvenv.cfg").is_file():
-        os.environ["VIRTUAL_ENV"] = sys.prefix
-    else:
-        os.environ.pop("VIRTUAL_ENV", None)
-        os.environ["CONDA_PREFIX"] = sys.prefix
+    wanted = kernel_variables(dict(os.environ))
+    for name in names:
+        if name in wanted:
+            os.environ[name] = wanted[name]
+        else:
+            os.environ.pop(name, None)
     try:
         yield
     finally:

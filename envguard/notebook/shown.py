@@ -1,9 +1,15 @@
 """What `%envguard` and `%%envguard_watch` give back: a result IPython displays richly (Markdown where the
-command has it, JSON where it was asked, the human view as plain text) and a program can read (`exit_code`,
-`data()`)."""
+command has it, JSON where it was asked as `application/json`, the human view as plain text) and a program
+can read (`exit_code`, `data()`).
+
+The magic displays its result itself, as `%pip` prints, so it shows wherever the magic stands in a cell, when
+it is assigned (`r = %envguard check`) and in `ipython script.ipy`; the same result as a cell's last
+expression is not shown twice (`shown_in`: the cell that displayed it).
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +26,31 @@ class Shown:
     results: tuple[tuple[Views, Style], ...] = ()
     stdout: str = ""
     stderr: str = ""
+    shown_in: int | None = None  # the IPython execution count of the cell that displayed it
 
     def data(self) -> list[dict[str, Any]]:
-        """Every result as its JSON document (schema_version included)."""
+        """Every result as its JSON document (schema_version included); a JSON document the command printed
+        itself (a cached answer of `check --json`, `snapshot`) when it presented none."""
+        if not self.results:
+            printed = self._printed_json()
+            return [printed] if printed is not None else []
         return [document(views.data()) for views, _style in self.results]
+
+    def _printed_json(self) -> dict[str, Any] | None:
+        if not self.stdout.lstrip().startswith("{"):
+            return None
+        try:
+            parsed = json.loads(self.stdout)
+        except ValueError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
+
+    @property
+    def as_json(self) -> bool:
+        """The one result was asked as JSON (`--json`), presented or printed from the cache."""
+        if self.results:
+            return len(self.results) == 1 and self.results[0][1] == "json"
+        return "--json" in self.command.split() and self._printed_json() is not None
 
     def text(self) -> str:
         """The plain view: each result in the style asked, then the other output and the exit code."""
@@ -32,6 +59,27 @@ class Shown:
         if self.exit_code:
             parts.append(f"(envguard {self.command}: exit {self.exit_code})\n")
         return as_printed("".join(part if part.endswith("\n") else part + "\n" for part in parts))
+
+    def bundle(self) -> dict[str, Any]:
+        """What a frontend is given: plain text always; JSON (`application/json`) when it was asked, else
+        Markdown."""
+        shown: dict[str, Any] = {"text/plain": self.text().rstrip("\n")}
+        document = self._repr_json_()
+        if document is not None:
+            shown["application/json"] = document
+        else:
+            shown["text/markdown"] = self._repr_markdown_()
+        return shown
+
+    def _ipython_display_(self) -> None:
+        """As a cell's last expression: shown, unless the magic displayed it in this very cell."""
+        from IPython import get_ipython
+        from IPython.display import display
+
+        shell = get_ipython()
+        if shell is not None and self.shown_in == shell.execution_count:
+            return
+        display(self.bundle(), raw=True)  # type: ignore[no-untyped-call]
 
     def _repr_markdown_(self) -> str:
         parts = [_markdown(views, style) for views, style in self.results]
@@ -42,7 +90,7 @@ class Shown:
 
     def _repr_json_(self) -> dict[str, Any] | None:
         """Only for a single result asked as JSON (`%envguard check --json`)."""
-        if len(self.results) == 1 and self.results[0][1] == "json":
+        if self.as_json:
             return self.data()[0]
         return None
 

@@ -70,6 +70,20 @@ def load_condarc() -> dict[str, Any]:
     return merged
 
 
+def channel_alias() -> str | None:
+    """The condarcs' `channel_alias` (where bare channel names live: a mirror of anaconda.org, perhaps with
+    a `/t/<TOKEN>`), None when none sets one. The condarcs are parsed only when one names it (a lock of an
+    unchanged environment.yml loads no YAML parser)."""
+    mentioned = False
+    for path in condarc_paths():
+        with contextlib.suppress(OSError):
+            mentioned = mentioned or b"channel_alias" in read_bytes(path)
+    if not mentioned:
+        return None
+    value = load_condarc().get("channel_alias")
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def _expand(value: str) -> Path:
     return Path(os.path.expandvars(os.path.expanduser(value)))
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from envguard.diff.changes import Difference
 from envguard.errors import BadInputError
 from envguard.model import LOCAL_ORIGIN, PIP_ARCHIVES, Environment, Manager, Package
+from envguard.sources import ALLOW_SELF, envguard_inside
 from envguard.specs import spec_name
 
 Action = Literal["link", "unlink", "replace", "reinstall"]
@@ -116,6 +118,19 @@ def _by_key(env: Environment) -> dict[tuple[Manager, str], Package]:
     """Packages by (manager, name), the last of a name winning as in check's comparison (pip can leave two
     dist-infos of one name: `pip install --target --upgrade`)."""
     return {(p.manager, p.name): p for p in env.packages}
+
+
+def refuse_own(prefix: Path, *, allowed: bool = False) -> None:
+    """Before anything is read: a sync never changes the environment envguard runs from (or one holding its
+    interpreter or code: envguard installed with pipx, or in the environment itself) unless asked explicitly
+    (`allowed`: ENVGUARD_ALLOW_SELF=1); its plan could uninstall envguard midway."""
+    own = envguard_inside(prefix)
+    if own is not None and not allowed:
+        raise BadInputError(
+            f"{prefix}: holds {own}; sync would change the envguard that is running and could remove it "
+            f"midway; sync the project's environment instead (pass its folder as SOURCE), or set "
+            f"{ALLOW_SELF}=1 to change this one anyway"
+        )
 
 
 def refuse_impossible(live: Environment, lock: Environment) -> None:

@@ -14,6 +14,7 @@ one: the next `sync` plans what is left (and `check` lists it).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,13 @@ from envguard.output import warn
 from envguard.prefix import lockref
 from envguard.prefix.integrity import verify_files
 from envguard.process import sigterm_as_interrupt
-from envguard.sync.plan import SyncPlan, plan_sync, reinstall_targets, requested_changes
+from envguard.sync.plan import (
+    SyncPlan,
+    plan_sync,
+    refuse_own,
+    reinstall_targets,
+    requested_changes,
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class SyncOptions:
     files: bool = False
     pkgs_dir: Path | None = None
     progress: bool = False
+    allow_self: bool = False  # change the environment envguard runs from (else ENVGUARD_ALLOW_SELF=1)
 
 
 @dataclass(frozen=True)
@@ -98,8 +106,9 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
             f"{source.label}: not an environment (a {source.kind or 'file'}); sync takes a prefix folder, "
             "name:ENV or nothing (the active environment), and the lock with --lock FILE"
         )
-    lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE")
     prefix = source.path
+    refuse_own(prefix, allowed=options.allow_self or os.environ.get(sources.ALLOW_SELF) == "1")
+    lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE")
     outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
     assert outcome.live is not None and outcome.target is not None
     reinstall = reinstall_targets(p.package for p in verify_files(prefix).problems) if options.files else ()

@@ -243,6 +243,29 @@ def test_torchrun_check_distributed(make_prefix: MakePrefix) -> None:
     assert data["world_size"] == 2 and data["ranks"][0]["env_sha256"] == data["ranks"][1]["env_sha256"]
 
 
+@pytest.mark.slow
+def test_torchrun_ranks_that_all_drifted_alike_from_the_lock_fail(
+    make_prefix: MakePrefix, tmp_path: Path
+) -> None:
+    """`check --distributed --lock L` where every rank agrees with every other but not with L: the gate fails
+    (it passed: the ranks were only compared with each other), naming the ranks, the drift, and the sync
+    that fixes each host; a plain `check` of the same prefix agrees."""
+    locked = make_prefix(["python=3.11", "numpy=1.26"], name="locked")
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(locked), "--no-probe", "-o", str(lock)) == 0
+    stale = make_prefix(["python=3.11", "numpy=2.0"], name="stale")
+    assert envguard("check", str(stale), "--lock", str(lock)) == 1
+    done = torchrun("-m", "envguard", "check", "--distributed", str(stale), "--lock", str(lock), "--json")
+    assert done.returncode == 1, done.stderr[-2000:]
+    data = rank0_json(done)
+    found = {(f["category"], f["status"]): f for f in data["findings"]}
+    assert found[("environment across ranks", "PASS")]  # the ranks agree with each other
+    against = found[("environment against the lock", "FAIL")]
+    assert against["check"].startswith("ranks 0-1 on ")
+    assert str(lock) in against["evidence"] and "numpy" in against["evidence"]
+    assert f"`envguard sync {stale} --lock {lock}`" in against["fix"]
+
+
 def test_no_launcher_is_one_line_and_exit_2(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from envguard.distributed.records import EnvDetail, EpochShard, LockSeen, RankFailure, RankReport
 from envguard.distributed.result import DistributedResult
 from envguard.distributed.verdicts import (
+    CATEGORY_AGAINST,
+    CATEGORY_ENV,
     CATEGORY_LOCK,
     CATEGORY_SHARDS,
     MAX_DETAILED,
@@ -172,3 +174,35 @@ def test_failing_ranks_are_reported_grouped_not_hung(make_rank: MakeRank) -> Non
 def test_spans() -> None:
     assert spans([9, 0, 1, 2, 3, 12, 13, 5]) == "0-3, 5, 9, 12-13"
     assert spans([4]) == "4"
+
+
+def test_ranks_that_agree_but_not_with_their_lock_fail(make_rank: MakeRank) -> None:
+    """A cluster whose every rank drifted alike from the lock is stale, not good: one FAIL naming the ranks,
+    the drift and the sync that fixes it on each host; ranks that match their lock pass."""
+    lock = LockSeen("/proj/conda-lock.yml", "a" * 64, "--lock", drift=0)
+    clean = analyze([make_rank(r, 2, lock=lock) for r in range(2)])
+    assert statuses(clean)[f"{CATEGORY_AGAINST}: 2 ranks"] == "PASS"
+    stale = dataclasses.replace(lock, drift=3, changes=("numpy: 1.26.4 in the lock, 2.0.1 here", "six: gone"))
+    result = analyze([make_rank(r, 4, lock=stale) for r in range(4)])
+    assert statuses(result)[f"{CATEGORY_ENV}: 4 ranks"] == "PASS"  # they agree with each other
+    (against,) = [f for f in result.findings if f.category == CATEGORY_AGAINST]
+    assert against.status == "FAIL" and against.check.startswith("ranks 0-3 on node0")
+    assert "/proj/conda-lock.yml (3 differences): numpy: 1.26.4" in against.evidence
+    assert "; and 1 more" in against.evidence
+    assert "`envguard sync /env --lock /proj/conda-lock.yml`" in against.fix
+    assert "`envguard create --lock /proj/conda-lock.yml -p /env --force`" in against.fix
+    unread = dataclasses.replace(lock, drift=None, changes=("not a lock",))
+    (bad,) = [
+        f
+        for f in analyze([make_rank(0, 2, lock=lock), make_rank(1, 2, lock=unread)]).findings
+        if f.category == CATEGORY_AGAINST
+    ]
+    assert bad.status == "FAIL" and bad.check == "rank 1 on node1" and "not a lock" in bad.evidence
+
+
+def test_an_environment_that_differs_is_fixed_by_a_command_that_runs(make_rank: MakeRank) -> None:
+    lock = LockSeen("/proj/conda-lock.yml", "a" * 64, "--lock")
+    ranks = [make_rank(0, 2, lock=lock), make_rank(1, 2, lock=lock, env_sha256="f" * 64)]
+    (env,) = [f for f in analyze(ranks).findings if f.category == CATEGORY_ENV and f.status == "FAIL"]
+    assert "envguard create LOCK" not in env.fix
+    assert "`envguard sync /env --lock /proj/conda-lock.yml`" in env.fix

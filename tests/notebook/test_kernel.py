@@ -86,3 +86,35 @@ def test_watch_cell_in_a_kernel_shows_the_diagnosis(kernel: Any) -> None:
     assert len(markdown) == 1, shown
     assert markdown[0].startswith("### envguard watch: `%%envguard_watch`")
     assert "loader 0 (Slow): 59 batches" in markdown[0]
+
+
+def test_the_report_shows_wherever_the_magic_stands_and_json_is_json(
+    kernel: Any, drifted: tuple[Path, Path]
+) -> None:
+    """Mid-cell and assigned, the report is displayed (once); a cell ending in the result does not show it
+    twice; `--json` is `application/json`, not a fenced text block."""
+    prefix, lock = drifted
+    reply, shown = _run(kernel, f"%envguard check {prefix} --lock {lock}\nx = 1")
+    assert reply["status"] == "ok" and len(shown) == 1 and "cpuonly 2.0" in shown[0]["text/plain"]
+    reply, shown = _run(kernel, f"r = %envguard check {prefix} --lock {lock}\nr.exit_code")
+    assert reply["status"] == "ok" and len(shown) == 2  # the report, then the exit code
+    assert "cpuonly 2.0" in shown[0]["text/markdown"] and shown[1]["text/plain"] == "1"
+    reply, shown = _run(kernel, f"%envguard check {prefix} --lock {lock} --json")
+    assert reply["status"] == "ok" and len(shown) == 1, shown
+    (data,) = shown
+    assert data["application/json"]["clean"] is False and "text/markdown" not in data
+    reply, shown = _run(kernel, "r")
+    assert reply["status"] == "ok" and len(shown) == 1  # shown again in a later cell
+
+
+def test_ipython_script_prints_the_report(drifted: tuple[Path, Path], tmp_path: Path) -> None:
+    """`ipython nb.ipy`: `%envguard check` of a drifted environment prints its report, as `%pip` prints."""
+    prefix, lock = drifted
+    script = tmp_path / "nb.ipy"
+    check = f"%envguard check {prefix} --lock {lock}"
+    script.write_text(f"%load_ext envguard\n{check}\nr = {check}\nprint('exit', r.exit_code)\n")
+    ipython = Path(sys.executable).with_name("ipython")
+    argv = [str(ipython), str(script)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("cpuonly 2.0") == 2 and "exit 1" in done.stdout, done.stdout

@@ -49,6 +49,19 @@ def test_check_in_ipython_reports_what_the_cli_reports(shell: Any, drifted: tupl
     assert as_json._repr_json_()["schema_version"] == shown.data()[0]["schema_version"]
 
 
+def test_data_is_the_json_whether_or_not_the_answer_was_cached(
+    shell: Any, make_prefix: Any, tmp_path: Path
+) -> None:
+    prefix = make_prefix(["zlib"], name="clean")
+    lock = tmp_path / "clean-lock.yml"
+    assert _cli("lock", str(prefix), "--no-probe", "-o", str(lock)).returncode == 0
+    first = shell.run_line_magic("envguard", f"check {prefix} --lock {lock} --json")
+    again = shell.run_line_magic("envguard", f"check {prefix} --lock {lock} --json")  # the stored answer
+    assert first.exit_code == again.exit_code == 0
+    assert first.data()[0]["clean"] is True and again.data() == first.data()
+    assert again._repr_json_() == first.data()[0] and "application/json" in again.bundle()
+
+
 def test_bad_input_is_one_line_and_an_exit_code(shell: Any, tmp_path: Path) -> None:
     shown = shell.run_line_magic("envguard", f"check {tmp_path / 'nowhere'} --lock {tmp_path / 'x.yml'}")
     assert shown.exit_code == 2 and not shown.results
