@@ -33,7 +33,7 @@ import pytest
 
 from tests.helpers import REPO, envguard, install
 
-DOCS = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
+DOCS = (REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")))
 SHELL_LANGS = ("bash", "sh", "shell")
 FENCE = re.compile(r"^```(\w*)\s*$")
 MARKER = re.compile(r"^<!--\s*docs-test:(.*?)-->\s*$")
@@ -47,6 +47,8 @@ FIXTURES = {
     "conda": "the real conda CLI with its shell functions (`conda activate`), an environment myproj made by "
     "conda, and environment.yml in the current folder",
     "pipx": "pipx, installing into HOME (~/.local/bin on PATH)",
+    "venv": "a venv made by `python -m venv` (with pip) holding a wheel, active (VIRTUAL_ENV, its bin/ first "
+    "on PATH; envguard installed outside it), and train.py",
 }
 ENV_YML = "channels:\n  - {forge}\ndependencies:\n  - python=3.11\n  - numpy=1.26\n"
 TRAIN = 'print("training")\n'
@@ -351,6 +353,20 @@ def _pipx(world: World, request: pytest.FixtureRequest) -> None:
     world.prepend_path(world.home / ".local" / "bin")
 
 
+def _venv(world: World, request: pytest.FixtureRequest) -> None:
+    channels: dict[str, Path] = request.getfixturevalue("channels")
+    venv = world.cwd.parent / f"{world.cwd.name}-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    [wheel] = sorted(channels["wheels"].glob("tinyproj-1.0.0-*.whl"))
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--no-index", "--no-deps", "-q", str(wheel)]
+    quiet = dict(world.env, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    subprocess.run(pip, check=True, capture_output=True, env=quiet)
+    (world.cwd / "train.py").write_text(TRAIN)
+    world.env["VIRTUAL_ENV"] = str(venv)
+    world.env.pop("CONDA_PREFIX", None)
+    world.prepend_path(venv / "bin")
+
+
 BUILDERS: dict[str, Callable[[World, pytest.FixtureRequest], None]] = {
     "checkout": _checkout,
     "project": _project,
@@ -358,5 +374,6 @@ BUILDERS: dict[str, Callable[[World, pytest.FixtureRequest], None]] = {
     "clone": _clone,
     "conda": _conda,
     "pipx": _pipx,
+    "venv": _venv,
 }
 assert set(BUILDERS) == set(FIXTURES)

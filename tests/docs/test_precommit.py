@@ -2,8 +2,8 @@
 
 `envguard-lock-fresh` (language: python) is installed by pre-commit itself into its own virtualenv from a git
 copy of this working tree (dependencies come from PyPI), so it proves the hook needs neither conda nor this
-repo's venv. The `repo: local` variants (README, docs/use-with-conda.md) run the envguard installed from the
-clone (on PATH). A failing hook's fix line runs as printed, and the hook passes after it.
+repo's venv. The `repo: local` variants (docs/pre-commit.md, docs/use-with-conda.md) run the envguard
+installed from the clone (on PATH). A failing hook's fix line runs as printed, and the hook passes after it.
 """
 
 from __future__ import annotations
@@ -80,8 +80,8 @@ def _stale(root: Path) -> None:
 
 def test_the_docs_give_three_configs() -> None:
     assert sorted((b.doc.name, "repo: local" in b.text) for b in CONFIGS) == [
-        ("README.md", False),
-        ("README.md", True),
+        ("pre-commit.md", False),
+        ("pre-commit.md", True),
         ("use-with-conda.md", True),
     ]
 
@@ -89,9 +89,9 @@ def test_the_docs_give_three_configs() -> None:
 def test_lock_fresh_hook_in_its_own_environment(
     git_copy: tuple[Path, str], pre_commit_home: Path, channels: dict[str, Path], tmp_path: Path
 ) -> None:
-    """README's git snippet, pointed at a git copy of this tree (URL and COMMIT are the user's to fill)."""
+    """docs/pre-commit.md's git snippet, pointed at a git copy of this tree (URL and COMMIT: the user's)."""
     source, rev = git_copy
-    text = config("README.md", "git").text
+    text = config("pre-commit.md", "git").text
     assert "repo: https://github.com/OWNER/envguard" in text and "rev: COMMIT" in text
     text = text.replace("https://github.com/OWNER/envguard", str(source)).replace("COMMIT", rev)
     root = _project(tmp_path, channels, text)
@@ -113,8 +113,8 @@ def test_lock_fresh_hook_in_its_own_environment(
 def test_readme_local_hooks_run_the_installed_envguard(
     pre_commit_home: Path, make_prefix: MakePrefix, channels: dict[str, Path], tmp_path: Path
 ) -> None:
-    """README's `repo: local` snippet works today with the envguard installed from the clone (on PATH)."""
-    root = _project(tmp_path, channels, config("README.md", "local").text)
+    """docs/pre-commit.md's `repo: local` snippet runs the envguard installed from the clone."""
+    root = _project(tmp_path, channels, config("pre-commit.md", "local").text)
     done = _pre_commit(root, pre_commit_home, "envguard-lock-fresh")
     assert done.returncode == 0 and "envguard lock is fresh" in done.stdout, done.stdout + done.stderr
     _stale(root)
@@ -136,7 +136,7 @@ def test_lock_fresh_on_the_readmes_main_job_passes(
     """The README's main job locks a live environment; the lock-fresh hook has nothing to compare then, even
     with an exported environment.yml beside the lock (issue 26: it reported drift, or a missing file)."""
     prefix = make_prefix(["python=3.11", "zlib"])
-    root = _project(tmp_path, channels, config("README.md", "local").text)
+    root = _project(tmp_path, channels, config("pre-commit.md", "local").text)
     assert envguard("lock", str(prefix), "--no-probe", cwd=root) == 0
     done = _pre_commit(root, pre_commit_home, "envguard-lock-fresh")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -17,10 +17,17 @@ BLOCKS = blocks()
 
 def test_the_harness_finds_the_documented_blocks() -> None:
     names = {b.doc.name for b in BLOCKS}
-    assert {"README.md", "use-with-conda.md"} <= names
-    tour = next(b for b in BLOCKS if b.doc.name == "README.md" and "envguard snapshot --no-probe" in b.text)
+    assert {"README.md", "index.md", "use-with-conda.md", "sync.md", "verify.md"} <= names
+    tour = next(b for b in BLOCKS if b.doc.name == "index.md" and "envguard snapshot --no-probe" in b.text)
     assert tour.fixtures and len(tour.commands()) == 11
     assert all(b.not_here or b.commands() for b in BLOCKS)
+
+
+def test_the_readme_tours_a_venv_and_a_conda_environment() -> None:
+    """The tour works on the environment the reader has: one block runs in a venv, one in a conda prefix."""
+    tours = [b for b in BLOCKS if b.doc.name == "README.md" and "envguard check && python train.py" in b.text]
+    assert sorted(b.fixtures[0] for b in tours) == ["project", "venv"]
+    assert not any(b.not_here or b.lines_not_here for b in tours)
 
 
 def test_every_placeholder_is_in_the_docs(placeholders: dict[str, str]) -> None:

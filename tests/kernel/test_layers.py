@@ -77,9 +77,9 @@ def test_tests_never_import_other_test_files() -> None:
     assert not offenders, "\n".join(offenders)
 
 
-def test_readme_layout_names_every_package() -> None:
-    readme = (REPO / "README.md").read_text()
+def test_the_development_page_names_every_package() -> None:
+    layout = (REPO / "docs" / "development.md").read_text()
     packages = sorted(d.name for d in PACKAGE.iterdir() if d.is_dir() and (d / "__init__.py").is_file())
-    missing = [name for name in packages if f"`{name}/`" not in readme]
-    assert not missing, f"README's layout table lacks {missing}"
+    missing = [name for name in packages if f"`{name}/`" not in layout]
+    assert not missing, f"docs/development.md's layout table lacks {missing}"
     assert (REPO / "docs" / "ARCHITECTURE.md").is_file()
