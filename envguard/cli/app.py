@@ -1,7 +1,8 @@
-"""The command-line shell: lazy subcommands and the one error boundary.
+"""The command line (the `envguard` console script): click's group of lazy subcommands, inside the one error
+boundary.
 
-Commands live in `envguard.cli.commands.<name>` and are imported only when invoked, so `envguard --help` stays
-fast (no rattler, rich, deepdiff or torch on that path).
+Command `NAME` is the click command `NAME` of module `envguard.cli.commands.NAME`, imported only when invoked,
+so `envguard --help` stays fast (no rattler, rich, deepdiff or torch on that path).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import click
 
 from envguard.cli.boundary import error_line, exit_process, guarded
 from envguard.cli.commandlist import COMMANDS, DESCRIPTION
-from envguard.cli.grammar import to_click
 from envguard.version import __version__
 
 
@@ -28,8 +28,8 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[cmd_name][0])
-        built: click.Command = to_click(module.GRAMMAR, module.run)
-        return built
+        found: click.Command = getattr(module, cmd_name)
+        return found
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_module, help_text) in COMMANDS.items()]

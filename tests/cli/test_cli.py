@@ -23,7 +23,7 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_top_level_help_fits_80_columns() -> None:
-    """The launcher's click-free --help and every command's click help, through the console script."""
+    """The top-level help and every command's help, through the console script."""
     script = str(Path(sys.executable).parent / "envguard")
     env = {**os.environ, "COLUMNS": "80"}
     for argv in (["--help"], ["-h"], *([name, "--help"] for name in cli.COMMANDS)):
