@@ -133,7 +133,7 @@ def check(
             return EXIT_OK
     from envguard.check import render
     from envguard.check.run import CheckOptions, check
-    from envguard.output import emit, present
+    from envguard.output import emit, present, warn
     from envguard.textio import gc_paused
 
     options = CheckOptions(
@@ -153,6 +153,8 @@ def check(
         if checked.report is None:
             emit(checked.cached, None)
         else:
+            for message in checked.report.warnings:
+                warn(message)
             present(render.views(checked.report, show_all=show_all), style, None)
     return checked.exit_code
 
