@@ -47,9 +47,17 @@ def cli() -> None:
     """The top-level group; its help text is commandlist.DESCRIPTION."""
 
 
+# Commands whose runs leave nothing for the interpreter's finalisation to close or clean up (each file they
+# write is written atomically and closed, each thread pool joined and each child process waited for before
+# they return): they end without it, which an unchanged `check` in a pre-commit hook would otherwise pay
+# (~13 ms CPU of ~85 once click is loaded).
+LEAVE_NOTHING = ("check", "snapshot", "diff", "lock", "sync")
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Entry point: run the CLI inside the error boundary and exit with a documented code."""
-    exit_process(run(argv))
+    words = sys.argv[1:] if argv is None else argv
+    exit_process(run(argv), finalise=not (words[:1] and words[0] in LEAVE_NOTHING))
 
 
 def run(argv: list[str] | None = None) -> int:
