@@ -1,6 +1,6 @@
-"""The entry point that console scripts installed before 0.1.0's click-only command line name
-(`envguard.cli.launcher:main`); pyproject.toml names `envguard.cli.app:main`. Drop this module once every
-development install has been reinstalled."""
+"""The entry point console scripts installed from an earlier checkout name (`envguard.cli.launcher:main`);
+pyproject.toml now names `envguard.cli.app:main`. An alias, nothing more: drop it once every development
+install has been reinstalled (`pip install -e .`)."""
 
 from __future__ import annotations
 
