@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from envguard.cli.grammar import Command
-
-GRAMMAR = Command("crash")
+from envguard.cli.options import declared
 
 
-def run() -> int:
+@declared("crash")
+def crash() -> int:
     """Divide by zero."""
     return 1 // 0

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envguard.check.fixes import pip_reinstall_command
-from envguard.diff.changes import Difference
+from envguard.diff import Difference
 from envguard.errors import BadInputError
 from envguard.prefix.integrity import verify_files
 from envguard.prefix.probe import interpreter

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from envguard.diff.changes import Difference
+from envguard.diff import Difference
 from envguard.formats.localsource import local_path
 from envguard.model import LOCAL_ORIGIN, Environment, Package
 from envguard.output import command

@@ -18,8 +18,7 @@ from envguard.channels import merge, normalize
 from envguard.check.discovery import find_lock
 from envguard.check.fixes import relock_command
 from envguard.check.report import CheckReport
-from envguard.diff.changes import Difference
-from envguard.diff.satisfy import unsatisfied
+from envguard.diff import Difference, unsatisfied
 from envguard.errors import BadInputError, UsageError
 from envguard.formats import detect_kind, envyml
 from envguard.formats.condalock import read as condalock

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from envguard.check.report import CHECK_TITLES, CheckReport, severity
-from envguard.diff.changes import Difference, sample
+from envguard.diff import Difference, sample
 from envguard.output import Views, as_printed, document, dumps, md_escape, oneline
 
 LONG = 20  # a category with more findings is summarised: SHOWN of them, then one line for the rest
@@ -66,7 +66,8 @@ def markdown(report: CheckReport) -> str:
 
 
 def to_dict(report: CheckReport) -> dict[str, Any]:
-    """The JSON body: target, live, the verdict, the findings by category, notes and the fix commands."""
+    """The JSON body: target, live, the verdict, the findings by category, notes, the fix commands and the
+    warnings (also printed on stderr)."""
     return {
         "target": report.target,
         "live": report.live,
@@ -75,6 +76,7 @@ def to_dict(report: CheckReport) -> dict[str, Any]:
         "findings": {category: [_finding(f) for f in items] for category, items in report.grouped().items()},
         "notes": list(report.notes),
         "fix": [] if report.clean else list(report.fixes),
+        "warnings": list(report.warnings),
     }
 
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envguard.check.fixes import fix_commands
-from envguard.diff.changes import CATEGORIES, TITLES, Difference, by_kind
-from envguard.diff.run import diff_environments
+from envguard.diff import CATEGORIES, TITLES, Difference, by_kind, diff_environments
 from envguard.errors import BadInputError
 from envguard.model import Environment
 from envguard.specs import version_less
@@ -45,6 +44,7 @@ class CheckReport:
     notes: tuple[str, ...] = ()
     fixes: tuple[str, ...] = ()  # the commands that get back to the target (envguard.check.fixes)
     nothing_to_compare: str = ""  # why there was nothing to check (a live lock's freshness): the verdict
+    warnings: tuple[str, ...] = ()  # what the reading said on the way (a lock's skipped entries, a record)
 
     @property
     def clean(self) -> bool:

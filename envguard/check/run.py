@@ -17,11 +17,10 @@ from envguard.check.discovery import find_lock
 from envguard.check.fixes import fix_commands
 from envguard.check.report import CheckReport, check_environment
 from envguard.cuda import family_warnings
-from envguard.diff.changes import Difference
+from envguard.diff import Difference
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 from envguard.formats import read_file
 from envguard.model import Environment
-from envguard.output import warn
 from envguard.sources import Source, resolve
 from envguard.textio import read_bytes
 
@@ -124,13 +123,16 @@ def run_check(
         reuse = taken is not None and taken[0] == str(prefix)
         fingerprint = taken[1] if taken is not None and reuse else statcache.stat_fingerprint(prefix)
     live = sources.load(source, fingerprint=fingerprint)
-    _warn(live.warnings)
-    _warn(_interrupted(prefix) if source.live else ())
-    _warn(family_warnings(live.packages))
+    warnings = [
+        *live.warnings,
+        *(_interrupted(prefix) if source.live else ()),
+        *family_warnings(live.packages),
+    ]
     wanted = platform or live.platform
     target: Environment | None = None
     if lock is not None:
-        target = read_target(lock, wanted)
+        target = parse_target(lock, wanted)
+        warnings += target.warnings  # on every check, not only the one that parsed it
         if rng:
             live = _probed(live, target, prefix)
         report = check_environment(live, target, rng=rng)
@@ -149,6 +151,7 @@ def run_check(
         from envguard.check.files import file_findings  # the hashing thread pool: for --files alone
 
         report = with_files(report, *file_findings(prefix), live, target)
+    report = dataclasses.replace(report, warnings=tuple(dict.fromkeys(warnings)))
     return CheckOutcome(report, prefix, fingerprint, live, target)
 
 
@@ -180,16 +183,9 @@ def _probed(live: Environment, target: Environment, prefix: Path) -> Environment
     return dataclasses.replace(live, fingerprints=run_probe(prefix))
 
 
-def read_target(path: Path, platform: str | None) -> Environment:
-    """A lock or other resolved file, parsed once per exact content (the parse is cached as JSON); its
-    warnings are printed on every check, not only the one that parsed it."""
-    env = parse_target(path, platform)
-    _warn(env.warnings)
-    return env
-
-
 def parse_target(path: Path, platform: str | None) -> Environment:
-    """`read_target` without printing the warnings (they stay in `env.warnings`): verify reports them."""
+    """A lock or other resolved file, parsed once per exact content (the parse is cached as JSON); its
+    warnings stay in `env.warnings`, for the report that reads it."""
     try:
         data = read_bytes(path)  # O_NONBLOCK: a FIFO is bad input at once, not a hang
     except FileNotFoundError as exc:
@@ -212,11 +208,3 @@ def _interrupted(prefix: Path) -> tuple[str, ...]:
 
     left = targets.interrupted(prefix)
     return (left,) if left else ()
-
-
-def _warn(messages: tuple[str, ...]) -> None:
-    if not messages:
-        return
-
-    for message in messages:
-        warn(message)

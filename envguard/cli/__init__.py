@@ -1,2 +1,2 @@
-"""The command line: the click app, the click-free launcher, the one error boundary, one module per
+"""The command line: the click app, the one error boundary, the options commands share, one module per
 command."""

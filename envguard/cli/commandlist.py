@@ -1,8 +1,6 @@
-"""The command list and top-level help, without click: `envguard --help` is answered from here in a few ms."""
+"""The command list: each command's module and the line `envguard --help` shows, without importing it."""
 
 from __future__ import annotations
-
-from envguard.version import __version__
 
 DESCRIPTION = (  # lines under 78 columns: `envguard --help` fits an 80-column terminal
     "envguard: keep conda environments for machine learning reproducible, and say\n"
@@ -33,22 +31,3 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Watch a training run: what holds it back (input, CPU, I/O, GPU).",
     ),
 }
-
-OPTIONS = (("--version", "Show the version and exit."), ("-h, --help", "Show this message and exit."))
-
-
-def help_text() -> str:
-    """The top-level help, in click's layout (usage, description, options, commands)."""
-    lines = ["Usage: envguard [OPTIONS] COMMAND [ARGS]...", ""]
-    lines += [f"  {line}" if line else "" for line in DESCRIPTION.splitlines()]
-    lines += ["", "Options:"]
-    width = max(len(name) for name, _ in OPTIONS)
-    lines += [f"  {name.ljust(width)}  {text}" for name, text in OPTIONS]
-    lines += ["", "Commands:"]
-    width = max(len(name) for name in COMMANDS)
-    lines += [f"  {name.ljust(width)}  {text}" for name, (_module, text) in COMMANDS.items()]
-    return "\n".join(lines) + "\n"
-
-
-def version_text() -> str:
-    return f"envguard, version {__version__}\n"

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from envguard.check.discovery import find_lock
-from envguard.check.report import check_environment, severity
+from envguard.check import check_environment, find_lock, severity
 from envguard.distributed.records import (
     EnvDetail,
     EpochShard,

@@ -30,7 +30,7 @@ def answer(source: str | None, lock: str | None, style: str, dry_run: bool) -> s
     if prefix is None:
         return None
     if lock is None:
-        from envguard.check.discovery import find_lock  # pathlib and the config reader: only without --lock
+        from envguard.check import find_lock  # pathlib and the config reader: only without --lock
 
         try:
             lock = str(find_lock())

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from envguard.diff.changes import Difference
+from envguard.diff import Difference
 from envguard.errors import BadInputError
 from envguard.model import LOCAL_ORIGIN, PIP_ARCHIVES, Environment, Manager, Package
 from envguard.sources import ALLOW_SELF, envguard_inside

@@ -21,11 +21,8 @@ from pathlib import Path
 
 from envguard import sources
 from envguard.cache import checks as statcache
-from envguard.check import fast
+from envguard.check import CheckReport, check_environment, fast, file_findings, find_lock, run_check
 from envguard.check import render as check_render
-from envguard.check.discovery import find_lock
-from envguard.check.report import CheckReport, check_environment
-from envguard.check.run import run_check
 from envguard.engine import backends
 from envguard.engine import target as targets
 from envguard.engine.archives import has_archive
@@ -70,6 +67,7 @@ class Prepared:
     live: Environment
     target: Environment
     fingerprint: str | None = None  # the environment's stat fingerprint when it was read (None: unknown)
+    warnings: tuple[str, ...] = ()  # what check said reading them
 
 
 @dataclass(frozen=True)
@@ -119,7 +117,7 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
             **(answers(plan) if answers else {}),
         }
         fast.remember(str(prefix), [str(lock)], None, outcome.fingerprint, True, stored)
-    return Prepared(plan, lock, outcome.live, outcome.target, outcome.fingerprint)
+    return Prepared(plan, lock, outcome.live, outcome.target, outcome.fingerprint, outcome.report.warnings)
 
 
 def unchanged(prepared: Prepared, *, dry_run: bool = False, declined: bool = False) -> SyncResult:
@@ -127,7 +125,7 @@ def unchanged(prepared: Prepared, *, dry_run: bool = False, declined: bool = Fal
     following the lock, except by a dry run, which writes nothing), a dry run, or a plan the user declined."""
     if prepared.plan.empty and not dry_run:
         _remember(Path(prepared.plan.prefix), prepared.lock)
-    return SyncResult(prepared.plan, dry_run=dry_run, declined=declined)
+    return SyncResult(prepared.plan, dry_run=dry_run, declined=declined, warnings=prepared.warnings)
 
 
 def apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
@@ -162,7 +160,8 @@ def _apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
         if fetched.mismatches:
             raise BackendError(f"{prepared.lock}: {integrity_message(fetched.mismatches)}")
         warnings: list[str] = [
-            f"{a.package.describe()}: the lock has no sha256, checked md5 only" for a in fetched.md5_only
+            *prepared.warnings,
+            *(f"{a.package.describe()}: the lock has no sha256, checked md5 only" for a in fetched.md5_only),
         ]
         unhashed = [p for p in plan.to_link("pip") if not has_archive(p)]
         # what pip finds for itself (an index release, a project folder): asked before any change
@@ -237,8 +236,6 @@ def _check_after(prefix: Path, target: Environment, *, files: bool) -> CheckRepo
         live = dataclasses.replace(live, platform=target.platform)  # a noarch-only prefix cannot tell
     report = check_environment(live, target)
     if files:
-        from envguard.check.files import file_findings  # the hashing thread pool: for --files alone
-
         found, notes, _reinstall = file_findings(prefix)
         report = report.merged(found, notes)
     return report

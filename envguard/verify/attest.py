@@ -14,7 +14,7 @@ from envguard.atomic import write_bytes
 from envguard.attest import envelope
 from envguard.attest.envelope import Signing
 from envguard.attest.statement import PAYLOAD_TYPE, Predicate, manifest, payload, statement
-from envguard.check.report import check_environment, severity
+from envguard.check import check_environment, severity
 from envguard.errors import EnvguardError
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Fingerprints

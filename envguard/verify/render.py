@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from envguard.check import relock_command, severity
 from envguard.check import render as check_render
-from envguard.check.fixes import relock_command
-from envguard.check.report import severity
 from envguard.output import Views, command, console_text, md_escape, oneline, text_console
 from envguard.verify.run import Mismatch, Stage, VerifyResult
 

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envguard.attest.envelope import Signing
-from envguard.check.report import check_environment, severity
-from envguard.check.run import parse_target
+from envguard.check import check_environment, parse_target, severity
 from envguard.engine import install
 from envguard.engine.cacheuse import using_cache
 from envguard.engine.install import default_pkgs_dir

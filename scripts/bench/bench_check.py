@@ -9,7 +9,8 @@ a fresh subprocess of the installed console script:
   - `envguard check` after a change (conda-meta/history touched before every run: full comparison; the parsed
     lock is already cached as JSON),
   - the same with every cache removed before each run (the lock YAML is parsed too),
-  - `python -c pass`, `ls conda-meta`, and the floor: a plain script json-loading every conda-meta/*.json.
+  - `python -c pass`, `ls conda-meta`, and the floor: a plain script json-loading every conda-meta/*.json;
+  - with --baseline, the unchanged and changed checks and `envguard --help` of this tree and of the baseline.
 Prints a Markdown table of medians and ratios, and whether the targets are met: fast path <= 3x (aim 2x)
 `python -c pass` + a directory listing; full check <= 2x the json-load floor.
 """
@@ -113,6 +114,7 @@ def cases(prefix: Path, lock: Path, work: Path, cache: Path, baseline: Path | No
             argv = [*launcher_argv(tree, own), *check[1:]]
             found[f"check unchanged [{label}, shim]"] = (argv, warm(argv))
             found[f"check after a change [{label}, shim]"] = (argv, touch)
+            found[f"envguard --help [{label}, shim]"] = ([*launcher_argv(tree, own), "--help"], None)
     return found
 
 

@@ -96,9 +96,9 @@ def test_stat_fingerprint_covers_conda_meta_and_pip_metadata(
     assert statcache.stat_fingerprint(prefix) != second
 
 
-HEAVY = ("torch", "rattler", "deepdiff", "rich", "yaml", "numpy", "click", "dataclasses", "hashlib", "json")
-# The heavy modules loaded, printed as the process ends: by an exit handler, or just before os._exit (the
-# launcher's own answers and anything that loaded rattler end without finalising).
+HEAVY = ("torch", "rattler", "deepdiff", "rich", "yaml", "numpy", "hashlib", "json")  # click is the parser
+# The heavy modules loaded, printed as the process ends: by an exit handler, or just before os._exit (anything
+# that loaded rattler ends without finalising).
 _PROBE_IMPORTS = (
     "import atexit, os, sys\n"
     "def report():\n"
@@ -110,7 +110,7 @@ _PROBE_IMPORTS = (
     "    _exit(code)\n"
     "os._exit = exit_now\n"
     "sys.argv = ['envguard', *{argv!r}]\n"
-    "from envguard.cli.launcher import main\n"
+    "from envguard.cli.app import main\n"
     "main()\n"
 )
 
@@ -136,17 +136,15 @@ def test_console_script_fast_and_full_paths_stay_light(
 ) -> None:
     prefix, lock = locked
     argv = ["check", str(prefix), "--lock", str(lock)]
-    code, out, modules = _launch(argv)  # full check, lock parsed once: no click, deepdiff, rattler or rich
-    assert (code, modules) == (0, ["dataclasses", "hashlib", "json", "yaml"]) and CACHED not in out
+    code, out, modules = _launch(argv)  # full check, lock parsed once: no deepdiff, rattler or rich
+    assert (code, modules) == (0, ["hashlib", "json", "yaml"]) and CACHED not in out
     code, out, modules = _launch(argv)  # fast path: a few standard library modules, not even json
     assert (code, modules) == (0, []) and out.endswith(CACHED)
     pip_install(prefix, str(channels["wheels"] / "other_pkg-0.3.0-py3-none-any.whl"))
     code, out, modules = _launch(argv)  # a change: full check, the parsed lock comes from the JSON cache
-    assert (code, modules) == (1, ["dataclasses", "hashlib", "json"]) and "other-pkg (pip) 0.3.0" in out
-    code, out, modules = _launch([*argv, "--no-cache"])  # any form the grammar parses: answered here too
-    assert code == 1 and "click" not in modules and "other-pkg (pip) 0.3.0" in out
-    code, out, modules = _launch([*argv, "--no-cache=1"])  # a form it does not take goes through click
-    assert code == 2 and "click" in modules
+    assert (code, modules) == (1, ["hashlib", "json"]) and "other-pkg (pip) 0.3.0" in out
+    code, out, modules = _launch([*argv, "--no-cache"])
+    assert code == 1 and "other-pkg (pip) 0.3.0" in out
     code, out, _ = _launch(["check", str(prefix), "--lock", str(lock.with_name("missing.yml"))])
     assert code == 2 and out.strip().count("\n") == 0 and "no such lock file" in out
 
@@ -175,20 +173,15 @@ sys.addaudithook(_audit)  # the interpreter's own record of every walk of conda-
 def test_a_full_check_takes_the_stat_fingerprint_once(
     locked: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from envguard.cli.launcher import fast_path
-
     prefix, lock = locked
     history = prefix / "conda-meta" / "history"
-    for run in (
-        lambda: envguard("check", str(prefix), "--lock", str(lock)),
-        lambda: fast_path(["check", str(prefix), "--lock", str(lock)]),
-    ):
-        with open(history, "a", encoding="utf-8") as handle:
-            handle.write("# a change the fingerprint sees\n")
-        _SCANNED.clear()
-        assert run() == 0  # click's command, then the console script's own path
-        assert len(_SCANNED) == 1, _SCANNED  # the lookup's fingerprint is the one stored
-        assert CACHED not in capsys.readouterr().out
-        _SCANNED.clear()
-        assert run() == 0 and len(_SCANNED) == 1  # and it is the one the next lookup matches
-        assert capsys.readouterr().out.rstrip().endswith(CACHED)
+    argv = ("check", str(prefix), "--lock", str(lock))
+    with open(history, "a", encoding="utf-8") as handle:
+        handle.write("# a change the fingerprint sees\n")
+    _SCANNED.clear()
+    assert envguard(*argv) == 0
+    assert len(_SCANNED) == 1, _SCANNED  # the lookup's fingerprint is the one stored
+    assert CACHED not in capsys.readouterr().out
+    _SCANNED.clear()
+    assert envguard(*argv) == 0 and len(_SCANNED) == 1  # and it is the one the next lookup matches
+    assert capsys.readouterr().out.rstrip().endswith(CACHED)

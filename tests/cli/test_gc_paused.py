@@ -34,10 +34,10 @@ def _run(monkeypatch: pytest.MonkeyPatch, module: str, name: str, call: Any) -> 
 
 
 def test_check_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from envguard.cli.commands import check
+    from envguard.cli.commands.check import check
 
     def call() -> None:
-        check.run(
+        check.callback(
             "p",
             "l",
             None,
@@ -45,42 +45,42 @@ def test_check_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -
             False,
             False,
             False,
+            "human",
             True,
             False,
+            None,
+            None,
+            None,
+            None,
             False,
             None,
-            None,
-            None,
-            None,
-            None,
-            "human",
-        )
+        )  # type: ignore[misc]
 
     assert _run(monkeypatch, "envguard.check.run", "check", call) == [False]
 
 
 def test_diff_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from envguard.cli.commands import diff
+    from envguard.cli.commands.diff import diff
 
     def call() -> None:
-        diff.run("a", "b", None, False, False, "human", None)
+        diff.callback("a", "b", None, False, False, "human", None)  # type: ignore[misc]
 
-    assert _run(monkeypatch, "envguard.diff.run", "diff_sources", call) == [False]
+    assert _run(monkeypatch, "envguard.cli.commands.diff", "diff_sources", call) == [False]
 
 
 def test_export_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from envguard.cli.commands import export
+    from envguard.cli.commands.export import export
 
     def call() -> None:
-        export.run("a", None, False, None, "explicit", None, False, None)
+        export.callback("a", None, False, None, "explicit", None, False, None)  # type: ignore[misc]
 
     assert _run(monkeypatch, "envguard.cli.commands.export", "load", call) == [False]
 
 
 def test_lock_runs_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from envguard.cli.commands import lock
+    from envguard.cli.commands.lock import lock
 
     def call() -> None:
-        lock.run("p", None, (), (), None, False, True, "conda-lock", "6", None, False, None)
+        lock.callback("p", None, (), (), None, False, True, "conda-lock", "6", None, False, None)  # type: ignore[misc]
 
-    assert _run(monkeypatch, "envguard.lock.run", "lock", call) == [False]
+    assert _run(monkeypatch, "envguard.cli.commands.lock", "write_lock", call) == [False]

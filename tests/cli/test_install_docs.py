@@ -26,7 +26,7 @@ OTHER_ENVGUARD = re.compile(r"\bpipx? install\s+(?:-\S+\s+)*[\"']?envguard(?![\w
 def test_the_distribution_name_is_free_of_the_unrelated_pypi_envguard() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert project["name"] == "conda-envguard"
-    assert project["scripts"] == {"envguard": "envguard.cli.launcher:main"}  # the command is unchanged
+    assert project["scripts"] == {"envguard": "envguard.cli.app:main"}  # the command is unchanged
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)

@@ -1,98 +1,105 @@
 """`envguard check [SOURCE] [--lock FILE | -f environment.yml] [--rng] [--files] [--lock-fresh] [--json]`.
 
-The console script answers this command itself (envguard.cli.launcher, without click): an unchanged
-environment's answer is the stored output of its last clean full check (envguard.check.fast), and only a miss
-loads the check itself, so the body imports its feature where it needs it.
+An unchanged environment's answer is the stored output of its last clean full check (envguard.check.fast),
+and only a miss loads the check itself, so the body imports its feature where it needs it.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from envguard.cli.grammar import Arg, Command, Opt, styles
+import click
+
+from envguard.cli.options import Rule, declared, number, platform_option, styles
 from envguard.errors import EXIT_OK
 
-TYPE_CHECKING = False  # typing's constant would cost an import: the console script loads this module
 if TYPE_CHECKING:
-    from envguard.output import Style
+    from envguard.output import Style  # json and the model: not on the fast path
 
-GRAMMAR = Command(
-    "check",
-    [Arg("source", required=False)],
-    [
-        Opt(
-            "--lock",
-            kind="path",
-            dir_okay=False,
-            help="Lock to check against (default: conda-lock.yml here or in a parent, or "
-            "[tool.envguard] lock).",
-        ),
-        Opt(
-            "-f",
-            "--file",
-            dest="envfile",
-            kind="path",
-            dir_okay=False,
-            help="environment.yml: check that every spec is satisfied and channels respected.",
-        ),
-        Opt(
-            "--platform",
-            platform=True,
-            help="Platform entry of the lock to use (default: the environment's).",
-        ),
-        Opt(
-            "--rng", flag=True, help="Re-run the fingerprint probe and compare with the lock's fingerprints."
-        ),
-        Opt("--files", flag=True, help="Verify every installed file against its package's recorded hashes."),
-        Opt(
-            "--lock-fresh",
-            flag=True,
-            help="Only check that the lock still satisfies environment.yml on every platform "
-            "(no environment).",
-        ),
-        *styles(output=False),
-        Opt("--no-cache", flag=True, help="Always run the full comparison."),
-        Opt(
-            "--all",
-            dest="show_all",
-            flag=True,
-            help="List every finding of a long category (default: 10 of them, every kind in view).",
-        ),
-        Opt(
-            "--attestation",
-            kind="path",
-            dir_okay=False,
-            metavar="FILE",
-            help="Check that SOURCE is the environment `verify --attest` attested in FILE (signature, lock, "
-            "every package), offline.",
-        ),
-        Opt(
-            "--key", kind="path", dir_okay=False, metavar="PUB", help="The attestation's ed25519 public key."
-        ),
-        Opt("--identity", help="A Sigstore bundle's signer (the CI workflow's identity)."),
-        Opt(
-            "--issuer",
-            help="A Sigstore bundle's OIDC issuer (e.g. https://token.actions.githubusercontent.com).",
-        ),
-        Opt(
-            "--distributed",
-            flag=True,
-            help="One per rank under torchrun, srun or mpirun: compare every rank's environment, lock and "
-            "DistributedSampler shards (gloo).",
-        ),
-        Opt(
-            "--timeout",
-            kind="float",
-            minimum=1,
-            metavar="SECONDS",
-            help="With --distributed: how long a rank waits for the others before naming those missing "
-            "(default 300).",
-        ),
-    ],
+NOT_DISTRIBUTED = (
+    "--distributed compares the ranks' environments, locks and shards; drop -f, --platform, --files, "
+    "--lock-fresh and --attestation (run those checks without --distributed)"
 )
+NOT_ATTESTED = "--attestation checks the attested packages; drop -f, --rng, --files and --lock-fresh"
+ATTESTATION = "--key, --identity and --issuer check an attestation; add --attestation FILE"
+RULES = (
+    Rule(
+        "timeout",
+        "--timeout is how long --distributed waits for the other ranks; add --distributed",
+        needs=("distributed",),
+    ),
+    Rule(
+        "distributed",
+        NOT_DISTRIBUTED,
+        excludes=("envfile", "platform", "files", "lock_fresh", "attestation", "key", "identity", "issuer"),
+    ),
+    *(Rule(name, ATTESTATION, needs=("attestation",)) for name in ("key", "identity", "issuer")),
+    Rule("attestation", NOT_ATTESTED, excludes=("envfile", "rng", "files", "lock_fresh")),
+)
+PATH = click.Path(dir_okay=False)
 
 
-def run(
+@declared("check", rules=RULES)
+@click.argument("source", required=False)
+@click.option(
+    "--lock",
+    type=PATH,
+    help="Lock to check against (default: conda-lock.yml here or in a parent, or [tool.envguard] lock).",
+)
+@click.option(
+    "-f",
+    "--file",
+    "envfile",
+    type=PATH,
+    help="environment.yml: check that every spec is satisfied and channels respected.",
+)
+@platform_option("Platform entry of the lock to use (default: the environment's).")
+@click.option(
+    "--rng", is_flag=True, help="Re-run the fingerprint probe and compare with the lock's fingerprints."
+)
+@click.option(
+    "--files", is_flag=True, help="Verify every installed file against its package's recorded hashes."
+)
+@click.option(
+    "--lock-fresh",
+    is_flag=True,
+    help="Only check that the lock still satisfies environment.yml on every platform (no environment).",
+)
+@styles(output=False)
+@click.option("--no-cache", is_flag=True, help="Always run the full comparison.")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="List every finding of a long category (default: 10 of them, every kind in view).",
+)
+@click.option(
+    "--attestation",
+    type=PATH,
+    metavar="FILE",
+    help="Check that SOURCE is the environment `verify --attest` attested in FILE (signature, lock, every "
+    "package), offline.",
+)
+@click.option("--key", type=PATH, metavar="PUB", help="The attestation's ed25519 public key.")
+@click.option("--identity", help="A Sigstore bundle's signer (the CI workflow's identity).")
+@click.option(
+    "--issuer", help="A Sigstore bundle's OIDC issuer (e.g. https://token.actions.githubusercontent.com)."
+)
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="One per rank under torchrun, srun or mpirun: compare every rank's environment, lock and "
+    "DistributedSampler shards (gloo).",
+)
+@click.option(
+    "--timeout",
+    metavar="SECONDS",
+    callback=number("--timeout", 1.0, "seconds"),
+    help="With --distributed: how long a rank waits for the others before naming those missing "
+    "(default 300).",
+)
+def check(
     source: str | None,
     lock: str | None,
     envfile: str | None,
@@ -100,26 +107,23 @@ def run(
     rng: bool,
     files: bool,
     lock_fresh: bool,
+    style: Style,
     no_cache: bool,
     show_all: bool,
-    distributed: bool,
-    timeout: float | None,
     attestation: str | None,
     key: str | None,
     identity: str | None,
     issuer: str | None,
-    style: Style,
+    distributed: bool,
+    timeout: float | None,
 ) -> int:
     """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1
     drift."""
     taken = None
-    if distributed or timeout is not None:
-        others = (envfile, platform, files, lock_fresh, attestation, key, identity, issuer)
-        return _distributed(source, lock, others, timeout, distributed, style)
-    if attestation is not None or key or identity or issuer:
-        return _attested(
-            source, lock, attestation, key, identity, issuer, (envfile, rng, files, lock_fresh), style
-        )
+    if distributed:
+        return _distributed(source, lock, timeout, style)
+    if attestation is not None:
+        return _attested(source, lock, attestation, key, identity, issuer, style)
     if not (rng or files or lock_fresh or no_cache):
         from envguard.check import fast  # standard library only: the answer of an unchanged environment
 
@@ -129,7 +133,7 @@ def run(
             return EXIT_OK
     from envguard.check import render
     from envguard.check.run import CheckOptions, check
-    from envguard.output import emit, present
+    from envguard.output import emit, present, warn
     from envguard.textio import gc_paused
 
     options = CheckOptions(
@@ -149,6 +153,8 @@ def run(
         if checked.report is None:
             emit(checked.cached, None)
         else:
+            for message in checked.report.warnings:
+                warn(message)
             present(render.views(checked.report, show_all=show_all), style, None)
     return checked.exit_code
 
@@ -156,11 +162,10 @@ def run(
 def _attested(
     source: str | None,
     lock: str | None,
-    attestation: str | None,
+    attestation: str,
     key: str | None,
     identity: str | None,
     issuer: str | None,
-    others: tuple[object, ...],
     style: Style,
 ) -> int:
     """`--attestation FILE --key PUB`: SOURCE against what verify attested; exit 0 the same, 1 not."""
@@ -168,16 +173,10 @@ def _attested(
 
     from envguard.check import render
     from envguard.check.attestation import attestation_report  # cryptography: for --attestation alone
-    from envguard.errors import EXIT_DRIFT, UsageError
+    from envguard.errors import EXIT_DRIFT
     from envguard.output import present
     from envguard.sources import resolve
 
-    if attestation is None:
-        raise UsageError("--key, --identity and --issuer check an attestation; add --attestation FILE")
-    if any(others):
-        raise UsageError(
-            "--attestation checks the attested packages; drop -f, --rng, --files and --lock-fresh"
-        )
     report = attestation_report(
         Path(attestation),
         resolve(source),
@@ -193,31 +192,18 @@ def _attested(
 def _distributed(
     source: str | None,
     lock: str | None,
-    others: tuple[object, ...],
     timeout: float | None,
-    distributed: bool,
     style: Style,
 ) -> int:
     """`--distributed`: this rank's part of the check across ranks; rank 0 prints, every rank exits alike."""
     # the distributed package adds ~30 ms of imports (sources, socket) a plain check skips
-    from math import isfinite
     from pathlib import Path
 
     from envguard.distributed import render
     from envguard.distributed.run import DEFAULT_TIMEOUT_S, run_distributed_check
-    from envguard.errors import UsageError
     from envguard.findings import exit_code
     from envguard.output import present
 
-    if not distributed:
-        raise UsageError("--timeout is how long --distributed waits for the other ranks; add --distributed")
-    if any(others):
-        raise UsageError(
-            "--distributed compares the ranks' environments, locks and shards; drop -f, --platform, --files, "
-            "--lock-fresh and --attestation (run those checks without --distributed)"
-        )
-    if timeout is not None and not isfinite(timeout):
-        raise UsageError(f"--timeout {timeout}: give a number of seconds, at least 1")
     result = run_distributed_check(
         source,
         lock=Path(lock) if lock else None,

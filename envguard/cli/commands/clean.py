@@ -6,61 +6,57 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
+import click
+
 from envguard.clean import render
 from envguard.clean.model import CATEGORIES, Category
-from envguard.clean.run import clean, trash_action
+from envguard.clean.run import clean as clean_caches
+from envguard.clean.run import trash_action
 from envguard.clean.survey import CleanRequest
-from envguard.cli.grammar import Command, Opt, styles
+from envguard.cli.options import declared, styles
 from envguard.output import Style, present, progress_wanted
 
-GRAMMAR = Command(
-    "clean",
-    options=[
-        Opt(
-            "--cache",
-            dest="caches",
-            many=True,
-            kind="path",
-            as_path=True,
-            help="Clean only this package cache (repeatable). Default: every cache of conda, mamba, rattler "
-            "and pixi.",
-        ),
-        Opt(
-            "--env",
-            dest="envs",
-            many=True,
-            kind="path",
-            as_path=True,
-            help="Also protect what this environment prefix uses (repeatable); envs dirs are always read.",
-        ),
-        Opt(
-            "--pixi-root",
-            dest="pixi_roots",
-            many=True,
-            kind="path",
-            as_path=True,
-            help="Protect pixi environments (.pixi/envs/*) of the projects in this folder (repeatable).",
-        ),
-        Opt(
-            "--keep-locked",
-            many=True,
-            kind="path",
-            as_path=True,
-            dir_okay=False,
-            help="Keep every package this lock names (conda-lock.yml, explicit spec, pixi.lock; repeatable).",
-        ),
-        Opt("--only", many=True, choices=CATEGORIES, help="Clean only these categories (repeatable)."),
-        Opt("--yes", flag=True, help="Do it: move what the dry run lists to the trash."),
-        Opt("--undo", flag=True, help="Put back everything the last `--yes` run moved."),
-        Opt("--purge-trash", flag=True, help="Delete the trash folders for good."),
-        Opt("-v", "--verbose", flag=True, help="List every item, not the first 10 of each category."),
-        *styles(markdown=False),
-    ],
-    exclusive=[("--yes", "--undo", "--purge-trash")],
+PATHS = click.Path(path_type=Path)
+
+
+@declared("clean", alternatives=[("--yes", "--undo", "--purge-trash")])
+@click.option(
+    "--cache",
+    "caches",
+    multiple=True,
+    type=PATHS,
+    help="Clean only this package cache (repeatable). Default: every cache of conda, mamba, rattler and "
+    "pixi.",
 )
-
-
-def run(
+@click.option(
+    "--env",
+    "envs",
+    multiple=True,
+    type=PATHS,
+    help="Also protect what this environment prefix uses (repeatable); envs dirs are always read.",
+)
+@click.option(
+    "--pixi-root",
+    "pixi_roots",
+    multiple=True,
+    type=PATHS,
+    help="Protect pixi environments (.pixi/envs/*) of the projects in this folder (repeatable).",
+)
+@click.option(
+    "--keep-locked",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep every package this lock names (conda-lock.yml, explicit spec, pixi.lock; repeatable).",
+)
+@click.option(
+    "--only", multiple=True, type=click.Choice(CATEGORIES), help="Clean only these categories (repeatable)."
+)
+@click.option("--yes", is_flag=True, help="Do it: move what the dry run lists to the trash.")
+@click.option("--undo", is_flag=True, help="Put back everything the last `--yes` run moved.")
+@click.option("--purge-trash", is_flag=True, help="Delete the trash folders for good.")
+@click.option("-v", "--verbose", is_flag=True, help="List every item, not the first 10 of each category.")
+@styles(markdown=False)
+def clean(
     caches: tuple[Path, ...],
     envs: tuple[Path, ...],
     pixi_roots: tuple[Path, ...],
@@ -86,6 +82,6 @@ def run(
     if undo or purge_trash:
         outcome = trash_action(request, "undo" if undo else "purge-trash")
     else:
-        outcome = clean(request, yes=yes)
+        outcome = clean_caches(request, yes=yes)
     present(render.views(outcome, verbose=verbose), style, output)
     return outcome.exit_code

@@ -6,45 +6,42 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from envguard.cli.grammar import Arg, Command, Opt, channel_option, styles
+import click
+
+from envguard.cli.options import Rule, channel_option, declared, styles
 from envguard.create import naming, render
-from envguard.create import run as create
+from envguard.create import run as creating
 from envguard.engine import backends
 from envguard.engine.backends import CHOICES
-from envguard.errors import EXIT_OK, UsageError
+from envguard.errors import EXIT_OK
 from envguard.machine.platform import current_platform
 from envguard.output import Style, present, progress_wanted, warn
 
-GRAMMAR = Command(
-    "create",
-    [Arg("specs", many=True)],
-    [
-        Opt("-f", "--file", dest="envfile", metavar="FILE", help="Create from this environment.yml."),
-        Opt(
-            "--lock",
-            dest="lockfile",
-            metavar="FILE",
-            help="Install exactly this lock (conda-lock.yml, explicit, pixi.lock).",
-        ),
-        channel_option("Channel"),
-        Opt("-n", "--name", help="Environment name (default: the semantic name, see `envguard name`)."),
-        Opt("-p", "--prefix", metavar="DIR", help="Create at this path instead of conda's envs dir."),
-        Opt(
-            "--backend",
-            choices=CHOICES,
-            help="conda, mamba, micromamba or embedded (default: $ENVGUARD_BACKEND, else the first tool on "
-            "PATH, else embedded).",
-        ),
-        Opt("--jupyter", flag=True, help="Register a Jupyter kernel named after the environment."),
-        Opt("--force", flag=True, help="Replace an existing environment of the same name."),
-        Opt("--dry-run", flag=True, help="Solve and name, but install nothing."),
-        Opt("--no-lock", flag=True, help="Do not write conda-lock.yml beside the environment.yml."),
-        *styles(markdown=False, output=False),
-    ],
+
+@declared("create", rules=[Rule("name", "give --name or --prefix, not both", excludes=("prefix",))])
+@click.argument("specs", nargs=-1)
+@click.option("-f", "--file", "envfile", metavar="FILE", help="Create from this environment.yml.")
+@click.option(
+    "--lock",
+    "lockfile",
+    metavar="FILE",
+    help="Install exactly this lock (conda-lock.yml, explicit, pixi.lock).",
 )
-
-
-def run(
+@channel_option("Channel")
+@click.option("-n", "--name", help="Environment name (default: the semantic name, see `envguard name`).")
+@click.option("-p", "--prefix", metavar="DIR", help="Create at this path instead of conda's envs dir.")
+@click.option(
+    "--backend",
+    type=click.Choice(CHOICES),
+    help="conda, mamba, micromamba or embedded (default: $ENVGUARD_BACKEND, else the first tool on PATH, "
+    "else embedded).",
+)
+@click.option("--jupyter", is_flag=True, help="Register a Jupyter kernel named after the environment.")
+@click.option("--force", is_flag=True, help="Replace an existing environment of the same name.")
+@click.option("--dry-run", is_flag=True, help="Solve and name, but install nothing.")
+@click.option("--no-lock", is_flag=True, help="Do not write conda-lock.yml beside the environment.yml.")
+@styles(markdown=False, output=False)
+def create(
     specs: tuple[str, ...],
     envfile: str | None,
     lockfile: str | None,
@@ -59,22 +56,20 @@ def run(
     style: Style,
 ) -> int:
     """Create an environment with a semantic name (pytorch2.1-cuda118-py311) in conda's envs dir."""
-    if name and prefix:
-        raise UsageError("give --name or --prefix, not both")
     if name:
         naming.validate(name)
     platform = current_platform()
-    source = create.read_source(envfile, lockfile, specs, channels, platform)
+    source = creating.read_source(envfile, lockfile, specs, channels, platform)
     chosen = backends.select(backend, progress=progress_wanted(style))
     target = Path(prefix) if prefix else None
-    planned = create.plan(source, chosen, platform, name=name, prefix=target)
+    planned = creating.plan(source, chosen, platform, name=name, prefix=target)
     with ThreadPoolExecutor(max_workers=1) as pool:
         early: list[Future[str]] = []
 
         def start_table() -> None:  # the human view's package table, rendered while the engine links
             early.append(pool.submit(render.package_table, planned.plan.packages, planned.source.specs))
 
-        result = create.create(
+        result = creating.create(
             planned,
             chosen,
             prefix=target,

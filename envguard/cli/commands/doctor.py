@@ -5,65 +5,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envguard.cli.grammar import Arg, Command, Opt, number, styles
+import click
+
+from envguard.cli.options import Rule, declared, loader_options, styles
 from envguard.doctor import render
 from envguard.doctor.run import run_doctor
-from envguard.errors import UsageError
 from envguard.findings import exit_code
 from envguard.output import Style, present, report_on_error
 
-GRAMMAR = Command(
+STEP = "--step-ms, --step-cores and --step-threads describe the step beside --loader FILE.py:NAME; give it"
+
+
+@declared(
     "doctor",
-    [Arg("source", required=False)],
-    [
-        Opt(
-            "--data",
-            dest="data_dir",
-            kind="path",
-            exists=True,
-            file_okay=False,
-            as_path=True,
-            help="Check the filesystem and disk your training data lives on.",
-        ),
-        Opt(
-            "--no-hashes",
-            flag=True,
-            help="Check files by existence and size only (faster on big environments).",
-        ),
-        Opt(
-            "--loader",
-            metavar="FILE.py:NAME",
-            help="Your own DataLoader (NAME() returns a DataLoader or (dataset, loader_kwargs)): profile its "
-            "dataset in the environment and give the setting the model of smoke and watch gives it.",
-        ),
-        Opt(
-            "--step-ms",
-            metavar="MS",
-            check=number("--step-ms", 0.0, "milliseconds"),
-            help="With --loader: your training step's time per batch, as watch reports it (default: the "
-            "loader alone).",
-        ),
-        Opt(
-            "--step-cores",
-            metavar="N",
-            check=number("--step-cores", 0.0, "cores"),
-            help="With --loader: the cores your step keeps busy, as watch reports it (default 0: a step that "
-            "waits on a GPU).",
-        ),
-        Opt(
-            "--step-threads",
-            metavar="N",
-            kind="int",
-            minimum=1,
-            help="With --loader: your step's intra-op threads, as watch reports them (default: torch's "
-            "default in SOURCE).",
-        ),
-        *styles(),
-    ],
+    rules=[Rule(name, STEP, needs=("loader",)) for name in ("step_ms", "step_cores", "step_threads")],
 )
-
-
-def run(
+@click.argument("source", required=False)
+@click.option(
+    "--data",
+    "data_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Check the filesystem and disk your training data lives on.",
+)
+@click.option(
+    "--no-hashes", is_flag=True, help="Check files by existence and size only (faster on big environments)."
+)
+@loader_options(
+    "doctor profiles its dataset in the environment and gives the setting the model of smoke and watch gives "
+    "it.",
+    step_default="the loader alone",
+)
+@styles()
+def doctor(
     source: str | None,
     data_dir: Path | None,
     no_hashes: bool,
@@ -77,11 +50,6 @@ def run(
     """Check GPU, torch/CUDA, CPUs, memory, /dev/shm, open files, the data disk and SOURCE's files (a prefix
     or name:ENV; default: the active environment); with --loader, the model's setting for that loader. Exit 1
     when a check FAILs."""
-    if loader is None and (step_ms is not None or step_cores is not None or step_threads is not None):
-        raise UsageError(
-            "--step-ms, --step-cores and --step-threads describe the step beside --loader FILE.py:NAME; "
-            "give it"
-        )
     with report_on_error("doctor", style, output):
         report = run_doctor(
             source,

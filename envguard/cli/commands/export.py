@@ -6,78 +6,63 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
-from envguard.cli.grammar import Arg, Command, Opt
+import click
+
+from envguard.cli.options import declared, platform_option
 from envguard.errors import EXIT_OK, UsageError
 from envguard.export.pins import Relax
-from envguard.export.run import ExportFormat, ExportMode, check_options, export
+from envguard.export.run import ExportFormat, ExportMode, check_options
+from envguard.export.run import export as write_export
 from envguard.export.written import replaced_warning, tracked_by_git
 from envguard.output import emit, inform, warn
 from envguard.prefix.licenses import licenses
 from envguard.sources import load
 from envguard.textio import gc_paused
 
-GRAMMAR = Command(
-    "export",
-    [Arg("source", required=False)],
-    [
-        Opt(
-            "--pinned",
-            dest="mode",
-            flag_value="pinned",
-            help="What you asked for, pinned to the installed versions (default).",
-        ),
-        Opt(
-            "--full",
-            dest="mode",
-            flag_value="full",
-            help="Every package with its build string, like `conda env export`.",
-        ),
-        Opt("--from-history", dest="mode", flag_value="from-history", help="Exactly the requested specs."),
-        Opt(
-            "--no-builds",
-            flag=True,
-            help="Every package with its version but no build, like `conda env export --no-builds` "
-            "(a CUDA build keeps its choice: pytorch=2.1.0=*cuda11.8*).",
-        ),
-        Opt(
-            "--relax",
-            choices=("major", "minor"),
-            help="Loosen each pin: minor writes numpy=1.26.*, major numpy=1.* (with --pinned or "
-            "--no-builds).",
-        ),
-        Opt(
-            "--format",
-            dest="fmt",
-            choices=("env", "explicit", "cyclonedx"),
-            default="env",
-            show_default=True,
-            help="environment.yml, an @EXPLICIT spec with a sha256 after each URL (conda packages only), or "
-            "a CycloneDX 1.6 JSON SBOM (purls, hashes, licenses, dependencies).",
-        ),
-        Opt(
-            "--platform",
-            platform=True,
-            help="Platform to read from a multi-platform lock (default: this machine's).",
-        ),
-        Opt(
-            "--include-local",
-            flag=True,
-            help="Also write pip packages installed from local folders (their paths).",
-        ),
-        Opt(
-            "-o",
-            "--output",
-            kind="path",
-            dir_okay=False,
-            help="Write to FILE (atomically) instead of stdout.",
-        ),
-    ],
-    exclusive=[("--pinned", "--full", "--from-history")],
+
+@declared("export", alternatives=[("--pinned", "--full", "--from-history")])
+@click.argument("source", required=False)
+@click.option(
+    "--pinned",
+    "mode",
+    flag_value="pinned",
+    help="What you asked for, pinned to the installed versions (default).",
 )
-
-
+@click.option(
+    "--full", "mode", flag_value="full", help="Every package with its build string, like `conda env export`."
+)
+@click.option("--from-history", "mode", flag_value="from-history", help="Exactly the requested specs.")
+@click.option(
+    "--no-builds",
+    is_flag=True,
+    help="Every package with its version but no build, like `conda env export --no-builds` (a CUDA build "
+    "keeps its choice: pytorch=2.1.0=*cuda11.8*).",
+)
+@click.option(
+    "--relax",
+    type=click.Choice(["major", "minor"]),
+    help="Loosen each pin: minor writes numpy=1.26.*, major numpy=1.* (with --pinned or --no-builds).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["env", "explicit", "cyclonedx"]),
+    default="env",
+    show_default=True,
+    help="environment.yml, an @EXPLICIT spec with a sha256 after each URL (conda packages only), or a "
+    "CycloneDX 1.6 JSON SBOM (purls, hashes, licenses, dependencies).",
+)
+@platform_option("Platform to read from a multi-platform lock (default: this machine's).")
+@click.option(
+    "--include-local",
+    is_flag=True,
+    help="Also write pip packages installed from local folders (their paths).",
+)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout."
+)
 @gc_paused()  # the whole export: as envguard.textio.gc_paused says
-def run(
+def export(
     source: str | None,
     mode: str | None,
     no_builds: bool,
@@ -96,7 +81,7 @@ def run(
     check_options(chosen, cast(ExportFormat, fmt), no_builds, cast("Relax | None", relax))
     env = load(source, platform=platform, probe=False, detect_virtual=False)
     declared = licenses(Path(env.prefix)) if fmt == "cyclonedx" and env.prefix else None
-    result = export(
+    result = write_export(
         env,
         chosen,
         cast(ExportFormat, fmt),

@@ -3,26 +3,25 @@ gets."""
 
 from __future__ import annotations
 
-from envguard.cli.grammar import Arg, Command, Opt, channel_option, styles
+import click
+
+from envguard.cli.options import channel_option, declared, styles
 from envguard.create import render
 from envguard.create.named import name_of
 from envguard.engine.backends import CHOICES
 from envguard.errors import EXIT_OK
 from envguard.output import Style, present, warn
 
-GRAMMAR = Command(
-    "name",
-    [Arg("source", required=False)],
-    [
-        channel_option("Channel for solving an environment.yml"),
-        Opt("--no-solve", flag=True, help="environment.yml: name from the specs alone (no channels needed)."),
-        Opt("--backend", choices=CHOICES, help="Backend used to solve an environment.yml."),
-        *styles(markdown=False, output=False),
-    ],
+
+@declared("name")
+@click.argument("source", required=False)
+@channel_option("Channel for solving an environment.yml")
+@click.option(
+    "--no-solve", is_flag=True, help="environment.yml: name from the specs alone (no channels needed)."
 )
-
-
-def run(
+@click.option("--backend", type=click.Choice(CHOICES), help="Backend used to solve an environment.yml.")
+@styles(markdown=False, output=False)
+def name(
     source: str | None, channels: tuple[str, ...], no_solve: bool, backend: str | None, style: Style
 ) -> int:
     """Print the name `envguard create` would give SOURCE (environment.yml, lock, prefix, name:ENV; default:

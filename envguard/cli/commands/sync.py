@@ -1,51 +1,46 @@
 """`envguard sync [SOURCE] [--lock FILE] [--backend B] [--dry-run] [--yes] [--files] [--json]`.
 
-The console script parses this command itself (envguard.cli.launcher): an environment already in sync is
-answered from check's stored verdict, so the body imports the feature where it needs it.
+An environment already in sync is answered from check's stored verdict, so the body imports the feature
+where it needs it.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from envguard.cli.grammar import Arg, Command, Opt, styles
+import click
+
+from envguard.cli.options import declared, styles
 from envguard.config import BACKENDS
 from envguard.errors import EXIT_DRIFT, EXIT_OK, UsageError
 
-TYPE_CHECKING = False  # typing's constant would cost an import: the console script loads this module
 if TYPE_CHECKING:
-    from envguard.output import Style
+    from envguard.output import Style  # json and the model: not on the fast path
 
-GRAMMAR = Command(
-    "sync",
-    [Arg("source", required=False)],
-    [
-        Opt(
-            "--lock",
-            kind="path",
-            dir_okay=False,
-            help="The lock to sync to (default: conda-lock.yml here or in a parent, or [tool.envguard] "
-            "lock).",
-        ),
-        Opt(
-            "--backend",
-            choices=BACKENDS,
-            help="conda, mamba, micromamba or embedded, for the conda packages (default: $ENVGUARD_BACKEND, "
-            "else the first tool on PATH, else embedded).",
-        ),
-        Opt("--dry-run", flag=True, help="Show what would change; change nothing."),
-        Opt("-y", "--yes", flag=True, help="Apply without asking (needed where there is no terminal)."),
-        Opt(
-            "--files",
-            flag=True,
-            help="Also reinstall the packages whose installed files were altered (what check --files finds).",
-        ),
-        *styles(markdown=False, output=False),
-    ],
+
+@declared("sync")
+@click.argument("source", required=False)
+@click.option(
+    "--lock",
+    type=click.Path(dir_okay=False),
+    help="The lock to sync to (default: conda-lock.yml here or in a parent, or [tool.envguard] lock).",
 )
-
-
-def run(
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    help="conda, mamba, micromamba or embedded, for the conda packages (default: $ENVGUARD_BACKEND, else the "
+    "first tool on PATH, else embedded).",
+)
+@click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
+@click.option("-y", "--yes", is_flag=True, help="Apply without asking (needed where there is no terminal).")
+@click.option(
+    "--files",
+    is_flag=True,
+    help="Also reinstall the packages whose installed files were altered (what check --files finds).",
+)
+@styles(markdown=False, output=False)
+def sync(
     source: str | None,
     lock: str | None,
     backend: str | None,
@@ -68,15 +63,15 @@ def run(
             return EXIT_OK
     from envguard.output import emit, present, progress_wanted, warn
     from envguard.sync import render
-    from envguard.sync import run as sync
+    from envguard.sync import run as syncing
 
-    options = sync.SyncOptions(source, lock, backend, files, progress=progress_wanted(style))
-    prepared = sync.prepare(options, render.in_sync_answers)
+    options = syncing.SyncOptions(source, lock, backend, files, progress=progress_wanted(style))
+    prepared = syncing.prepare(options, render.in_sync_answers)
     shown = False
     if prepared.plan.empty or dry_run:
-        result = sync.unchanged(prepared, dry_run=dry_run)
+        result = syncing.unchanged(prepared, dry_run=dry_run)
     elif yes:
-        result = sync.apply(prepared, options)
+        result = syncing.apply(prepared, options)
     else:
         if style == "human":
             emit(render.plan_text(prepared.plan), None)
@@ -86,7 +81,9 @@ def run(
                 "not applied: there is no terminal to ask on; pass --yes to apply the plan (or --dry-run to "
                 "only show it)"
             )
-        result = sync.apply(prepared, options) if _confirmed() else sync.unchanged(prepared, declined=True)
+        result = (
+            syncing.apply(prepared, options) if _confirmed() else syncing.unchanged(prepared, declined=True)
+        )
     for message in result.warnings:
         warn(message)
     present(render.views(result, shown=shown), style, None)

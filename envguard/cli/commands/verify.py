@@ -6,59 +6,62 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+import click
+
 from envguard.attest.envelope import Signing
-from envguard.cli.grammar import Command, Opt, styles
+from envguard.cli.options import Rule, declared, platform_option, styles
 from envguard.errors import EXIT_DRIFT, EXIT_OK, BadInputError, UsageError
 from envguard.output import Style, present, progress_wanted, report_on_error, warn
 from envguard.verify import render
-from envguard.verify import run as verify
+from envguard.verify import run as verifying
 
-GRAMMAR = Command(
+SIGNS = "{} signs an attestation; add --attest FILE"
+PATH = click.Path(dir_okay=False)
+
+
+@declared(
     "verify",
-    options=[
-        Opt(
-            "--lock",
-            dest="lockfile",
-            default="conda-lock.yml",
-            show_default=True,
-            metavar="FILE",
-            help="The lock to rebuild (conda-lock.yml, explicit spec or pixi.lock).",
-        ),
-        Opt("--platform", platform=True, help="Platform of the lock to rebuild (default: this machine's)."),
-        Opt("--smoke", flag=True, help="Also run the DataLoader smoke test in the rebuilt environment."),
-        Opt(
-            "--smoke-budget",
-            kind="float",
-            minimum=3,
-            default=25.0,
-            show_default=True,
-            help="Seconds the smoke test may take.",
-        ),
-        Opt("--keep", flag=True, help="Keep the rebuilt environment and print where it is."),
-        Opt(
-            "--pkgs-dir",
-            kind="path",
-            file_okay=False,
-            help="Package cache to read archives from (and download missing ones into; made when missing): "
-            "offline when it holds them all.",
-        ),
-        Opt(
-            "--attest",
-            kind="path",
-            dir_okay=False,
-            metavar="FILE",
-            help="After a PASS, write an in-toto attestation (a DSSE envelope) of the rebuilt environment.",
-        ),
-        Opt("--key", kind="path", dir_okay=False, metavar="KEY", help="Sign it with this ed25519 PEM key."),
-        Opt("--keyless", flag=True, help="Sign it with sigstore and the CI job's OIDC identity."),
-        Opt("--unsigned", flag=True, help="Write the statement unsigned (nothing vouches for it)."),
-        *styles(),
+    rules=[
+        Rule(name, SIGNS.format(flag), needs=("attest",))
+        for name, flag in (("key", "--key"), ("keyless", "--keyless"), ("unsigned", "--unsigned"))
     ],
-    exclusive=[("--key", "--keyless", "--unsigned")],
+    alternatives=[("--key", "--keyless", "--unsigned")],
 )
-
-
-def run(
+@click.option(
+    "--lock",
+    "lockfile",
+    default="conda-lock.yml",
+    show_default=True,
+    metavar="FILE",
+    help="The lock to rebuild (conda-lock.yml, explicit spec or pixi.lock).",
+)
+@platform_option("Platform of the lock to rebuild (default: this machine's).")
+@click.option("--smoke", is_flag=True, help="Also run the DataLoader smoke test in the rebuilt environment.")
+@click.option(
+    "--smoke-budget",
+    type=click.FloatRange(min=3),
+    default=25.0,
+    show_default=True,
+    help="Seconds the smoke test may take.",
+)
+@click.option("--keep", is_flag=True, help="Keep the rebuilt environment and print where it is.")
+@click.option(
+    "--pkgs-dir",
+    type=click.Path(file_okay=False),
+    help="Package cache to read archives from (and download missing ones into; made when missing): offline "
+    "when it holds them all.",
+)
+@click.option(
+    "--attest",
+    type=PATH,
+    metavar="FILE",
+    help="After a PASS, write an in-toto attestation (a DSSE envelope) of the rebuilt environment.",
+)
+@click.option("--key", type=PATH, metavar="KEY", help="Sign it with this ed25519 PEM key.")
+@click.option("--keyless", is_flag=True, help="Sign it with sigstore and the CI job's OIDC identity.")
+@click.option("--unsigned", is_flag=True, help="Write the statement unsigned (nothing vouches for it).")
+@styles()
+def verify(
     lockfile: str,
     platform: str | None,
     smoke: bool,
@@ -81,7 +84,7 @@ def run(
     with report_on_error("verify", style, output), contextlib.ExitStack() as later:
         signing = _signing(attest, key, keyless, unsigned)
         # the temporary prefix is deleted once the report is out
-        options = verify.VerifyOptions(
+        options = verifying.VerifyOptions(
             Path(lockfile),
             platform,
             smoke,
@@ -92,7 +95,7 @@ def run(
             attest=Path(attest) if attest else None,
             signing=signing,
         )
-        result = verify.verify(options, later)
+        result = verifying.verify(options, later)
         for message in result.warnings:
             warn(message)
         present(render.views(result), style, output)
@@ -101,12 +104,9 @@ def run(
 
 def _signing(attest: str | None, key: str | None, keyless: bool, unsigned: bool) -> Signing:
     """--attest's signing: one of --key, --keyless or --unsigned, which mean nothing without --attest."""
-    chosen = "--key" if key else "--keyless" if keyless else "--unsigned" if unsigned else None
     if attest is None:
-        if chosen:
-            raise UsageError(f"{chosen} signs an attestation; add --attest FILE")
         return Signing("unsigned")
-    if chosen is None:
+    if not (key or keyless or unsigned):
         raise UsageError(
             "--attest FILE: say how to sign it: --key KEY (an ed25519 PEM key: `openssl genpkey -algorithm "
             "ed25519 -out KEY`), --keyless (sigstore, in CI) or --unsigned"

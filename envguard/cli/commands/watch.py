@@ -6,7 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from envguard.cli.grammar import Arg, Command, Opt, styles
+import click
+
+from envguard.cli.options import declared, styles
 from envguard.output import Style, present
 from envguard.watch import render
 from envguard.watch.live import LiveView
@@ -15,26 +17,20 @@ from envguard.watch.records import WatchRun
 from envguard.watch.run import WatchOptions, run_watch, validate
 from envguard.watch.verdicts import watch_result
 
-GRAMMAR = Command(
-    "watch",
-    [Arg("command", many=True, raw=True, metavar="-- COMMAND [ARGS]...")],
-    [
-        Opt("--pid", kind="int", help="Attach to a running job instead (no in-process DataLoader timing)."),
-        Opt("--interval", kind="float", default=1.0, show_default=True, help="Seconds between samples."),
-        Opt(
-            "--duration",
-            kind="float",
-            help="Stop after S seconds (COMMAND gets Ctrl-C, as from the terminal).",
-        ),
-        Opt("--no-hook", flag=True, help="Do not put the DataLoader timing hook on COMMAND's PYTHONPATH."),
-        Opt("--plot", kind="path", dir_okay=False, as_path=True, help="Write a PNG timeline to FILE."),
-        *styles(),
-    ],
-    passthrough=True,
+
+@declared("watch", passthrough=True)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
+@click.option("--pid", type=int, help="Attach to a running job instead (no in-process DataLoader timing).")
+@click.option("--interval", type=float, default=1.0, show_default=True, help="Seconds between samples.")
+@click.option(
+    "--duration", type=float, help="Stop after S seconds (COMMAND gets Ctrl-C, as from the terminal)."
 )
-
-
-def run(
+@click.option(
+    "--no-hook", is_flag=True, help="Do not put the DataLoader timing hook on COMMAND's PYTHONPATH."
+)
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a PNG timeline to FILE.")
+@styles()
+def watch(
     command: tuple[str, ...],
     pid: int | None,
     interval: float,
