@@ -1,5 +1,5 @@
 """What the in-environment module is asked to measure: the worker counts to sweep and the JSON settings it
-reads (the one message envguard sends it; `wire` reads the one it sends back)."""
+reads (the one message envguard sends it; `measured.decode` reads the one it sends back)."""
 
 from __future__ import annotations
 
