@@ -9,8 +9,7 @@ from envguard.doctor.measure import gather
 from envguard.doctor.records import DoctorReport
 from envguard.doctor.verdicts import all_findings
 from envguard.machine.host import recommended_workers
-from envguard.smoke.report import SmokeOptions
-from envguard.smoke.run import advise_workers
+from envguard.smoke import SmokeOptions, advise_workers
 
 LOADER_BUDGET_S = 20.0  # doctor --loader: the environment's interpreter, torch's import and a profile
 
