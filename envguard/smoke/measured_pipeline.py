@@ -8,6 +8,8 @@ from collections.abc import Mapping
 
 import msgspec
 
+from envguard.pipeline.costs import Setting
+
 
 class Record(msgspec.Struct, frozen=True):
     """A record of the smoke wire: immutable; keys the module prints that no field names are ignored."""
@@ -27,20 +29,6 @@ class StartMethodSafety(Record, frozen=True):
     method: str
     checked: tuple[str, ...] = ()
     problems: tuple[Unpicklable, ...] = ()
-
-
-class LoaderSettings(Record, frozen=True):
-    """The user's DataLoader as given."""
-
-    num_workers: int
-    batch_size: int | None = None
-    sampler: str | None = None
-    generator: bool = False
-    persistent_workers: bool = False
-    prefetch_factor: int | None = None
-    worker_init_fn: str | None = None
-    collate_fn: str | None = None
-    pin_memory: bool = False
 
 
 class IdentityEpoch(Record, frozen=True):
@@ -67,7 +55,7 @@ class LoaderChecks(Record, frozen=True):
     """Two fresh runs of the user's loader (the global RNG seeded differently before each): the first
     `limit` indices of each epoch; nothing but the settings for an IterableDataset (no sampler)."""
 
-    settings: LoaderSettings
+    settings: Setting
     limit: int
     iterable: bool = False
     run1: tuple[tuple[str, ...], ...] = ()

@@ -1,5 +1,5 @@
 """What `envguard watch` measured (frozen records): one sample per interval (process tree, host, GPUs, the
-hook's loader totals) and the whole run. The hook's wire (LoaderSettings, LoaderTotals, FetchTotals,
+hook's loader totals) and the whole run. The hook's wire (LoaderTotals with its pipeline Setting, FetchTotals,
 JobEnvironment: the keys hook/sitecustomize.py prints) is msgspec Structs that streams.py decodes once; the
 rest are what envguard samples itself. JSON-ready through msgspec.to_builtins."""
 
@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import msgspec
+
+from envguard.pipeline.costs import Setting
 
 Role = Literal["main", "worker", "other"]
 
@@ -63,23 +65,6 @@ class GpuSample:
     power_w: float | None
 
 
-class LoaderSettings(msgspec.Struct, frozen=True):
-    """A DataLoader's settings as the hook read them off the loader (None: not set or not readable)."""
-
-    num_workers: int | None = None
-    pin_memory: bool | None = None
-    persistent_workers: bool | None = None
-    prefetch_factor: int | None = None  # None without workers: unused there
-    batch_size: int | None = None
-    dataset: str | None = None  # the dataset's type name
-    threads: int | None = None  # the main process's intra-op threads (torch.get_num_threads()) at epoch start
-
-    @property
-    def workers(self) -> int:
-        """Worker processes (0: loading in the main process)."""
-        return self.num_workers or 0
-
-
 class LoaderTotals(msgspec.Struct, frozen=True):
     """Running totals from the in-process hook for one DataLoader of one process (steady state: after the
     first batch of each epoch, which is kept apart as start-up); `pid` and `rank` are its line's."""
@@ -87,7 +72,7 @@ class LoaderTotals(msgspec.Struct, frozen=True):
     pid: int
     rank: int | None
     id: int
-    settings: LoaderSettings
+    settings: Setting
     batches: int
     epochs: int
     wait_s: float

@@ -9,12 +9,14 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+import msgspec.inspect
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typing_extensions import is_typeddict
 
 from envguard.errors import ProbeError
+from envguard.pipeline.costs import Setting
 from envguard.smoke import measured, measured_pipeline
 from envguard.smoke.envguard_smoke import schema
 from envguard.smoke.measured import Measured
@@ -156,13 +158,15 @@ HOST_ONLY = {"Measured": {"stopped"}, "MemoryUse": {"oom_kills", "killed", "held
 def test_the_module_and_the_host_spell_each_record_and_key_alike() -> None:
     """The module's TypedDicts and the host's Structs: the same records, each with the same keys."""
     printed = {name: kind for name, kind in vars(schema).items() if is_typeddict(kind)}
-    decoded = {
+    decoded: dict[str, Any] = {
         name: kind
         for module in (measured, measured_pipeline)
         for name, kind in vars(module).items()
         if isinstance(kind, type) and issubclass(kind, msgspec.Struct) and kind.__module__ == module.__name__
     }
+    decoded["Setting"] = Setting  # the one DataLoader settings type, decoded as it is
     assert sorted(printed) == sorted(set(decoded) - {"Record", "Stopped"})
     for name, typed in printed.items():
-        keys = {field.encode_name for field in msgspec.structs.fields(decoded[name])}
+        info = msgspec.inspect.type_info(decoded[name])
+        keys = {field.encode_name for field in info.fields}  # type: ignore[attr-defined]
         assert set(typed.__annotations__) == keys - HOST_ONLY.get(name, set()), name

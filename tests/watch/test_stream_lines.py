@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from envguard.pipeline.costs import Setting
 from envguard.watch.hook import sitecustomize as hook
-from envguard.watch.records import JobEnvironment, LoaderSettings
+from envguard.watch.records import JobEnvironment
 from envguard.watch.streams import WireError, parse_line
 
 ENV = {
@@ -54,7 +55,7 @@ def test_a_whole_line() -> None:
     assert (parsed.pid, parsed.rank, parsed.error, parsed.bad_loaders) == (7, 1, "", 0)
     assert parsed.env == JobEnvironment(**ENV)
     (totals,) = parsed.loaders
-    assert totals.settings == LoaderSettings(4, True, False, 2, 32, "ImageFolder")
+    assert totals.settings == Setting(4, 2, False, True, batch_size=32, dataset="ImageFolder")
     assert (totals.pid, totals.rank, totals.batches, totals.loop_s, totals.data_wait_fraction) == (
         7,
         1,
@@ -81,7 +82,7 @@ def test_settings_the_hook_could_not_read_are_none() -> None:
     odd = item(settings=hook._settings(OddLoader()))
     (totals,) = parse_line(line(loaders=[odd])).loaders
     read = totals.settings
-    assert (read.num_workers, read.pin_memory, read.batch_size, read.workers) == (None, True, None, 0)
+    assert (read.num_workers, read.pin_memory, read.batch_size, read.workers) == (0, True, None, 0)
 
 
 def test_loader_entries_that_are_not_whole_are_skipped_and_counted() -> None:

@@ -1,5 +1,6 @@
 """The smoke wire as this module prints it: one TypedDict per record, named and keyed as the host's msgspec
-Structs (envguard/smoke/measured.py, measured_pipeline.py), which decode and check it; a test holds the two
+Structs (envguard/smoke/measured.py, measured_pipeline.py; a loader's settings: envguard/pipeline/costs.py's
+Setting), which decode and check it; a test holds the two
 to the same keys. Plain typing only (Python 3.8+, no envguard, no msgspec): `total=False`, since a phase
 stopped at the budget leaves its keys out, and the host's Structs say which keys a record must have.
 """
@@ -23,16 +24,18 @@ class StartMethodSafety(TypedDict, total=False):
     problems: List[Unpicklable]
 
 
-class LoaderSettings(TypedDict, total=False):
+class Setting(TypedDict, total=False):
     num_workers: int
+    prefetch_factor: Optional[int]
+    persistent_workers: bool
+    pin_memory: bool
     batch_size: Optional[int]
     sampler: Optional[str]
     generator: bool
-    persistent_workers: bool
-    prefetch_factor: Optional[int]
     worker_init_fn: Optional[str]
     collate_fn: Optional[str]
-    pin_memory: bool
+    dataset: Optional[str]
+    threads: Optional[int]
 
 
 class IdentityEpoch(TypedDict, total=False):
@@ -52,7 +55,7 @@ class IdentityRecord(TypedDict, total=False):
 
 
 class LoaderChecks(TypedDict, total=False):
-    settings: LoaderSettings
+    settings: Setting
     limit: int
     iterable: bool
     run1: List[List[str]]

@@ -162,13 +162,14 @@ def _whole(value: Any) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _flag(value: Any) -> Optional[bool]:
-    return None if value is None else bool(value)
+def _flag(value: Any) -> bool:
+    return bool(value)
 
 
 def _settings(loader: Any) -> Dict[str, Any]:
     workers = getattr(loader, "num_workers", None)
     out: Dict[str, Any] = {name: _whole(getattr(loader, name, None)) for name in WHOLE}
+    out["num_workers"] = out["num_workers"] or 0
     out.update((name, _flag(getattr(loader, name, None))) for name in FLAGS)
     if not workers:
         out["prefetch_factor"] = None  # unused without workers

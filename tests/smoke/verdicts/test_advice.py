@@ -8,15 +8,16 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from envguard.pipeline.costs import Setting
 from envguard.smoke import advice
 from envguard.smoke.measured import SampleCost
-from envguard.smoke.measured_pipeline import CrossProcess, InterpreterRead, LoaderSettings
+from envguard.smoke.measured_pipeline import CrossProcess, InterpreterRead
 from envguard.smoke.report import DatasetResult
 from envguard.smoke.verdicts import loader, pipeline, workers
 
 Summarize = Callable[..., DatasetResult]
 SweepRow = Callable[..., dict[str, Any]]
-GIVEN = LoaderSettings(0, 8, "RandomSampler", True, False, None, None, "default_collate")
+GIVEN = Setting(0, batch_size=8, sampler="RandomSampler", generator=True, collate_fn="default_collate")
 
 
 def swept(

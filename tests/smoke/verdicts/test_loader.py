@@ -14,8 +14,9 @@ from envguard_smoke import sweep as loader_sweep
 from envguard_smoke import user_loader
 
 from envguard.findings import Finding
+from envguard.pipeline.costs import Setting
 from envguard.smoke import advice, rates
-from envguard.smoke.measured_pipeline import LoaderChecks, LoaderSettings
+from envguard.smoke.measured_pipeline import LoaderChecks
 from envguard.smoke.report import DatasetResult
 from envguard.smoke.verdicts import loader
 from tests.helpers import REPO, by_check, envguard, smoke_json, smoke_wire
@@ -192,7 +193,7 @@ def test_overhead_bound_loader_claims_no_ideal() -> None:
     assert dataset.latency_ms is None and all(r.efficiency is None and not r.unreliable for r in dataset.rows)
     assert all(r.samples_per_s for r in dataset.rows)  # rates are still reported
     rec = advice.recommend(dataset, cuda=False)
-    given = LoaderSettings(
+    given = Setting(
         num_workers=1,
         batch_size=16,
         sampler="RandomSampler",
