@@ -9,6 +9,7 @@ from typing import Any
 
 from envguard.errors import BadInputError, UsageError
 from envguard.machine import host
+from envguard.pipeline.model import most_workers
 from envguard.smoke.readpasses import StorageResult
 from envguard.smoke.recordfile import Recording, replay
 from envguard.smoke.report import SmokeOptions
@@ -43,7 +44,7 @@ def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
     if options.workers is not None:
         counts = set(options.workers)
     else:
-        counts = {0, cpus.usable, host.recommended_workers(cpus)}
+        counts = {0, cpus.usable, most_workers(cpus.usable)}
         counts.update(2**k for k in range(cpus.usable.bit_length()) if 2**k <= cpus.usable)
     if options.num_workers is not None:
         counts.add(options.num_workers)
