@@ -64,7 +64,7 @@ class LoaderChecks(Record, frozen=True):
     identity: IdentityRecord | None = None
 
 
-class Usage(Record, frozen=True):
+class ProcessMemory(Record, frozen=True):
     """A process's unique and proportional set size, bytes."""
 
     uss: int
@@ -89,12 +89,12 @@ class WorkerMemory(Record, frozen=True):
     length: int
     sample_bytes: int
     start_after: int
-    parent: Usage | None = None
+    parent: ProcessMemory | None = None
     culprits: tuple[Culprit, ...] = ()
-    start: Mapping[str, Usage | None] = msgspec.field(default_factory=dict)
-    parent_start: Usage | None = None
-    end: Mapping[str, Usage | None] = msgspec.field(default_factory=dict)
-    parent_end: Usage | None = None
+    start: Mapping[str, ProcessMemory | None] = msgspec.field(default_factory=dict)
+    parent_start: ProcessMemory | None = None
+    end: Mapping[str, ProcessMemory | None] = msgspec.field(default_factory=dict)
+    parent_end: ProcessMemory | None = None
 
 
 class StartupTimes(Record, frozen=True):

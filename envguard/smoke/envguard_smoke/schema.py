@@ -64,7 +64,7 @@ class LoaderChecks(TypedDict, total=False):
     identity: Optional[IdentityRecord]
 
 
-class Usage(TypedDict, total=False):
+class ProcessMemory(TypedDict, total=False):
     uss: int
     pss: int
 
@@ -82,12 +82,12 @@ class WorkerMemory(TypedDict, total=False):
     length: int
     sample_bytes: int
     start_after: int
-    parent: Optional[Usage]
+    parent: Optional[ProcessMemory]
     culprits: List[Culprit]
-    start: Dict[str, Optional[Usage]]
-    parent_start: Optional[Usage]
-    end: Dict[str, Optional[Usage]]
-    parent_end: Optional[Usage]
+    start: Dict[str, Optional[ProcessMemory]]
+    parent_start: Optional[ProcessMemory]
+    end: Dict[str, Optional[ProcessMemory]]
+    parent_end: Optional[ProcessMemory]
 
 
 class StartupTimes(TypedDict, total=False):
