@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -20,6 +21,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 import fixture_channel  # noqa: E402
 
 from envguard.cli.app import run  # noqa: E402
+from envguard.smoke.measured import Measured, decode  # noqa: E402
 
 
 def virtual(cuda: str | None = None) -> list[object]:
@@ -454,3 +456,8 @@ def held_elsewhere(target: Path) -> Iterator[subprocess.Popen[str]]:
     finally:
         holder.kill()
         holder.wait()
+
+
+def smoke_wire(data: object, source: object = "test") -> Measured:
+    """The in-environment module's output (as built in a test) decoded as a smoke run decodes its line."""
+    return decode(json.dumps(data), source)

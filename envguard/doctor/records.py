@@ -12,7 +12,7 @@ from envguard.machine.gpu import DriverPresence, NvmlReport
 from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo
 from envguard.model import Fingerprints
 from envguard.prefix.integrity import IntegrityReport
-from envguard.smoke.report import WorkerAdvice
+from envguard.smoke import WorkerAdvice
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from envguard.doctor.records import DoctorReport
 from envguard.findings import markdown as findings_markdown
 from envguard.findings import table, verdict_line
 from envguard.output import Views, console_text, text_console
-from envguard.smoke.report import WorkerAdvice
+from envguard.smoke import WorkerAdvice
 
 
 def to_dict(report: DoctorReport) -> dict[str, Any]:

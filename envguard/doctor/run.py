@@ -8,9 +8,8 @@ from pathlib import Path
 from envguard.doctor.measure import gather
 from envguard.doctor.records import DoctorReport
 from envguard.doctor.verdicts import all_findings
-from envguard.machine.host import recommended_workers
-from envguard.smoke.report import SmokeOptions
-from envguard.smoke.run import advise_workers
+from envguard.pipeline.model import most_workers
+from envguard.smoke import SmokeOptions, advise_workers
 
 LOADER_BUDGET_S = 20.0  # doctor --loader: the environment's interpreter, torch's import and a profile
 
@@ -40,7 +39,7 @@ def run_doctor(
         advised = advise_workers(options)
     return DoctorReport(
         facts=facts,
-        recommended_workers=recommended_workers(facts.cpus, facts.ranks),
+        recommended_workers=most_workers(facts.cpus.usable, facts.ranks),
         findings=tuple(all_findings(facts)) + (advised.findings if advised else ()),
         loader=advised,
     )

@@ -239,12 +239,6 @@ def visible_gpu_count(environ: Mapping[str, str], present: int) -> int:
     return min(len(entries), present) if present else len(entries)
 
 
-def recommended_workers(cpus: CpuInfo, ranks: int = 1) -> int:
-    """num_workers per rank: each rank's share of the usable CPUs (affinity and quota, floored) minus one for
-    its main process; 0 where a rank has only the CPU its main process needs."""
-    return max(0, cpus.usable // max(ranks, 1) - 1)
-
-
 def shm_needed(batch_bytes: int, workers: int, prefetch_factor: int = 2) -> int:
     """Shared memory held by batches in flight: each worker keeps `prefetch_factor` batches ready."""
     return batch_bytes * max(workers, 0) * prefetch_factor

@@ -69,12 +69,27 @@ def others_from_share(
 
 @dataclass(frozen=True, slots=True)
 class Setting:
-    """A DataLoader setting: the four arguments the advice covers (prefetch_factor None without workers)."""
+    """A DataLoader's settings, the one type smoke, watch and doctor share: the four arguments the advice
+    covers (prefetch_factor None without workers) and, where they were read off a real loader (smoke's
+    --loader, watch's hook), how it batches and samples and what it loads (None: not set or not readable).
+    Both wires decode it as is (the smoke module's `settings`, the hook's)."""
 
-    num_workers: int
+    num_workers: int = 0
     prefetch_factor: int | None = None
     persistent_workers: bool = False
     pin_memory: bool = False
+    batch_size: int | None = None
+    sampler: str | None = None
+    generator: bool = False
+    worker_init_fn: str | None = None
+    collate_fn: str | None = None
+    dataset: str | None = None  # the dataset's type name
+    threads: int | None = None  # the loop's intra-op threads (torch.get_num_threads()) as the epoch begins
+
+    @property
+    def workers(self) -> int:
+        """Worker processes (0: loading in the main process)."""
+        return self.num_workers or 0
 
     def call(self) -> str:
         """`num_workers=2, prefetch_factor=2, persistent_workers=True` as it goes into DataLoader(...)."""

@@ -75,6 +75,13 @@ class Advice:
         return self.setting != self.current
 
 
+def most_workers(usable: int, ranks: int = 1) -> int:
+    """num_workers per rank for loading that computes (every worker busy on a core): each rank's share of the
+    usable CPUs (affinity and quota, floored) less the one its main process keeps busy; 0 where a rank has
+    only that one. The model's bound without measured costs (doctor's checklist, smoke's default count)."""
+    return max(0, usable // max(ranks, 1) - 1)
+
+
 def job_cores(cores: Cores, runnable: float) -> float:
     """Cores a job with `runnable` busy processes can get: those the other load leaves free while both fit,
     else the scheduler's fair share of the usable cores (the two meet where the cores fill up)."""

@@ -1,15 +1,21 @@
-"""What the in-environment module measured of the user's own pipeline (--dataset / --loader, issue 10), as
-frozen records the report shows as measured: start-method safety, the loader as given (its runs, identity by
-index), per-worker memory, start-up per start method and fresh interpreters (PYTHONHASHSEED)."""
+"""The smoke wire's records of the user's own pipeline (--dataset / --loader, issue 10), shown as measured:
+start-method safety, the loader as given (its runs, identity by index), per-worker memory, start-up per
+start method and fresh interpreters (PYTHONHASHSEED). msgspec Structs, decoded with `measured.Measured`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec
+
+from envguard.pipeline.costs import Setting
 
 
-@dataclass(frozen=True, slots=True)
-class Unpicklable:
+class Record(msgspec.Struct, frozen=True):
+    """A record of the smoke wire: immutable; keys the module prints that no field names are ignored."""
+
+
+class Unpicklable(Record, frozen=True):
     """What a spawn/forkserver worker would receive that does not pickle, and the fix for its kind."""
 
     name: str
@@ -19,30 +25,13 @@ class Unpicklable:
     error: str
 
 
-@dataclass(frozen=True, slots=True)
-class StartMethodSafety:
+class StartMethodSafety(Record, frozen=True):
     method: str
-    checked: tuple[str, ...]
-    problems: tuple[Unpicklable, ...]
+    checked: tuple[str, ...] = ()
+    problems: tuple[Unpicklable, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class LoaderSettings:
-    """The user's DataLoader as given."""
-
-    num_workers: int
-    batch_size: int | None
-    sampler: str | None
-    generator: bool
-    persistent_workers: bool
-    prefetch_factor: int | None
-    worker_init_fn: str | None
-    collate_fn: str | None
-    pin_memory: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class IdentityEpoch:
+class IdentityEpoch(Record, frozen=True):
     """One epoch through the user's loader: batches delivered, those random on every read, those that differ
     from collate_fn over the same indices read in the main process (their indices), and those equal to the
     dataset at epoch 0 (a set_epoch that never reached the workers)."""
@@ -54,21 +43,19 @@ class IdentityEpoch:
     stale: int
 
 
-@dataclass(frozen=True, slots=True)
-class IdentityRecord:
+class IdentityRecord(Record, frozen=True):
     num_workers: int
-    persistent_workers: bool
-    collate_fn: str | None
-    set_epoch: bool
-    epochs: tuple[IdentityEpoch, ...]
+    persistent_workers: bool = False
+    collate_fn: str | None = None
+    set_epoch: bool = False
+    epochs: tuple[IdentityEpoch, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class LoaderChecks:
+class LoaderChecks(Record, frozen=True):
     """Two fresh runs of the user's loader (the global RNG seeded differently before each): the first
     `limit` indices of each epoch; nothing but the settings for an IterableDataset (no sampler)."""
 
-    settings: LoaderSettings
+    settings: Setting
     limit: int
     iterable: bool = False
     run1: tuple[tuple[str, ...], ...] = ()
@@ -77,55 +64,50 @@ class LoaderChecks:
     identity: IdentityRecord | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class ProcessMemory(Record, frozen=True):
     """A process's unique and proportional set size, bytes."""
 
     uss: int
     pss: int
 
 
-@dataclass(frozen=True, slots=True)
-class Culprit:
+class Culprit(Record, frozen=True):
     """A large Python list/dict of objects on the dataset: the likely copy-on-read."""
 
     name: str
     container: str
     length: int
-    items: tuple[str, ...]
+    items: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class WorkerMemory:
+class WorkerMemory(Record, frozen=True):
     """Each fork worker's memory after its first batches (`start`) and after reading `indices` random indices
     (`end`), by pid; the parent's alongside."""
 
     workers: int
     indices: int
     length: int
-    parent: Usage | None
-    culprits: tuple[Culprit, ...]
     sample_bytes: int
-    start: Mapping[str, Usage | None]
-    parent_start: Usage | None
     start_after: int
-    end: Mapping[str, Usage | None]
-    parent_end: Usage | None
+    parent: ProcessMemory | None = None
+    culprits: tuple[Culprit, ...] = ()
+    start: Mapping[str, ProcessMemory | None] = msgspec.field(default_factory=dict)
+    parent_start: ProcessMemory | None = None
+    end: Mapping[str, ProcessMemory | None] = msgspec.field(default_factory=dict)
+    parent_end: ProcessMemory | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StartupTimes:
+class StartupTimes(Record, frozen=True):
     """Seconds from iter(loader) to the first batch per start method (the one in use first)."""
 
     in_use: str
-    seconds: Mapping[str, float]
-    unpicklable: bool
     workers: int
-    persistent_workers: bool
+    seconds: Mapping[str, float] = msgspec.field(default_factory=dict)
+    unpicklable: bool = False
+    persistent_workers: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class InterpreterRead:
+class InterpreterRead(Record, frozen=True):
     """The first samples read in one fresh interpreter: the index order and each index's field digests, or
     why they could not be read."""
 
@@ -134,22 +116,20 @@ class InterpreterRead:
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CrossProcess:
+class CrossProcess(Record, frozen=True):
     """Fresh interpreters that differ only in PYTHONHASHSEED (`seeds`), and a control with the first seed
     again when they disagree."""
 
-    seeds: tuple[str, ...]
     limit: int
-    runs: Mapping[str, InterpreterRead]
-    control: str | None
     seconds: float
+    seeds: tuple[str, ...] = ()
+    runs: Mapping[str, InterpreterRead] = msgspec.field(default_factory=dict)
+    control: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SkippedCheck:
+class SkippedCheck(Record, frozen=True):
     """A pipeline check the time left could not fit."""
 
     phase: str
     needs_s: float
-    left_s: float | None
+    left_s: float | None = None

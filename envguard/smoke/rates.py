@@ -14,6 +14,8 @@ import math
 import statistics
 from collections.abc import Sequence
 
+import msgspec
+
 from envguard.smoke.measured import ConfigMeasurement, DatasetSweep, GpuPhase
 from envguard.smoke.report import Bound, DatasetResult, SweepRow
 
@@ -67,7 +69,7 @@ def pass_rates(raw: ConfigMeasurement, lanes: int) -> tuple[tuple[int, float], .
     """(round, samples/s) of each pass of an interleaved sweep that has a steady rate."""
     out = []
     for timed in raw.passes:
-        found = steady_rate(timed.times.arrivals_s, lanes, raw.batch_size)
+        found = steady_rate(timed.arrivals_s, lanes, raw.batch_size)
         if found:
             out.append((timed.round, round(found, 3)))
     return tuple(out)
@@ -128,26 +130,23 @@ def with_step(ideal: float | None, step: float, workers: int, batch_size: int) -
 def _row(
     raw: ConfigMeasurement, latency_ms: float | None, cpu_ms: float | None, physical: int, profiled: bool
 ) -> SweepRow:
-    config = raw.config
     base = SweepRow(
-        workers=config.workers,
-        pin_memory=config.pin_memory,
-        persistent_workers=config.persistent_workers,
+        workers=raw.workers,
+        pin_memory=raw.pin_memory,
+        persistent_workers=raw.persistent_workers,
     )
     if raw.skipped:
         return dataclasses.replace(base, skipped=raw.skipped)
-    arrivals, waits, batch_size = raw.times.arrivals_s, raw.times.waits_s, raw.batch_size
-    lanes = max(config.workers, 1)
+    arrivals, waits, batch_size, step_s = raw.arrivals_s, raw.waits_s, raw.batch_size, raw.step_s or 0.0
+    lanes = max(raw.workers, 1)
     rate, spread, rounds, passes = _rate(raw, lanes)
-    ideal = with_step(
-        ideal_rate(config.workers, latency_ms, cpu_ms, physical), raw.step_s, config.workers, batch_size
-    )
+    ideal = with_step(ideal_rate(raw.workers, latency_ms, cpu_ms, physical), step_s, raw.workers, batch_size)
     rate, efficiency, unreliable = _judged(rate, ideal, rounds, kept=raw.given or profiled)
     return dataclasses.replace(
         base,
         batches=raw.batches,
         batch_size=batch_size,
-        batch_bytes=raw.batch_bytes,
+        batch_bytes=raw.batch_bytes or 0,
         first_batch_s=arrivals[0],
         startup_s=startup(arrivals[0], lanes, batch_size, rate, latency_ms),
         epoch2_first_batch_s=raw.epoch2_first_batch_s,
@@ -156,15 +155,15 @@ def _row(
         efficiency=round(efficiency, 3) if efficiency is not None else None,
         wait_p50_s=percentile(waits[lanes:], 0.5),
         wait_p95_s=percentile(waits[lanes:], 0.95),
-        others_cpu=raw.contention.others_cpu,
-        throttled=raw.contention.throttled,
-        psi_some=raw.contention.psi_some,
+        others_cpu=raw.others_cpu,
+        throttled=raw.throttled,
+        psi_some=raw.psi_some,
         rounds=rounds,
         few_rounds=rounds - 1 < MIN_STEADY_ROUNDS or (bool(raw.passes) and len(passes) < MIN_PASSES),
         unreliable=unreliable,
         rate_spread=spread if rate else None,
         pass_rates=passes,
-        step_s=raw.step_s,
+        step_s=step_s,
         main_cpu_s=raw.main_cpu_s,
         given=raw.given,
         arrivals_s=arrivals,
@@ -178,13 +177,13 @@ def _rate(
     """(samples/s, its relative band, rounds, each pass's rate): one measurement's fit, or an interleaved
     sweep's median pass with the band of its passes (rounds after round 0 summed over them). A
     persistent-workers row is measured over a round or two for its epoch-2 start-up only: no rate."""
-    arrivals = raw.times.arrivals_s
+    arrivals = raw.arrivals_s
     if raw.passes:
         passes = pass_rates(raw, lanes)
         rate = statistics.median(r for _, r in passes) if passes else None
-        rounds = 1 + sum(max(len(p.times.arrivals_s) // lanes - 1, 0) for p in raw.passes)
+        rounds = 1 + sum(max(len(p.arrivals_s) // lanes - 1, 0) for p in raw.passes)
         return rate, passes_spread([r for _, r in passes]), rounds, passes
-    rate = None if raw.config.persistent_workers else steady_rate(arrivals, lanes, raw.batch_size)
+    rate = None if raw.persistent_workers else steady_rate(arrivals, lanes, raw.batch_size)
     return rate, rate_spread(arrivals, lanes) if rate else None, len(arrivals) // lanes, ()
 
 
@@ -267,7 +266,7 @@ def claimable(entry: DatasetSweep) -> DatasetSweep:
     per_batch = float((profile.wall_ms if profile else None) or 0.0) * max(sizes or [1])
     if per_batch >= MIN_BATCH_MS or profile is None:
         return entry
-    return dataclasses.replace(entry, profile=dataclasses.replace(profile, wall_ms=None, cpu_ms=None))
+    return msgspec.structs.replace(entry, profile=msgspec.structs.replace(profile, wall_ms=None, cpu_ms=None))
 
 
 LOADER_FLOOR_MS = 0.2  # per-sample cost below the DataLoader's own per-sample overhead: no efficiency verdict

@@ -10,9 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from envguard.atomic import write_text
 from envguard.errors import BadInputError
-from envguard.model import Fingerprints, fingerprints_from
+from envguard.model import Fingerprints
 from envguard.smoke.measured import FirstBatches, SampleDigests
 
 KIND = "envguard-smoke-record"
@@ -89,34 +91,49 @@ def _bad(path: Path, what: str) -> BadInputError:
     return BadInputError(f"--compare {path}: {what}; give a file written by envguard smoke --record")
 
 
+class _Header(msgspec.Struct, frozen=True):
+    kind: object = None
+    version: object = None
+
+
+class _Written(msgspec.Struct, frozen=True):
+    """A recording as `document` writes it (the keys `load` needs)."""
+
+    seed: int
+    batch_size: int
+    batches: int
+    samples: tuple[SampleDigests, ...]
+    fingerprints: Fingerprints
+    dataset: str | None = None
+
+
 def load(path: Path) -> Recording:
     """Read a recording; anything else (missing, not JSON, another kind) is one line naming the file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes()
+        header = msgspec.json.decode(text, type=_Header)
     except FileNotFoundError:
         raise _bad(path, "no such file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise _bad(path, f"not readable JSON ({type(exc).__name__})") from None
-    if not isinstance(data, dict) or data.get("kind") != KIND:
+    except msgspec.ValidationError:
+        raise _bad(path, "not an envguard smoke recording") from None
+    except (OSError, msgspec.DecodeError) as exc:
+        raise _bad(path, f"not readable JSON ({exc})") from None
+    if header.kind != KIND:
         raise _bad(path, "not an envguard smoke recording")
-    if data.get("version") != VERSION:
-        raise _bad(path, f"recording version {data.get('version')!r}, this envguard reads {VERSION}")
+    if header.version != VERSION:
+        raise _bad(path, f"recording version {header.version!r}, this envguard reads {VERSION}")
     try:
-        samples = tuple(
-            SampleDigests(str(s["index"]), {str(k): str(v) for k, v in s["fields"].items()})
-            for s in data["samples"]
-        )
-        recording = Recording(
-            path=path,
-            dataset=str(data.get("dataset")),
-            seed=int(data["seed"]),
-            batch_size=int(data["batch_size"]),
-            batches=int(data["batches"]),
-            samples=samples,
-            fingerprints=fingerprints_from(dict(data["fingerprints"])),
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise _bad(path, f"a malformed recording ({type(exc).__name__}: {exc})") from None
-    if recording.seed < 0 or recording.batch_size < 1 or recording.batches < 1 or not samples:
+        written = msgspec.json.decode(text, type=_Written)
+    except msgspec.ValidationError as exc:
+        raise _bad(path, f"a malformed recording ({exc})") from None
+    if written.seed < 0 or written.batch_size < 1 or written.batches < 1 or not written.samples:
         raise _bad(path, "a recording without samples or with a bad seed/batch size")
-    return recording
+    return Recording(
+        path=path,
+        dataset=str(written.dataset),
+        seed=written.seed,
+        batch_size=written.batch_size,
+        batches=written.batches,
+        samples=written.samples,
+        fingerprints=written.fingerprints,
+    )

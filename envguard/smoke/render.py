@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from envguard.findings import markdown as findings_markdown
 from envguard.findings import table as findings_table
 from envguard.findings import verdict_line
 from envguard.output import NARROW, Views, console_text, human_bytes, terminal_width, text_console
-from envguard.smoke.measured import ABSENT_KEY, MemoryUse, SeededRuns
+from envguard.smoke.measured import MemoryUse, SeededRuns
 from envguard.smoke.measured_pipeline import CrossProcess, LoaderChecks
 from envguard.smoke.rates import below_loader_floor
 from envguard.smoke.readpasses import Pass, StorageResult
@@ -64,24 +65,21 @@ def to_dict(report: SmokeReport) -> dict[str, Any]:
         "pipeline": _pipeline(report.pipeline),
         "storage": _storage(report.storage, report.decode_skipped),
         "recording": _recording(report.recording),
-        "memory": dataclasses.asdict(report.memory),
+        "memory": msgspec.structs.asdict(report.memory),
     }
 
 
 def as_printed(record: object) -> Any:
-    """A measured record as the module printed it: keys sorted (it prints them so), absent fields left out."""
-    if dataclasses.is_dataclass(record) and not isinstance(record, type):
-        fields = {
-            f.name: as_printed(getattr(record, f.name))
-            for f in dataclasses.fields(record)
-            if not (ABSENT_KEY in f.metadata and getattr(record, f.name) is None)
-        }
-        return dict(sorted(fields.items()))
-    if isinstance(record, Mapping):
-        return {key: as_printed(value) for key, value in sorted(record.items())}
-    if isinstance(record, tuple | list):
-        return [as_printed(value) for value in record]
-    return record
+    """A measured record as the module printed it: its keys, sorted (it prints them so)."""
+    return _sorted(msgspec.to_builtins(record))
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(inner) for key, inner in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [_sorted(inner) for inner in value]
+    return value
 
 
 def _determinism(record: SeededRuns | None) -> dict[str, Any]:

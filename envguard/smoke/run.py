@@ -1,5 +1,5 @@
 """`run_smoke(options) -> SmokeReport`: one pipeline. Plan the run (settings), measure (the storage test on
-the host, the in-environment module under the target's interpreter, read once into records by `wire`),
+the host, the in-environment module under the target's interpreter, decoded once into records),
 analyse (rates), judge (verdicts), and collect the report; render.py shows it."""
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Start the in-environment smoke module under the target environment's interpreter and read its one JSON
-line into records (`wire.parse`), or what it had measured when stopped at the budget."""
+line into records (`measured.decode`), or what it had measured when stopped at the budget."""
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import math
 import os
@@ -18,11 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from envguard.errors import BadInputError, ProbeError
 from envguard.machine import host
 from envguard.output import progress_bar
-from envguard.smoke import wire
-from envguard.smoke.measured import UNMEASURED, Measured, MemoryUse, PhaseError, Stopped
+from envguard.smoke.measured import UNMEASURED, Measured, MemoryUse, PhaseError, Stopped, decode
 from envguard.smoke.verdicts.crashes import died_of_memory
 
 PACKAGE_PARENT = Path(__file__).resolve().parent  # holds the standalone `envguard_smoke` package
@@ -218,14 +218,14 @@ def stopped(folder: Path, budget: float, elapsed: float, python: object = "pytho
     out = ran_out(folder)
     if out:
         error = PhaseError(
-            phase or "start-up",
-            f"MemoryError: a process of the run ran out of memory reading sample {out[0][1]} (its report was "
-            "lost on the way to the module)",
+            phase=phase or "start-up",
+            error=f"MemoryError: a process of the run ran out of memory reading sample {out[0][1]} "
+            "(its report was lost on the way to the module)",
         )
         lost = _partial(folder, python) or Measured(
             python=str(python), device="unknown", start_method="unknown"
         )
-        return dataclasses.replace(lost, errors=(*lost.errors, error))
+        return msgspec.structs.replace(lost, errors=(*lost.errors, error))
     where = f" ({phase})" if phase else ""
     now = time.time()
     if pending and now - pending[0][0] >= HUNG_S:
@@ -251,16 +251,16 @@ def stopped(folder: Path, budget: float, elapsed: float, python: object = "pytho
         # nothing measured yet (a slow start on a busy machine): the measurement could not finish, which
         # says nothing about the data; the report says so (INFO, exit 0)
         return Measured(python=str(python), device="unknown", start_method="unknown", stopped=stop)
-    return dataclasses.replace(measured, stopped=stop)
+    return msgspec.structs.replace(measured, stopped=stop)
 
 
 def _partial(folder: Path, python: object) -> Measured | None:
     """What the module had measured when it was stopped (its partial.json), None when nothing yet."""
     try:
-        data = json.loads((folder / "partial.json").read_text())
-    except (OSError, ValueError):
+        text = (folder / "partial.json").read_bytes()
+    except OSError:
         return None
-    return wire.parse(data, python)
+    return decode(text, python) if text.strip() else None
 
 
 def parse_output(
@@ -274,17 +274,13 @@ def parse_output(
         lines = stderr.strip().splitlines()
         last = lines[-1] if lines else f"exit code {returncode}"
         if died_of_memory(returncode, last, use):
-            killed = dataclasses.replace(use, killed=True)
+            killed = msgspec.structs.replace(use, killed=True)
             return Measured(python=str(python), device="unknown", start_method="unknown", memory_use=killed)
         raise ProbeError(
             f"{python}: the smoke test crashed in the environment ({last}); "
             "run the dataset once with num_workers=0 to see the full traceback"
         )
-    try:
-        data = json.loads(line[len(MARKER) :])
-    except ValueError as exc:
-        raise ProbeError(f"{python}: the smoke test printed unreadable output") from exc
-    return with_memory(wire.parse(data, python), use)
+    return with_memory(decode(line[len(MARKER) :], python), use)
 
 
 def with_memory(measured: Measured, use: MemoryUse) -> Measured:
@@ -298,7 +294,7 @@ def with_memory(measured: Measured, use: MemoryUse) -> Measured:
         startup_bytes=own.startup_bytes,
         held_bytes=use.held_bytes,
     )
-    return dataclasses.replace(measured, memory_use=merged)
+    return msgspec.structs.replace(measured, memory_use=merged)
 
 
 def check_started(result: Measured, where: str, device: str) -> None:

@@ -1,5 +1,5 @@
 """What the in-environment module is asked to measure: the worker counts to sweep and the JSON settings it
-reads (the one message envguard sends it; `wire` reads the one it sends back)."""
+reads (the one message envguard sends it; `measured.decode` reads the one it sends back)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from envguard.errors import BadInputError, UsageError
 from envguard.machine import host
+from envguard.pipeline.model import most_workers
 from envguard.smoke.readpasses import StorageResult
 from envguard.smoke.recordfile import Recording, replay
 from envguard.smoke.report import SmokeOptions
@@ -43,7 +44,7 @@ def worker_counts(options: SmokeOptions, cpus: host.CpuInfo) -> list[int]:
     if options.workers is not None:
         counts = set(options.workers)
     else:
-        counts = {0, cpus.usable, host.recommended_workers(cpus)}
+        counts = {0, cpus.usable, most_workers(cpus.usable)}
         counts.update(2**k for k in range(cpus.usable.bit_length()) if 2**k <= cpus.usable)
     if options.num_workers is not None:
         counts.add(options.num_workers)

@@ -34,9 +34,7 @@ from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package
 from envguard.prefix.reader import read_prefix
 from envguard.process import hold_signals, restore_signals, sigterm_as_interrupt
-from envguard.smoke.render import to_dict as smoke_to_dict
-from envguard.smoke.report import SmokeOptions
-from envguard.smoke.run import run_smoke
+from envguard.smoke import SmokeOptions, SmokeReport, run_smoke
 from envguard.verify import attest as attestation
 
 Status = Literal["ok", "failed", "skipped"]
@@ -74,7 +72,7 @@ class VerifyResult:
     stages: tuple[Stage, ...]
     mismatches: tuple[Mismatch, ...] = ()
     check: Any = None
-    smoke: dict[str, Any] | None = None
+    smoke: SmokeReport | None = None
     warnings: tuple[str, ...] = field(default=())
     attestation: attestation.Attestation | None = None
     exclude_newer: str | None = None  # the lock was solved as of this time: a re-lock keeps it
@@ -262,7 +260,7 @@ class _Run:
         self.warnings: list[str] = list(env.warnings)
         self.fetched: Any = None
         self.report: Any = None
-        self.smoke_result: dict[str, Any] | None = None
+        self.smoke_result: SmokeReport | None = None
         self.lock_path: Path | None = None
         self.smoke_budget = 25.0
         self.progress = False
@@ -389,7 +387,7 @@ def smoke_stage(prefix: Path, run: _Run) -> Stage:
     Seeded streams are compared with the lock's recorded fingerprints when it has them."""
     lock = run.lock_path if run.env.fingerprints is not None else None
     report = run_smoke(SmokeOptions(source=str(prefix), budget_s=run.smoke_budget, lock=lock))
-    run.smoke_result = smoke_to_dict(report)
+    run.smoke_result = report
     failed = [f for f in report.findings if f.status == "FAIL"]
     if failed:
         detail = "; ".join(f"{f.check}: {f.evidence}" for f in failed)

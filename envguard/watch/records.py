@@ -1,10 +1,16 @@
 """What `envguard watch` measured (frozen records): one sample per interval (process tree, host, GPUs, the
-hook's loader totals) and the whole run. JSON-ready through dataclasses.asdict."""
+hook's loader totals) and the whole run. The hook's wire (LoaderTotals with its pipeline Setting, FetchTotals,
+JobEnvironment: the keys hook/sitecustomize.py prints) is msgspec Structs that streams.py decodes once; the
+rest are what envguard samples itself. JSON-ready through msgspec.to_builtins."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
+
+from envguard.pipeline.costs import Setting
 
 Role = Literal["main", "worker", "other"]
 
@@ -59,33 +65,14 @@ class GpuSample:
     power_w: float | None
 
 
-@dataclass(frozen=True, slots=True)
-class LoaderSettings:
-    """A DataLoader's settings as the hook read them off the loader (None: not set or not readable)."""
-
-    num_workers: int | None = None
-    pin_memory: bool | None = None
-    persistent_workers: bool | None = None
-    prefetch_factor: int | None = None  # None without workers: unused there
-    batch_size: int | None = None
-    dataset: str | None = None  # the dataset's type name
-    threads: int | None = None  # the main process's intra-op threads (torch.get_num_threads()) at epoch start
-
-    @property
-    def workers(self) -> int:
-        """Worker processes (0: loading in the main process)."""
-        return self.num_workers or 0
-
-
-@dataclass(frozen=True, slots=True)
-class LoaderTotals:
+class LoaderTotals(msgspec.Struct, frozen=True):
     """Running totals from the in-process hook for one DataLoader of one process (steady state: after the
-    first batch of each epoch, which is kept apart as start-up)."""
+    first batch of each epoch, which is kept apart as start-up); `pid` and `rank` are its line's."""
 
     pid: int
     rank: int | None
     id: int
-    settings: LoaderSettings
+    settings: Setting
     batches: int
     epochs: int
     wait_s: float
@@ -104,8 +91,7 @@ class LoaderTotals:
         return self.wait_s / self.loop_s if self.loop_s > 0 else None
 
 
-@dataclass(frozen=True, slots=True)
-class FetchTotals:
+class FetchTotals(msgspec.Struct, frozen=True):
     """Batches one process produced for one dataset type (fetch and collate_fn): wall, CPU, run-queue and
     off-CPU seconds in total, and the first per-batch wall times (their spread). `worker`: a DataLoader
     worker, whose loop is its parent's (`ppid`); otherwise the loop's own process loaded them
@@ -132,8 +118,7 @@ class Sample:
     loaders: tuple[LoaderTotals, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class JobEnvironment:
+class JobEnvironment(msgspec.Struct, frozen=True):
     """The watched job's interpreter and libraries, read by the hook inside it."""
 
     python: str | None = None

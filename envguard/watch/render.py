@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import msgspec
+
 from envguard.findings import markdown as findings_markdown
 from envguard.findings import table
 from envguard.output import Views, console_text, human_bytes, text_console
@@ -85,18 +87,18 @@ def human(result: WatchResult) -> str:
 
 
 def _environment(env: JobEnvironment | None) -> dict[str, Any]:
-    return dataclasses.asdict(env) if env is not None else {}
+    return msgspec.structs.asdict(env) if env is not None else {}
 
 
 def to_dict(result: WatchResult) -> dict[str, Any]:
     """The JSON body: the run (each loader with its data_wait_fraction), the job's environment, the run's
     data_wait_fraction, the diagnosis, the derived timeline and every raw sample."""
     run, diagnosis = result.run, result.diagnosis
-    data = dataclasses.asdict(run)
+    data = msgspec.to_builtins(run)
     samples = data.pop("samples")
     data["hook"]["env"] = _environment(run.hook.env)
     data["loaders"] = [
-        dict(dataclasses.asdict(lt), data_wait_fraction=lt.data_wait_fraction) for lt in run.loaders
+        dict(msgspec.to_builtins(lt), data_wait_fraction=lt.data_wait_fraction) for lt in run.loaders
     ]
     return {
         "run": data,

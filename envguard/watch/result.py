@@ -11,7 +11,7 @@ from envguard.watch.records import WatchRun
 
 
 @dataclass(frozen=True, slots=True)
-class Advice:
+class Change:
     """The one change watch recommends: the setting, its new value where it has one, why, and the gain."""
 
     setting: str  # num_workers | threads | augmentation | storage | keep
@@ -34,7 +34,7 @@ class Diagnosis:
     data_wait_fraction: float | None
     batches_per_s: float | None
     findings: tuple[Finding, ...]
-    recommendation: Advice | None
+    recommendation: Change | None
     pipeline: Pipeline | None = None  # the costs the input-pipeline model judged
 
 

@@ -9,7 +9,6 @@ start.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -229,9 +228,3 @@ class GpuSampler:
                 )
             )
         return tuple(out)
-
-
-def own_cpu_seconds() -> float:
-    """CPU time envguard itself has used (user + system), for the overhead figure in the report."""
-    times = os.times()
-    return times.user + times.system

@@ -1,12 +1,83 @@
-"""Follow the hook's streams: one JSON-lines file per process in the watch folder, each line running totals
-(parsed by wire.py)."""
+"""Follow the hook's streams: one JSON-lines file per process in the watch folder, each line a process's
+running totals (its loaders with their settings, its rank, the job's environment, the hook's own error),
+decoded once into records. The hook's side of this contract is hook/sitecustomize.py (`_State.line`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
 
 from envguard.watch.records import FetchTotals, JobEnvironment, LoaderTotals
-from envguard.watch.wire import HookLine, WireError, parse_line
+
+
+class WireError(ValueError):
+    """A line that is not one of the hook's (not JSON, no pid)."""
+
+
+class _Line(msgspec.Struct, frozen=True):
+    """A line as printed; its entries decoded one by one, so one that is not whole is skipped and counted."""
+
+    pid: int
+    rank: int | None = None
+    ppid: int | None = None
+    worker: bool = False
+    env: JobEnvironment | None = None
+    error: str | None = None
+    loaders: tuple[dict[str, Any], ...] = ()
+    fetch: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HookLine:
+    """One line of a process's stream; `bad_loaders`: loader entries that could not be read (skipped)."""
+
+    pid: int
+    rank: int | None
+    env: JobEnvironment | None
+    error: str
+    loaders: tuple[LoaderTotals, ...]
+    bad_loaders: int = 0
+    fetches: tuple[FetchTotals, ...] = ()
+
+
+_DECODER = msgspec.json.Decoder(_Line)
+T = TypeVar("T")
+NO_ENVIRONMENT = JobEnvironment()  # the hook sends {} until it has seen a DataLoader
+
+
+def parse_line(line: bytes) -> HookLine:
+    """A line of a `<pid>.jsonl` stream as its record; WireError when it is not one of the hook's."""
+    try:
+        record = _DECODER.decode(line)
+    except msgspec.DecodeError as exc:
+        raise WireError(f"not a hook line: {exc}") from None
+    line_fields = {"pid": record.pid, "rank": record.rank}
+    loaders = _entries(record.loaders, LoaderTotals, line_fields)
+    fetch_fields = {"pid": record.pid, "ppid": record.ppid or 0, "worker": record.worker}
+    fetches = _entries(record.fetch, FetchTotals, fetch_fields)
+    return HookLine(
+        pid=record.pid,
+        rank=record.rank,
+        env=None if record.env == NO_ENVIRONMENT else record.env,
+        error=record.error or "",
+        loaders=tuple(e for e in loaders if e is not None),
+        bad_loaders=sum(e is None for e in (*loaders, *fetches)),
+        fetches=tuple(e for e in fetches if e is not None),
+    )
+
+
+def _entries(items: tuple[dict[str, Any], ...], kind: type[T], line: dict[str, Any]) -> list[T | None]:
+    """Each entry with its line's fields, as `kind`; None for one that is not whole."""
+    out: list[T | None] = []
+    for item in items:
+        try:
+            out.append(msgspec.convert({**item, **line}, kind))
+        except msgspec.ValidationError:
+            out.append(None)
+    return out
 
 
 class StreamReader:

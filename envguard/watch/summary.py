@@ -314,8 +314,8 @@ def pipeline_of(summary: Summary) -> Pipeline | None:
         current=Setting(
             num_workers=workers,
             prefetch_factor=settings.prefetch_factor if workers else None,
-            persistent_workers=bool(settings.persistent_workers),
-            pin_memory=bool(settings.pin_memory),
+            persistent_workers=settings.persistent_workers,
+            pin_memory=settings.pin_memory,
         ),
         measured_rate=batches / loader.loop_s,
         accelerator=summary.gpu_used,

@@ -12,6 +12,7 @@ from envguard.doctor.verdicts import gpu
 from envguard.machine import coldread, host
 from envguard.machine.gpu import NvmlReport, cuda_version_text, driver_presence, pcie_gbps, read_nvml
 from envguard.machine.host import CpuInfo
+from envguard.pipeline.model import most_workers
 
 NO_NVML = NvmlReport(available=False, reason="nvidia-ml-py is not installed (pip install nvidia-ml-py)")
 
@@ -69,9 +70,9 @@ def cpus(usable: int, quota: float | None = None) -> CpuInfo:
 
 
 def test_workers_per_rank() -> None:
-    assert host.recommended_workers(cpus(16), 1) == 15
-    assert host.recommended_workers(cpus(16), 4) == 3  # Lightning: cpu_count // local_world_size - 1
-    assert host.recommended_workers(cpus(2), 2) == 0
+    assert most_workers(cpus(16).usable, 1) == 15
+    assert most_workers(cpus(16).usable, 4) == 3  # Lightning: cpu_count // local_world_size - 1
+    assert most_workers(cpus(2).usable, 2) == 0
     assert host.ranks_per_node({"LOCAL_WORLD_SIZE": "4"}, 8) == (4, "LOCAL_WORLD_SIZE")
     assert host.ranks_per_node({}, 8) == (8, "one rank per visible GPU")
     assert host.ranks_per_node({}, 0) == (1, "one process")

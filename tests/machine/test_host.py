@@ -54,14 +54,6 @@ def test_physical_cores_from_topology(tmp_path: Path) -> None:
     assert host.physical_cores(set(host.affinity())) >= 1  # the real machine
 
 
-def test_recommended_workers_is_the_usable_cpus_per_rank_minus_the_main_process() -> None:
-    def cpus(physical: int, usable: int) -> host.CpuInfo:
-        return host.CpuInfo(logical=usable, affinity=usable, physical=physical, quota=None, usable=usable)
-
-    assert [host.recommended_workers(cpus(p, 2 * p)) for p in (1, 2, 4, 8, 16)] == [1, 3, 7, 15, 31]
-    assert [host.recommended_workers(cpus(8, 16), ranks) for ranks in (1, 2, 4, 8, 16)] == [15, 7, 3, 1, 0]
-
-
 def test_memory_info(tmp_path: Path) -> None:
     meminfo = write(
         tmp_path / "meminfo", "MemTotal:       16384000 kB\nMemFree: 1 kB\nMemAvailable:    8192000 kB\n"

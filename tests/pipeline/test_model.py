@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
-from envguard.pipeline.model import advise, competes, job_cores, rate, step_threads
+from envguard.pipeline.model import advise, competes, job_cores, most_workers, rate, step_threads
 
 IMAGENET = Pipeline(
     BatchCosts(load_cpu=0.041, load_wait=0.002, step_wall=0.216, step_cpu=0.41),
@@ -185,3 +185,8 @@ def test_loading_figures_a_few_percent_apart_get_the_same_worker_count(load_wait
         Setting(num_workers=1, prefetch_factor=2),
     )
     assert advise(sleep).setting.num_workers == 8
+
+
+def test_most_workers_is_the_usable_cpus_per_rank_minus_the_main_process() -> None:
+    assert [most_workers(usable) for usable in (2, 4, 8, 16, 32)] == [1, 3, 7, 15, 31]
+    assert [most_workers(16, ranks) for ranks in (1, 2, 4, 8, 16)] == [15, 7, 3, 1, 0]

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from envguard.machine import disk
-from envguard.smoke import rates, runner, wire
+from envguard.smoke import rates, runner
 from envguard.smoke.report import DatasetResult
-from tests.helpers import REPO, MakePrefix
+from tests.helpers import REPO, MakePrefix, smoke_wire
 
 PIPELINE_PLANTED = REPO / "tests" / "pipeline_planted.py"
 if str(runner.PACKAGE_PARENT) not in sys.path:  # `from envguard_smoke import ...` in the tests
@@ -92,7 +92,7 @@ def _io_entry(rates: dict[int, float], *, nominal: bool = True, latency: float =
 
 def _summarize(entry: dict[str, Any], physical: int = 2) -> DatasetResult:
     """An entry as the module prints it, read by wire and analysed by rates (as run_smoke does)."""
-    (sweep,) = wire.parse({"throughput": [entry]}, "test").datasets
+    (sweep,) = smoke_wire({"throughput": [entry]}, "test").datasets
     return rates.summarize(rates.claimable(sweep), physical)
 
 

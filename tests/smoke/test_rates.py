@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from envguard.smoke import advice, rates, wire
+from envguard.smoke import advice, rates
 from envguard.smoke.measured import GpuPhase, HostToDevice, PcieLink
 from envguard.smoke.report import DatasetResult
+from tests.helpers import smoke_wire
 
 Staircase = Callable[..., list[float]]
 Entry = Callable[..., dict[str, Any]]
@@ -245,7 +246,7 @@ def test_the_same_recommendation_in_every_run_of_a_noisy_machine(summarize: Summ
 def gpu(pinned: float | None, pageable: float | None) -> GpuPhase:
     link = PcieLink(available=False, reason="not a CUDA device")
     h2d = HostToDevice(bytes=1, reps=1, pageable_gbps=pageable, pinned_gbps=pinned, link=link)
-    return GpuPhase(device="cuda", name="x", h2d=h2d)
+    return GpuPhase(device="cuda", name="x", idle=(), h2d=h2d)
 
 
 def test_pin_memory_only_from_a_measured_faster_pinned_copy(io_entry: Entry, summarize: Summarize) -> None:
@@ -259,7 +260,7 @@ def test_pin_memory_only_from_a_measured_faster_pinned_copy(io_entry: Entry, sum
 
 
 def test_a_sweep_entry_is_read_once_into_typed_rows(io_entry: Entry) -> None:
-    (sweep,) = wire.parse({"throughput": [io_entry({2: 190.0})]}, "test").datasets
+    (sweep,) = smoke_wire({"throughput": [io_entry({2: 190.0})]}, "test").datasets
     (row,) = sweep.rows
-    assert row.config.workers == 2 and row.times.arrivals_s[0] == pytest.approx(0.05 + 8 * 2 / 190.0)
-    assert len(row.times.waits_s) == row.batches == 14 and row.contention.others_cpu == 0.0
+    assert row.workers == 2 and row.arrivals_s[0] == pytest.approx(0.05 + 8 * 2 / 190.0)
+    assert len(row.waits_s) == row.batches == 14 and row.others_cpu == 0.0

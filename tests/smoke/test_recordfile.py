@@ -19,12 +19,19 @@ FAST = ("--budget", "12", "--workers", "0", "--batch-size", "16")
 @pytest.mark.parametrize(
     ("content", "why"),
     [
-        ("{not json", "not readable JSON (JSONDecodeError)"),
+        ("{not json", "not readable JSON (JSON is malformed"),
         ('{"schema_version": 1, "findings": []}', "not an envguard smoke recording"),
         ("[1, 2]", "not an envguard smoke recording"),
         ('{"kind": "envguard-smoke-record", "version": 9}', "recording version 9, this envguard reads 1"),
-        ('{"kind": "envguard-smoke-record", "version": 1, "seed": 1}', "a malformed recording (KeyError"),
-        (b"\xff\xfe\x00", "not readable JSON (UnicodeDecodeError)"),
+        (
+            '{"kind": "envguard-smoke-record", "version": 1, "seed": 1}',
+            "a malformed recording (Object missing required field `batch_size`)",
+        ),
+        (
+            '{"kind": "envguard-smoke-record", "version": 1, "seed": "1", "batch_size": 2}',
+            "a malformed recording (Expected `int`, got `str` - at `$.seed`)",
+        ),
+        (b"\xff\xfe\x00", "not readable JSON (JSON is malformed"),
     ],
 )
 def test_a_bad_or_foreign_recording_is_one_line(

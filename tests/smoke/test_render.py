@@ -12,9 +12,10 @@ import pytest
 from rich.cells import cell_len
 
 from envguard.output import console_text, document, dumps, text_console
-from envguard.smoke import render, wire
+from envguard.smoke import render
 from envguard.smoke.report import DatasetResult, PipelineRecords, SmokeOptions, SmokeReport, SweepRow
 from envguard.smoke.run import run_smoke
+from tests.helpers import smoke_wire
 
 
 @pytest.fixture(scope="module")
@@ -189,12 +190,14 @@ PIPELINE: dict[str, Any] = {
         "settings": {
             "batch_size": 2,
             "collate_fn": "default_collate",
+            "dataset": "TensorDataset",
             "generator": True,
             "num_workers": 0,
             "persistent_workers": False,
             "pin_memory": False,
             "prefetch_factor": None,
             "sampler": "RandomSampler",
+            "threads": 2,
             "worker_init_fn": None,
         },
     },
@@ -236,7 +239,7 @@ PIPELINE: dict[str, Any] = {
 
 def shown(printed: dict[str, Any], report: SmokeReport) -> dict[str, Any]:
     """The JSON body of `report` with the module's `printed` sections in it (as run_smoke carries them)."""
-    measured = wire.parse(printed, "test")
+    measured = smoke_wire(printed, "test")
     pipeline = PipelineRecords(
         start_method_safety=measured.start_method_safety,
         loader=measured.loader,

@@ -30,7 +30,9 @@ def test_a_crash_or_garbage_is_one_probe_error() -> None:
         runner.parse_output("", "loading\nSegmentation fault\n", -11, "/env/bin/python")
     with pytest.raises(ProbeError, match="printed unreadable output"):
         runner.parse_output(runner.MARKER + "{not json\n", "", 0, "/env/bin/python")
-    with pytest.raises(ProbeError, match=r"malformed output \(device: expected text, got int\)"):
+    with pytest.raises(
+        ProbeError, match=r"malformed output \(Expected `str \| null`, got `int` - at `\$\.device`"
+    ):
         runner.parse_output(runner.MARKER + '{"device": 1}\n', "", 0, "/env/bin/python")
 
 

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from envguard.pipeline.costs import Setting
 from envguard.watch.records import (
     GpuSample,
     HookStatus,
     HostSample,
-    LoaderSettings,
     LoaderTotals,
     ProcSample,
     Role,
@@ -146,7 +146,7 @@ def loader(
         "pid": 10,
         "rank": None,
         "id": 0,
-        "settings": LoaderSettings(num_workers=workers, pin_memory=False, batch_size=4, dataset="Images"),
+        "settings": Setting(num_workers=workers, pin_memory=False, batch_size=4, dataset="Images"),
         "epochs": 0,
         "startup_s": 0.5,
         "first_s": 0.5,

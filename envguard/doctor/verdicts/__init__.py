@@ -15,12 +15,12 @@ from envguard.doctor.verdicts.host import (
 )
 from envguard.doctor.verdicts.storage import disk_findings
 from envguard.findings import Finding
-from envguard.machine.host import recommended_workers
+from envguard.pipeline.model import most_workers
 
 
 def all_findings(facts: DoctorFacts) -> list[Finding]:
     """Every doctor finding in display order."""
-    workers = recommended_workers(facts.cpus, facts.ranks)
+    workers = most_workers(facts.cpus.usable, facts.ranks)
     return [
         *gpu_findings(facts.nvml, facts.presence),
         *torch_findings(facts.torch, facts.torch_error, facts.nvml, facts.presence),

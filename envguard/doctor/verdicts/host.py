@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from envguard.findings import Finding
-from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo, recommended_workers, shm_needed
+from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo, shm_needed
 from envguard.output import human_bytes
+from envguard.pipeline.model import most_workers
 
 # What doctor assumes a batch is when it has not seen one: 32 images of 3x224x224 float32 (run smoke for
 # yours).
@@ -32,7 +33,7 @@ def cpu_findings(cpus: CpuInfo, ranks: int = 1, ranks_source: str = "one process
         )
     else:
         out.append(Finding("cpu", "CPUs", "PASS", evidence))
-    workers = recommended_workers(cpus, ranks)
+    workers = most_workers(cpus.usable, ranks)
     share = cpus.usable // max(ranks, 1)
     out.append(
         Finding(

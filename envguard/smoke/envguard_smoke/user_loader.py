@@ -94,8 +94,10 @@ def make(function: Callable[[], Any], label: str) -> Any:
 
 
 def settings_of(loader: Any) -> Dict[str, Any]:
-    """The loader's own settings, for the report (what envguard ran as given)."""
+    """The loader's own settings, for the report (what envguard ran as given): the keys of envguard's one
+    DataLoader Setting, as watch's hook reads them too."""
     sampler = getattr(loader, "sampler", None)
+    torch = sys.modules.get("torch")
     return {
         "num_workers": int(loader.num_workers),
         "batch_size": loader.batch_size,
@@ -106,6 +108,8 @@ def settings_of(loader: Any) -> Dict[str, Any]:
         "pin_memory": bool(loader.pin_memory),
         "worker_init_fn": getattr(loader.worker_init_fn, "__qualname__", None),
         "collate_fn": getattr(loader.collate_fn, "__qualname__", None),
+        "dataset": type(getattr(loader, "dataset", None)).__name__,
+        "threads": int(torch.get_num_threads()) if torch is not None else None,
     }
 
 

@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from envguard.findings import Finding
-from envguard.machine.host import CpuInfo, ShmInfo, recommended_workers
+from envguard.machine.host import CpuInfo, ShmInfo
 from envguard.model import Fingerprints
+from envguard.pipeline.model import most_workers
 from envguard.pipeline.threads import Threads
 from envguard.smoke.measured import Measured
 from envguard.smoke.rates import below_loader_floor, swept
@@ -146,7 +147,7 @@ def _memory(given: Inputs) -> list[Finding]:
     if workers is None and settings is not None and settings.num_workers is not None:
         workers = settings.num_workers
     if workers is None:
-        workers = recommended_workers(given.host.cpus)
+        workers = most_workers(given.host.cpus.usable)
     batch_size = (settings.batch_size if settings else None) or options.batch_size
     prefetch = (settings.prefetch_factor if settings else None) or 2
     ranks = options.local_ranks

@@ -5,8 +5,9 @@ reaching its workers, and (--sweep) its rate per configuration against the one i
 from __future__ import annotations
 
 from envguard.findings import Finding
+from envguard.pipeline.costs import Setting
 from envguard.smoke.advice import fastest, paired, spread_of
-from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks, LoaderSettings
+from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks
 from envguard.smoke.rates import MIN_BATCH_MS
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 from envguard.smoke.verdicts.crashes import out_of_memory_text
@@ -91,7 +92,7 @@ def own_loader(record: LoaderChecks | None) -> list[Finding]:
     return out
 
 
-def _epochs(category: str, run1: tuple[tuple[str, ...], ...], used: LoaderSettings) -> Finding:
+def _epochs(category: str, run1: tuple[tuple[str, ...], ...], used: Setting) -> Finding:
     check = "epoch 2 differs from epoch 1"
     if run1[0] != run1[1]:
         return Finding(
@@ -198,13 +199,13 @@ def _set_epoch(record: IdentityRecord) -> Finding:
 FASTER = 1.2  # another configuration must beat the loader as given by this much to be recommended
 
 
-def _given(given: LoaderSettings | None) -> str:
+def _given(given: Setting | None) -> str:
     workers = given.num_workers if given else None
     prefetch = f", prefetch_factor={given.prefetch_factor}" if given and workers else ""
     return f"num_workers={workers}{prefetch}"
 
 
-def sweep(dataset: DatasetResult, rec: Recommendation | None, given: LoaderSettings | None) -> list[Finding]:
+def sweep(dataset: DatasetResult, rec: Recommendation | None, given: Setting | None) -> list[Finding]:
     """The rate of each configuration (bounded efficiency where an ideal exists) and whether another one
     beats the loader as given."""
     category, check = f"throughput: {dataset.name}", "your loader's rate per configuration"
@@ -256,7 +257,7 @@ def sweep(dataset: DatasetResult, rec: Recommendation | None, given: LoaderSetti
 
 
 def _as_given(
-    category: str, given: LoaderSettings | None, mine: SweepRow, top: SweepRow, rec: Recommendation
+    category: str, given: Setting | None, mine: SweepRow, top: SweepRow, rec: Recommendation
 ) -> Finding:
     """The loader as given against the FASTEST configuration measured (never against the recommended one,
     which may itself be the slower of two rows a measurement could not tell apart)."""
@@ -296,7 +297,7 @@ def _as_given(
 
 
 def _as_given_interleaved(
-    category: str, given: LoaderSettings | None, mine: SweepRow, top: SweepRow, rec: Recommendation
+    category: str, given: Setting | None, mine: SweepRow, top: SweepRow, rec: Recommendation
 ) -> Finding:
     """The loader as given against the recommendation of an interleaved sweep, pass by pass: WARN where the
     recommended setting surely beats it by FASTER, INFO where it is faster but by less (or fewer workers do

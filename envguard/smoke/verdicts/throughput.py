@@ -11,9 +11,6 @@ from envguard.smoke.verdicts.crashes import crash, out_of_memory_text
 
 PASS_EFFICIENCY, WARN_EFFICIENCY = 0.85, 0.6
 SLOW_STARTUP_S = 1.0
-JUST_AS_SLOW = (
-    0.75  # persistent workers' epoch-2 first batch at this share of the plain first batch: no start-up
-)
 CONTENDED = 0.2  # other processes' share of the CPUs above which a slow measurement says "busy machine"
 THROTTLED = 0.1  # share of the time the cgroup quota throttled us
 PSI_BUSY = 0.2  # share of the time some task waited for a CPU

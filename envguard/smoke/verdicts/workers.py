@@ -11,7 +11,6 @@ from envguard.pipeline import model
 from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others_from_share
 from envguard.pipeline.threads import Threads, too_many_threads
 from envguard.smoke.measured import SampleCost
-from envguard.smoke.measured_pipeline import LoaderSettings
 
 CATEGORY = "your loader"
 
@@ -33,7 +32,7 @@ RECEIVE_S = 0.001  # the main process's CPU per batch a worker hands over (IPC, 
 
 def worker_model(
     cost: SampleCost | None,
-    given: LoaderSettings | None,
+    given: Setting | None,
     usable: int,
     cuda: bool,
     step_ms: float | None = None,
@@ -93,7 +92,7 @@ def worker_model(
 
 def model_advice(
     cost: SampleCost | None,
-    given: LoaderSettings | None,
+    given: Setting | None,
     usable: int,
     cuda: bool,
     step_ms: float | None = None,

@@ -5,11 +5,11 @@ chains to any other sitecustomize on the path, then waits for `torch.utils.data.
 wraps the iterators' `_next_data` to time, per loader, the wait inside next() against the time between calls,
 on the wall clock and the process's CPU clock; and the dataset fetchers' `fetch` to time producing each batch
 (wall, CPU, run-queue delay) in whichever process loads it: a DataLoader worker writes a stream of its own.
-Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl (read back
-by envguard/watch/wire.py: a field changed here changes there too). Its wrappers sit below torch's frames
-that warn (`DataLoader._get_iterator`, `_next_data`), so torch's warnings keep their real origin. Any failure
-of its own disables it and is written to the stream; it never raises into the user's script. `attach` and
-`detach` do the same inside envguard's own process, for the notebook's %%envguard_watch.
+Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl (decoded by
+envguard/watch/streams.py into records.py's Structs: a field changed here changes there too). Its wrappers
+sit below torch's frames that warn (`DataLoader._get_iterator`, `_next_data`), so torch's warnings keep their
+real origin. Any failure of its own disables it and is written to the stream; it never raises into the user's
+script. `attach` and `detach` do the same inside envguard's own process, for the notebook's %%envguard_watch.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 DIR_ENV = "ENVGUARD_WATCH_DIR"
 FLUSH_ENV = "ENVGUARD_WATCH_FLUSH"
@@ -153,10 +153,24 @@ class _State:
             pass
 
 
+WHOLE = ("num_workers", "prefetch_factor", "batch_size")
+FLAGS = ("pin_memory", "persistent_workers")
+
+
+def _whole(value: Any) -> Optional[int]:
+    """A setting that is a whole number, or None where the loader holds something else (unreadable)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _flag(value: Any) -> bool:
+    return bool(value)
+
+
 def _settings(loader: Any) -> Dict[str, Any]:
     workers = getattr(loader, "num_workers", None)
-    names = ("num_workers", "pin_memory", "persistent_workers", "prefetch_factor", "batch_size")
-    out = {name: getattr(loader, name, None) for name in names}
+    out: Dict[str, Any] = {name: _whole(getattr(loader, name, None)) for name in WHOLE}
+    out["num_workers"] = out["num_workers"] or 0
+    out.update((name, _flag(getattr(loader, name, None))) for name in FLAGS)
     if not workers:
         out["prefetch_factor"] = None  # unused without workers
     out["dataset"] = type(getattr(loader, "dataset", None)).__name__

@@ -14,7 +14,7 @@ from envguard.findings import Finding
 from envguard.pipeline import model
 from envguard.pipeline.threads import too_many_threads
 from envguard.watch.records import LoaderTotals
-from envguard.watch.result import Advice, Diagnosis
+from envguard.watch.result import Change, Diagnosis
 from envguard.watch.summary import Figures, Summary, pipeline_of
 
 INPUT_BOUND = 0.10  # data wait at or above this share of the loop: the input pipeline is the bottleneck
@@ -53,7 +53,7 @@ def _workers_text(fig: Figures) -> str:
     return f"{fig.workers} worker{'s' if fig.workers != 1 else ''} at {fig.worker_cpu:.0f}% CPU"
 
 
-def _disk(loader: LoaderTotals, fig: Figures) -> Advice | None:
+def _disk(loader: LoaderTotals, fig: Figures) -> Change | None:
     """Workers mostly off the CPU while the disk is busy (iowait, D state): storage, not more workers."""
     if loader.settings.workers == 0 or not ((fig.iowait or 0.0) >= 10.0 or fig.dstate >= 0.2):
         return None
@@ -62,10 +62,10 @@ def _disk(loader: LoaderTotals, fig: Figures) -> Advice | None:
         f"{fig.disk_read / 1e6:.1f} MB/s (peak {fig.disk_peak / 1e6:.1f}); move the data to local SSD or "
         "tmpfs, pack small files into larger shards; add workers only if the disk has headroom"
     )
-    return Advice("storage", None, text, None, rule="disk")
+    return Change("storage", None, text, None, rule="disk")
 
 
-def _advice(summary: Summary) -> tuple[str, Advice | None]:
+def _advice(summary: Summary) -> tuple[str, Change | None]:
     """(cause, advice) from the model, or the disk rule."""
     loader = summary.loader
     assert loader is not None
@@ -83,7 +83,7 @@ def _advice(summary: Summary) -> tuple[str, Advice | None]:
             f"judged when watch runs again with {threads.advised}"
         )
         call = f"DataLoader({pipeline.current.call()})"
-        return "threads", Advice("threads", threads.advised, text, None, rule="threads", dataloader=call)
+        return "threads", Change("threads", threads.advised, text, None, rule="threads", dataloader=call)
     advice = model.advise(pipeline)
     now, new = advice.current.num_workers, advice.setting.num_workers
     if new != now:
@@ -97,7 +97,7 @@ def _advice(summary: Summary) -> tuple[str, Advice | None]:
         text += f"; DataLoader({advice.setting.call()}); expected ~{advice.gain:.2f}x"
         text += f" ({advice.current_rate:.1f} -> {advice.predicted_rate:.1f} batches/s)"
     notes = "".join(f"; {note}" for note in advice.notes)
-    return CAUSES[advice.rule], Advice(
+    return CAUSES[advice.rule], Change(
         setting,
         value,
         text + notes,
@@ -199,7 +199,7 @@ def pipeline_diagnosis(summary: Summary) -> Diagnosis:
     return _input(summary, loader, fraction)
 
 
-def _fewer(summary: Summary) -> Advice | None:
+def _fewer(summary: Summary) -> Change | None:
     """Not input-bound, but the model finds fewer workers give the same rate (less memory and start-up, the
     setting smoke gives for the same pipeline); None otherwise."""
     pipeline = pipeline_of(summary)
@@ -213,7 +213,7 @@ def _fewer(summary: Summary) -> Advice | None:
         f"num_workers={new} (from {now}): {advice.reason}; DataLoader({advice.setting.call()}); "
         f"expected ~{advice.gain:.2f}x ({advice.current_rate:.1f} -> {advice.predicted_rate:.1f} batches/s)"
     )
-    return Advice(
+    return Change(
         "num_workers",
         new,
         text,

@@ -13,11 +13,11 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from envguard.smoke import wire
 from envguard.smoke.envguard_smoke import gpu_phase as gpu
 from envguard.smoke.envguard_smoke import main as smoke_main
 from envguard.smoke.envguard_smoke.datasets import IOBound
 from tests import smoke_planted
+from tests.helpers import smoke_wire
 
 Pair = namedtuple("Pair", ["image", "label"])
 CPU = torch.device("cpu")
@@ -81,7 +81,7 @@ def test_gpu_phase_runs_on_cpu_through_main() -> None:
     phase = result["gpu"]
     assert phase["device"] == "cpu" and phase["roundtrip"]["equal"] is True
     assert phase["idle"] and all(0.0 <= r["idle_fraction"] <= 1.0 for r in phase["idle"])
-    read = wire.parse({"gpu": phase}, "test").gpu
+    read = smoke_wire({"gpu": phase}, "test").gpu
     assert read is not None and read.roundtrip is not None and read.roundtrip.equal
     assert read.h2d is not None and read.h2d.pinned_gbps is None and not read.h2d.link.available
 

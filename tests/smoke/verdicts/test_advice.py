@@ -8,15 +8,16 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from envguard.pipeline.costs import Setting
 from envguard.smoke import advice
 from envguard.smoke.measured import SampleCost
-from envguard.smoke.measured_pipeline import CrossProcess, InterpreterRead, LoaderSettings
+from envguard.smoke.measured_pipeline import CrossProcess, InterpreterRead
 from envguard.smoke.report import DatasetResult
 from envguard.smoke.verdicts import loader, pipeline, workers
 
 Summarize = Callable[..., DatasetResult]
 SweepRow = Callable[..., dict[str, Any]]
-GIVEN = LoaderSettings(0, 8, "RandomSampler", True, False, None, None, "default_collate")
+GIVEN = Setting(0, batch_size=8, sampler="RandomSampler", generator=True, collate_fn="default_collate")
 
 
 def swept(
@@ -87,7 +88,7 @@ def test_every_row_of_a_profiled_sweep_keeps_its_rate_when_it_beats_the_profiles
 
 def test_fresh_interpreters_that_timed_out_are_not_a_dataset_error() -> None:
     timed_out = InterpreterRead(error=pipeline.TIMED_OUT)
-    record = CrossProcess(("1", "2"), 32, {"1": timed_out, "2": timed_out}, None, 9.0)
+    record = CrossProcess(seeds=("1", "2"), limit=32, runs={"1": timed_out, "2": timed_out}, seconds=9.0)
     (found,) = pipeline.cross_process(record)
     assert found.status == "INFO" and "did not answer within the --budget" in found.evidence
     assert "python -c" not in found.fix and "--budget" in found.fix

@@ -4,10 +4,11 @@ message points at; a run stopped at the budget and checks left out for lack of t
 from __future__ import annotations
 
 from envguard.machine.host import CpuInfo, ShmInfo
-from envguard.smoke import runner, verdicts, wire
+from envguard.smoke import runner, verdicts
 from envguard.smoke.measured import MemoryUse
 from envguard.smoke.report import SmokeOptions
 from envguard.smoke.verdicts import budget, crashes
+from tests.helpers import smoke_wire
 
 
 def test_crashes_carry_the_fix_their_message_points_at() -> None:
@@ -18,13 +19,13 @@ def test_crashes_carry_the_fix_their_message_points_at() -> None:
     assert "ulimit -n" in crashes.crash("x", "RuntimeError: received 0 items of ancdata").fix
     assert "module level" in crashes.crash("x", "AttributeError: Can't pickle local object").fix
     assert "num_workers=0" in crashes.crash("x", "ValueError: bad sample").fix
-    measured = wire.parse({"errors": [{"phase": "gpu", "error": "RuntimeError: CUDA error"}]}, "test")
+    measured = smoke_wire({"errors": [{"phase": "gpu", "error": "RuntimeError: CUDA error"}]}, "test")
     (found,) = crashes.phase_errors(measured.errors)
     assert (found.category, found.check, found.status) == ("gpu phase", "crash", "FAIL")
 
 
 def test_budget_findings() -> None:
-    measured = wire.parse({"pipeline_skipped": [{"phase": "memory", "needs_s": 3.0, "left_s": 1.2}]}, "test")
+    measured = smoke_wire({"pipeline_skipped": [{"phase": "memory", "needs_s": 3.0, "left_s": 1.2}]}, "test")
     (skipped,) = budget.skipped_checks(measured.pipeline_skipped)
     assert skipped.check == "memory check" and "needs about 3.0 s and 1.2 s" in skipped.evidence
     assert budget.stopped(None) == [] and measured.stopped is None  # only envguard marks a run stopped
@@ -40,7 +41,7 @@ WORKER_OOM = (
 
 
 def test_a_memory_error_is_one_out_of_memory_finding_with_its_figure_not_a_crash() -> None:
-    measured = wire.parse(
+    measured = smoke_wire(
         {
             "errors": [
                 {"phase": "determinism", "error": WORKER_OOM},

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from envguard.findings import Finding
-from envguard.smoke import wire
 from envguard.smoke.envguard_smoke import datasets
 from envguard.smoke.envguard_smoke import seeded_runs as runs
 from envguard.smoke.verdicts import determinism
 from tests import smoke_planted
+from tests.helpers import smoke_wire
 
 
 def record(factory: Any, max_workers: int = 2) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def record(factory: Any, max_workers: int = 2) -> dict[str, Any]:
 
 
 def judged(data: dict[str, Any]) -> list[Finding]:
-    return determinism.findings(wire.parse({"determinism": data}, "test").determinism)
+    return determinism.findings(smoke_wire({"determinism": data}, "test").determinism)
 
 
 def by_check(found: list[Any]) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from envguard.model import Fingerprints
-from envguard.smoke import wire
 from envguard.smoke.verdicts.golden import golden
+from tests.helpers import smoke_wire
 
 HERE = {
     "torch_randperm": "a" * 64,
@@ -17,7 +17,7 @@ HERE = {
 
 
 def test_golden_streams() -> None:
-    here = wire.parse({"golden": HERE}, "test").golden  # the fingerprint probe's output, as read in a run
+    here = smoke_wire({"golden": HERE}, "test").golden  # the fingerprint probe's output, as read in a run
     same = Fingerprints(
         torch_randperm="a" * 64, dataloader_order="b" * 64, numpy_legacy="c" * 64, torch_version="2.13.0"
     )

@@ -73,7 +73,7 @@ def test_gpu_verdicts_from_measurements() -> None:
 def test_link_faster_than_pcie_is_not_given_a_share() -> None:
     """GH200's NVLink-C2C moves ~400 GB/s; NVML still reports a PCIe link: no '1375% of Gen1'."""
     phase = GpuPhase(
-        device="cuda", name="GH200", h2d=h2d(380.0, 60.0, PcieLink(available=True, gen=5, width=16))
+        device="cuda", name="GH200", idle=(), h2d=h2d(380.0, 60.0, PcieLink(available=True, gen=5, width=16))
     )
     found = by_check(phase)
     pinned = found["pinned host-to-device"]
@@ -82,7 +82,9 @@ def test_link_faster_than_pcie_is_not_given_a_share() -> None:
 
 
 def test_unknown_link_and_unmeasured_parts_say_so() -> None:
-    unknown = by_check(GpuPhase(device="cuda", name="gpu", h2d=h2d(20.0, None, PcieLink(available=False))))
+    unknown = by_check(
+        GpuPhase(device="cuda", name="gpu", idle=(), h2d=h2d(20.0, None, PcieLink(available=False)))
+    )
     assert (
         unknown["pinned host-to-device"].status == "INFO"
         and "link unknown" in unknown["pinned host-to-device"].evidence

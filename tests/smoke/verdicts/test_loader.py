@@ -14,11 +14,12 @@ from envguard_smoke import sweep as loader_sweep
 from envguard_smoke import user_loader
 
 from envguard.findings import Finding
-from envguard.smoke import advice, rates, wire
-from envguard.smoke.measured_pipeline import LoaderChecks, LoaderSettings
+from envguard.pipeline.costs import Setting
+from envguard.smoke import advice, rates
+from envguard.smoke.measured_pipeline import LoaderChecks
 from envguard.smoke.report import DatasetResult
 from envguard.smoke.verdicts import loader
-from tests.helpers import REPO, by_check, envguard, smoke_json
+from tests.helpers import REPO, by_check, envguard, smoke_json, smoke_wire
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
 IDENTITY = "identity by index through your collate_fn"
@@ -29,7 +30,7 @@ RATE = "your loader's rate per configuration"
 def checked(name: str) -> tuple[dict[str, Any], LoaderChecks | None]:
     """The module's checks of a planted loader, and the record run_smoke reads from them."""
     record = user_loader.checks({"loader": f"{PLANTED}:{name}"}, 0.0)
-    return record, wire.parse({"loader": record}, "test").loader
+    return record, smoke_wire({"loader": record}, "test").loader
 
 
 def verdicts(name: str) -> tuple[dict[str, Any], dict[str, Finding]]:
@@ -165,7 +166,7 @@ def swept(
 ) -> tuple[list[dict[str, Any]], list[DatasetResult]]:
     settings = {"loader": f"{PLANTED}:{name}", "sweep": allowed, "workers": workers}
     entries = loader_sweep.run(settings, time.perf_counter() + 20)
-    datasets = wire.parse({"throughput": entries}, "test").datasets
+    datasets = smoke_wire({"throughput": entries}, "test").datasets
     return entries, [rates.summarize(rates.claimable(d), 2) for d in datasets]
 
 
@@ -192,7 +193,7 @@ def test_overhead_bound_loader_claims_no_ideal() -> None:
     assert dataset.latency_ms is None and all(r.efficiency is None and not r.unreliable for r in dataset.rows)
     assert all(r.samples_per_s for r in dataset.rows)  # rates are still reported
     rec = advice.recommend(dataset, cuda=False)
-    given = LoaderSettings(
+    given = Setting(
         num_workers=1,
         batch_size=16,
         sampler="RandomSampler",

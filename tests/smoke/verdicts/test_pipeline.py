@@ -15,9 +15,8 @@ import pytest
 from envguard_smoke import crossproc, pickling, startup, user_loader
 
 from envguard.findings import Finding
-from envguard.smoke import wire
 from envguard.smoke.verdicts import pipeline
-from tests.helpers import REPO, by_check, smoke_json
+from tests.helpers import REPO, by_check, smoke_json, smoke_wire
 
 PLANTED = REPO / "tests" / "pipeline_planted.py"
 STARTUP = "worker start-up per start method"
@@ -25,7 +24,7 @@ STARTUP = "worker start-up per start method"
 
 def start_method(record: dict[str, Any], method: str) -> list[Finding]:
     return pipeline.start_method(
-        wire.parse({"start_method_safety": dict(record, method=method)}, "t").start_method_safety
+        smoke_wire({"start_method_safety": dict(record, method=method)}, "t").start_method_safety
     )
 
 
@@ -41,8 +40,8 @@ def test_fail_under_spawn_warn_under_fork(planted: ModuleType) -> None:
 
 def test_main_phases_are_replaced_by_a_loader_or_workers_that_cannot_start(planted: ModuleType) -> None:
     record = pickling.check([("dataset", planted.SqliteRows())])
-    blocked = wire.parse({"start_method_safety": dict(record, method="spawn")}, "t")
-    works = wire.parse({"start_method_safety": dict(record, method="fork")}, "t")
+    blocked = smoke_wire({"start_method_safety": dict(record, method="spawn")}, "t")
+    works = smoke_wire({"start_method_safety": dict(record, method="fork")}, "t")
     assert pipeline.replaces_main_phases(blocked) and not pipeline.replaces_main_phases(works)
 
 
@@ -73,7 +72,7 @@ def cross(name: str, file: Path = PLANTED) -> tuple[dict[str, Any], list[Finding
     record = crossproc.run(
         {"dataset": f"{file}:{name}", "crossproc": {"limit": 16}}, time.perf_counter() + 60
     )
-    return record, pipeline.cross_process(wire.parse({"crossproc": record}, "t").crossproc)
+    return record, pipeline.cross_process(smoke_wire({"crossproc": record}, "t").crossproc)
 
 
 @pytest.mark.slow
@@ -120,7 +119,7 @@ def test_an_interpreter_that_could_not_read_warns() -> None:
         "control": None,
         "seconds": 1.0,
     }
-    (finding,) = pipeline.cross_process(wire.parse({"crossproc": record}, "t").crossproc)
+    (finding,) = pipeline.cross_process(smoke_wire({"crossproc": record}, "t").crossproc)
     assert finding.status == "WARN" and "PYTHONHASHSEED=1: ModuleNotFoundError" in finding.evidence
 
 
@@ -131,7 +130,7 @@ def startup_of(name: str) -> tuple[dict[str, Any], list[Finding]]:
     settings = {"loader": f"{PLANTED}:{name}"}
     safety = pickling.check(pickling.parts_of(user_loader.factory(settings["loader"])()))
     record = startup.phase(settings, {"start_method_safety": safety})
-    return record, pipeline.startup(wire.parse({"startup": record}, "t").startup)
+    return record, pipeline.startup(smoke_wire({"startup": record}, "t").startup)
 
 
 @pytest.mark.skipif(multiprocessing.get_start_method() != "fork", reason="fork is not the default here")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import msgspec
+
 from envguard.watch.verdicts.gpu import gpu_findings
 from tests.watch.helpers import figures, loader, summary
 
 PINNED = loader(100, 1.0, 9.0)
-PINNED = dataclasses.replace(PINNED, settings=dataclasses.replace(PINNED.settings, pin_memory=True))
+PINNED = msgspec.structs.replace(PINNED, settings=dataclasses.replace(PINNED.settings, pin_memory=True))
 
 
 def test_without_gpu_data_it_says_why() -> None:

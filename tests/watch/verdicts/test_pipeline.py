@@ -7,7 +7,8 @@ from typing import Literal
 
 import pytest
 
-from envguard.watch.records import FetchTotals, HookStatus, LoaderSettings
+from envguard.pipeline.costs import Setting
+from envguard.watch.records import FetchTotals, HookStatus
 from envguard.watch.verdicts.pipeline import pipeline_diagnosis
 from tests.watch.helpers import figures, loader, summary
 
@@ -136,7 +137,7 @@ def test_a_step_whose_threads_outnumber_its_cores_is_given_fewer_threads_before_
     predicted 1.05x, measured 1.59x): costs measured while the step's threads wait on each other. Applied,
     torch.set_num_threads(1) ran 1.5-1.7x the best num_workers of the sweep, and watch on the job with 1
     thread then judged the workers."""
-    settings = LoaderSettings(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=2)
+    settings = Setting(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=2)
     imagenet = loader(30, 1.8, 11.0, workers=0, wait_cpu_s=1.0, step_cpu_s=10.9, settings=settings)
     busy = figures(workers=0, job_cores=1.0, busy_cores=2.0, main_cores=1.0)
     found = pipeline_diagnosis(summary(imagenet, figures=busy))
@@ -146,7 +147,7 @@ def test_a_step_whose_threads_outnumber_its_cores_is_given_fewer_threads_before_
     assert advice.expected_speedup is None  # not predicted: measured by running watch again
     assert advice.text.startswith("torch.set_num_threads(1) (from 2) first: the step runs torch's 2")
     assert advice.dataloader == "DataLoader(num_workers=0, pin_memory=False)"
-    one = LoaderSettings(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=1)
+    one = Setting(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=1)
     single = loader(30, 1.8, 11.0, workers=0, wait_cpu_s=1.0, step_cpu_s=10.9, settings=one)
     assert pipeline_diagnosis(summary(single, figures=busy)).cause != "threads"
 
@@ -155,7 +156,7 @@ def test_other_tenants_on_cores_the_job_cannot_use_do_not_make_its_threads_too_m
     """A container with a 2-CPU quota on an 8-core host where other tenants keep 5 cores busy: the host has
     6 cores beside the job's 2, so none of that load takes the job's share. Read as 5 processes competing
     for its 2 usable cores, the model gave the job 0.6 of a core and said torch.set_num_threads(1)."""
-    settings = LoaderSettings(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=2)
+    settings = Setting(num_workers=0, pin_memory=False, batch_size=8, dataset="Dummy", threads=2)
     imagenet = loader(30, 1.8, 11.0, workers=0, wait_cpu_s=1.0, step_cpu_s=21.0, settings=settings)
     host = figures(workers=0, job_cores=2.0, busy_cores=7.0, main_cores=2.0, cores=8)
     found = pipeline_diagnosis(summary(imagenet, figures=host))

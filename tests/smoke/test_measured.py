@@ -1,5 +1,6 @@
-"""wire.py: the module's JSON line read once into records, type-checked on the way; anything malformed is one
-ProbeError line naming where in the output it is (exit 3), never a KeyError traceback further down."""
+"""measured.decode: the module's JSON line decoded once into msgspec records, type-checked on the way;
+anything malformed is one ProbeError line naming where in the output it is (`$.throughput[0]`, exit 3), never
+a KeyError traceback further down."""
 
 from __future__ import annotations
 
@@ -7,13 +8,19 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+import msgspec.inspect
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typing_extensions import is_typeddict
 
 from envguard.errors import ProbeError
-from envguard.smoke import wire
+from envguard.pipeline.costs import Setting
+from envguard.smoke import measured, measured_pipeline
+from envguard.smoke.envguard_smoke import schema
 from envguard.smoke.measured import Measured
+from tests.helpers import smoke_wire
 
 
 def test_a_refusal_is_read_without_any_phase() -> None:
@@ -28,7 +35,7 @@ def test_a_refusal_is_read_without_any_phase() -> None:
         "python": "3.10.14",
         "throughput": [],
     }
-    measured = wire.parse(printed, "/env/bin/python")
+    measured = smoke_wire(printed, "/env/bin/python")
     assert measured == Measured(python="3.10.14", executable="/env/bin/python", refusal="torch-missing")
 
 
@@ -56,10 +63,10 @@ def test_results_so_far_are_read_with_what_they_have(sweep_row: Callable[..., di
             },
         ],
     }
-    measured = wire.parse(printed, "python")
+    measured = smoke_wire(printed, "python")
     io, cpu = measured.datasets
     assert io.rows == () and io.length == 512 and io.profile is None
-    assert [r.skipped for r in cpu.rows] == ["", "budget"] and cpu.rows[0].times.arrivals_s[0] > 0
+    assert [r.skipped for r in cpu.rows] == ["", "budget"] and cpu.rows[0].arrivals_s[0] > 0
     assert measured.phase_seconds == {"start-up": 1.5, "determinism": 0.4}
     assert measured.determinism is None and measured.gpu is None and measured.stopped is None
 
@@ -67,38 +74,40 @@ def test_results_so_far_are_read_with_what_they_have(sweep_row: Callable[..., di
 @pytest.mark.parametrize(
     ("printed", "where"),
     [
-        ([1, 2], "(the output: expected an object, got list)"),
-        ({"python": 3.11}, "python: expected text, got float"),
-        ({"throughput": {"name": "io"}}, "throughput: expected a list, got dict"),
-        ({"throughput": [{"rows": []}]}, "throughput[0].name: missing (expected text)"),
+        ([1, 2], "Expected `object`, got `array`"),
+        ({"python": 3.11}, "Expected `str | null`, got `float` - at `$.python`"),
+        ({"throughput": {"name": "io"}}, "Expected `array`, got `object` - at `$.throughput`"),
+        ({"throughput": [{"rows": []}]}, "Object missing required field `name` - at `$.throughput[0]`"),
         (
             {"throughput": [{"name": "io", "rows": [{"workers": "2"}]}]},
-            "throughput[0].rows[0].workers: expected a whole number, got str",
+            "Expected `int`, got `str` - at `$.throughput[0].rows[0].workers`",
         ),
         (
             {"throughput": [{"name": "io", "rows": [{"workers": 2, "pin_memory": 1, "arrivals_s": [0.1]}]}]},
-            "throughput[0].rows[0].pin_memory: expected true or false, got int",
+            "Expected `bool`, got `int` - at `$.throughput[0].rows[0].pin_memory`",
         ),
         (
             {"throughput": [{"name": "io", "rows": [{"workers": 2, "arrivals_s": [0.1, "x"]}]}]},
-            "throughput[0].rows[0].arrivals_s[1]: expected a number, got str",
-        ),
-        (
-            {"throughput": [{"name": "io", "rows": [{"workers": 2, "arrivals_s": [0.1], "batch_size": 8}]}]},
-            "throughput[0].rows[0].batches: missing (expected a whole number)",
+            "Expected `float`, got `str` - at `$.throughput[0].rows[0].arrivals_s[1]`",
         ),
         (
             {"determinism": {"seed": 1, "batch_size": 4, "limit": 8, "runs": {"w0": []}}},
-            "determinism.runs.w0",
+            "Expected `object`, got `array` - at `$.determinism.runs[...]`",
         ),
-        ({"gpu": {"device": "cuda", "name": "x", "h2d": {"bytes": 1, "reps": 1}}}, "gpu.h2d.link: missing"),
-        ({"phase_seconds": {"gpu": None}}, "phase_seconds.gpu: expected a number, got null"),
-        ({"golden": {"torch_randperm": "ab", "cuda_arch_list": 5}}, "golden.cuda_arch_list: expected a list"),
+        (
+            {"gpu": {"device": "cuda", "name": "x", "h2d": {"bytes": 1, "reps": 1}}},
+            "missing required field `pageable_gbps` - at `$.gpu.h2d`",
+        ),
+        ({"phase_seconds": {"gpu": None}}, "got `null` - at `$.phase_seconds[...]`"),
+        (
+            {"golden": {"torch_randperm": "ab", "cuda_arch_list": 5}},
+            "got `int` - at `$.golden.cuda_arch_list`",
+        ),
     ],
 )
 def test_malformed_output_is_one_probe_error_line_naming_the_place(printed: object, where: str) -> None:
     with pytest.raises(ProbeError) as raised:
-        wire.parse(printed, "/env/bin/python")
+        smoke_wire(printed, "/env/bin/python")
     message = str(raised.value)
     assert (
         message.startswith("/env/bin/python: the smoke test printed malformed output (") and where in message
@@ -135,8 +144,29 @@ KEYS = st.sampled_from(
 def test_any_json_is_read_or_refused_in_one_line(printed: dict[str, Any]) -> None:
     """Whatever a broken or foreign module prints: records, or one ProbeError (never another exception)."""
     try:
-        measured = wire.parse(json.loads(json.dumps(printed)), "python")
+        measured = smoke_wire(json.loads(json.dumps(printed)), "python")
     except ProbeError as exc:
         assert "\n" not in str(exc)
     else:
         assert isinstance(measured, Measured)
+
+
+# fields the host sets on what it decoded (the budget's stop, its own view of the memory), never printed
+HOST_ONLY = {"Measured": {"stopped"}, "MemoryUse": {"oom_kills", "killed", "held_bytes"}}
+
+
+def test_the_module_and_the_host_spell_each_record_and_key_alike() -> None:
+    """The module's TypedDicts and the host's Structs: the same records, each with the same keys."""
+    printed = {name: kind for name, kind in vars(schema).items() if is_typeddict(kind)}
+    decoded: dict[str, Any] = {
+        name: kind
+        for module in (measured, measured_pipeline)
+        for name, kind in vars(module).items()
+        if isinstance(kind, type) and issubclass(kind, msgspec.Struct) and kind.__module__ == module.__name__
+    }
+    decoded["Setting"] = Setting  # the one DataLoader settings type, decoded as it is
+    assert sorted(printed) == sorted(set(decoded) - {"Record", "Stopped"})
+    for name, typed in printed.items():
+        info = msgspec.inspect.type_info(decoded[name])
+        keys = {field.encode_name for field in info.fields}  # type: ignore[attr-defined]
+        assert set(typed.__annotations__) == keys - HOST_ONLY.get(name, set()), name

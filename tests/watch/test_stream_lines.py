@@ -1,5 +1,5 @@
-"""The hook's JSON lines parsed into records: typed settings and environment, a rank, the hook's error,
-loader entries that are not whole skipped and counted, lines that are not the hook's refused."""
+"""streams.parse_line: the hook's JSON lines decoded into records: typed settings and environment, a rank, the
+hook's error, loader entries that are not whole skipped and counted, lines that are not the hook's refused."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
-from envguard.watch.records import JobEnvironment, LoaderSettings
-from envguard.watch.wire import WireError, parse_line
+from envguard.pipeline.costs import Setting
+from envguard.watch.hook import sitecustomize as hook
+from envguard.watch.records import JobEnvironment
+from envguard.watch.streams import WireError, parse_line
 
 ENV = {
     "python": "3.8.10",
@@ -53,7 +55,7 @@ def test_a_whole_line() -> None:
     assert (parsed.pid, parsed.rank, parsed.error, parsed.bad_loaders) == (7, 1, "", 0)
     assert parsed.env == JobEnvironment(**ENV)
     (totals,) = parsed.loaders
-    assert totals.settings == LoaderSettings(4, True, False, 2, 32, "ImageFolder")
+    assert totals.settings == Setting(4, 2, False, True, batch_size=32, dataset="ImageFolder")
     assert (totals.pid, totals.rank, totals.batches, totals.loop_s, totals.data_wait_fraction) == (
         7,
         1,
@@ -68,11 +70,19 @@ def test_no_environment_until_a_loader_and_no_rank_outside_torchrun() -> None:
     assert parsed.env is None and parsed.rank is None and parsed.loaders == ()
 
 
+class OddLoader:
+    """A DataLoader look-alike whose settings are not what torch's hold."""
+
+    num_workers = None
+    pin_memory = 1
+    batch_size = "32"
+
+
 def test_settings_the_hook_could_not_read_are_none() -> None:
-    odd = item(settings={"num_workers": None, "pin_memory": 1, "batch_size": "32"})
+    odd = item(settings=hook._settings(OddLoader()))
     (totals,) = parse_line(line(loaders=[odd])).loaders
-    assert totals.settings == LoaderSettings(None, True, None, None, None, None)
-    assert totals.settings.workers == 0
+    read = totals.settings
+    assert (read.num_workers, read.pin_memory, read.batch_size, read.workers) == (0, True, None, 0)
 
 
 def test_loader_entries_that_are_not_whole_are_skipped_and_counted() -> None:
