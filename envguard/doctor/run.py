@@ -8,7 +8,7 @@ from pathlib import Path
 from envguard.doctor.measure import gather
 from envguard.doctor.records import DoctorReport
 from envguard.doctor.verdicts import all_findings
-from envguard.pipeline.model import most_workers
+from envguard.pipeline import most_workers
 from envguard.smoke import SmokeOptions, advise_workers
 
 LOADER_BUDGET_S = 20.0  # doctor --loader: the environment's interpreter, torch's import and a profile

@@ -6,3 +6,22 @@ the cores the job may use with the other load beside it; `model.py` predicts the
 those records and gives the final setting in one step with its predicted gain and the rule that produced it.
 Pure: records in, records out; no clock, no torch.
 """
+
+from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others_from_share
+from envguard.pipeline.model import MAX_WORKERS, Advice, advise, most_workers, rate
+from envguard.pipeline.threads import Threads, too_many_threads
+
+__all__ = [
+    "MAX_WORKERS",
+    "Advice",
+    "BatchCosts",
+    "Cores",
+    "Pipeline",
+    "Setting",
+    "Threads",
+    "advise",
+    "most_workers",
+    "others_from_share",
+    "rate",
+    "too_many_threads",
+]

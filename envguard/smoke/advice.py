@@ -18,8 +18,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from envguard.pipeline import model
-from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
+from envguard.pipeline import BatchCosts, Cores, Pipeline, Setting, rate
 from envguard.smoke.rates import NEAR_BEST, t_975
 from envguard.smoke.report import DatasetResult, Recommendation, SweepRow
 
@@ -87,7 +86,7 @@ def predicted(dataset: DatasetResult, row: SweepRow, usable: int, cuda: bool = F
     pipeline = pipeline_at(dataset, row, usable, cuda)
     if pipeline is None:
         return None
-    return model.rate(pipeline, row.workers).rate * (row.batch_size or 1)
+    return rate(pipeline, row.workers).rate * (row.batch_size or 1)
 
 
 @dataclass(frozen=True, slots=True)

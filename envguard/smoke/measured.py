@@ -17,7 +17,7 @@ import msgspec
 
 from envguard.errors import ProbeError
 from envguard.model import Fingerprints
-from envguard.pipeline.costs import Setting
+from envguard.pipeline import Setting
 from envguard.smoke.measured_pipeline import (
     CrossProcess,
     LoaderChecks,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from envguard.pipeline.costs import Setting
+from envguard.pipeline import Setting
 
 
 class Record(msgspec.Struct, frozen=True):

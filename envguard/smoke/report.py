@@ -11,8 +11,7 @@ from typing import Literal
 
 from envguard.findings import Finding
 from envguard.machine.host import CpuInfo, ShmInfo
-from envguard.pipeline.model import Advice
-from envguard.pipeline.threads import Threads
+from envguard.pipeline import Advice, Threads
 from envguard.smoke.measured import UNMEASURED, GpuPhase, MemoryUse, SeededRuns
 from envguard.smoke.measured_pipeline import (
     CrossProcess,

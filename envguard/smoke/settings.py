@@ -9,7 +9,7 @@ from typing import Any
 
 from envguard.errors import BadInputError, UsageError
 from envguard.machine import host
-from envguard.pipeline.model import most_workers
+from envguard.pipeline import most_workers
 from envguard.smoke.readpasses import StorageResult
 from envguard.smoke.recordfile import Recording, replay
 from envguard.smoke.report import SmokeOptions

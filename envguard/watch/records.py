@@ -10,7 +10,7 @@ from typing import Literal
 
 import msgspec
 
-from envguard.pipeline.costs import Setting
+from envguard.pipeline import Setting
 
 Role = Literal["main", "worker", "other"]
 

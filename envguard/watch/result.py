@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from envguard.findings import Finding
-from envguard.pipeline.costs import Pipeline
+from envguard.pipeline import Pipeline
 from envguard.watch.records import WatchRun
 
 

@@ -7,7 +7,7 @@ import itertools
 from dataclasses import dataclass
 from statistics import fmean
 
-from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others_from_share
+from envguard.pipeline import BatchCosts, Cores, Pipeline, Setting, others_from_share
 from envguard.watch.records import FetchTotals, HookStatus, LoaderTotals, Sample, WatchRun
 
 MiB = 1024 * 1024

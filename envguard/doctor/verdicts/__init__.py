@@ -15,7 +15,7 @@ from envguard.doctor.verdicts.host import (
 )
 from envguard.doctor.verdicts.storage import disk_findings
 from envguard.findings import Finding
-from envguard.pipeline.model import most_workers
+from envguard.pipeline import most_workers
 
 
 def all_findings(facts: DoctorFacts) -> list[Finding]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from envguard.findings import Finding
 from envguard.machine.host import CpuInfo, MemoryInfo, ShmInfo, shm_needed
 from envguard.output import human_bytes
-from envguard.pipeline.model import most_workers
+from envguard.pipeline import most_workers
 
 # What doctor assumes a batch is when it has not seen one: 32 images of 3x224x224 float32 (run smoke for
 # yours).

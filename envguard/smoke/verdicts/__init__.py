@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from envguard.findings import Finding
 from envguard.machine.host import CpuInfo, ShmInfo
 from envguard.model import Fingerprints
-from envguard.pipeline.model import most_workers
-from envguard.pipeline.threads import Threads
+from envguard.pipeline import Threads, most_workers
 from envguard.smoke.measured import Measured
 from envguard.smoke.rates import below_loader_floor, swept
 from envguard.smoke.readpasses import StorageResult

@@ -5,7 +5,7 @@ reaching its workers, and (--sweep) its rate per configuration against the one i
 from __future__ import annotations
 
 from envguard.findings import Finding
-from envguard.pipeline.costs import Setting
+from envguard.pipeline import Setting
 from envguard.smoke.advice import fastest, paired, spread_of
 from envguard.smoke.measured_pipeline import IdentityEpoch, IdentityRecord, LoaderChecks
 from envguard.smoke.rates import MIN_BATCH_MS

@@ -7,9 +7,18 @@ each other says nothing reliable about workers."""
 from __future__ import annotations
 
 from envguard.findings import Finding
-from envguard.pipeline import model
-from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others_from_share
-from envguard.pipeline.threads import Threads, too_many_threads
+from envguard.pipeline import (
+    MAX_WORKERS,
+    Advice,
+    BatchCosts,
+    Cores,
+    Pipeline,
+    Setting,
+    Threads,
+    advise,
+    others_from_share,
+    too_many_threads,
+)
 from envguard.smoke.measured import SampleCost
 
 CATEGORY = "your loader"
@@ -38,7 +47,7 @@ def worker_model(
     step_ms: float | None = None,
     step_cores: float = 0.0,
     step_threads: int | None = None,
-) -> tuple[model.Advice, Finding] | Threads | None:
+) -> tuple[Advice, Finding] | Threads | None:
     """--loader without --sweep (smoke, and doctor --loader): the worker advice of the input-pipeline model
     from the per-sample cost of the loader's dataset (CPU clocks and the off-CPU wait, profiled in one
     worker), for the loader alone or, with --step-ms, beside a training step of that many milliseconds per
@@ -67,8 +76,8 @@ def worker_model(
     threads = too_many_threads(pipeline) if step_ms is not None else None
     if threads is not None:
         return threads
-    most = ALONE_MOST * max(usable, 1) if step_ms is None else model.MAX_WORKERS
-    advice = model.advise(pipeline, most=most)
+    most = ALONE_MOST * max(usable, 1) if step_ms is None else MAX_WORKERS
+    advice = advise(pipeline, most=most)
     alone = (
         "the loader alone delivers" if step_ms is None else f"beside a {step_ms:g} ms step the loop runs at"
     )

@@ -11,8 +11,7 @@ Only the disk is judged here first: workers waiting on I/O with the disk busy ne
 from __future__ import annotations
 
 from envguard.findings import Finding
-from envguard.pipeline import model
-from envguard.pipeline.threads import too_many_threads
+from envguard.pipeline import advise, too_many_threads
 from envguard.watch.records import LoaderTotals
 from envguard.watch.result import Change, Diagnosis
 from envguard.watch.summary import Figures, Summary, pipeline_of
@@ -84,7 +83,7 @@ def _advice(summary: Summary) -> tuple[str, Change | None]:
         )
         call = f"DataLoader({pipeline.current.call()})"
         return "threads", Change("threads", threads.advised, text, None, rule="threads", dataloader=call)
-    advice = model.advise(pipeline)
+    advice = advise(pipeline)
     now, new = advice.current.num_workers, advice.setting.num_workers
     if new != now:
         text = f"num_workers={new} (from {now}): {advice.reason}"
@@ -205,7 +204,7 @@ def _fewer(summary: Summary) -> Change | None:
     pipeline = pipeline_of(summary)
     if pipeline is None or not pipeline.current.num_workers:
         return None
-    advice = model.advise(pipeline)
+    advice = advise(pipeline)
     if advice.rule != "fewer-workers" or not advice.setting.num_workers:
         return None  # never down to 0: loading would move into the loop, between the steps
     now, new = advice.current.num_workers, advice.setting.num_workers

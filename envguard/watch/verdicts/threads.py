@@ -5,7 +5,7 @@ the machine) waits on itself; the input-pipeline model (envguard.pipeline.thread
 from __future__ import annotations
 
 from envguard.findings import Finding
-from envguard.pipeline.threads import too_many_threads
+from envguard.pipeline import too_many_threads
 from envguard.watch.summary import Summary, pipeline_of
 
 
