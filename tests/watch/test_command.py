@@ -10,6 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from tests.helpers import INTERRUPTIBLE
 from tests.watch.helpers import Watch, run_envguard
 
 NO_TORCH = """
@@ -73,6 +76,7 @@ def test_bad_input_is_one_line_and_exit_2() -> None:
     )
 
 
+@pytest.mark.ctrl_c
 def test_ctrl_c_is_forwarded_and_the_exit_code_passed_through(train_script: Path, tmp_path: Path) -> None:
     script = tmp_path / "interrupted.py"
     script.write_text(
@@ -94,6 +98,7 @@ def test_ctrl_c_is_forwarded_and_the_exit_code_passed_through(train_script: Path
         ],
         stderr=subprocess.PIPE,
         text=True,
+        **INTERRUPTIBLE,
     )
     time.sleep(2.5)
     process.send_signal(
@@ -202,6 +207,7 @@ def test_json_on_stdout_keeps_the_jobs_output_out_of_it(train_script: Path) -> N
     assert "trained 5 batches" in done.stderr
 
 
+@pytest.mark.ctrl_c
 def test_duration_stops_the_job_as_ctrl_c_would() -> None:
     started = time.monotonic()
     done = run_envguard(
