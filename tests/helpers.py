@@ -15,7 +15,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 # make_prefix(specs, *, name='env', cuda=None, history=True, use=('forge', 'pytorch')) -> installed prefix
 MakePrefix = Callable[..., Path]
-SHARED = REPO.parent / "shared"
+# ../shared beside the repository (test data, the conda kit); ENVGUARD_TEST_SHARED names another place, or
+# a missing one to run the suite as a fresh clone does
+SHARED = Path(os.environ.get("ENVGUARD_TEST_SHARED") or REPO.parent / "shared")
 sys.path.insert(0, str(REPO / "scripts"))
 
 import fixture_channel  # noqa: E402
