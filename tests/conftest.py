@@ -46,6 +46,52 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+# what makes a test slow: a solve and install, the real conda CLI, a second environment, a training job
+HEAVY_FIXTURES = frozenset(
+    {
+        "channels",
+        "pkgs_cache",
+        "make_prefix",
+        "attested",
+        "conda",
+        "conda_kit",
+        "pconda",
+        "plugin_kit",
+        "mismatched_env",
+        "numpy1_env",
+        "train_script",
+        "watch",
+        "world",
+        "make_world",
+        "checkout_copy",
+        "git_copy",
+    }
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick",
+        action="store_true",
+        help="the inner loop (scripts/test.sh --quick): only tests not marked slow that use none of "
+        "tests/conftest.py's HEAVY_FIXTURES",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--quick: deselect the slow tests (marked, or using a heavy fixture); the rest run in minutes."""
+    if not config.getoption("--quick"):
+        return
+    keep: list[pytest.Item] = []
+    slow: list[pytest.Item] = []
+    for item in items:
+        heavy = HEAVY_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        (slow if heavy or item.get_closest_marker("slow") else keep).append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = keep
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Point HOME, conda config and every cache at a temp dir so no test touches the developer's machine."""
