@@ -23,7 +23,76 @@ from tests.helpers import (
     openssl_keys,
     spec_lock,
 )
-from tests.realconda import KIT, Conda, CondaKit, build_kit, per_test_condarc
+from tests.realconda import (
+    NO_CONDA,
+    NO_KIT,
+    NO_SHARED,
+    REALCONDA,
+    Conda,
+    CondaKit,
+    per_test_condarc,
+    real_conda,
+)
+
+NEEDS = (NO_CONDA, NO_SHARED, NO_KIT)  # what a fresh clone may lack: one summary line each, not one per test
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> pytest.TestReport:
+    """A test skipped for lack of ../shared or conda is reported at tests/realconda.py, so `-ra` folds them
+    all into one line per need ("SKIPPED [113] tests/realconda.py: no conda: ...") instead of one per test."""
+    report: pytest.TestReport = yield
+    if report.skipped and isinstance(report.longrepr, tuple):
+        reason = report.longrepr[2].removeprefix("Skipped: ")
+        if reason in NEEDS:
+            report.longrepr = (str(REALCONDA), None, reason)
+    return report
+
+
+# what makes a test slow: a solve and install, the real conda CLI, a second environment, a training job
+HEAVY_FIXTURES = frozenset(
+    {
+        "channels",
+        "pkgs_cache",
+        "make_prefix",
+        "attested",
+        "conda",
+        "conda_kit",
+        "pconda",
+        "plugin_kit",
+        "mismatched_env",
+        "numpy1_env",
+        "train_script",
+        "watch",
+        "world",
+        "make_world",
+        "checkout_copy",
+        "git_copy",
+    }
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick",
+        action="store_true",
+        help="the inner loop (scripts/test.sh --quick): only tests not marked slow that use none of "
+        "tests/conftest.py's HEAVY_FIXTURES",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--quick: deselect the slow tests (marked, or using a heavy fixture); the rest run in minutes."""
+    if not config.getoption("--quick"):
+        return
+    keep: list[pytest.Item] = []
+    slow: list[pytest.Item] = []
+    for item in items:
+        heavy = HEAVY_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+        (slow if heavy or item.get_closest_marker("slow") else keep).append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)
@@ -105,12 +174,13 @@ def make_prefix(tmp_path: Path, channels: dict[str, Path], pkgs_cache: Path) -> 
 
 @pytest.fixture(scope="session")
 def conda_kit(tmp_path_factory: pytest.TempPathFactory, channels: dict[str, Path]) -> CondaKit:
-    """The real conda 26.7.1 CLI (../shared/tools/conda-kit), built once per run, listing the fixture
-    channels."""
-    if not KIT.is_file():
-        pytest.skip("../shared/tools/conda-kit is not present: no real conda")
+    """The real conda CLI (../shared/tools/conda-kit, or the conda on PATH), set up once per run, listing the
+    fixture channels."""
     urls = [channels[name].resolve().as_uri() for name in ("forge", "pytorch")]
-    return build_kit(tmp_path_factory.mktemp("conda-kit"), urls)
+    kit = real_conda(tmp_path_factory.mktemp("conda-kit"), urls)
+    if kit is None:
+        pytest.skip(NO_CONDA)
+    return kit
 
 
 @pytest.fixture
@@ -126,9 +196,10 @@ def conda(conda_kit: CondaKit, isolated_home: Path, tmp_path: Path, monkeypatch:
 
 @pytest.fixture
 def shared() -> Path:
-    """../shared beside the repo; tests that need it skip cleanly when it is absent."""
+    """../shared beside the repo (recorded conda outputs, reference files); tests that need it skip cleanly
+    when it is absent."""
     if not SHARED.is_dir():
-        pytest.skip("../shared is not present")
+        pytest.skip(NO_SHARED)
     return SHARED
 
 

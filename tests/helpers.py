@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -15,7 +16,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 # make_prefix(specs, *, name='env', cuda=None, history=True, use=('forge', 'pytorch')) -> installed prefix
 MakePrefix = Callable[..., Path]
-SHARED = REPO.parent / "shared"
+# ../shared beside the repository (test data, the conda kit); ENVGUARD_TEST_SHARED names another place, or
+# a missing one to run the suite as a fresh clone does
+SHARED = Path(os.environ.get("ENVGUARD_TEST_SHARED") or REPO.parent / "shared")
 sys.path.insert(0, str(REPO / "scripts"))
 
 import fixture_channel  # noqa: E402
@@ -216,6 +219,34 @@ def make_venv(path: Path, python: Path | str = sys.executable, *wheels: str) -> 
             text=True,
         )
     return path
+
+
+# --- the signal dispositions a test relies on in the children it starts ------------------------------------
+
+DEFAULTED = (signal.SIGINT, signal.SIGQUIT)  # what a shell sets to SIG_IGN for a job it starts with `&`
+
+
+def default_signals() -> None:
+    """SIGINT and SIGQUIT at their default action, as a terminal's foreground job has them, whatever this
+    process inherited (a background job, `nohup` under a script, CI, an IDE start the suite ignoring them)."""
+    for signum in DEFAULTED:
+        signal.signal(signum, signal.SIG_DFL)
+
+
+# Popen(..., **INTERRUPTIBLE): a child a test will Ctrl-C (an ignored disposition survives exec; a Python
+# child that inherits SIG_IGN for SIGINT never raises KeyboardInterrupt)
+INTERRUPTIBLE: dict[str, Any] = {"preexec_fn": default_signals}
+
+
+@contextlib.contextmanager
+def ctrl_c_raises() -> Iterator[None]:
+    """Inside the block SIGINT raises KeyboardInterrupt in this process, as Python arranges where SIGINT is
+    not ignored at start-up (a test that signals itself must not depend on how the suite was started)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # --- processes a test started, found by an environment marker (no orphan may outlive a smoke run)

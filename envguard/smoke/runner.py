@@ -276,11 +276,34 @@ def parse_output(
         if died_of_memory(returncode, last, use):
             killed = msgspec.structs.replace(use, killed=True)
             return Measured(python=str(python), device="unknown", start_method="unknown", memory_use=killed)
+        if returncode == -signal.SIGKILL and not stderr.strip():
+            raise ProbeError(killed_from_outside(python, use))
         raise ProbeError(
             f"{python}: the smoke test crashed in the environment ({last}); "
             "run the dataset once with num_workers=0 to see the full traceback"
         )
     return with_memory(decode(line[len(MARKER) :], python), use)
+
+
+def killed_from_outside(python: object, use: MemoryUse) -> str:
+    """The message for a module SIGKILLed without a word, by no one envguard knows: not envguard (its kill at
+    the budget is a stop), not an OOM kill this cgroup counted; most often a killer for memory all the same
+    (the kernel's in another cgroup, systemd-oomd, earlyoom), so the message gives the memory it sees."""
+    memory = host.memory_info()
+    gib = float(1 << 30)
+    now = (
+        f"{memory.available / gib:.1f} of {memory.total / gib:.1f} GiB available now"
+        if memory.available is not None and memory.total
+        else "the memory available unknown"
+    )
+    if use.peak_bytes:
+        now += f"; its largest process reached {use.peak_bytes / gib:.2f} GiB"
+    return (
+        f"{python}: the smoke test was killed (SIGKILL) from outside envguard before it could report, most "
+        f"often by an out-of-memory killer (the kernel's for another cgroup, systemd-oomd, earlyoom) on a "
+        f"machine short of memory ({now}); free memory, or lower batch_size, num_workers or --memory-limit, "
+        "and rerun"
+    )
 
 
 def with_memory(measured: Measured, use: MemoryUse) -> Measured:

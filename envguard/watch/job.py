@@ -58,9 +58,33 @@ def spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> subp
         {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
     )
     try:
-        return subprocess.Popen(list(command), env=env, **streams, **group)
+        with _sigint_not_inherited_ignored():
+            return subprocess.Popen(list(command), env=env, **streams, **group)
     except OSError as exc:
         raise BadInputError(f"COMMAND {command[0]!r}: cannot start it ({exc.strerror})") from None
+
+
+@contextmanager
+def _sigint_not_inherited_ignored() -> Iterator[None]:
+    """The job starts with SIGINT at its default action even where envguard was started ignoring it (a
+    script's `&` job, CI, an IDE): watch forwards Ctrl-C and --duration stops the job with SIGINT, which a job
+    that inherited SIG_IGN never sees. The job has its own process group, so only what envguard sends reaches
+    it. exec keeps an ignored signal ignored but resets a handled one: a no-op handler (envguard still
+    ignores SIGINT meanwhile) held over the start does it, with no code run in the child."""
+    try:
+        ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        previous = signal.signal(signal.SIGINT, _ignore) if ignored else None
+    except ValueError:  # not the main thread (watch inside a notebook): the job inherits what we have
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _ignore(_signum: int, _frame: Any) -> None:
+    """SIGINT ignored, as a handler (see `_sigint_not_inherited_ignored`)."""
 
 
 def _isatty(stream: Any) -> bool:

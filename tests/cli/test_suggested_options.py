@@ -99,6 +99,7 @@ def test_the_scan_finds_the_messages_of_issue_26() -> None:
     assert "-c" in found["engine/solver.py"] and "--platform" in found["errors.py"]
 
 
+@pytest.mark.slow  # 43 cases of several seconds each: out of scripts/test.sh --quick
 @pytest.mark.parametrize("module", sorted(suggestions()))
 def test_every_suggested_option_exists_where_it_is_printed(module: str) -> None:
     for option in sorted(suggestions()[module]):

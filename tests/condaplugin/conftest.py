@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO, fixture_channel
-from tests.realconda import KIT, Conda, CondaKit, build_kit, per_test_condarc
+from tests.realconda import KIT, NO_KIT, Conda, CondaKit, build_kit, per_test_condarc
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +38,7 @@ def plugin_kit(
 ) -> CondaKit:
     """conda's base venv with this checkout of envguard installed (editable: the tests run this code)."""
     if not KIT.is_file():
-        pytest.skip("../shared/tools/conda-kit is not present: no real conda")
+        pytest.skip(NO_KIT)
     urls = [channels["forge"].resolve().as_uri(), extra_channel.resolve().as_uri()]
     kit = build_kit(tmp_path_factory.mktemp("conda-kit-envguard"), urls)
     done = subprocess.run(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO, RUN_MARKER, MakePrefix, marked, settle
+from tests.helpers import INTERRUPTIBLE, REPO, RUN_MARKER, MakePrefix, marked, settle
 
 PLANTED = REPO / "tests" / "smoke_planted.py"
 MARKER = RUN_MARKER
@@ -33,6 +33,7 @@ def start(tag: str, *argv: str) -> subprocess.Popen[str]:
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        **INTERRUPTIBLE,
     )
 
 
@@ -52,6 +53,7 @@ def test_hanging_dataset_is_stopped_at_the_budget_with_every_worker(prefix: Path
     assert settle(tag) == []
 
 
+@pytest.mark.ctrl_c
 def test_ctrl_c_kills_the_whole_group(prefix: Path) -> None:
     tag = uuid.uuid4().hex
     process = start(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import envguard, settled
+from tests.helpers import INTERRUPTIBLE, ctrl_c_raises, envguard, settled
 
 
 def _lock(folder: Path, channel: Path) -> Path:
@@ -26,6 +26,7 @@ def _lock(folder: Path, channel: Path) -> Path:
     return lock
 
 
+@pytest.mark.ctrl_c
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_mid_verify_leaves_no_temp_folder(channels, tmp_path, signum) -> None:
     lock = _lock(tmp_path / "proj", channels["forge"])
@@ -43,7 +44,9 @@ def test_a_signal_mid_verify_leaves_no_temp_folder(channels, tmp_path, signum) -
         str(tmp_path / "pkgs"),
     ]
     for _ in range(5):
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **INTERRUPTIBLE
+        )
         deadline = time.monotonic() + 60
         while (
             proc.poll() is None and not any(scratch.glob("envguard-verify-*")) and time.monotonic() < deadline
@@ -60,6 +63,7 @@ def test_a_signal_mid_verify_leaves_no_temp_folder(channels, tmp_path, signum) -
     assert settled(scratch) == []
 
 
+@pytest.mark.ctrl_c
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_the_moment_the_folder_is_made_still_removes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
@@ -78,6 +82,6 @@ def test_a_signal_the_moment_the_folder_is_made_still_removes_it(
         return folder
 
     monkeypatch.setattr(tempfile, "mkdtemp", made_then_signalled)
-    with pytest.raises(KeyboardInterrupt), run._prefix(keep=False, later=None):
+    with ctrl_c_raises(), pytest.raises(KeyboardInterrupt), run._prefix(keep=False, later=None):
         pytest.fail("the body ran although the signal came first")
     assert list(scratch.iterdir()) == []

@@ -10,6 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from tests.helpers import INTERRUPTIBLE
 from tests.watch.helpers import Watch, run_envguard
 
 NO_TORCH = """
@@ -73,10 +76,13 @@ def test_bad_input_is_one_line_and_exit_2() -> None:
     )
 
 
+@pytest.mark.ctrl_c
 def test_ctrl_c_is_forwarded_and_the_exit_code_passed_through(train_script: Path, tmp_path: Path) -> None:
     script = tmp_path / "interrupted.py"
+    started = tmp_path / "started"
     script.write_text(
-        "import time, sys\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(5)\n"
+        f"import time, sys\nopen({str(started)!r}, 'w').close()\n"
+        "try:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(5)\n"
     )
     out = tmp_path / "w.json"
     process = subprocess.Popen(
@@ -94,8 +100,15 @@ def test_ctrl_c_is_forwarded_and_the_exit_code_passed_through(train_script: Path
         ],
         stderr=subprocess.PIPE,
         text=True,
+        **INTERRUPTIBLE,
     )
-    time.sleep(2.5)
+    # from the job's start, not envguard's (its imports took longer than 2.5 s on a busy machine): then the
+    # moment envguard takes to start forwarding
+    until = time.monotonic() + 60
+    while not started.exists() and process.poll() is None and time.monotonic() < until:
+        time.sleep(0.05)
+    assert started.exists(), "the job never started within 60 s"
+    time.sleep(2.0)
     process.send_signal(
         signal.SIGINT
     )  # as the terminal's Ctrl-C reaches envguard (the job has its own group)
@@ -202,6 +215,7 @@ def test_json_on_stdout_keeps_the_jobs_output_out_of_it(train_script: Path) -> N
     assert "trained 5 batches" in done.stderr
 
 
+@pytest.mark.ctrl_c
 def test_duration_stops_the_job_as_ctrl_c_would() -> None:
     started = time.monotonic()
     done = run_envguard(

@@ -19,6 +19,7 @@ import pytest
 
 from envguard.watch.live import PENDING_MAX, LiveView
 from envguard.watch.run import WatchOptions
+from tests.helpers import default_signals
 
 ENVGUARD = [sys.executable, "-m", "envguard", "watch", "--no-hook", "--interval", "0.3", "--"]
 
@@ -31,6 +32,7 @@ def _on_a_terminal(
     a run still going at `timeout` is killed and fails the test."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: a session leader on the terminal, as a login shell's job
+        default_signals()  # as a shell sets them for its foreground job, whatever the suite inherited
         os.environ.pop("COLUMNS", None)
         os.execvp(argv[0], argv)
     seen = b""
@@ -65,6 +67,7 @@ def test_a_job_that_reads_the_terminal_gets_it(tmp_path: Path) -> None:
     assert b"your name? bob" in seen and b"hello bob" in seen
 
 
+@pytest.mark.ctrl_c
 def test_one_ctrl_c_ends_a_job_waiting_for_input(tmp_path: Path) -> None:
     script = tmp_path / "wait.py"
     script.write_text("import sys\nprint('ready', flush=True)\nsys.stdin.readline()\n")

@@ -292,14 +292,30 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
     if settings.get("dataset") or settings.get("loader"):  # the user's pipeline first (issue 10)
         from . import user_pipeline
 
+        # the fingerprints and --record's batches before it: --loader's profile may take the whole budget
+        # on a busy machine, and what was asked to be recorded must not be what the budget cuts (issue 45)
+        _run_phases(phases[:2], settings, result)
+        phases = phases[2:]
         if user_pipeline.run(
             settings, result, _share(deadline, 1.0 if settings.get("loader") else 0.4, floor=3.0)
         ):
-            phases = phases[:2]  # the fingerprints and --record's batches still come (issue 10)
+            phases = []
     if settings.get("watch_dir"):
         from . import heartbeat
 
         heartbeat.partial(settings["watch_dir"], result)
+    _run_phases(phases, settings, result)
+    result["elapsed_s"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def _run_phases(
+    phases: List[Tuple[str, Callable[[], None], bool]], settings: Dict[str, Any], result: Dict[str, Any]
+) -> None:
+    """Run each wanted phase in order, its time and its error (if any) in `result`, the partial results
+    written to the watch folder after each (a kill at the budget keeps them)."""
+    from . import memory_limit
+
     for name, action, wanted in phases:
         if not wanted or memory_limit.exhausted():  # out of memory: every phase would meet the limit again
             continue
@@ -317,8 +333,6 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
             from . import heartbeat
 
             heartbeat.partial(settings["watch_dir"], result)
-    result["elapsed_s"] = round(time.perf_counter() - started, 3)
-    return result
 
 
 def _dataset_imports(spec: str, result: Dict[str, Any]) -> bool:

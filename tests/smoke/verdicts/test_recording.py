@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,8 +23,15 @@ HERE = Path(__import__("sys").prefix)  # this interpreter's environment (torch, 
 
 def record(capsys: pytest.CaptureFixture[str], env: Path, name: str, out: Path) -> dict[str, object]:
     _code, data = smoke_json(capsys, str(env), *FAST, "--dataset", f"{PLANTED}:{name}", "--record", str(out))
-    assert out.is_file() and data["recording"]["written"] == {"path": str(out), "samples": 64}
+    assert out.is_file(), stopped(data)
+    assert data["recording"]["written"] == {"path": str(out), "samples": 64}
     return data
+
+
+def stopped(data: dict[str, Any]) -> object:
+    """Why a run wrote no recording: its budget finding (the time ran out, and in which phase), else every
+    finding."""
+    return by_check(data).get("finished within --budget", data["findings"])
 
 
 def compare(capsys: pytest.CaptureFixture[str], env: Path, name: str, recording: Path) -> tuple[int, dict]:
@@ -97,6 +105,7 @@ def test_a_loader_is_recorded_with_its_own_sampler_and_batch_size(
     _code, data = smoke_json(
         capsys, str(HERE), "--budget", "30", "--loader", loader, "--record", str(recording)
     )
+    assert recording.is_file(), stopped(data)
     written = json.loads(recording.read_text())
     assert written["dataset"] == "loader" and written["batch_size"] == 8 and len(written["samples"]) == 32
     assert written["reproduce"] == f"envguard smoke ENV --loader {loader} --compare loader.json"
