@@ -13,6 +13,7 @@ from envguard.engine.solver import parse_date
 from envguard.errors import UsageError
 from envguard.formats import detect_kind, pixiwrite
 from envguard.formats.condalock.write import render_explicit, render_lock, write_lock
+from envguard.lock import pipsource
 from envguard.lock.plan import (
     CudaChoice,
     LockPlan,
@@ -151,6 +152,9 @@ def _live_plan(
         if problem:
             warnings.append(problem)
     env, local = local_paths(env, _folder(target), include_local)
+    if pipsource.enabled():  # the wheel each index install came from, its sha256 and index
+        env, unread = pipsource.locate(env, prefix)
+        warnings += unread
     if local:
         warnings.append(
             f"pip package(s) {', '.join(local)} were installed from a local path; locked as name==version "

@@ -21,6 +21,7 @@ EXCLUDE_NEWER_KEY = "envguard.exclude_newer"  # solved as of this UTC time (`loc
 FIELD_VIRTUAL = "virtual_packages"
 FIELD_FINGERPRINTS = "fingerprints"
 FIELD_PIP_ORIGINS = "pip_origins"
+FIELD_PIP_INDEXES = "pip_indexes"  # pip package -> the index or find-links location its wheel is on
 FIELD_PIP_BY_VERSION = "pip_by_version"  # pip packages locked as name==version only (no file known)
 FIELD_PYTHON = "python"  # a venv's interpreter (`cpython 3.11.7`): no conda package says it there
 

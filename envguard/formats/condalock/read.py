@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -311,10 +312,12 @@ def _pip(
     if origin is not None and localsource.is_relative(origin.url):  # relative to this lock's folder
         origin = dataclasses.replace(origin, url=localsource.resolve(origin.url, base))
     sha256 = hashes.get("sha256", "")
+    indexes_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_INDEXES))
     return Package(
         manager="pip",
         name=name,
         version=str(entry["version"]),
+        channel=_indexes(indexes_text).get(name, "") if indexes_text else "",
         url=_pip_file_url(strip_credentials(str(entry["url"]))),
         sha256=sha256 if len(sha256) == 64 else "",
         origin=origin,
@@ -326,6 +329,16 @@ def _pip(
 def _origins(text: str) -> dict[str, PipOrigin]:
     """A platform's pip origins, decoded once per lock (per pip entry was quadratic in pip packages)."""
     return lockmeta.decode_origins(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _indexes(text: str) -> dict[str, str]:
+    """A platform's pip indexes (package -> the index its wheel is on), decoded once per lock."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    return {str(k): strip_credentials(str(v)) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def _pip_file_url(url: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.atomic import write_text
-from envguard.channels import strip_credentials
+from envguard.channels import scrub, strip_credentials
 from envguard.formats import explicit
 from envguard.formats.condalock import meta as lockmeta
 from envguard.formats.yaml import dump
@@ -162,6 +162,10 @@ def custom_metadata(
         if unknown:
             key = lockmeta.platform_key(platform, lockmeta.FIELD_PIP_BY_VERSION)
             data[key] = ",".join(sorted(p.name for p in unknown))
+        indexes = {p.name: scrub(p.channel) for p in env.pip_packages() if p.channel}
+        if indexes:
+            key = lockmeta.platform_key(platform, lockmeta.FIELD_PIP_INDEXES)
+            data[key] = json.dumps(dict(sorted(indexes.items())), separators=(",", ":"))
         origins = {p.name: p.origin for p in env.pip_packages() if p.origin is not None}
         if origins:
             key = lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS)
