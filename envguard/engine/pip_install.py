@@ -5,6 +5,7 @@ distributions as pip does (every file their RECORD lists)."""
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -50,7 +51,7 @@ def pip_install(
     limit = timeout if timeout is not None else timeout_seconds()
     if engine.name == "uv":
         configured = [] if "--no-index" in args or "--index-url" in args else _configured(prefix)
-        command = pipengine.uv_command(engine, python, [*configured, *args], list(requirements))
+        command = pipengine.uv_command(engine, python, prefix, [*configured, *args], list(requirements))
         if command is not None:
             done = _run_pip(prefix, command, limit, env, cwd, "uv pip install")
             if done.returncode == 0:
@@ -372,14 +373,21 @@ def find_python(version: str, implementation: str = "cpython") -> tuple[Path, st
     minor = ".".join(version.split(".")[:2])
     stem = "pypy" if implementation == "pypy" else "python"
     names = [f"{stem}{minor}", f"{stem}{minor.split('.')[0]}", stem]
-    candidates = [Path(sys.executable), *(Path(p) for n in names if (p := shutil.which(n)))]
-    found: list[tuple[Path, str]] = []
-    for candidate in dict.fromkeys(candidates):
-        facts = _interpreter_facts(candidate)
+    mine = (platform.python_implementation().lower(), platform.python_version())
+    if mine == (implementation, version):  # the running interpreter: known without starting one
+        return Path(sys.executable), version
+    first: tuple[Path, str] | None = None
+    if mine[0] == implementation and mine[1].startswith(f"{minor}."):
+        first = (Path(sys.executable), mine[1])
+    for candidate in dict.fromkeys(Path(p) for n in names if (p := shutil.which(n))):
+        facts = _interpreter_facts(
+            candidate
+        )  # each start costs (a pyenv shim: ~0.5 s): stop at the exact one
         if facts is not None and facts[0] == implementation and facts[1].startswith(f"{minor}."):
-            found.append((candidate, facts[1]))
-    exact = [item for item in found if item[1] == version]
-    return (exact or found)[0] if found else None
+            if facts[1] == version:
+                return candidate, version
+            first = first or (candidate, facts[1])
+    return first
 
 
 def _interpreter_facts(python: Path) -> tuple[str, str] | None:

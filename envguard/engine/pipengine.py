@@ -113,13 +113,16 @@ def uv_arguments(options: list[str]) -> list[str] | None:
 
 
 def uv_command(
-    engine: PipEngine, python: Path, options: list[str], requirements: list[str]
+    engine: PipEngine, python: Path, prefix: Path, options: list[str], requirements: list[str]
 ) -> list[str] | None:
-    """`uv pip install --python PYTHON ...` for pip's options and requirements, or None (see uv_arguments)."""
+    """`uv pip install --python PYTHON --prefix PREFIX ...` for pip's options and requirements, or None (see
+    uv_arguments). `--prefix`, as envguard passes pip: the files go into PREFIX even where the interpreter's
+    own prefix is another (a launcher script, a symlinked base interpreter)."""
     translated = uv_arguments([*options, *requirements])
     if translated is None:
         return None
-    return [engine.uv, "pip", "install", "--no-config", "--python", str(python), *translated]
+    command = [engine.uv, "pip", "install", "--no-config", "--python", str(python), "--prefix", str(prefix)]
+    return [*command, *translated]
 
 
 def split_options(options: list[str]) -> list[str]:
