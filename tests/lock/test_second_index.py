@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from envguard.prefix.pip_dist import read_pip_packages
+from tests.channel_server import leaks, serve
 from tests.helpers import envguard, make_venv
 from tests.pipindex import LOCAL_VERSION, build_wheel
 
@@ -143,3 +144,72 @@ def test_with_no_uv_pip_installs_and_the_report_says_so(
     monkeypatch.setenv("ENVGUARD_PIP_ENGINE", "uv")
     assert envguard("verify", "--lock", str(lock)) == 2  # asked for uv, and there is none: one line
     assert "no uv runs here" in capsys.readouterr().err
+
+
+def test_conda_lock_installs_every_pip_package_of_the_lock(
+    tmp_path: Path, second_index: tuple[str, Path], channels: dict[str, Path]
+) -> None:
+    """conda-lock install's pip step, as conda-lock 4.0.3 runs it: its own renderer turns the lock into an
+    explicit file, and the `# pip ` lines go to `pip install --no-deps -r` (here real pip into a fresh venv;
+    the fixture's conda python is a launcher of the test interpreter, where pip would install elsewhere). A
+    package with no file known is no line at all (pip would reject `NAME @ NAME==VERSION` and every other
+    with it)."""
+    from conda_lock.conda_lock import render_lockfile_for_platform
+    from conda_lock.lockfile import parse_conda_lock_file
+
+    index, _packages = second_index
+    wheels = channels["wheels"]
+    venv = make_venv(tmp_path / ".venv")
+    (venv / "pip.conf").write_text(f"[global]\nextra-index-url = {index}\n")
+    _install(venv, "--extra-index-url", index, f"torchish=={LOCAL_VERSION}", "helperish==1.0")
+    _install(venv, "--no-index", "--find-links", str(wheels), "other-pkg")  # a folder no config names
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(venv), "--no-probe", "-o", str(lock)) == 0
+    lines = render_lockfile_for_platform(
+        lockfile=parse_conda_lock_file(lock),
+        kind="explicit",
+        platform="linux-64",
+        include_dev_dependencies=False,
+        extras=set(),
+        suppress_warning_for_pip_and_explicit=True,
+    )
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(
+        "".join(f"{line.split('# pip ', 1)[1]}\n" for line in lines if line.startswith("# pip "))
+    )
+    target = make_venv(tmp_path / "target")
+    _install(target, "--no-index", "-r", str(requirements))  # pip checks each `#sha256=` as it installs
+    installed = {p.name: p.version for p in read_pip_packages(target)[0]}
+    assert installed == {"torchish": LOCAL_VERSION, "helperish": "1.0"}
+    assert "other-pkg==0.3.0" in lock.read_text()  # in envguard's metadata, and the header names it
+    assert envguard("check", str(venv), "--lock", str(lock)) == 0  # envguard still reads all three
+
+
+def test_an_index_behind_credentials_is_locked_and_verified_with_no_credential_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An index whose URL carries a user:password and an anaconda.org-style /t/TOKEN (a real HTTP server that
+    serves a static PEP 503 tree): the lock records the wheel and index without either, and verify installs
+    it; neither appears in any output or the lock."""
+    root = tmp_path / "index"
+    wheel = build_wheel(tmp_path / "src", "torchish", LOCAL_VERSION, root / "files")
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    page = root / "simple" / "torchish" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        f'<html><body><a href="../../files/{wheel.name}#sha256={digest}">{wheel.name}</a></body></html>'
+    )
+    with serve(root) as base:
+        index = f"{base}/simple/"
+        venv = make_venv(tmp_path / ".venv")
+        (venv / "pip.conf").write_text(f"[global]\nextra-index-url = {index}\n")
+        _install(venv, "--extra-index-url", index, f"torchish=={LOCAL_VERSION}")
+        lock = tmp_path / "conda-lock.yml"
+        capsys.readouterr()
+        assert envguard("lock", str(venv), "--no-probe", "-o", str(lock)) == 0
+        said = capsys.readouterr()
+        entry = next(e for e in yaml.safe_load(lock.read_text())["package"] if e["name"] == "torchish")
+        assert entry["hash"] == {"sha256": digest}
+        code, report = _verify_json(lock, capsys)
+        assert code == 0, report
+        assert leaks(lock.read_text(), json.dumps(report), said.out, said.err, *capsys.readouterr()) == []

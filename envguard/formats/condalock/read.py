@@ -100,6 +100,8 @@ def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
             skipped[entry_platform] = skipped.get(entry_platform, 0) + 1
             continue
         by_platform.setdefault(entry_platform, []).append(package)
+    for platform, packages in by_platform.items():
+        packages += _by_version(custom, platform, packages, origin)
     envs = {
         plat: _environment(origin, plat, packages, channels, tuple(by_platform), custom, skipped.get(plat, 0))
         for plat, packages in sorted(by_platform.items())
@@ -146,6 +148,27 @@ def _environment(
         fingerprints=fingerprints,
         warnings=tuple(warnings),
     )
+
+
+def _by_version(custom: Mapping[str, str], platform: str, have: list[Package], origin: str) -> list[Package]:
+    """The platform's pip packages locked as name==version only (custom_metadata, no `package:` entry)."""
+    pins: dict[str, str] = _decode(
+        custom, platform, lockmeta.FIELD_PIP_BY_VERSION, lockmeta.decode_by_version, origin, {}
+    )
+    names = {p.name for p in have if p.manager == "pip"}
+    origins_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS))
+    origins = _origins(origins_text) if origins_text and pins else {}
+    found = []
+    for name, version in pins.items():
+        problem = identity_problem("pip", name, version)
+        if problem is not None:
+            raise BadInputError(f"{origin}: custom_metadata pip_by_version: {problem}; {FIX}")
+        canonical = canonical_name(name)
+        if canonical not in names:  # where it came from, when the lock says (a local path it did not write)
+            found.append(
+                Package(manager="pip", name=canonical, version=version, origin=origins.get(canonical))
+            )
+    return found
 
 
 def _decode(
