@@ -117,13 +117,13 @@ def header(
                 f"pip package(s) {', '.join(by_version)}: name==version only (the wheel file is not known: "
                 "from an index no pip configuration names, built from an sdist, or a local path not written "
                 "without --include-local), so no `package:` entry (conda-lock would hand pip a line it "
-                "rejects): `conda-lock install` leaves them out, install them with pip afterwards; envguard "
-                "reads them from custom_metadata (pip_by_version) and installs them from your index"
+                "rejects): conda-lock leaves them out when it installs, install them with pip afterwards; "
+                "envguard reads them from custom_metadata (pip_by_version) and installs them from your index"
             ]
             if by_version
             else []
         ),
-        *(_pip_limits() if has_pip else []),
+        *(_pip_limits() if has_pip and not pip_only else []),  # a venv's lock is no conda environment
     ]
     return "".join(f"# {line}".rstrip() + "\n" for line in lines)
 
