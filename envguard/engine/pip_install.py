@@ -157,9 +157,12 @@ def install_locked_wheels(
     archives = [a for a in archives if not _direct_url(a)]
     if archives:
         with tempfile.TemporaryDirectory(prefix="envguard-wheels-") as links:
-            for archive in archives:
-                os.symlink(archive.path.resolve(), Path(links) / archive.package.filename)
-            offline = [*fixed, "--no-index", f"--find-links {shlex.quote(links)}"]
+            places = _stable_folders(archives) if engine.name == "uv" else None
+            if places is None:
+                for archive in archives:
+                    os.symlink(archive.path.resolve(), Path(links) / archive.package.filename)
+                places = [links]
+            offline = [*fixed, "--no-index", *(f"--find-links {shlex.quote(p)}" for p in places)]
             if all(a.algorithm == "sha256" for a in archives):  # pip proves each file again as it installs
                 lines = [
                     f"{a.package.name}=={a.package.version} --hash=sha256:{a.expected}\n" for a in archives
@@ -181,6 +184,15 @@ def install_locked_wheels(
             "(from --pkgs-dir or the index), not verified"
         )
     return warnings
+
+
+def _stable_folders(archives: Sequence[Archive]) -> list[str] | None:
+    """The folders the verified wheels lie in (the package cache, a find-links folder), when each is there
+    under its own name: uv finds them there and, as the paths do not change from run to run, reuses what it
+    unpacked before (a temporary folder of links made it unpack every wheel again). None otherwise."""
+    if not all(a.path.name == a.package.filename and a.path.suffix == ".whl" for a in archives):
+        return None
+    return sorted({str(a.path.resolve().parent) for a in archives})
 
 
 def install_unhashed(
