@@ -291,3 +291,17 @@ def token_channel(channels: dict[str, Path]) -> Iterator[tuple[str, list[str]]]:
     served: list[str] = []
     with serve_private(channels["forge"].parent, "token", served) as base:
         yield base, served
+
+
+@pytest.fixture(scope="session")
+def second_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """(index URL, its wheel folder): real pypiserver on 127.0.0.1 holding `torchish 2.13.0+cpu` (a
+    local-version wheel, as PyTorch's CPU index serves torch) and `helperish 1.0`, built with setuptools."""
+    from tests.pipindex import LOCAL_VERSION, build_wheel, pypiserver
+
+    root = tmp_path_factory.mktemp("second-index")
+    packages = root / "packages"
+    build_wheel(root / "src", "torchish", LOCAL_VERSION, packages)
+    build_wheel(root / "src", "helperish", "1.0", packages)
+    with pypiserver(packages) as url:
+        yield url, packages

@@ -19,6 +19,7 @@ from envguard.engine import archives
 from envguard.engine.archives import Archive
 from envguard.engine.cachecheck import check_and_heal
 from envguard.engine.pip_install import check_local_sources, install_locked_wheels
+from envguard.engine.pipengine import PipEngine
 from envguard.errors import BackendError, BadInputError
 from envguard.model import LOCAL_ORIGIN, Package
 from envguard.output import progress_bar
@@ -84,8 +85,10 @@ def install(
     progress: bool | None = None,
     cache_checked: bool = False,
     alongside: Alongside = None,
+    engine: PipEngine | None = None,
 ) -> list[str]:
-    """Link the verified conda archives into `prefix`, then install the pip packages; returns warnings.
+    """Link the verified conda archives into `prefix`, then install the pip packages (with `engine`, else
+    pipengine.select()'s); returns warnings.
     Refuses (BackendError, nothing installed) when any archive does not match the lock. The package cache is
     checked against the archives first, unless the caller just did (`cache_checked`: verify reports it).
     `alongside`: see `link`."""
@@ -113,7 +116,7 @@ def install(
 
     wheels = [a for a in fetched.archives if a.package.manager == "pip"]
     others = [p for p in pip if not archives.has_archive(p)]
-    return warnings + install_locked_wheels(prefix, wheels, others, pkgs_dir)
+    return warnings + install_locked_wheels(prefix, wheels, others, pkgs_dir, engine)
 
 
 def verify_cache(fetched: Fetched, pkgs_dir: Path) -> list[Any]:

@@ -5,6 +5,8 @@ distributions as pip does (every file their RECORD lists)."""
 from __future__ import annotations
 
 import os
+import platform
+import re
 import shlex
 import shutil
 import sys
@@ -14,10 +16,14 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from envguard import process
+from envguard.channels import scrub
+from envguard.engine import pipengine
 from envguard.engine.archives import Archive, has_archive
+from envguard.engine.pipengine import PipEngine
 from envguard.errors import BackendError, BadInputError, OperationalError
 from envguard.formats.localsource import local_path
 from envguard.model import LOCAL_ORIGIN, PIP_ARCHIVES, Package
+from envguard.prefix import pipconfig
 from envguard.prefix.pip_dist import distribution_files, read_pip_packages
 from envguard.prefix.probe import interpreter
 from envguard.process import one_line, timeout_seconds
@@ -32,12 +38,65 @@ def pip_install(
     *,
     cwd: Path | None = None,
     timeout: float | None = None,
-) -> None:
-    """`<prefix python> -m pip install --prefix PREFIX [options] requirements`; failures quote pip. An
-    environment without pip of its own (a `uv venv`, `python -m venv --without-pip`) is served by this
-    interpreter's pip acting on it (`--python`)."""
+    engine: PipEngine | None = None,
+) -> str:
+    """Install into `prefix`'s own interpreter with the pip engine (`pipengine.select`): `uv pip install
+    --python PYTHON [options] requirements` (pip's configured indexes and find-links passed on, as uv does not
+    read pip.conf), else `<prefix python> -m pip install --prefix PREFIX ...`; returns the engine that ran
+    (pip where uv does not take an option, or cannot target the interpreter). Failures quote the engine."""
+    engine = engine or pipengine.select()
     python = interpreter(prefix)
-    args = [arg for option in options for arg in shlex.split(option)]
+    args = pipengine.split_options(list(options))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    limit = timeout if timeout is not None else timeout_seconds()
+    if engine.name == "uv":
+        configured = [] if "--no-index" in args or "--index-url" in args else _configured(prefix)
+        command = pipengine.uv_command(engine, python, prefix, [*configured, *args], list(requirements))
+        if command is not None:
+            done = _run_pip(prefix, command, limit, env, cwd, "uv pip install")
+            if done.returncode == 0:
+                return "uv"
+            if not _UV_CANNOT_TARGET.search(done.stderr):
+                raise BackendError(
+                    f"uv pip install in {prefix} failed (exit {done.returncode}): {_last_lines(done.stderr)}"
+                )
+    _pip(prefix, python, args, requirements, limit, env, cwd)
+    return "pip"
+
+
+# uv could not use the interpreter (too old, not CPython/PyPy, broken): pip in it serves instead
+_UV_CANNOT_TARGET = re.compile(
+    r"(Failed to (inspect|query) Python interpreter|[Uu]nsupported Python|requires Python 3\.[0-9]+ or"
+    r" later|not a supported Python)"
+)
+
+
+def _configured(prefix: Path) -> list[str]:
+    """pip's configured index URLs and find-links locations as options for uv (which reads no pip.conf)."""
+    values = pipconfig.settings(prefix)
+    return [
+        *(f"--index-url {shlex.quote(url)}" for url in values["index-url"][:1]),
+        *(f"--extra-index-url {shlex.quote(url)}" for url in values["extra-index-url"]),
+        *(f"--find-links {shlex.quote(url)}" for url in values["find-links"]),
+    ]
+
+
+def _last_lines(stderr: str) -> str:
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    return one_line(scrub(" ".join(lines[-3:])))
+
+
+def _pip(
+    prefix: Path,
+    python: Path,
+    args: list[str],
+    requirements: Sequence[str],
+    limit: float,
+    env: dict[str, str],
+    cwd: Path | None,
+) -> None:
+    """`<prefix python> -m pip install --prefix PREFIX ...`. An environment without pip of its own (a `uv
+    venv`, `python -m venv --without-pip`) is served by this interpreter's pip acting on it (`--python`)."""
     tail = [
         "install",
         "--prefix",
@@ -47,62 +106,77 @@ def pip_install(
         *args,
         *requirements,
     ]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    limit = timeout if timeout is not None else timeout_seconds()
     done = _run_pip(prefix, [str(python), "-m", "pip", *tail], limit, env, cwd)
     if done.returncode != 0 and _NO_PIP in done.stderr:
         command = [sys.executable, "-m", "pip", "--python", str(python), *tail]
         done = _run_pip(prefix, command, limit, env, cwd)
     if done.returncode != 0:
-        lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
         raise BackendError(
-            f"pip install in {prefix} failed (exit {done.returncode}): {one_line(' '.join(lines[-3:]))}"
+            f"pip install in {prefix} failed (exit {done.returncode}): {_last_lines(done.stderr)}"
         )
 
 
 def _run_pip(
-    prefix: Path, command: list[str], limit: float, env: dict[str, str], cwd: Path | None
+    prefix: Path,
+    command: list[str],
+    limit: float,
+    env: dict[str, str],
+    cwd: Path | None,
+    what: str = "pip install",
 ) -> process.Finished:
     try:
         return process.run(command, timeout=limit, env=env, cwd=cwd)
     except process.TimedOut as exc:
         raise BackendError(
-            f"pip install in {prefix} did not finish within {limit:.0f} s; raise ENVGUARD_BACKEND_TIMEOUT"
+            f"{what} in {prefix} did not finish within {limit:.0f} s; raise ENVGUARD_BACKEND_TIMEOUT"
         ) from exc
     except OSError as exc:
         raise BackendError(
-            f"pip: cannot run {command[0]} ({exc.strerror}); is python installed in {prefix}?"
+            f"{what}: cannot run {command[0]} ({exc.strerror}); is python installed in {prefix}?"
         ) from exc
 
 
 def install_locked_wheels(
-    prefix: Path, archives: Sequence[Archive], others: Sequence[Package], pkgs_dir: Path | None = None
+    prefix: Path,
+    archives: Sequence[Archive],
+    others: Sequence[Package],
+    pkgs_dir: Path | None = None,
+    engine: PipEngine | None = None,
 ) -> list[str]:
     """Install locked pip packages without dependencies: verified archives installed from a URL originally
     from that URL again (same PEP 610 origin), the other verified ones through a --find-links folder (index
     releases, like the original), both `--require-hashes`; the rest as `install_unhashed` does (those by
-    `name==version` are warned about)."""
+    `name==version` are warned about). `engine`: pipengine.select()'s, by default."""
+    engine = engine or pipengine.select()
+    ran: list[str] = []
     warnings: list[str] = []
     fixed = ["--no-deps", "--ignore-installed", "--no-compile"]
     direct = [a for a in archives if _direct_url(a)]
     if direct:  # installed from a URL originally: install from that URL again, so pip records the same origin
-        install_direct(prefix, direct, fixed)
+        ran.append(install_direct(prefix, direct, fixed, engine))
     archives = [a for a in archives if not _direct_url(a)]
     if archives:
         with tempfile.TemporaryDirectory(prefix="envguard-wheels-") as links:
-            for archive in archives:
-                os.symlink(archive.path.resolve(), Path(links) / archive.package.filename)
-            offline = [*fixed, "--no-index", f"--find-links {shlex.quote(links)}"]
+            places = _stable_folders(archives) if engine.name == "uv" else None
+            if places is None:
+                for archive in archives:
+                    os.symlink(archive.path.resolve(), Path(links) / archive.package.filename)
+                places = [links]
+            offline = [*fixed, "--no-index", *(f"--find-links {shlex.quote(p)}" for p in places)]
             if all(a.algorithm == "sha256" for a in archives):  # pip proves each file again as it installs
                 lines = [
                     f"{a.package.name}=={a.package.version} --hash=sha256:{a.expected}\n" for a in archives
                 ]
                 requirements = Path(links) / "requirements.txt"
                 requirements.write_text("".join(lines), encoding="utf-8")
-                pip_install(prefix, ["-r", str(requirements)], [*offline, "--require-hashes"])
+                options = [*offline, "--require-hashes"]
+                ran.append(pip_install(prefix, ["-r", str(requirements)], options, engine=engine))
             else:  # md5 is no hash pip accepts; envguard proved the archives
-                pip_install(prefix, [f"{a.package.name}=={a.package.version}" for a in archives], offline)
-    install_unhashed(prefix, others, pkgs_dir)
+                named = [f"{a.package.name}=={a.package.version}" for a in archives]
+                ran.append(pip_install(prefix, named, offline, engine=engine))
+    ran += install_unhashed(prefix, others, pkgs_dir, engine=engine)
+    if engine.name == "uv" and "pip" in ran:
+        warnings.append(f"uv could not install into {interpreter(prefix)}; pip installed its pip packages")
     by_version = [p.name for p in others if local_source(p) is None and local_file(p) is None]
     if by_version:
         warnings.append(
@@ -112,21 +186,40 @@ def install_locked_wheels(
     return warnings
 
 
+def _stable_folders(archives: Sequence[Archive]) -> list[str] | None:
+    """The folders the verified wheels lie in (the package cache, a find-links folder), when each is there
+    under its own name: uv finds them there and, as the paths do not change from run to run, reuses what it
+    unpacked before (a temporary folder of links made it unpack every wheel again). None otherwise."""
+    if not all(a.path.name == a.package.filename and a.path.suffix == ".whl" for a in archives):
+        return None
+    return sorted({str(a.path.resolve().parent) for a in archives})
+
+
 def install_unhashed(
-    prefix: Path, packages: Sequence[Package], pkgs_dir: Path | None = None, *, dry_run: bool = False
-) -> None:
+    prefix: Path,
+    packages: Sequence[Package],
+    pkgs_dir: Path | None = None,
+    *,
+    dry_run: bool = False,
+    engine: PipEngine | None = None,
+) -> list[str]:
     """The lock's pip packages that have no archive to prove: local project folders (`pip install .`, `-e
     .`) from the folder the lock names, then `name==version` from pkgs_dir when it holds their wheels
     (offline), else from the index. With `dry_run`, pip only resolves them (`--dry-run`): a sync asks that
-    before it changes anything, so a package pip cannot find stops it with the environment as it was."""
+    before it changes anything, so a package pip cannot find stops it with the environment as it was.
+    Returns the engines that ran."""
+    engine = engine or pipengine.select()
+    ran: list[str] = []
     fixed = ["--no-deps", "--ignore-installed", "--no-compile", *(["--dry-run"] if dry_run else [])]
     folders = [p for p in packages if local_source(p) is not None]
     if folders:
-        pip_install(prefix, [word for p in folders for word in _folder_requirement(p)], fixed)
+        words = [word for p in folders for word in _folder_requirement(p)]
+        ran.append(pip_install(prefix, words, fixed, engine=engine))
     others = [p for p in packages if local_source(p) is None]
     files = [p for p in others if local_file(p) is not None]
     if files:  # installed from a wheel or sdist file that is still there: from that file again
-        pip_install(prefix, [f"{p.name} @ {p.origin.url}" for p in files if p.origin], fixed)
+        named = [f"{p.name} @ {p.origin.url}" for p in files if p.origin]
+        ran.append(pip_install(prefix, named, fixed, engine=engine))
     others = [p for p in others if local_file(p) is None]
     if others:
         # the package cache holds wheels envguard downloaded; a folder that does not exist is no find-links
@@ -134,10 +227,14 @@ def install_unhashed(
         local = [f"--find-links {shlex.quote(str(pkgs_dir))}"] if pkgs_dir and pkgs_dir.is_dir() else []
         if local and all(_has_wheel(pkgs_dir, p) for p in others):
             local.append("--no-index")
-        pip_install(prefix, [f"{p.name}=={p.version}" for p in others], [*fixed, *local])
+        named = [f"{p.name}=={p.version}" for p in others]
+        ran.append(pip_install(prefix, named, [*fixed, *local], engine=engine))
+    return ran
 
 
-def install_direct(prefix: Path, archives: Sequence[Archive], options: Sequence[str]) -> None:
+def install_direct(
+    prefix: Path, archives: Sequence[Archive], options: Sequence[str], engine: PipEngine | None = None
+) -> str:
     """`name @ URL --hash=sha256:...` for each verified archive, with `--require-hashes` (pip checks the file
     again as it installs it); a file:// URL whose file is gone installs the verified copy instead."""
     lines = []
@@ -149,7 +246,7 @@ def install_direct(prefix: Path, archives: Sequence[Archive], options: Sequence[
     with tempfile.TemporaryDirectory(prefix="envguard-direct-") as folder:
         requirements = Path(folder) / "requirements.txt"
         requirements.write_text("".join(lines), encoding="utf-8")
-        pip_install(prefix, ["-r", str(requirements)], [*options, "--require-hashes"])
+        return pip_install(prefix, ["-r", str(requirements)], [*options, "--require-hashes"], engine=engine)
 
 
 def _direct_url(archive: Archive) -> str:
@@ -288,14 +385,21 @@ def find_python(version: str, implementation: str = "cpython") -> tuple[Path, st
     minor = ".".join(version.split(".")[:2])
     stem = "pypy" if implementation == "pypy" else "python"
     names = [f"{stem}{minor}", f"{stem}{minor.split('.')[0]}", stem]
-    candidates = [Path(sys.executable), *(Path(p) for n in names if (p := shutil.which(n)))]
-    found: list[tuple[Path, str]] = []
-    for candidate in dict.fromkeys(candidates):
-        facts = _interpreter_facts(candidate)
+    mine = (platform.python_implementation().lower(), platform.python_version())
+    if mine == (implementation, version):  # the running interpreter: known without starting one
+        return Path(sys.executable), version
+    first: tuple[Path, str] | None = None
+    if mine[0] == implementation and mine[1].startswith(f"{minor}."):
+        first = (Path(sys.executable), mine[1])
+    for candidate in dict.fromkeys(Path(p) for n in names if (p := shutil.which(n))):
+        facts = _interpreter_facts(
+            candidate
+        )  # each start costs (a pyenv shim: ~0.5 s): stop at the exact one
         if facts is not None and facts[0] == implementation and facts[1].startswith(f"{minor}."):
-            found.append((candidate, facts[1]))
-    exact = [item for item in found if item[1] == version]
-    return (exact or found)[0] if found else None
+            if facts[1] == version:
+                return candidate, version
+            first = first or (candidate, facts[1])
+    return first
 
 
 def _interpreter_facts(python: Path) -> tuple[str, str] | None:
@@ -309,15 +413,24 @@ def _interpreter_facts(python: Path) -> tuple[str, str] | None:
     return (words[0], words[1]) if done.returncode == 0 and len(words) == 2 else None
 
 
-def make_venv(python: Path, prefix: Path) -> None:
-    """`python -m venv PREFIX` (with pip, from the interpreter's own ensurepip: offline)."""
+def make_venv(python: Path, prefix: Path, engine: PipEngine | None = None) -> None:
+    """`uv venv --python PYTHON PREFIX` with the uv engine (no pip in it: the lock's packages are all it
+    gets), else `python -m venv PREFIX` (with pip, from the interpreter's own ensurepip: offline)."""
+    engine = engine or pipengine.select()
+    command = [str(python), "-m", "venv", str(prefix)]
+    if engine.name == "uv":
+        command = [engine.uv, "venv", "--no-config", "--quiet", "--python", str(python), str(prefix)]
     try:
-        done = process.run([str(python), "-m", "venv", str(prefix)], timeout=300)
+        done = process.run(command, timeout=300)
     except (OSError, process.TimedOut) as exc:
-        raise BackendError(f"{python} -m venv {prefix} did not run ({exc})") from exc
+        raise BackendError(f"{' '.join(command[:2])} ... {prefix} did not run ({exc})") from exc
+    if done.returncode != 0 and engine.name == "uv":  # an interpreter uv cannot target: venv's own way
+        make_venv(python, prefix, pipengine.PipEngine("pip", why="uv venv failed"))
+        return
     if done.returncode != 0:
         raise BackendError(
-            f"{python} -m venv {prefix} failed (exit {done.returncode}): {one_line(done.stderr)[-300:]}"
+            f"{' '.join(command[:2])} ... {prefix} failed (exit {done.returncode}): "
+            f"{one_line(done.stderr)[-300:]}"
         )
 
 

@@ -12,7 +12,8 @@ from envguard.cuda import family_warnings
 from envguard.engine.solver import parse_date
 from envguard.errors import UsageError
 from envguard.formats import detect_kind, pixiwrite
-from envguard.formats.condalock.write import render_explicit, render_lock, write_lock
+from envguard.formats.condalock.write import by_version_only, render_explicit, render_lock, write_lock
+from envguard.lock import pipsource
 from envguard.lock.plan import (
     CudaChoice,
     LockPlan,
@@ -151,6 +152,9 @@ def _live_plan(
         if problem:
             warnings.append(problem)
     env, local = local_paths(env, _folder(target), include_local)
+    if pipsource.enabled():  # the wheel each index install came from, its sha256 and index
+        env, unread = pipsource.locate(env, prefix)
+        warnings += unread
     if local:
         warnings.append(
             f"pip package(s) {', '.join(local)} were installed from a local path; locked as name==version "
@@ -202,10 +206,22 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str])
         lock_name=name,
         exclude_newer=plan.exclude_newer,
     )
+    unknown = sorted(  # a local path left unwritten is warned about where it is left out
+        {p.name for env in plan.envs.values() for p in by_version_only(env) if p.origin is None}
+    )
+    warnings = (
+        (
+            f"pip package(s) {', '.join(unknown)}: no wheel URL is known (no configured index or find-links "
+            "lists their file), so they are locked as name==version in envguard's metadata only: "
+            "`conda-lock install` leaves them out (the lock's header says so)",
+        )
+        if unknown
+        else ()
+    )
     if target == "-":
-        return LockResult((), text, ())
+        return LockResult((), text, warnings)
     write_lock(target, text)
-    return LockResult((_summary(plan, target),), "", ())
+    return LockResult((_summary(plan, target),), "", warnings)
 
 
 def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:

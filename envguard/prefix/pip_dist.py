@@ -286,3 +286,24 @@ def _record_entry(row: list[str], site: str, root: str) -> RecordEntry | None:
             sha256 = None
     size = int(row[2]) if row[2].isdigit() else None
     return path.replace(os.sep, "/"), sha256, size
+
+
+# --- WHEEL: the tags of the wheel a distribution was installed from (the lock finds that file by them) ---
+
+
+def wheel_tags(prefix: Path) -> dict[str, tuple[str, frozenset[str]]]:
+    """Each pip-installed (not conda's) distribution's canonical name -> (version, the tags its WHEEL file
+    lists: `cp311-cp311-manylinux_2_17_x86_64`, ...); no tags for one built from an sdist on this machine
+    (its WHEEL names a wheel no index holds) or without a WHEEL file."""
+    found: dict[str, tuple[str, frozenset[str]]] = {}
+    for folder in dist_info_dirs(prefix):
+        if _read(folder / "INSTALLER").strip().lower() in CONDA_INSTALLERS:
+            continue
+        name, version = _name_version(folder)
+        tags = [
+            line[4:].strip().lower()
+            for line in _read(folder / "WHEEL").splitlines()
+            if line.startswith("Tag:") and line[4:].strip()
+        ]
+        found[canonical_name(name)] = (version, frozenset(tags))
+    return found

@@ -10,6 +10,7 @@ from pathlib import Path
 from envguard.channels import scrub
 
 _KEYS = ("index-url", "extra-index-url")
+_ALL_KEYS = (*_KEYS, "find-links")
 _DEFAULT_INDEX = "https://pypi.org/simple"
 
 
@@ -31,10 +32,10 @@ def config_files(prefix: Path | None) -> list[Path]:
     return [] if explicit == os.devnull else files
 
 
-def index_options(prefix: Path | None) -> list[str]:
-    """`--index-url URL` and `--extra-index-url URL` lines for what is configured (sections [global] then
-    [install] of each file, then PIP_INDEX_URL / PIP_EXTRA_INDEX_URL), credentials stripped; PyPI, pip's
-    default index, goes unsaid."""
+def settings(prefix: Path | None) -> dict[str, list[str]]:
+    """pip's index-url, extra-index-url and find-links as pip reads them (sections [global] then [install] of
+    each file, then PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_FIND_LINKS), credentials kept: for the installer
+    only, never to be written or printed."""
     values: dict[str, str] = {}
     for path in config_files(prefix):
         parser = configparser.RawConfigParser()
@@ -43,16 +44,23 @@ def index_options(prefix: Path | None) -> list[str]:
         except (configparser.Error, UnicodeDecodeError, OSError):
             continue  # pip would refuse it too; an export does not fail for it
         for section in ("global", "install"):
-            for key in _KEYS:
+            for key in _ALL_KEYS:
                 if parser.has_option(section, key):
                     values[key] = parser.get(section, key)
-    for key in _KEYS:
+    for key in _ALL_KEYS:
         variable = "PIP_" + key.upper().replace("-", "_")
         if os.environ.get(variable):
             values[key] = os.environ[variable]
+    return {key: values.get(key, "").split() for key in _ALL_KEYS}
+
+
+def index_options(prefix: Path | None) -> list[str]:
+    """`--index-url URL` and `--extra-index-url URL` lines for what is configured (see `settings`),
+    credentials stripped; PyPI, pip's default index, goes unsaid."""
+    values = settings(prefix)
     lines = []
     for key in _KEYS:
-        for url in values.get(key, "").split():
+        for url in values[key]:
             if url.rstrip("/") != _DEFAULT_INDEX or key != "index-url":
                 lines.append(f"--{key} {scrub(url)}")
     return lines

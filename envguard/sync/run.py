@@ -23,7 +23,7 @@ from envguard import sources
 from envguard.cache import checks as statcache
 from envguard.check import CheckReport, check_environment, fast, file_findings, find_lock, run_check
 from envguard.check import render as check_render
-from envguard.engine import backends
+from envguard.engine import backends, pipengine
 from envguard.engine import target as targets
 from envguard.engine.archives import has_archive
 from envguard.engine.backends.base import Change
@@ -164,9 +164,10 @@ def _apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
             *(f"{a.package.describe()}: the lock has no sha256, checked md5 only" for a in fetched.md5_only),
         ]
         unhashed = [p for p in plan.to_link("pip") if not has_archive(p)]
+        engine = pipengine.select() if plan.of("pip") else None
         # what pip finds for itself (an index release, a project folder): asked before any change
         if unhashed:
-            install_unhashed(prefix, unhashed, pkgs_dir, dry_run=True)
+            install_unhashed(prefix, unhashed, pkgs_dir, dry_run=True, engine=engine)
         specs, removed_specs = requested_changes(plan, live, target)
         started = False
         # the changes are made holding the environment's lock (envguard.engine.target, as create holds it): a
@@ -194,7 +195,12 @@ def _apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
                         started = True
                         uninstall(prefix, [p.name for p in plan.to_unlink("pip")])
                         warnings += install(
-                            _part(fetched, "pip"), prefix, specs=(), platform=None, pkgs_dir=pkgs_dir
+                            _part(fetched, "pip"),
+                            prefix,
+                            specs=(),
+                            platform=None,
+                            pkgs_dir=pkgs_dir,
+                            engine=engine,
                         )
             except EnvguardError as exc:
                 if not started:
@@ -208,7 +214,7 @@ def _apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
     after = _check_after(prefix, target, files=options.files)
     return SyncResult(
         plan,
-        backend=backend.describe() if backend is not None else "pip",
+        backend=_engines(backend.describe() if backend is not None else "", engine),
         applied=True,
         after=after,
         warnings=tuple(warnings),
@@ -219,6 +225,11 @@ _AGAIN = (
     "the environment is partly synced: run the same `envguard sync` again to finish (`envguard check` lists "
     "what is left)"
 )
+
+
+def _engines(conda: str, pip: pipengine.PipEngine | None) -> str:
+    """Which engines ran: the conda backend's description, then the pip engine's (`uv`, `pip (...)`)."""
+    return " + ".join(part for part in (conda, pip.describe() if pip is not None else "") if part)
 
 
 def _part(fetched: Fetched, manager: str) -> Fetched:

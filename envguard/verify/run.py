@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from envguard.attest.envelope import Signing
 from envguard.check import check_environment, parse_target, severity
-from envguard.engine import install
+from envguard.engine import install, pipengine
 from envguard.engine.cacheuse import using_cache
 from envguard.engine.install import default_pkgs_dir
 from envguard.engine.pip_install import find_python, make_venv, remove_bootstrap
@@ -302,6 +302,7 @@ class _Run:
         if self.python is not None:
             return self.install_venv()
         specs = [r.spec for r in self.env.requested if r.manager == "conda"]
+        engine = pipengine.select() if self.env.pip_packages() else None
         self.warnings += install.install(
             self.fetched,
             self.prefix,
@@ -310,28 +311,36 @@ class _Run:
             pkgs_dir=self.pkgs_dir,
             progress=self.progress,
             cache_checked=True,  # just above, so a poisoned folder is this stage's FAIL
+            engine=engine,
         )
         conda, pip = self.env.conda_packages(), self.env.pip_packages()
+        with_engine = f" (pip packages with {engine.describe()})" if engine is not None else ""
         return Stage(
             "install",
             "ok",
-            detail=f"{len(conda)} conda + {len(pip)} pip package(s) into a temporary prefix",
+            detail=f"{len(conda)} conda + {len(pip)} pip package(s) into a temporary prefix{with_engine}",
         )
 
     def install_venv(self) -> Stage:
         """A pip-only lock: a fresh venv of the locked Python, the locked packages with pip (`--no-deps`,
         hashed ones `--require-hashes`), minus the pip/setuptools the venv brought that the lock lacks."""
         assert self.python is not None
-        make_venv(self.python, self.prefix)
+        engine = pipengine.select()
+        make_venv(self.python, self.prefix, engine)
         self.warnings += install.install(
-            self.fetched, self.prefix, specs=[], platform=self.platform, pkgs_dir=self.pkgs_dir
+            self.fetched,
+            self.prefix,
+            specs=[],
+            platform=self.platform,
+            pkgs_dir=self.pkgs_dir,
+            engine=engine,
         )
         remove_bootstrap(self.prefix, self.env.pip_packages())
         return Stage(
             "install",
             "ok",
             detail=f"0 conda + {len(self.env.pip_packages())} pip package(s) into a fresh venv "
-            f"(python {self.python})",
+            f"(python {self.python}, with {engine.describe()})",
         )
 
     def check(self) -> Stage:

@@ -37,8 +37,10 @@ def test_live_lock_is_exact_and_conda_lock_reads_it(
     parsed = parse_conda_lock_file(lock)
     by_name = {p.name: p for p in parsed.package}
     assert by_name["pytorch"].url.endswith("pytorch-2.1.0-py3.11_cuda11.8_cudnn8.7.0_0.conda")
-    assert by_name["tinyproj"].manager == "pip" and by_name["tinyproj"].version == "1.0.0"
     assert parsed.metadata.platforms == ["linux-64"] and parsed.metadata.custom_metadata is not None
+    # installed from a local path it does not write: no file to name, so no entry conda-lock would hand pip
+    assert "tinyproj" not in by_name
+    assert parsed.metadata.custom_metadata["envguard.linux-64.pip_by_version"] == "tinyproj==1.0.0"
     assert parsed.metadata.custom_metadata["envguard.version"]
     assert "__glibc" in parsed.metadata.custom_metadata["envguard.linux-64.virtual_packages"]
     # same shape as conda-lock's own output: top-level keys, metadata keys, package keys (+ `build`)
@@ -60,9 +62,9 @@ def test_live_lock_is_exact_and_conda_lock_reads_it(
         suppress_warning_for_pip_and_explicit=True,
     )
     torch = by_name["pytorch"]
-    assert f"{torch.url}#{torch.hash.md5}" in explicit and any(
-        line.startswith("# pip tinyproj @ ") for line in explicit
-    )
+    assert f"{torch.url}#{torch.hash.md5}" in explicit
+    # no `# pip NAME @ NAME==VERSION` line: pip rejects it, and every pip package of the lock with it
+    assert not any(line.startswith("# pip ") and "://" not in line for line in explicit)
     env_kind = render_lockfile_for_platform(
         lockfile=parsed, include_dev_dependencies=False, extras=None, kind="env", platform="linux-64"
     )

@@ -1,5 +1,6 @@
 """pip entries of a live lock: the wheel a package was installed from, with its sha256, where pip recorded it
-(direct_url.json); else clearly name==version only (no made-up index URL). conda-lock still reads the lock."""
+(direct_url.json); else clearly name==version only, in envguard's metadata (no made-up index URL, no entry
+conda-lock would turn into a line pip rejects). conda-lock still reads the lock."""
 
 from __future__ import annotations
 
@@ -30,17 +31,19 @@ def test_pip_entries_carry_the_wheel_and_its_sha256_or_say_name_version_only(
     entries = {e["name"]: e for e in data["package"]}
     assert entries["tinyproj"]["url"] == wheel.as_uri()
     assert entries["tinyproj"]["hash"] == {"sha256": hashlib.sha256(wheel.read_bytes()).hexdigest()}
-    assert entries["other-pkg"]["url"] == "other-pkg==0.3.0" and entries["other-pkg"]["hash"] == {}
+    # no file known: no `package:` entry (conda-lock would hand pip `other-pkg @ other-pkg==0.3.0`, which pip
+    # rejects, failing every pip package), name==version in envguard's metadata
+    assert "other-pkg" not in entries
     assert "/simple/" not in text
     custom = data["metadata"]["custom_metadata"]
-    assert custom["envguard.linux-64.pip_by_version"] == "other-pkg"
+    assert custom["envguard.linux-64.pip_by_version"] == "other-pkg==0.3.0"
     assert "other-pkg: name==version only" in text  # the header says so too
     env = condalock.read(lock, "linux-64")
     by_name = {p.name: p for p in env.pip_packages()}
     assert by_name["tinyproj"].sha256 == entries["tinyproj"]["hash"]["sha256"]
     assert by_name["other-pkg"].url == "" and not by_name["other-pkg"].sha256
     parsed = parse_conda_lock_file(lock)  # conda-lock's own model still accepts every entry
-    assert {p.name for p in parsed.package} == {"tinyproj", "other-pkg"}
+    assert {p.name for p in parsed.package} == {"tinyproj"}
 
 
 def test_a_local_path_is_written_only_when_asked(
@@ -59,8 +62,9 @@ def test_a_local_path_is_written_only_when_asked(
     text = lock.read_text()
     assert str(wheels) not in text  # the wheel's path; the Reproduce line names the venv (absolute: no git)
     assert all("envguard lock " in line for line in text.splitlines() if str(tmp_path) in line)
-    entry = next(e for e in yaml.safe_load(text)["package"] if e["name"] == "tinyproj")
-    assert entry["url"] == "tinyproj==1.0.0"
+    data = yaml.safe_load(text)
+    assert "tinyproj" not in {e["name"] for e in data["package"]}  # no file to name: envguard's metadata only
+    assert data["metadata"]["custom_metadata"]["envguard.linux-64.pip_by_version"] == "tinyproj==1.0.0"
     assert envguard("check", str(venv), "--lock", str(lock)) == 0  # any local path matches the unwritten one
     capsys.readouterr()
     code = envguard("verify", "--lock", str(lock))  # the rebuild refuses before anything is installed

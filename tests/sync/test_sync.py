@@ -82,7 +82,7 @@ def test_sync_changes_only_what_differs_and_records_it_as_conda_does(
     ]
     assert out.rstrip().endswith(
         f"Synced: {prefix} matches {lock} (3 conda, 2 pip change(s); embedded (py-rattler "
-        f"{__import__('rattler').__version__}))"
+        f"{__import__('rattler').__version__}) + uv)"  # the engines that ran: conda's, then pip's
     ), out
     assert untouched.stat().st_ino == inode  # an unchanged package is not linked again
     assert check_out(prefix, lock, capsys, "--files") == (0, f"OK: {prefix} matches {lock}\n")

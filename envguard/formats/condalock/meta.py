@@ -21,7 +21,10 @@ EXCLUDE_NEWER_KEY = "envguard.exclude_newer"  # solved as of this UTC time (`loc
 FIELD_VIRTUAL = "virtual_packages"
 FIELD_FINGERPRINTS = "fingerprints"
 FIELD_PIP_ORIGINS = "pip_origins"
-FIELD_PIP_BY_VERSION = "pip_by_version"  # pip packages locked as name==version only (no file known)
+FIELD_PIP_INDEXES = "pip_indexes"  # pip package -> the index or find-links location its wheel is on
+# pip packages locked as name==version only (no file known): `name==version,...`, kept out of `package:` (a
+# conda-lock entry needs a URL pip can install); an older envguard wrote the names alone, with the entries
+FIELD_PIP_BY_VERSION = "pip_by_version"
 FIELD_PYTHON = "python"  # a venv's interpreter (`cpython 3.11.7`): no conda package says it there
 
 
@@ -106,3 +109,19 @@ def decode_origins(text: str) -> dict[str, PipOrigin]:
         for name, o in data.items()
         if isinstance(o, dict)
     }
+
+
+def encode_by_version(pins: Mapping[str, str]) -> str:
+    """`name==version,...` (sorted by name)."""
+    return ",".join(f"{name}=={version}" for name, version in sorted(pins.items()))
+
+
+def decode_by_version(text: str) -> dict[str, str]:
+    """name -> version from `name==version,...`; a bare name (an older lock: its entry is in `package:`) is
+    skipped."""
+    pins: dict[str, str] = {}
+    for item in text.split(","):
+        name, sep, version = item.strip().partition("==")
+        if sep and name and version:
+            pins[name] = version
+    return pins

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -99,6 +100,8 @@ def parse_lock(text: str, origin: str = "conda-lock.yml") -> LockData:
             skipped[entry_platform] = skipped.get(entry_platform, 0) + 1
             continue
         by_platform.setdefault(entry_platform, []).append(package)
+    for platform, packages in by_platform.items():
+        packages += _by_version(custom, platform, packages, origin)
     envs = {
         plat: _environment(origin, plat, packages, channels, tuple(by_platform), custom, skipped.get(plat, 0))
         for plat, packages in sorted(by_platform.items())
@@ -145,6 +148,27 @@ def _environment(
         fingerprints=fingerprints,
         warnings=tuple(warnings),
     )
+
+
+def _by_version(custom: Mapping[str, str], platform: str, have: list[Package], origin: str) -> list[Package]:
+    """The platform's pip packages locked as name==version only (custom_metadata, no `package:` entry)."""
+    pins: dict[str, str] = _decode(
+        custom, platform, lockmeta.FIELD_PIP_BY_VERSION, lockmeta.decode_by_version, origin, {}
+    )
+    names = {p.name for p in have if p.manager == "pip"}
+    origins_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS))
+    origins = _origins(origins_text) if origins_text and pins else {}
+    found = []
+    for name, version in pins.items():
+        problem = identity_problem("pip", name, version)
+        if problem is not None:
+            raise BadInputError(f"{origin}: custom_metadata pip_by_version: {problem}; {FIX}")
+        canonical = canonical_name(name)
+        if canonical not in names:  # where it came from, when the lock says (a local path it did not write)
+            found.append(
+                Package(manager="pip", name=canonical, version=version, origin=origins.get(canonical))
+            )
+    return found
 
 
 def _decode(
@@ -311,10 +335,12 @@ def _pip(
     if origin is not None and localsource.is_relative(origin.url):  # relative to this lock's folder
         origin = dataclasses.replace(origin, url=localsource.resolve(origin.url, base))
     sha256 = hashes.get("sha256", "")
+    indexes_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_INDEXES))
     return Package(
         manager="pip",
         name=name,
         version=str(entry["version"]),
+        channel=_indexes(indexes_text).get(name, "") if indexes_text else "",
         url=_pip_file_url(strip_credentials(str(entry["url"]))),
         sha256=sha256 if len(sha256) == 64 else "",
         origin=origin,
@@ -326,6 +352,16 @@ def _pip(
 def _origins(text: str) -> dict[str, PipOrigin]:
     """A platform's pip origins, decoded once per lock (per pip entry was quadratic in pip packages)."""
     return lockmeta.decode_origins(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _indexes(text: str) -> dict[str, str]:
+    """A platform's pip indexes (package -> the index its wheel is on), decoded once per lock."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    return {str(k): strip_credentials(str(v)) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def _pip_file_url(url: str) -> str:

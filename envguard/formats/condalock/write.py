@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from envguard.atomic import write_text
-from envguard.channels import strip_credentials
+from envguard.channels import scrub, strip_credentials
 from envguard.formats import explicit
 from envguard.formats.condalock import meta as lockmeta
 from envguard.formats.yaml import dump
@@ -70,14 +70,17 @@ def render_lock(
     }
     pip_only = not any(env.conda_packages() for env in envs_by_platform.values())
     by_version = sorted({p.name for env in envs_by_platform.values() for p in by_version_only(env)})
-    return header(reproduce, lock_name, source_kind, pip_only=pip_only, by_version=by_version) + dump(
-        document
+    has_pip = any(env.pip_packages() for env in envs_by_platform.values())
+    text = header(
+        reproduce, lock_name, source_kind, pip_only=pip_only, by_version=by_version, has_pip=has_pip
     )
+    return text + dump(document)
 
 
 def by_version_only(env: Environment) -> tuple[Package, ...]:
-    """pip packages whose file is not known (installed from an index: pip records no URL or hash for them);
-    their lock entry's `url` is `name==version` (conda-lock needs some text there) and its `hash` is empty."""
+    """pip packages whose file is not known (from an index no configuration names, built from an sdist, a
+    local path not written): no `package:` entry (conda-lock turns each into `NAME @ URL` for pip, which
+    rejects anything but a URL), `name==version` in custom_metadata instead."""
     return tuple(p for p in env.pip_packages() if not pip_url(p))
 
 
@@ -88,6 +91,7 @@ def header(
     *,
     pip_only: bool = False,
     by_version: Sequence[str] = (),
+    has_pip: bool = False,
 ) -> str:
     """The comment block: what wrote the file, how to reproduce, install and check it."""
     origin = (
@@ -110,15 +114,30 @@ def header(
         f"    envguard check --lock {lock_name}",
         *(
             [
-                f"pip package(s) {', '.join(by_version)}: name==version only (installed from an index, the "
-                "wheel file is not known, or from a local path not written without --include-local: "
-                "`url: NAME==VERSION`, no hash; pip installs them from your index)"
+                f"pip package(s) {', '.join(by_version)}: name==version only (the wheel file is not known: "
+                "from an index no pip configuration names, built from an sdist, or a local path not written "
+                "without --include-local), so no `package:` entry (conda-lock would hand pip a line it "
+                "rejects): conda-lock leaves them out when it installs, install them with pip afterwards; "
+                "envguard reads them from custom_metadata (pip_by_version) and installs them from your index"
             ]
             if by_version
             else []
         ),
+        *(_pip_limits() if has_pip and not pip_only else []),  # a venv's lock is no conda environment
     ]
     return "".join(f"# {line}".rstrip() + "\n" for line in lines)
+
+
+def _pip_limits() -> list[str]:
+    """What the two conda-lock.yml installers do with pip entries (measured: conda-lock 4.0.3, conda 26.7.1
+    with conda-lockfiles 0.2.2)."""
+    return [
+        "pip entries follow conda-lock's schema (manager: pip, url: the wheel, hash.sha256):",
+        "`conda-lock install` installs them with pip. `conda create --file conda-lock.yml` (conda-lockfiles",
+        "0.2.2) refuses them (it knows `manager: pypi` only): exit 1, nothing created. Under any other file",
+        "name conda reads this file as an environment.yml and creates an EMPTY environment: install it with",
+        "conda-lock or envguard.",
+    ]
 
 
 def _pip_only_install(lock_name: str) -> list[str]:
@@ -161,7 +180,11 @@ def custom_metadata(
         unknown = by_version_only(env)
         if unknown:
             key = lockmeta.platform_key(platform, lockmeta.FIELD_PIP_BY_VERSION)
-            data[key] = ",".join(sorted(p.name for p in unknown))
+            data[key] = lockmeta.encode_by_version({p.name: p.version for p in unknown})
+        indexes = {p.name: scrub(p.channel) for p in env.pip_packages() if p.channel}
+        if indexes:
+            key = lockmeta.platform_key(platform, lockmeta.FIELD_PIP_INDEXES)
+            data[key] = json.dumps(dict(sorted(indexes.items())), separators=(",", ":"))
         origins = {p.name: p.origin for p in env.pip_packages() if p.origin is not None}
         if origins:
             key = lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS)
@@ -181,7 +204,10 @@ def _channels(envs: Mapping[str, Environment]) -> list[str]:
 def _entries(envs: Mapping[str, Environment]) -> list[tuple[tuple[str, str, str], dict[str, Any]]]:
     result: list[tuple[tuple[str, str, str], dict[str, Any]]] = []
     for platform, env in envs.items():
+        unknown = set(by_version_only(env))  # in custom_metadata: an entry needs a URL pip can install
         for package in env.packages:
+            if package in unknown:
+                continue
             result.append(((package.manager, package.name, platform), package_entry(package, platform)))
     return result
 

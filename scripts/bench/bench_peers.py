@@ -1,0 +1,186 @@
+"""Benchmark envguard's pip side against uv, its real peer, on venvs of 15 and 150 packages (issue 44):
+
+    python scripts/bench/bench_peers.py                  # 15 and 150 packages, 5 rounds
+    python scripts/bench/bench_peers.py --sizes 15 --rounds 7
+
+- a one-package repair (the venv one package short of its lock): `envguard sync VENV --lock L --yes` against
+  `uv pip sync --python VENV requirements.txt` (the same pins and sha256s): target <= 3x;
+- a rebuild of the lock: `envguard verify --lock L` (fresh venv, every wheel's sha256 proved, installed, then
+  checked against the lock) against `uv venv` + `uv pip sync` into a fresh venv: target <= 3x.
+
+The venvs are built offline from the machine's local PyPI mirror (file:///opt/pypi/simple, or --index): pure
+Python wheels, `--no-deps`, the first N projects by name. Both tools share one warm uv cache and envguard its
+warm package cache (a first, discarded round warms them). Every round runs each case once in an order
+shuffled from round to round (seeded), each a fresh process; medians, and envguard ÷ uv. envguard's verify
+time is shown by stage (from its --json report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import unquote
+
+import yaml
+
+ENVGUARD = [sys.executable, "-m", "envguard"]
+UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv"
+PYTHON = sys.executable
+
+
+def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-600:]}")
+    return done
+
+
+def timed(argv: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = run(argv)
+    return time.perf_counter() - start, done.stdout
+
+
+def pure_wheels(index: Path, count: int) -> list[str]:
+    """`name==version` of the first `count` projects (by name) whose newest file on the local index is a
+    pure-Python wheel under 3 MB."""
+    picked: list[str] = []
+    for project in sorted(p for p in index.iterdir() if (p / "index.html").is_file()):
+        text = (project / "index.html").read_text()
+        files = [
+            unquote(part.split('"', 1)[0].split("#", 1)[0].rsplit("/", 1)[-1])
+            for part in text.split('href="')[1:]
+        ]
+        wheels = [f for f in files if f.endswith(("-py3-none-any.whl", "-py2.py3-none-any.whl"))]
+        if not wheels or project.name in ("pip", "setuptools", "wheel"):
+            continue
+        target = (index.parent / "files" / wheels[-1]).resolve()
+        if target.is_file() and target.stat().st_size > 3_000_000:
+            continue
+        name, version = wheels[-1].split("-")[:2]
+        picked.append(f"{name}=={version}")
+        if len(picked) == count:
+            break
+    return picked
+
+
+def build(work: Path, size: int, index_url: str, index: Path) -> tuple[Path, Path, Path]:
+    """(venv, lock, requirements.txt) for a venv of `size` packages."""
+    venv = work / f"venv{size}"
+    run([UV, "venv", "--no-config", "-q", "--python", PYTHON, str(venv)])
+    pins = pure_wheels(index, size)
+    run([UV, "pip", "install", "--no-config", "-q", "--no-deps", "--index-url", index_url,
+         "--python", str(venv / "bin" / "python"), *pins])  # fmt: skip
+    lock = work / f"lock{size}.yml"
+    run([*ENVGUARD, "lock", str(venv), "--no-probe", "-o", str(lock)])
+    entries = [e for e in yaml.safe_load(lock.read_text())["package"] if e["manager"] == "pip"]
+    missing = [e["name"] for e in entries if not e["hash"].get("sha256")]
+    if missing:
+        raise SystemExit(f"the lock has no sha256 for {', '.join(missing)}")
+    requirements = work / f"requirements{size}.txt"
+    requirements.write_text(
+        "".join(f"{e['name']}=={e['version']} --hash=sha256:{e['hash']['sha256']}\n" for e in entries)
+    )
+    return venv, lock, requirements
+
+
+def compare(work: Path, size: int, index_url: str, index: Path, rounds: int, rng: random.Random) -> None:
+    """Build the venv of `size` packages and its lock, time every case interleaved, print the medians."""
+    venv, lock, requirements = build(work, size, index_url, index)
+    locked = yaml.safe_load(lock.read_text())["package"]
+    victim = locked[size // 2]["name"]
+    vpy = str(venv / "bin" / "python")
+    fresh = work / "fresh"
+    stages: list[dict[str, float]] = []
+
+    def short() -> None:
+        run([UV, "pip", "uninstall", "--no-config", "-q", "--python", vpy, victim])
+
+    def clear() -> None:
+        shutil.rmtree(fresh, ignore_errors=True)
+
+    def verify() -> float:
+        seconds, out = timed([*ENVGUARD, "verify", "--lock", str(lock), "--json"])
+        stages.append({s["name"]: s["seconds"] for s in json.loads(out)["stages"]})
+        return seconds
+
+    def uv_sync(python: str) -> list[str]:
+        return [UV, "pip", "sync", "--no-config", "-q", "--index-url", index_url, "--python", python,
+                str(requirements)]  # fmt: skip
+
+    def uv_rebuild() -> float:
+        made = timed([UV, "venv", "--no-config", "-q", "--python", PYTHON, str(fresh)])[0]
+        return made + timed(uv_sync(str(fresh / "bin" / "python")))[0]
+
+    sync = [*ENVGUARD, "sync", str(venv), "--lock", str(lock), "--yes"]
+    cases: dict[str, tuple[Callable[[], None], Callable[[], float]]] = {
+        "repair: envguard sync": (short, lambda: timed(sync)[0]),
+        "repair: uv pip sync": (short, lambda: timed(uv_sync(vpy))[0]),
+        "rebuild: envguard verify": (lambda: None, verify),
+        "rebuild: uv venv + uv pip sync": (clear, uv_rebuild),
+    }
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for round_ in range(rounds + 1):
+        order = list(cases)
+        rng.shuffle(order)
+        for name in order:
+            setup, measure = cases[name]
+            setup()
+            seconds = measure()
+            if round_:
+                times[name].append(seconds)
+    stages = stages[1:]
+    med = {name: statistics.median(values) for name, values in times.items()}
+    print(f"\n{size}-package venv ({len(locked)} locked, each with a sha256); load {os.getloadavg()[0]:.2f}")
+    for name, value in med.items():
+        print(f"  {name:34s} {value * 1000:8.0f} ms  (min {min(times[name]) * 1000:.0f})")
+    repair = med["repair: envguard sync"] / med["repair: uv pip sync"]
+    rebuild = med["rebuild: envguard verify"] / med["rebuild: uv venv + uv pip sync"]
+    print(f"  one-package sync ÷ uv pip sync:    {repair:5.2f}x (target <= 3x)")
+    print(f"  verify ÷ uv venv + uv pip sync:    {rebuild:5.2f}x (target <= 3x)")
+    by_stage = {k: statistics.median(s[k] for s in stages) for k in stages[0]} if stages else {}
+    print(
+        "  envguard verify by stage (median): "
+        + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in by_stage.items())
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[15, 150])
+    parser.add_argument("--rounds", type=int, default=5, help="measured rounds (after one warm-up)")
+    parser.add_argument("--index", default="/opt/pypi/simple", help="a local PEP 503 folder")
+    args = parser.parse_args(argv)
+    index = Path(args.index)
+    index_url = index.resolve().as_uri()
+    work = Path(tempfile.mkdtemp(prefix="envguard-bench-peers-"))
+    os.environ.update(
+        HOME=str(work / "home"),
+        XDG_CACHE_HOME=str(work / "home" / ".cache"),
+        ENVGUARD_CACHE_DIR=str(work / "home" / ".cache" / "envguard"),
+        PIP_CONFIG_FILE=str(work / "pip.conf"),  # the one index both tools use: the local mirror
+    )
+    (work / "pip.conf").write_text(f"[global]\nindex-url = {index_url}\n")
+    for var in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL", "VIRTUAL_ENV", "CONDA_PREFIX"):
+        os.environ.pop(var, None)
+    rng = random.Random(44)  # the same shuffles every run
+    print(f"uv: {run([UV, '--version']).stdout.strip()}; rounds: {args.rounds} (+1 warm-up); load: "
+          f"{os.getloadavg()[0]:.2f}")  # fmt: skip
+    for size in args.sizes:
+        compare(work, size, index_url, index, args.rounds, rng)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
