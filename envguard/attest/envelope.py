@@ -19,10 +19,10 @@ from typing import Any, Literal
 from envguard.attest import dsse
 from envguard.errors import BadInputError, EnvguardError, OperationalError, RefusedError
 from envguard.textio import read_bytes
+from envguard.version import install_line
 
 Mode = Literal["key", "keyless", "unsigned"]
 BUNDLE_MEDIA = "application/vnd.dev.sigstore.bundle"
-INSTALL = "pip install 'conda-envguard[attest]'"
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def _libraries() -> None:
         import cryptography  # noqa: F401
         import securesystemslib  # noqa: F401
     except ImportError as exc:
-        raise OperationalError(f"attestations need {exc.name}; {INSTALL}") from exc
+        raise OperationalError(f"attestations need {exc.name}; {install_line('attest')}") from exc
 
 
 def load_signer(key: Path) -> Any:
@@ -169,7 +169,7 @@ def oidc_identity() -> str:
     try:
         from sigstore.oidc import detect_credential
     except ImportError as exc:
-        raise OperationalError(f"keyless signing needs sigstore; {INSTALL}") from exc
+        raise OperationalError(f"keyless signing needs sigstore; {install_line('attest')}") from exc
     try:
         token = detect_credential()
     except Exception as exc:  # sigstore's IdentityError: an identity that is there but unusable
@@ -203,7 +203,9 @@ def _sigstore_open(path: Path, data: bytes, identity: str, issuer: str) -> Opene
         from sigstore.verify import Verifier
         from sigstore.verify.policy import Identity
     except ImportError as exc:
-        raise OperationalError(f"a Sigstore bundle needs sigstore to check; {INSTALL}") from exc
+        raise OperationalError(
+            f"a Sigstore bundle needs sigstore to check; {install_line('attest')}"
+        ) from exc
     try:
         bundle = Bundle.from_json(data)
     except Exception as exc:  # pydantic and sigstore's own validation errors

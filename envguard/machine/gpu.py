@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envguard.version import install_line
+
 # Theoretical PCIe bandwidth per lane and direction in GB/s (after line encoding), by generation.
 PCIE_LANE_GBPS: dict[int, float] = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
 
@@ -87,7 +89,7 @@ def read_nvml() -> NvmlReport:
     try:
         import pynvml
     except ImportError:
-        return NvmlReport(available=False, reason="nvidia-ml-py is not installed (pip install nvidia-ml-py)")
+        return NvmlReport(available=False, reason=f"nvidia-ml-py is not installed ({install_line('gpu')})")
     try:
         pynvml.nvmlInit()
     except Exception as exc:  # NVMLError_LibraryNotFound / DriverNotLoaded: no NVIDIA driver here

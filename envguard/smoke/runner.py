@@ -21,7 +21,7 @@ import msgspec
 
 from envguard.errors import BadInputError, ProbeError
 from envguard.machine import host
-from envguard.output import progress_bar
+from envguard.output import command, progress_bar
 from envguard.smoke.measured import UNMEASURED, Measured, MemoryUse, PhaseError, Stopped, decode
 from envguard.smoke.verdicts.crashes import died_of_memory
 
@@ -320,6 +320,16 @@ def with_memory(measured: Measured, use: MemoryUse) -> Measured:
     return msgspec.structs.replace(measured, memory_use=merged)
 
 
+def _torch_install(executable: str | None) -> str:
+    """The installer of the environment's kind: conda for a conda prefix, the interpreter's pip for a venv."""
+    if not executable:
+        return "conda install pytorch, or pip install torch"
+    prefix = Path(executable).parent.parent
+    if (prefix / "conda-meta").is_dir():
+        return command("conda", "install", "-p", str(prefix), "pytorch")
+    return command(executable, "-m", "pip", "install", "torch")
+
+
 def check_started(result: Measured, where: str, device: str) -> None:
     """Turn the module's refusals (no torch, no CUDA) into one-line bad-input errors."""
     error = result.refusal
@@ -329,8 +339,8 @@ def check_started(result: Measured, where: str, device: str) -> None:
         raise BadInputError(
             f"{where}: torch is not installed in this environment (python {result.python} at "
             f"{result.executable}); envguard smoke runs the DataLoader in the environment's own "
-            "interpreter: "
-            "install pytorch there (conda install pytorch) or point SOURCE at an environment that has it"
+            f"interpreter: install pytorch there ({_torch_install(result.executable)}) or point SOURCE at an "
+            "environment that has it"
         )
     if error == "cuda-unavailable":
         raise BadInputError(

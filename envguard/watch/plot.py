@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from envguard.errors import BadInputError
+from envguard.version import install_line
 from envguard.watch.records import WatchRun
 from envguard.watch.summary import Interval, timeline
 
@@ -33,7 +34,7 @@ def plot(run: WatchRun, path: Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise BadInputError(f"--plot {path}: matplotlib is not installed (pip install matplotlib)") from None
+        raise BadInputError(f"--plot {path}: matplotlib is not installed ({install_line('plot')})") from None
     rows = timeline(run)
     t = [row.t for row in rows]
     figure, axes = plt.subplots(len(PANELS), 1, figsize=(8, 7), sharex=True)

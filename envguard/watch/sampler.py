@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from envguard.version import install_line
 from envguard.watch.records import GpuSample, HostSample, ProcSample
 
 PRESSURE = Path("/proc/pressure")
@@ -194,7 +195,7 @@ class GpuSampler:
             self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
             self._nvml = pynvml
         except ImportError:
-            self.note = "no GPU data: nvidia-ml-py is not installed (pip install nvidia-ml-py)"
+            self.note = f"no GPU data: nvidia-ml-py is not installed ({install_line('gpu')})"
         except Exception as exc:  # NVMLError: no driver, no device
             self.note = f"no GPU data: NVML unavailable ({exc})"
         if self._nvml is not None and not self._handles:

@@ -133,6 +133,8 @@ def test_environment_without_torch_is_bad_input(tmp_path: Path, capsys: pytest.C
     assert envguard("smoke", str(venv), "--budget", "5") == 2
     err = capsys.readouterr().err
     assert "torch is not installed in this environment" in err and "Traceback" not in err
+    # a venv's own installer (issue 43: it said `conda install pytorch` for a venv)
+    assert "-m pip install torch" in err and "conda install" not in err, err
 
 
 @pytest.mark.slow

@@ -18,6 +18,7 @@ from envguard.errors import UsageError
 from envguard.findings import exit_code
 from envguard.machine import host
 from envguard.output import Style, present, progress_wanted
+from envguard.version import install_line
 
 
 def _workers(text: str) -> tuple[int, ...]:
@@ -306,7 +307,7 @@ def run(args: SmokeArgs) -> int:
     if args.plot is not None and not render.matplotlib_available():
         raise UsageError(
             f"--plot {args.plot}: matplotlib is not installed in envguard's environment; "
-            "pip install matplotlib, or drop --plot"
+            f"{install_line('plot')}, or drop --plot"
         )
     options = SmokeOptions(
         source=args.source,

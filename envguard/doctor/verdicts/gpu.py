@@ -6,6 +6,7 @@ from envguard.findings import Finding
 from envguard.machine.gpu import DriverPresence, NvmlReport, pcie_gbps
 from envguard.model import Fingerprints
 from envguard.output import human_bytes
+from envguard.version import install_line
 
 
 def gpu_findings(nvml: NvmlReport, presence: DriverPresence | None = None) -> list[Finding]:
@@ -18,7 +19,7 @@ def gpu_findings(nvml: NvmlReport, presence: DriverPresence | None = None) -> li
                 "WARN",
                 f"{presence.count} NVIDIA GPU(s) found by the kernel driver{driver}: {presence.where()}; "
                 f"NVML could not be used ({nvml.reason or 'no device'})",
-                "pip install nvidia-ml-py (in envguard's environment) for memory, utilisation and the PCIe "
+                f"{install_line('gpu')} for memory, utilisation and the PCIe "
                 "link; until then doctor cannot check them",
             )
         ]
