@@ -35,8 +35,7 @@ def answer(source: str | None, lock: str | None, style: str, dry_run: bool) -> s
             return None
     if not follows(prefix, lock):
         return None
-    stored, _fingerprint = fast.lookup(prefix, [lock], None, style_key(style, dry_run))
-    return stored
+    return fast.lookup(prefix, [lock], None, style_key(style, dry_run))
 
 
 def follows(prefix: str, lock: str) -> bool:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envguard import sources
-from envguard.cache import checks as statcache
 from envguard.check import fast
 from envguard.check import render as check_render
 from envguard.check.discovery import find_lock
@@ -211,7 +210,7 @@ def _part(fetched: Fetched, manager: str) -> Fetched:
 
 def _check_after(prefix: Path, target: Environment, *, files: bool) -> CheckReport:
     """check's report of the synced environment (with `--files`, its installed files too)."""
-    live = sources.read_live(prefix, fingerprint=statcache.stat_fingerprint(prefix))
+    live = sources.read_live(prefix)
     if {p.subdir for p in live.conda_packages()} <= {"noarch", target.platform}:
         live = dataclasses.replace(live, platform=target.platform)  # a noarch-only prefix cannot tell
     report = check_environment(live, target)
