@@ -8,7 +8,7 @@ subprocess (`python -c 'from envguard.cli.launcher import main; main()'`, the co
 envguard`, click's path) with PYTHONPATH set to each tree and a cache folder of its own:
   - `python -c pass` (the floor);
   - check, unchanged (the stored verdict: the pre-commit hook);
-  - check, cold (every cache folder removed before each run: the first check on a machine, CI);
+  - check, cold (a cache folder of its own, removed before each run: the first check on a machine, CI);
   - check after the lock's stat changed (touched: check's verdict misses, the environment is unchanged: the
     whole-environment cache serves it);
   - check after conda-meta/history changed (check's verdict and the whole-environment entry miss, every
@@ -88,7 +88,7 @@ def main() -> int:
         shutil.copy2(lock, work / f"lock-{tree}.yml")
 
     def wipe(tree: str) -> Callable[[], None]:
-        return lambda: shutil.rmtree(work / f"cache-{tree}", ignore_errors=True)
+        return lambda: shutil.rmtree(work / f"cache-{tree}-cold", ignore_errors=True)
 
     def touch(path: Path) -> Callable[[], None]:
         return lambda: os.utime(path)
@@ -110,7 +110,8 @@ def main() -> int:
             env_for(tree),
             None,
         )
-        cases[f"{tree}: cold"] = ([py, "-c", CONSOLE, *check], env_for(tree), wipe(tree))
+        cold = env_for(tree, ENVGUARD_CACHE_DIR=str(work / f"cache-{tree}-cold"))  # its own, emptied each run
+        cases[f"{tree}: cold"] = ([py, "-c", CONSOLE, *check], cold, wipe(tree))
         cases[f"{tree}: lock touched"] = ([py, "-c", CONSOLE, *check], env_for(tree), touch(own))
         cases[f"{tree}: history changed"] = ([py, "-c", CONSOLE, *changed], env_for(tree), append_history)
         cases[f"{tree}: history changed, record cache off"] = (
