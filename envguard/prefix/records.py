@@ -66,8 +66,6 @@ class WholeRecord(Record, frozen=True):
     paths_data: PathsData | None = None
     link: dict[str, Any] | None = None
     extracted_package_dir: str | None = None
-    license: str | None = None
-    noarch: str | dict[str, Any] | bool | None = None
 
 
 _T = TypeVar("_T", Record, WholeRecord)
