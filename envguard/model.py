@@ -182,10 +182,6 @@ class Environment:
     def pip_packages(self) -> tuple[Package, ...]:
         return tuple(p for p in self.packages if p.manager == "pip")
 
-    def package_map(self) -> dict[tuple[str, str], Package]:
-        """Packages keyed by (manager, name)."""
-        return {p.key: p for p in self.packages}
-
     def get(self, name: str, manager: Manager = "conda") -> Package | None:
         """The first package of that name and manager (a dict lookup: fix lines and satisfaction ask once
         per difference, which a scan made quadratic: 32 s for 10,000 differences)."""

@@ -87,14 +87,12 @@ def load(
     platform: str | None = None,
     probe: bool = False,
     detect_virtual: bool = True,
-    fingerprint: str | None = None,
 ) -> Environment:
-    """Read SOURCE into an Environment; live environments get virtual packages and optionally fingerprints.
-    `fingerprint`: the live prefix's stat fingerprint, when the caller took it before (envguard check)."""
+    """Read SOURCE into an Environment; live environments get virtual packages and optionally fingerprints."""
     resolved = source if isinstance(source, Source) else resolve(source)
     if not resolved.live:
         return _read_file(resolved, platform)
-    return read_live(resolved.path, probe=probe, detect_virtual=detect_virtual, fingerprint=fingerprint)
+    return read_live(resolved.path, probe=probe, detect_virtual=detect_virtual)
 
 
 def _read_file(source: Source, platform: str | None) -> Environment:
@@ -117,14 +115,12 @@ def _read_file(source: Source, platform: str | None) -> Environment:
     return parsecache.parsed(data, key, str(path), parse)
 
 
-def read_live(
-    prefix: Path, *, probe: bool = False, detect_virtual: bool = True, fingerprint: str | None = None
-) -> Environment:
+def read_live(prefix: Path, *, probe: bool = False, detect_virtual: bool = True) -> Environment:
     """Snapshot a live prefix; with `probe`, run the fingerprint probe in its own interpreter."""
     virtual: tuple[VirtualPackage, ...] = ()
     if detect_virtual:
         virtual = virtual_mod.detect()
-    env = read_prefix(prefix, virtual, fingerprint=fingerprint)
+    env = read_prefix(prefix, virtual)
     if probe:
         from envguard.prefix.probe import run_probe  # subprocess and signals: where the probe runs
 

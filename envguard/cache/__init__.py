@@ -8,18 +8,23 @@ cache in a subfolder of its own (`entry(kind, name)`).
 Permissions: every entry is written by `save` — atomically (temp file in the same folder, rename), mode 0600
 in folders envguard creates 0700, never fsynced (a lost entry is a miss) — and no credential is ever written
 (URLs are scrubbed, and a cache whose key would need one is not written at all).
-Keys and invalidation: each entry carries what its answer depends on (envguard's version and the entry format
-always) and is served only while that is unchanged:
+The one invalidation rule: an entry is served only while everything its answer was computed from is
+unchanged, as proved by a key taken BEFORE the computation — envguard's version and the entry's format, the
+stat signature (size, mtime, ctime, inode) of every file the answer was read from, or the digest of their
+bytes where the cache is content-addressed — and an answer read from a file changed within 2 s of the read
+(`records.FRESH_NS`: a coarse file-system clock can give two edits one stamp) is not stored. A cache wraps a
+reader: it is handed the reader and its inputs and returns what the reader returns, calling it on a miss; the
+reader never knows the cache exists. Each cache says in its docstring which user flow it pays for and the
+measurement that shows it (scripts/bench/bench_caches.py for the prefix caches).
 
-- `statsig`: no entries; the key of `environments` and `checks`: every file the prefix reader reads, by size,
-  mtime, ctime and inode (any install, removal or edit changes it).
-- `records` (`records/`, `dists/`): the dozen fields envguard uses of each conda-meta record and dist-info;
-  keyed by each file's stat signature; an edit younger than 2 s is not stored.
+- `statsig`: no entries; the key of `environments` and `checks`: every file the prefix reader reads.
+- `records` (`records/`): each conda-meta record's Package and requested specs (a msgspec Struct); keyed by
+  each record's stat signature.
 - `environments` (`envs/`): a prefix's whole Environment; keyed by its stat fingerprint, platform and virtual
   packages; 16 entries at most.
-- `checks` (`check/`): the outputs of the last clean full `envguard check`; keyed by prefix, inputs, options,
-  boot, driver and `CONDA_OVERRIDE_*`, and the inputs' and the prefix's stat signatures; drift is never
-  stored.
+- `checks` (`check/`): the verdict of the last clean full `envguard check` (and sync's in-sync answer) as
+  printed; keyed by prefix, inputs, options, boot, driver and `CONDA_OVERRIDE_*`, and the inputs' and the
+  prefix's stat signatures; drift is never stored.
 - `parsed` (`parsed/`): a lock's or environment.yml's parse, keyed by the SHA-256 of its bytes, the platform
   and its name; a file holding a credential is never stored.
 - `digests` (`digests/`): archive digests, keyed by each archive's stat signature; 20,000 files per folder.

@@ -25,26 +25,9 @@ READ_FILES = ("INSTALLER", "METADATA", "direct_url.json")
 UNRELIABLE = "unreliable-stat"
 
 
-Stats = dict[str, "os.stat_result | None"]  # path -> what os.stat returned (None: no such file)
-
-
-class Fingerprint(str):
-    """A fingerprint's text, carrying the stat results it was built from (`stats`: path -> os.stat of each
-    conda-meta entry, dist-info folder and file read in it, symlinks followed; None for a file that does not
-    exist), so the read that follows on a cache miss does not stat every record again. Any str where the
-    stats are not known."""
-
-    stats: Stats
-
-
-def stats_of(fingerprint: str | None) -> Stats | None:
-    """The stat results a fingerprint was built from, when it carries them."""
-    return fingerprint.stats if isinstance(fingerprint, Fingerprint) else None
-
-
 def stat_fingerprint(prefix: str | os.PathLike[str]) -> str:
-    """The stat metadata of conda-meta/ and of the pip metadata in each site-packages folder, as text (a
-    Fingerprint); its last line is the newest mtime or ctime in it (see `newest`)."""
+    """The stat metadata of conda-meta/ and of the pip metadata in each site-packages folder, as text; its
+    last line is the newest mtime or ctime in it (see `newest`)."""
     root = os.fspath(prefix)
     walk = _Walk()
     walk.scan(os.path.join(root, "conda-meta"), descend=False)
@@ -55,9 +38,7 @@ def stat_fingerprint(prefix: str | os.PathLike[str]) -> str:
     if walk.unreliable:
         return ""
     walk.lines.append(f"newest {walk.newest}")
-    result = Fingerprint("\n".join(walk.lines))
-    result.stats = walk.stats
-    return result
+    return "\n".join(walk.lines)
 
 
 def newest(fingerprint: str) -> int:
@@ -68,13 +49,12 @@ def newest(fingerprint: str) -> int:
 
 
 class _Walk:
-    __slots__ = ("lines", "newest", "stats", "unreliable")
+    __slots__ = ("lines", "newest", "unreliable")
 
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.newest = 0
         self.unreliable = False
-        self.stats: Stats = {}
 
     def interpreter(self, root: str) -> None:
         """pyvenv.cfg, the interpreter its `home`/`executable` names and the prefix's own bin/python."""
@@ -113,7 +93,7 @@ class _Walk:
 
     def _entries(self, folder: str, items: list[os.DirEntry[str]], descend: bool) -> None:
         # the loop of a 3,000-record conda-meta: plain entries inline, no method calls
-        append, stats, base = self.lines.append, self.stats, folder + os.sep
+        append, base = self.lines.append, folder + os.sep
         for entry in items:
             name = entry.name
             path = base + name
@@ -132,7 +112,6 @@ class _Walk:
                 if mtime > self.newest or ctime > self.newest:
                     self.newest = max(mtime, ctime)
                 append(f"{name} {st.st_size} {mtime} {ctime} {ino}")
-                stats[path] = st
             if descend and name.endswith(".dist-info") and _is_dir(entry):
                 # The folder's own mtime/ctime (above) changes whenever a file in it is added, removed or
                 # renamed; an in-place edit changes only that file, so the files the pip reader reads are
@@ -144,9 +123,6 @@ class _Walk:
     def path_line(self, name: str, path: str) -> str:
         try:
             own = os.lstat(path)
-        except FileNotFoundError:
-            self.stats[path] = None
-            return f"{name} absent"
         except OSError:
             return f"{name} absent"
         line = f"{name} {self.fields(own)}"
@@ -156,9 +132,6 @@ class _Walk:
             except OSError:
                 return line + " -> dangling"
             line += f" -> {os.path.realpath(path)} {self.fields(target)}"
-            self.stats[path] = target
-        else:
-            self.stats[path] = own
         return line
 
     def fields(self, st: os.stat_result) -> str:

@@ -34,15 +34,12 @@ def inputs_of(lock: str | None, envfile: str | None) -> list[str]:
     return [p for p in (lock, envfile) if p]
 
 
-def lookup(prefix: str, inputs: Sequence[str], platform: str | None, style: str) -> tuple[str | None, str]:
-    """(the stored output or None, the stat fingerprint it was looked up with): a full check that follows a
-    miss stores its verdict under that fingerprint instead of taking it again (taken before anything was
-    read either way)."""
+def lookup(prefix: str, inputs: Sequence[str], platform: str | None, style: str) -> str | None:
+    """The stored output in this style, or None."""
     text = checks.material(prefix, inputs, {"platform": platform or ""})
-    fingerprint = checks.stat_fingerprint(prefix)
-    outputs = checks.lookup(text, checks.inputs_signature(inputs), fingerprint)
+    outputs = checks.lookup(text, checks.inputs_signature(inputs), checks.stat_fingerprint(prefix))
     stored = outputs.get(style) if outputs else None
-    return (stored if isinstance(stored, str) else None), fingerprint
+    return stored if isinstance(stored, str) else None
 
 
 def remember(
@@ -60,19 +57,18 @@ def remember(
 
 def answer(
     source: str | None, lock: str | None, envfile: str | None, platform: str | None, style: str
-) -> tuple[str | None, tuple[str, str] | None]:
-    """(the stored output, None) when nothing changed; else (None, the (prefix, stat fingerprint) looked up,
-    for the full check to store its verdict under), or (None, None) where this cannot decide the prefix or
-    the lock (the full check reports a missing or broken configuration properly)."""
+) -> tuple[str | None, bool]:
+    """(the stored output, True) when nothing changed; (None, True) for a miss (the full check need not look
+    again: CheckOptions.looked_up); (None, False) where this cannot decide the prefix or the lock (the full
+    check reports a missing or broken configuration properly)."""
     prefix = live_prefix(source)
     if prefix is None:
-        return None, None
+        return None, False
     if lock is None and envfile is None:
         from envguard.check.discovery import find_lock  # pathlib and the config reader: only without --lock
 
         try:
             lock = str(find_lock())
         except Exception:
-            return None, None
-    stored, fingerprint = lookup(prefix, inputs_of(lock, envfile), platform, style)
-    return stored, (None if stored is not None else (prefix, fingerprint))
+            return None, False
+    return lookup(prefix, inputs_of(lock, envfile), platform, style), True

@@ -38,7 +38,7 @@ class CheckOptions:
     lock_fresh: bool = False
     style: str = "human"  # which stored output a cached answer gives
     no_cache: bool = False
-    taken: tuple[str, str] | None = None  # (prefix, stat fingerprint) a cache lookup already took: a miss
+    looked_up: bool = False  # the caller looked the stored answer up already, and missed
 
 
 @dataclass(frozen=True)
@@ -73,14 +73,12 @@ def check(options: CheckOptions) -> Checked:
     inputs = [str(p) for p in (lock, o.envfile) if p is not None]
     cacheable = not (o.rng or o.files or o.no_cache)
     source = resolve(o.source)  # once: `name:ENV` reads every condarc, a file is sniffed for its kind
-    taken = o.taken
-    if cacheable and taken is None and source.live:
-        cached, fingerprint = fast.lookup(str(source.path), inputs, o.platform, o.style)
+    if cacheable and not o.looked_up and source.live:
+        cached = fast.lookup(str(source.path), inputs, o.platform, o.style)
         if cached is not None:
             return Checked(None, cached)
-        taken = (str(source.path), fingerprint)
     envfile = Path(o.envfile) if o.envfile else None
-    outcome = run_check(source, lock, envfile, platform=o.platform, rng=o.rng, files=o.files, taken=taken)
+    outcome = run_check(source, lock, envfile, platform=o.platform, rng=o.rng, files=o.files)
     if cacheable and outcome.fingerprint is not None:
         stored = render.all_styles(outcome.report, cached=True)
         fast.remember(
@@ -109,20 +107,16 @@ def run_check(
     platform: str | None,
     rng: bool,
     files: bool,
-    taken: tuple[str, str] | None = None,
 ) -> CheckOutcome:
-    """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness).
-    `taken`: (prefix, stat fingerprint) the cache lookup computed just before, reused for that prefix."""
+    """Check SOURCE against the lock (exact) and/or environment.yml (satisfaction; with a lock: freshness)."""
     if not source.live and (rng or files):
         raise UsageError(f"{source.label}: --rng and --files need a live environment, not a file")
     if rng and lock is None:
         raise UsageError("--rng compares with the fingerprints a lock recorded; pass --lock (or drop -f)")
     prefix = source.path
-    fingerprint = None
-    if source.live:
-        reuse = taken is not None and taken[0] == str(prefix)
-        fingerprint = taken[1] if taken is not None and reuse else statcache.stat_fingerprint(prefix)
-    live = sources.load(source, fingerprint=fingerprint)
+    # taken before anything is read: the verdict is stored under it (a change racing the read never hits)
+    fingerprint = statcache.stat_fingerprint(prefix) if source.live else None
+    live = sources.load(source)
     warnings = [
         *live.warnings,
         *(_interrupted(prefix) if source.live else ()),

@@ -2,7 +2,7 @@
 
 Each Environment becomes a normalised three-level view (category -> item -> field -> text); the views are
 compared with deepdiff (or, where start-up time matters, an equivalent small engine — `envguard check` cannot
-afford deepdiff's numpy/pydantic imports) and the leaf differences are grouped into `Difference`s. A spec-only
+afford deepdiff's import) and the leaf differences are grouped into `Difference`s. A spec-only
 side (environment.yml) is compared by satisfaction instead (see envguard.diff.satisfy).
 
 The deepdiff engine first finds the differing items with the small engine (plain dict walking, milliseconds
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
-from types import ModuleType
 from typing import Any, Literal
 
 from envguard.diff.changes import CATEGORIES, Diff, Difference
@@ -216,61 +215,11 @@ def narrowed(a: View, b: View, leaves: Iterable[Leaf]) -> tuple[View, View]:
     return keep_a, keep_b
 
 
-# deepdiff imports these only to recognise their types; a view holds only dicts and strings.
-_DEEPDIFF_OPTIONAL = ("numpy", "pydantic", "pandas", "polars")
-# ... and cachebox (deepdiff's LRU cache) imports asyncio for its caches of coroutine functions, which
-# deepdiff does not make: ~23 ms of the ~60 ms deepdiff's import costs, deferred to first use.
-_DEEPDIFF_DEFERRED = ("asyncio",)
-
-
-def _deepdiff() -> Any:
-    """deepdiff's DeepDiff class, imported without the optional libraries it probes for (numpy, pydantic,
-    pandas, polars: ~0.35 s of the ~0.45 s its import costs) unless this process has already loaded them.
-    deepdiff supports their absence (it falls back to its own stand-in types); the views never contain
-    their objects. The probes are hidden only while deepdiff itself is imported, and so is asyncio: a module
-    that imports it meanwhile gets a `_Deferred` stand-in, which imports the real asyncio on first use."""
-    import sys
-
-    if "deepdiff" in sys.modules:
-        return sys.modules["deepdiff"].DeepDiff
-    hidden = [name for name in _DEEPDIFF_OPTIONAL if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # `import name` raises ImportError
-    deferred = [_Deferred(name) for name in _DEEPDIFF_DEFERRED if name not in sys.modules]
-    for module in deferred:
-        sys.modules[module.__name__] = module
-    try:
-        from deepdiff import DeepDiff
-    finally:
-        for name in hidden:
-            if sys.modules.get(name, 0) is None:
-                del sys.modules[name]
-        for module in deferred:
-            module.release()  # later imports get the real module
-    return DeepDiff
-
-
-class _Deferred(ModuleType):
-    """A stand-in for a module that is imported but not used while deepdiff is imported: the first attribute
-    looked up on it imports the real module and answers from it, so the modules that bound the stand-in work
-    as with the real one."""
-
-    def release(self) -> None:
-        import sys
-
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-
-    def __getattr__(self, attr: str) -> Any:
-        import importlib
-
-        self.release()  # so the import below loads the real module, not this one
-        return getattr(importlib.import_module(self.__name__), attr)
-
-
 def deepdiff_leaves(a: View, b: View) -> list[Leaf]:
     """Leaf differences of two views as deepdiff reports them."""
-    result = _deepdiff()(a, b, verbose_level=2, view="tree")
+    import deepdiff  # only where drift was found: an identical environment never pays its import
+
+    result = deepdiff.DeepDiff(a, b, verbose_level=2, view="tree")
     leaves: set[Leaf] = set()
     for items in result.values():
         for item in items:

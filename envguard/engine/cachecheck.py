@@ -147,11 +147,6 @@ def _refuse_escaping_paths(label: str, paths: list[Any] | None) -> None:
             )
 
 
-def first_difference(archive: Path, folder: Path) -> tuple[str, str] | None:
-    """(file, problem) for the first file of `folder` that differs from `archive`'s paths.json, else None."""
-    return _compare(folder, _archive_paths(archive))[0]
-
-
 def _compare(folder: Path, paths: list[Any] | None) -> tuple[tuple[str, str] | None, Signed | None]:
     """The first difference between `folder` and the archive's entries, and (when there is none) the stat
     signature of every file that was proved, taken before it was hashed."""

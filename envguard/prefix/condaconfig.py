@@ -180,21 +180,6 @@ def registered_prefixes() -> list[Path]:
     return [Path(line.strip()).expanduser() for line in lines if line.strip()]
 
 
-def known_environments() -> list[Path]:
-    """Every environment conda would list: registered ones plus every folder under each envs dir."""
-    found = list(registered_environments())
-    for folder in envs_dirs():
-        try:
-            children = sorted(folder.iterdir())
-        except OSError:
-            continue
-        found.extend(c for c in children if (c / "conda-meta").is_dir())
-    root = root_prefix()
-    if root is not None and (root / "conda-meta").is_dir():
-        found.append(root)
-    return _unique(found)
-
-
 def find_named(name: str) -> Path:
     """Resolve `name:ENV` to a prefix through envs dirs and environments.txt."""
     for folder in envs_dirs():

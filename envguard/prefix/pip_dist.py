@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envguard.cache.records import read_dists
-from envguard.cache.statsig import Stats
 from envguard.channels import strip_credentials
 from envguard.model import Package, PipOrigin
 from envguard.specs import canonical_name
@@ -54,12 +52,11 @@ def dist_info_dirs(prefix: Path) -> list[Path]:
     return result
 
 
-def read_pip_packages(prefix: Path, stats: Stats | None = None) -> tuple[list[Package], list[str]]:
-    """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own.
-    Unchanged dist-infos come from the record cache (envguard.cache.records.read_dists)."""
+def read_pip_packages(prefix: Path) -> tuple[list[Package], list[str]]:
+    """pip packages and warnings; dist-infos whose INSTALLER is conda (or rattler/pixi) are conda's own."""
     packages: list[Package] = []
     warnings: list[str] = []
-    for data in read_dists(prefix, dist_info_dirs(prefix), READ_FILES, _read_dist, _valid, stats):
+    for data in map(_read_dist, dist_info_dirs(prefix)):
         warnings.extend(data["warnings"])
         if data["skip"]:
             continue
@@ -80,31 +77,8 @@ def read_pip_packages(prefix: Path, stats: Stats | None = None) -> tuple[list[Pa
 READ_FILES = ("INSTALLER", "METADATA", "direct_url.json")  # every file _read_dist opens
 
 
-_ORIGIN_FIELDS = {"url": str, "editable": bool, "vcs": str, "commit_id": str, "requested_revision": str}
-
-
-def _valid(data: Any) -> bool:
-    """Cached data has the shape `_read_dist` writes (a damaged cache entry is read again)."""
-    if not isinstance(data, dict) or not isinstance(data.get("warnings"), list):
-        return False
-    if not all(isinstance(w, str) for w in data["warnings"]):
-        return False
-    if data.get("skip") is True:
-        return True
-    origin = data.get("origin")
-    if origin is not None and not (
-        isinstance(origin, dict)
-        and set(origin) == set(_ORIGIN_FIELDS)
-        and all(isinstance(origin[k], t) for k, t in _ORIGIN_FIELDS.items())
-    ):
-        return False
-    return data.get("skip") is False and all(
-        isinstance(data.get(k), str) for k in ("name", "version", "installer", "sha256")
-    )
-
-
 def _read_dist(folder: Path) -> dict[str, Any]:
-    """What the model keeps of one dist-info, as JSON-able data (the record cache stores it)."""
+    """What the model keeps of one dist-info."""
     warnings: list[str] = []
     installer = _read(folder / "INSTALLER").strip().lower()
     if installer in CONDA_INSTALLERS:

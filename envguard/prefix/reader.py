@@ -9,15 +9,13 @@ import os
 import sys
 from pathlib import Path
 
-from envguard.cache.environments import cached_read
-from envguard.cache.records import read_packages
-from envguard.cache.statsig import Stats
+from envguard.cache import environments, records
 from envguard.errors import BadInputError
 from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
 from envguard.prefix import history as history_mod
 from envguard.prefix.pip_dist import read_pip_packages
-from envguard.prefix.records import converted, iter_records, load_record
+from envguard.prefix.records import Slim, read_slim, record_paths
 from envguard.specs import spec_name
 from envguard.textio import gc_paused, read_bytes
 
@@ -31,31 +29,29 @@ def is_venv(path: Path) -> bool:
 
 
 @gc_paused()
-def read_prefix(
-    prefix: Path, virtual_packages: tuple[VirtualPackage, ...] = (), *, fingerprint: str | None = None
-) -> Environment:
+def read_prefix(prefix: Path, virtual_packages: tuple[VirtualPackage, ...] = ()) -> Environment:
     """Snapshot a live conda prefix or venv (no probe). A conda prefix whose stat fingerprint is unchanged
-    comes from the whole-environment cache (`fingerprint`: one the caller took before, else taken here)."""
+    comes from the whole-environment cache (envguard.cache.environments)."""
     prefix = prefix.expanduser()
     if not prefix.is_dir():
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
     if is_conda_prefix(prefix):
-
-        def read(stats: Stats | None) -> Environment:
-            return _read_conda(prefix, virtual_packages, stats)
-
-        return cached_read(prefix, virtual_packages, current_platform(), read, fingerprint)
+        return environments.cached(
+            lambda: read_conda(prefix, virtual_packages), prefix, virtual_packages, current_platform()
+        )
     if is_venv(prefix) or (prefix / "lib").is_dir() or (prefix / "Lib").is_dir():
         return _read_venv(prefix, virtual_packages)
     raise BadInputError(f"{prefix}: neither a conda environment (no conda-meta/) nor a venv (no pyvenv.cfg)")
 
 
-def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats | None = None) -> Environment:
+def read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...] = ()) -> Environment:
+    """A conda prefix's Environment: its records (each read again only when it changed:
+    envguard.cache.records), history and pip dist-infos."""
     packages: list[Package] = []
     record_specs: dict[str, str] = {}
     subdirs: set[str] = set()
-    # each record's Package and requested specs, parsed once per record change
-    for package, specs in read_packages(prefix, load_record, iter_records, converted, stats):
+    for slim in records.cached(read_slim, record_paths(prefix), Slim, prefix):
+        package, specs = slim.package, slim.requested
         packages.append(package)
         if package.subdir and package.subdir != "noarch":
             subdirs.add(package.subdir)
@@ -64,7 +60,7 @@ def _read_conda(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: Stats 
     history = _history(prefix)
     requested = dict(record_specs)
     requested.update(history)
-    pip, warnings = read_pip_packages(prefix, stats)
+    pip, warnings = read_pip_packages(prefix)
     packages.extend(pip)
     python = next((p.version for p in packages if p.name == "python" and p.manager == "conda"), None)
     channels = _channels_in_use(packages)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envguard import sources
-from envguard.cache import checks as statcache
+from envguard.cache.statsig import stat_fingerprint
 from envguard.check import CheckReport, check_environment, fast, file_findings, find_lock, run_check
 from envguard.check import render as check_render
 from envguard.engine import backends, pipengine
@@ -137,7 +137,7 @@ def apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
     journal of a killed create was recovered), so a stale plan never lands."""
     prefix = Path(prepared.plan.prefix)
     with targets.hold(prefix) as held:
-        if held.recovered or statcache.stat_fingerprint(prefix) != prepared.fingerprint:
+        if held.recovered or stat_fingerprint(prefix) != prepared.fingerprint:
             prepared = prepare(options)
         return _apply(prepared, options)
 
@@ -242,7 +242,7 @@ def _part(fetched: Fetched, manager: str) -> Fetched:
 
 def _check_after(prefix: Path, target: Environment, *, files: bool) -> CheckReport:
     """check's report of the synced environment (with `--files`, its installed files too)."""
-    live = sources.read_live(prefix, fingerprint=statcache.stat_fingerprint(prefix))
+    live = sources.read_live(prefix)
     if {p.subdir for p in live.conda_packages()} <= {"noarch", target.platform}:
         live = dataclasses.replace(live, platform=target.platform)  # a noarch-only prefix cannot tell
     report = check_environment(live, target)

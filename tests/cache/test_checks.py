@@ -120,8 +120,8 @@ def test_a_verdict_entry_round_trips_and_a_damaged_one_is_a_miss(tmp_path) -> No
 
 
 def test_the_walk_by_descriptor_and_by_path_agree(tmp_path, monkeypatch) -> None:
-    """Folders are scanned through a descriptor where the platform allows it; the fingerprint and the stats it
-    hands down are the same as scanning by path (symlinked record and dist-info, a dangling link included)."""
+    """Folders are scanned through a descriptor where the platform allows it; the fingerprint is the same as
+    scanning by path (symlinked record and dist-info, a dangling link included)."""
     from envguard.cache import statsig
 
     prefix = tmp_path / "env"
@@ -141,5 +141,3 @@ def test_the_walk_by_descriptor_and_by_path_agree(tmp_path, monkeypatch) -> None
     monkeypatch.setattr(statsig, "_open_dir", lambda folder: None)
     by_path = statsig.stat_fingerprint(prefix)
     assert by_descriptor and by_descriptor == by_path
-    assert statsig.stats_of(by_descriptor) == statsig.stats_of(by_path)
-    assert len(statsig.stats_of(by_path) or {}) >= 8

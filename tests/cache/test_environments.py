@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.cache import cache_dir, rows
+from envguard.cache import cache_dir
 from envguard.cache import environments as envcache
 from envguard.cache import records as slim
 from envguard.model import VirtualPackage
@@ -33,14 +33,14 @@ def aged(monkeypatch: pytest.MonkeyPatch) -> None:
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """Every prefix the conda reader really read with the caches on (not served from the cache)."""
     seen: list[Path] = []
-    real = reader._read_conda
+    real = reader.read_conda
 
-    def counting(prefix: Path, virtual: tuple[VirtualPackage, ...], stats: object = None) -> object:
+    def counting(prefix: Path, virtual: tuple[VirtualPackage, ...] = ()) -> object:
         if slim.enabled():  # not _fresh's own reads
             seen.append(prefix)
-        return real(prefix, virtual, stats)
+        return real(prefix, virtual)
 
-    monkeypatch.setattr(reader, "_read_conda", counting)
+    monkeypatch.setattr(reader, "read_conda", counting)
     return seen
 
 
@@ -127,17 +127,17 @@ def test_a_change_during_the_read_is_never_served(
     prefix: Path, aged: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     history = prefix / "conda-meta" / "history"
-    real = reader._read_conda
+    real = reader.read_conda
 
-    def racing(where: Path, virtual: tuple[VirtualPackage, ...], stats: object = None) -> object:
-        env = real(where, virtual, stats)
+    def racing(where: Path, virtual: tuple[VirtualPackage, ...] = ()) -> object:
+        env = real(where, virtual)
         history.write_text(history.read_text() + SIX_REQUESTED)  # what the stored read did not see
         return env
 
-    monkeypatch.setattr(reader, "_read_conda", racing)
+    monkeypatch.setattr(reader, "read_conda", racing)
     stale = read_prefix(prefix, CUDA)
     assert "six" not in str(stale.requested)
-    monkeypatch.setattr(reader, "_read_conda", real)
+    monkeypatch.setattr(reader, "read_conda", real)
     # the entry was stored under the fingerprint taken before the read, which the prefix no longer has
     served = read_prefix(prefix, CUDA)
     assert served == _fresh(prefix, monkeypatch) and "six" in str(served.requested)
@@ -174,23 +174,17 @@ def test_readers_with_and_without_virtual_packages_do_not_evict_each_other(
     assert len(reads) == 2, "one read evicted the other's entry"
 
 
-def test_rows_shared_by_the_two_caches_read_back_as_a_fresh_read(
+def test_both_caches_read_back_as_a_fresh_read(
     prefix: Path, aged: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A cold read encodes each conda package's row once for the record cache and splices the same texts into
-    the whole-environment entry (envguard.cache.rows): both entries read back what a read with the caches off
-    builds, and the entry is byte-identical to one encoded without the shared texts."""
+    """The whole-environment entry and the record cache's entry each decode back to what a read with the
+    caches off builds."""
     fresh = _fresh(prefix, monkeypatch)
-    cold = read_prefix(prefix, CUDA)
-    assert rows._BATCH == {}  # the batch is dropped once the entry is written
-    [entry] = _entries()
-    shared = entry.read_bytes()
-    assert read_prefix(prefix, CUDA) == cold == fresh  # served from the whole-environment entry
-    entry.unlink()
-    assert read_prefix(prefix, CUDA) == fresh  # the record cache: unchanged, not written, nothing shared
-    assert entry.read_bytes() == shared  # the entry written anew, every row encoded by it alone
-    entry.unlink()
-    records = next((cache_dir() / "records").glob("*.json"))
-    stored = json.loads(records.read_text())
-    assert len(stored["rows"]) == len(stored["names"]) == sum(p.manager == "conda" for p in fresh.packages)
-    assert read_prefix(prefix, CUDA) == fresh  # the record cache's rows, decoded
+    assert read_prefix(prefix, CUDA) == fresh  # cold: both entries written
+    assert read_prefix(prefix, CUDA) == fresh  # served from the whole-environment entry
+    for entry in _entries():
+        entry.unlink()
+    assert read_prefix(prefix, CUDA) == fresh  # every record from the record cache
+    [records] = (cache_dir() / "records").glob("*.json")
+    _head, stored = json.loads(records.read_text())
+    assert len(stored) == sum(p.manager == "conda" for p in fresh.packages)

@@ -78,9 +78,9 @@ def test_the_same_bytes_at_another_path_quote_that_path(tmp_path) -> None:
     assert any(str(second) in w for w in warnings)
 
 
-def test_package_rows_read_back_equal_and_a_malformed_row_is_a_miss() -> None:
-    """An entry keeps each package as a row of its fields: read back equal (a pip origin too); a row of the
-    wrong length or with a field of the wrong type is a miss (parsed again), never a wrong Package."""
+def test_packages_read_back_equal_and_a_malformed_one_is_a_miss() -> None:
+    """An entry keeps each package with its fields: read back equal (a pip origin too); a package with a field
+    of the wrong type is a miss (parsed again), never a wrong Package."""
     import json
 
     from envguard.model import Package, PipOrigin, make_environment
@@ -101,19 +101,19 @@ def test_package_rows_read_back_equal_and_a_malformed_row_is_a_miss() -> None:
     assert parsecache.load(b"rows", "k", "conda-lock.yml") == env
     (path,) = _entries()
     good = json.loads(path.read_text())
-    assert [row[1] for row in good["package_rows"]] == ["numpy", "x"]
+    assert [package["name"] for package in good["packages"]] == ["numpy", "x"]
     damages = {
-        "short row": lambda row: row[:-1],
-        "a name that is a number": lambda row: [row[0], 5, *row[2:]],
-        "a build number that is text": lambda row: [*row[:4], "2", *row[5:]],
-        "depends as text": lambda row: [*row[:-1], "python"],
-        "an unknown manager": lambda row: ["npm", *row[1:]],
-        "an origin with an unknown field": lambda row: [*row[:-2], {"url": "u", "other": 1}, row[-1]],
-        "an origin field of the wrong type": lambda row: [*row[:-2], {"editable": "yes"}, row[-1]],
+        "no name": lambda package: {k: v for k, v in package.items() if k != "name"},
+        "a name that is a number": lambda package: {**package, "name": 5},
+        "a build number that is text": lambda package: {**package, "build_number": "2"},
+        "depends as text": lambda package: {**package, "depends": "python"},
+        "an unknown manager": lambda package: {**package, "manager": "npm"},
+        "an origin field of the wrong type": lambda package: {**package, "origin": {"editable": "yes"}},
+        "a control character": lambda package: {**package, "version": "1\x1b[2J"},
     }
     for what, damage in damages.items():
         document = json.loads(json.dumps(good))
-        document["package_rows"] = [damage(row) for row in document["package_rows"]]
+        document["packages"] = [damage(package) for package in document["packages"]]
         path.write_text(json.dumps(document))
         assert parsecache.load(b"rows", "k", "conda-lock.yml") is None, what
 

@@ -19,12 +19,27 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     return err[0]
 
 
+READING = ("snapshot", "export", "check", "check --files", "diff", "lock")
+
+
 @pytest.mark.parametrize(
-    ("field", "value"),
-    [("depends", "python >=3.8"), ("constrains", "numpy <2"), ("requested_specs", 1.5), ("files", "lib/x")],
+    ("field", "value", "commands"),
+    [
+        ("depends", "python >=3.8", READING),
+        ("requested_specs", 1.5, READING),
+        ("version", 3, READING),
+        # the file lists: read (and checked) only where they are used
+        ("constrains", "numpy <2", ("check --files",)),
+        ("files", "lib/x", ("check --files",)),
+    ],
 )
 def test_a_wrongly_typed_record_field_is_exit_2_naming_file_and_field(
-    field: str, value: object, make_prefix: MakePrefix, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    field: str,
+    value: object,
+    commands: tuple[str, ...],
+    make_prefix: MakePrefix,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     prefix = make_prefix(["zlib"])
     record = next((prefix / "conda-meta").glob("zlib-*.json"))
@@ -33,17 +48,19 @@ def test_a_wrongly_typed_record_field_is_exit_2_naming_file_and_field(
     record.write_text(json.dumps(data), encoding="utf-8")
     yml = tmp_path / "environment.yml"
     yml.write_text("name: x\nchannels: [conda-forge]\ndependencies:\n  - zlib\n", encoding="utf-8")
-    for argv in (
-        ["snapshot", "--no-probe", str(prefix)],
-        ["export", str(prefix)],
-        ["check", str(prefix), "-f", str(yml)],
-        ["check", str(prefix), "--files", "-f", str(yml)],
-        ["diff", str(prefix), str(yml)],
-        ["lock", str(prefix), "--no-probe", "-o", str(tmp_path / "l.yml")],
-    ):
+    argvs = {
+        "snapshot": ["snapshot", "--no-probe", str(prefix)],
+        "export": ["export", str(prefix)],
+        "check": ["check", str(prefix), "-f", str(yml)],
+        "check --files": ["check", str(prefix), "--files", "-f", str(yml)],
+        "diff": ["diff", str(prefix), str(yml)],
+        "lock": ["lock", str(prefix), "--no-probe", "-o", str(tmp_path / "l.yml")],
+    }
+    for command in commands:
+        argv = argvs[command]
         assert envguard(*argv) == 2, argv
         line = _one_error_line(capsys)
-        assert record.name in line and repr(field) in line, (argv, line)
+        assert record.name in line and f"$.{field}: Expected" in line, (argv, line)
 
 
 def test_an_unknown_platform_is_exit_2(channels: dict[str, Path], tmp_path: Path, capsys) -> None:

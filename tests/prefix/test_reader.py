@@ -50,7 +50,7 @@ def test_corrupt_record_is_one_line_bad_input(make_prefix, capsys) -> None:
     prefix = make_prefix(["python=3.11", "zlib"])
     record = next((prefix / "conda-meta").glob("zlib-*.json"))
     _corrupt(record, record.read_text()[:40])
-    with pytest.raises(BadInputError, match=r"zlib-.*\.json.*corrupt conda-meta record"):
+    with pytest.raises(BadInputError, match=r"corrupt conda-meta record .*zlib-.*\.json"):
         read_prefix(prefix)
     assert envguard("snapshot", str(prefix), "--no-probe") == 2
     err = capsys.readouterr().err
@@ -58,14 +58,13 @@ def test_corrupt_record_is_one_line_bad_input(make_prefix, capsys) -> None:
 
 
 def test_corrupt_record_message_is_whole(make_prefix, capsys) -> None:
-    """The JSON error is quoted in full, with its position (was cut to 'Invalid control character at')."""
+    """The JSON error is quoted in full, with its position."""
     prefix = make_prefix(["python=3.11", "zlib"])
     record = next((prefix / "conda-meta").glob("zlib-*.json"))
     _corrupt(record, '{"name": "zlib\x01", "version": "1"}')
     assert envguard("snapshot", str(prefix), "--no-probe") == 2
     [line] = capsys.readouterr().err.splitlines()
-    whole = "corrupt conda-meta record (Invalid control character at: line 1 column 15 (char 14))"
-    assert whole in line, line
+    assert f"{record.name}: JSON is malformed: invalid character (byte 14);" in line, line
 
 
 def test_missing_prefix(tmp_path: Path, capsys) -> None:

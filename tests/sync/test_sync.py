@@ -176,10 +176,6 @@ def test_in_sync_is_answered_without_reading_the_environment(
     assert lockref.recall(prefix) is not None
 
 
-def test_the_fast_path_reads_the_record_lockref_writes() -> None:
-    assert Path(fast.RECORD) == lockref.RECORD
-
-
 def test_askedon_a_terminal(
     locked: tuple[Path, Path], make_prefix: MakePrefix, channels: dict[str, Path]
 ) -> None:

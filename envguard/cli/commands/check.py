@@ -119,7 +119,7 @@ def check(
 ) -> int:
     """Check SOURCE (default: the active environment) against a lock or an environment.yml; exit 0 clean, 1
     drift."""
-    taken = None
+    looked_up = False
     if distributed:
         return _distributed(source, lock, timeout, style)
     if attestation is not None:
@@ -127,7 +127,7 @@ def check(
     if not (rng or files or lock_fresh or no_cache):
         from envguard.check import fast  # standard library only: the answer of an unchanged environment
 
-        stored, taken = fast.answer(source, lock, envfile, platform, style)
+        stored, looked_up = fast.answer(source, lock, envfile, platform, style)
         if stored is not None:
             sys.stdout.write(stored)
             return EXIT_OK
@@ -146,7 +146,7 @@ def check(
         lock_fresh=lock_fresh,
         style=style,
         no_cache=no_cache,
-        taken=taken,
+        looked_up=looked_up,
     )
     with gc_paused():  # the whole check: as envguard.textio.gc_paused says
         checked = check(options)

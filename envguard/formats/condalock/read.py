@@ -193,7 +193,7 @@ def _load_yaml(text: str, origin: str) -> dict[str, Any]:
     import yaml
 
     try:
-        data = load(text)  # the shape envguard writes, else the block style (~9x PyYAML), else PyYAML
+        data = load(text)  # the shape envguard writes, else PyYAML's C loader
         if data is None:
             data = textio.load_yaml(text)
     except yaml.MarkedYAMLError as exc:
