@@ -19,6 +19,7 @@ import importlib.abc
 import importlib.util
 import json
 import os
+import runpy
 import sys
 import time
 from typing import Any, Dict, List, Optional
@@ -357,11 +358,7 @@ def _chain() -> None:
             os.path.join(entry, "sitecustomize", "__init__.py"),
         ):
             if os.path.isfile(candidate):
-                spec = importlib.util.spec_from_file_location("_envguard_chained_sitecustomize", candidate)
-                if spec is not None and spec.loader is not None:
-                    module = importlib.util.module_from_spec(spec)
-                    sys.modules[spec.name] = module
-                    spec.loader.exec_module(module)
+                runpy.run_path(candidate, run_name="_envguard_chained_sitecustomize")
                 return
 
 
