@@ -230,3 +230,18 @@ def rattler_to_package(record: Any) -> Package:
         sha256=sha256,
         depends=tuple(record.depends or ()),
     )
+
+
+def torn_records(prefix: Path) -> list[Path]:
+    """The conda-meta records of `prefix` that are not whole JSON: empty, or cut short (a write stopped by a
+    full disk or a kill). Only a caller holding the environment's lock may take them for torn rather than
+    being written (envguard.engine.target)."""
+    torn = []
+    for path in sorted((prefix / "conda-meta").glob("*.json")):
+        try:
+            msgspec.json.decode(read_bytes(path))
+        except msgspec.DecodeError:
+            torn.append(path)
+        except OSError:
+            continue
+    return torn

@@ -30,11 +30,12 @@ from envguard.engine.backends.base import Change
 from envguard.engine.cacheuse import using_cache
 from envguard.engine.install import Fetched, default_pkgs_dir, fetch, install, integrity_message
 from envguard.engine.pip_install import install_unhashed, uninstall
-from envguard.errors import BackendError, BadInputError, EnvguardError
+from envguard.errors import BackendError, BadInputError, EnvguardError, OperationalError
 from envguard.model import Environment
 from envguard.output import warn
 from envguard.prefix import lockref
 from envguard.prefix.integrity import verify_files
+from envguard.prefix.records import torn_records
 from envguard.process import sigterm_as_interrupt
 from envguard.sync.plan import (
     SyncPlan,
@@ -56,6 +57,7 @@ class SyncOptions:
     pkgs_dir: Path | None = None
     progress: bool = False
     allow_self: bool = False  # change the environment envguard runs from (else ENVGUARD_ALLOW_SELF=1)
+    dry_run: bool = False  # plan only: a torn record is reported, not removed
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,14 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
     prefix = source.path
     refuse_own(prefix, allowed=options.allow_self or os.environ.get(sources.ALLOW_SELF) == "1")
     lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE")
-    outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
+    try:
+        outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
+        repaired: tuple[str, ...] = ()
+    except (BadInputError, OperationalError):
+        repaired = _remove_torn(prefix, options.dry_run)
+        if not repaired:
+            raise
+        outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
     assert outcome.live is not None and outcome.target is not None
     reinstall = reinstall_targets(p.package for p in verify_files(prefix).problems) if options.files else ()
     plan = plan_sync(outcome.live, outcome.target, outcome.report.findings, reinstall)
@@ -117,7 +126,29 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
             **(answers(plan) if answers else {}),
         }
         fast.remember(str(prefix), [str(lock)], None, outcome.fingerprint, True, stored)
-    return Prepared(plan, lock, outcome.live, outcome.target, outcome.fingerprint, outcome.report.warnings)
+    warnings = (*repaired, *outcome.report.warnings)
+    return Prepared(plan, lock, outcome.live, outcome.target, outcome.fingerprint, warnings)
+
+
+def _remove_torn(prefix: Path, dry_run: bool) -> tuple[str, ...]:
+    """Remove the torn conda-meta records a write stopped midway left (a full disk, a kill), holding the
+    environment's lock (so no other envguard is writing them): their packages are then missing, and the plan
+    reinstalls them from the lock. What was removed, as warnings; () when none is torn."""
+    with targets.hold(prefix):
+        torn = torn_records(prefix)
+        if torn and dry_run:
+            names = ", ".join(p.name for p in torn)
+            raise BadInputError(
+                f"{prefix}: {len(torn)} torn conda-meta record(s) ({names}), left by an interrupted write; "
+                "`envguard sync` without --dry-run reinstalls their packages from the lock"
+            )
+        for path in torn:
+            path.unlink(missing_ok=True)
+    return tuple(
+        f"removed the torn conda-meta record {p.name} (an interrupted write); its package is reinstalled "
+        "from the lock"
+        for p in torn
+    )
 
 
 def unchanged(prepared: Prepared, *, dry_run: bool = False, declined: bool = False) -> SyncResult:

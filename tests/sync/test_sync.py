@@ -372,3 +372,20 @@ def test_dot_segments_in_a_lock_url_are_the_same_channel(
     dotted.write_text(text.replace("/linux-64/", "/linux-64/../linux-64/"))
     assert check_out(prefix, dotted, capsys)[0] == 0
     assert sync(capsys, str(prefix), "--lock", str(dotted), "--yes")[0] == 0
+
+
+def test_a_torn_record_left_by_a_full_disk_is_repaired_by_the_next_sync(
+    locked: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: ENOSPC during a sync left a 0-byte conda-meta/*.json; the next sync said "an install is
+    running in this environment" (nothing was) or "corrupt conda-meta record", and could not finish."""
+    prefix, lock = locked
+    (record,) = (prefix / "conda-meta").glob("numpy-*.json")
+    record.write_bytes(b"")  # what a write stopped by ENOSPC leaves
+    code, _out, err = sync(capsys, str(prefix), "--lock", str(lock), "--dry-run")
+    assert code == 2 and "torn" in err and err.count("\n") == 1, err
+    assert record.exists()  # a dry run changes nothing
+    code, _out, err = sync(capsys, str(prefix), "--lock", str(lock), "--yes")
+    assert code == 0, err
+    assert "torn" in err and "numpy" in err
+    assert check_out(prefix, lock, capsys)[0] == 0

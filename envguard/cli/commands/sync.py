@@ -65,7 +65,9 @@ def sync(
     from envguard.sync import render
     from envguard.sync import run as syncing
 
-    options = syncing.SyncOptions(source, lock, backend, files, progress=progress_wanted(style))
+    options = syncing.SyncOptions(
+        source, lock, backend, files, progress=progress_wanted(style), dry_run=dry_run
+    )
     prepared = syncing.prepare(options, render.in_sync_answers)
     shown = False
     if prepared.plan.empty or dry_run:
