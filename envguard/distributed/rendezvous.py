@@ -11,15 +11,20 @@ before its store goes away with it.
 
 from __future__ import annotations
 
+import os
 import socket
+import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
+from envguard.channels import scrub
 from envguard.distributed.launcher import Launch
 from envguard.distributed.verdicts import spans
-from envguard.errors import OperationalError, first_line
+from envguard.errors import EXIT_OPERATIONAL, OperationalError, first_line
+from envguard.textio import visible
 
 JOINED, MEASURED, DONE = "joined", "measured", "done"
 NAMED = 16  # missing ranks named in the line (the count says how many in all)
@@ -127,6 +132,19 @@ def connect(launch: Launch, timeout_s: float) -> Rendezvous:
     from torch.distributed import PrefixStore, TCPStore  # type: ignore[attr-defined]
 
     serves = launch.rank == 0 and not launch.agent_store
+    # TCPStore's handshake waits without a deadline on a port that accepts but never answers (another
+    # program on MASTER_PORT): past the timeout, one line and exit 3 from a watchdog thread
+    watchdog = threading.Timer(
+        timeout_s + WATCHDOG_GRACE_S,
+        _give_up,
+        args=(
+            f"rank {launch.rank} reached {launch.rendezvous} ({launch.origin}) but no rendezvous answered "
+            f"within {timeout_s:g} s: another program listens on that port; set MASTER_PORT to the port "
+            "rank 0 serves (the same for every rank)",
+        ),
+    )
+    watchdog.daemon = True
+    watchdog.start()
     try:
         store = TCPStore(
             launch.host,
@@ -148,9 +166,21 @@ def connect(launch: Launch, timeout_s: float) -> Rendezvous:
             f"within {timeout_s:g} s: rank 0 died, never started, or runs on another host (set MASTER_ADDR "
             f"to its host) ({first_line(exc)})"
         ) from exc
+    finally:
+        watchdog.cancel()
     meeting = Rendezvous(launch, timeout_s, PrefixStore(f"envguard/{launch.attempt}", store))
     meeting.mark(JOINED, socket.gethostname())
     return meeting
+
+
+WATCHDOG_GRACE_S = 2.0
+
+
+def _give_up(message: str) -> None:
+    """The watchdog's end: the one error line, exit 3 (the stuck call cannot be interrupted)."""
+    sys.stderr.write(f"envguard: error: {visible(scrub(message), lines=False)}\n")
+    sys.stderr.flush()
+    os._exit(EXIT_OPERATIONAL)
 
 
 @contextmanager

@@ -320,3 +320,23 @@ def test_smoke_distributed_measures_each_rank_under_the_memory_limit(
         resource.setrlimit(resource.RLIMIT_DATA, before)
     assert len(seen) == 1 and code == 0
     assert abs(seen[0] - (6 << 30)) <= RESERVE, seen  # give or take what the rendezvous allocated since
+
+
+@pytest.mark.slow
+def test_a_port_that_accepts_but_never_speaks_ends_within_the_timeout(tmp_path: Path) -> None:
+    """Issue 42: MASTER_PORT accepting TCP but not speaking the store protocol ran until the listener went
+    away (~80 s) or was killed; every wait is bounded by --timeout now."""
+    import time
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # accepts (the kernel completes the handshake), never reads or writes
+        port = silent.getsockname()[1]
+        environ = {**slurm(1, 2, free_job_id()), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+        began = time.monotonic()
+        code, out, err = finish(start(check_rank("--timeout", "3"), environ, tmp_path))
+        took = time.monotonic() - began
+    assert code == 3 and out == "", err
+    (line,) = err.strip().splitlines()
+    assert f"127.0.0.1:{port}" in line and "within 3 s" in line, line
+    assert took < 3 + 5 + 10, took  # --timeout + 5 s, and the interpreter's start on a busy machine
