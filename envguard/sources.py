@@ -64,10 +64,16 @@ def resolve(text: str | None) -> Source:
 
         return Source(text, find_named(text[len("name:") :]), True)
     path = Path(text).expanduser()
+    try:
+        path.stat()
+    except FileNotFoundError:
+        raise BadInputError(
+            f"{text}: no such file or environment; give a prefix folder, name:ENV or a file"
+        ) from None
+    except OSError as exc:  # a name too long for the file system, a loop of links, no permission
+        raise BadInputError(f"{text}: {exc.strerror}; give a prefix folder, name:ENV or a file") from None
     if path.is_file():
         return Source(text, path, False, detect_kind(path))
-    if not path.exists():
-        raise BadInputError(f"{text}: no such file or environment; give a prefix folder, name:ENV or a file")
     if not path.is_dir():
         read_input(path, 0)  # a FIFO, socket or device: bad input naming it, never a hang
     return Source(text, path, True)

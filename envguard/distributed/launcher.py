@@ -141,6 +141,9 @@ def _rendezvous_host(
     )
 
 
+INT_LIMIT = 1 << 31
+
+
 def _integer(
     environ: Mapping[str, str], name: str, *, minimum: int, below: int | None = None, hint: str
 ) -> int:
@@ -151,8 +154,9 @@ def _integer(
         value = int(text.strip())
     except ValueError:
         value = None
-    if value is None or value < minimum or (below is not None and value >= below):
-        bound = f"from {minimum} to {below - 1}" if below is not None else f"of at least {minimum}"
+    below = INT_LIMIT if below is None else below  # torch's store and gloo count ranks in C ints
+    if value is None or value < minimum or value >= below:
+        bound = f"from {minimum} to {below - 1}"
         raise BadInputError(f"{name}={text!r} is not an integer {bound} ({hint})")
     return value
 

@@ -40,10 +40,10 @@ MODULES = {"pytorch": "torch", "pytorch-gpu": "torch", "pytorch-cpu": "torch"}
 
 
 def _prefix(source: str | None) -> Path:
-    if source and not source.startswith("name:") and Path(source).expanduser().is_file():
+    if source and not source.startswith("name:") and os.path.isfile(os.path.expanduser(source)):
         raise UsageError(f"{source}: doctor checks a live environment (a prefix or name:ENV), not a file")
     prefix = resolve_prefix(source)
-    if not prefix.is_dir():
+    if not os.path.isdir(prefix):  # os.path: a name too long for the file system is no folder either
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
     return prefix
 

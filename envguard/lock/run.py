@@ -123,7 +123,7 @@ def _environment_yml(source: str | None, envfile: str | None) -> Path | None:
         if source:
             raise UsageError("give either SOURCE or -f environment.yml, not both")
         return Path(envfile)
-    if source and Path(source).is_file():
+    if source and os.path.isfile(source):  # os.path: a name too long is no file (sources.resolve says why)
         if detect_kind(Path(source)) == "environment.yml":
             return Path(source)
         raise UsageError(f"{source}: lock from an environment (prefix, name:ENV) or `-f environment.yml`")

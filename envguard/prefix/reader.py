@@ -33,7 +33,7 @@ def read_prefix(prefix: Path, virtual_packages: tuple[VirtualPackage, ...] = ())
     """Snapshot a live conda prefix or venv (no probe). A conda prefix whose stat fingerprint is unchanged
     comes from the whole-environment cache (envguard.cache.environments)."""
     prefix = prefix.expanduser()
-    if not prefix.is_dir():
+    if not os.path.isdir(prefix):  # os.path: a name too long for the file system is no folder either
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
     if is_conda_prefix(prefix):
         return environments.cached(

@@ -4,6 +4,7 @@ analyse (rates), judge (verdicts), and collect the report; render.py shows it.""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -32,13 +33,13 @@ KILL_GRACE_S = 1.0  # past the --budget before the module is killed: the whole c
 
 def _environment(source: str | None) -> tuple[str, Path]:
     """(label, interpreter) for SOURCE: a prefix or name:ENV, never a file."""
-    if source and not source.startswith("name:") and Path(source).expanduser().is_file():
+    if source and not source.startswith("name:") and os.path.isfile(os.path.expanduser(source)):
         raise UsageError(
             f"{source}: smoke needs a live environment (a prefix or name:ENV); "
             "to compare its streams with a lock use --lock FILE"
         )
     prefix = resolve_prefix(source)
-    if not prefix.is_dir():
+    if not os.path.isdir(prefix):  # os.path: a name too long for the file system is no folder either
         raise BadInputError(f"{prefix}: no such environment folder; give a prefix path or name:ENV")
     try:
         return str(prefix), interpreter(prefix)
