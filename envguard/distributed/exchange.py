@@ -8,8 +8,9 @@ majority's (and from one rank of the majority, for reference).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from envguard.distributed.measure import Measured
 from envguard.distributed.records import (
@@ -22,6 +23,9 @@ from envguard.distributed.records import (
     to_wire,
 )
 from envguard.distributed.verdicts import detail_senders
+from envguard.errors import OperationalError, first_line
+
+_T = TypeVar("_T")
 
 SLOT = 1024  # bytes per rank in the summaries' all-gather; a longer summary costs a second round for all
 HEADER = 4  # the payload's length, little-endian, at the head of its slot
@@ -72,11 +76,11 @@ def _details(reports: Sequence[Rank], rank: int, mine: bytes) -> tuple[dict[int,
     senders = detail_senders(reports)
     if rank == 0:
         lengths = {r.rank: r.package_list_bytes for r in reports if isinstance(r, RankReport)}
-        found = {0: detail_from_wire(json.loads(mine))} if 0 in senders else {}
+        found = {0: _read(detail_from_wire, mine, 0)} if 0 in senders else {}
         for sender in (s for s in senders if s != 0):
             data = torch.empty(lengths[sender], dtype=torch.uint8)
             dist.recv(data, src=sender)
-            found[sender] = detail_from_wire(json.loads(data.numpy().tobytes()))
+            found[sender] = _read(detail_from_wire, data.numpy().tobytes(), sender)
         return found, sum(lengths[s] for s in senders if s != 0)
     if rank in senders:
         dist.send(torch.frombuffer(bytearray(mine), dtype=torch.uint8), dst=0)
@@ -84,10 +88,22 @@ def _details(reports: Sequence[Rank], rank: int, mine: bytes) -> tuple[dict[int,
     return {}, 0
 
 
+def _read(decode: Callable[[Any], _T], data: bytes, sender: int) -> _T:
+    """What rank `sender` sent, decoded; anything else (bad JSON, a wrong type: another envguard, or no
+    envguard on that port) is one line on every rank, exit 3."""
+    try:
+        return decode(json.loads(data))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise OperationalError(
+            f"rank {sender} sent a summary this envguard cannot read ({first_line(exc)}); run the same "
+            "envguard version on every rank"
+        ) from exc
+
+
 def consensus(measured: Measured, rank: int, world: int) -> Exchanged:
     """Run the exchange (call on every rank, inside the process group)."""
     summaries = all_gather_bytes(encode(to_wire(measured.report)), world)
-    reports = tuple(from_wire(json.loads(summary)) for summary in summaries)
+    reports = tuple(_read(from_wire, summary, sender) for sender, summary in enumerate(summaries))
     details, detail_bytes = _details(reports, rank, measured.detail)
     return Exchanged(
         reports=reports,
