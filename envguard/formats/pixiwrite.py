@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from envguard.channels import strip_credentials
+from envguard.errors import BadInputError, first_line
 from envguard.formats.yaml import scalar
 from envguard.model import Environment, Package
 from envguard.version import __version__
@@ -161,10 +162,16 @@ def render_v7(envs: Mapping[str, Environment], channels: Sequence[str], reproduc
                 left_out.append(f"{name}: pip package {package.name}=={package.version}: {kind}")
                 continue
             refs.setdefault(name, []).append((package.name, kind, location))
-            if kind == "conda":
-                lock.add_conda_package("default", platforms[name], _record(package, location))
-            else:
-                lock.add_pypi_package("default", platforms[name], package.name, package.version, location)
+            try:
+                if kind == "conda":
+                    lock.add_conda_package("default", platforms[name], _record(package, location))
+                else:
+                    lock.add_pypi_package("default", platforms[name], package.name, package.version, location)
+            except Exception as exc:  # py-rattler's own exception types, ValueError, OverflowError
+                raise BadInputError(
+                    f"{name}: {package.describe()}: py-rattler refuses it in a version 7 pixi.lock "
+                    f"({first_line(exc)}); fix or reinstall that package, or write --pixi-version 6"
+                ) from exc
     with tempfile.TemporaryDirectory(prefix="envguard-pixi-") as folder:
         path = Path(folder) / "pixi.lock"
         lock.to_path(path)
