@@ -199,9 +199,14 @@ class Slim(msgspec.Struct, frozen=True, array_like=True):
 
 
 def read_slim(path: str) -> Slim:
-    """One record's Package and requested specs (the prefix reader's read of a record)."""
+    """One record's Package and requested specs (the prefix reader's read of a record); its name, version
+    and build held to a lock's rules (CEP 26): a record named `evil/numpy` never reaches a purl or a lock."""
     record = read_record(path)
-    return Slim(record_to_package(record), requested(record))
+    package = record_to_package(record)
+    problem = package.identity_problem()
+    if problem is not None:
+        raise BadInputError(f"corrupt conda-meta record {path}: {problem}; {_FIX}")
+    return Slim(package, requested(record))
 
 
 def requested(record: Record) -> list[str]:
