@@ -21,6 +21,7 @@ from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError, OperationalError
 from envguard.model import Package
 from envguard.textio import read_bytes
+from envguard.validate import identity_problem
 
 
 class Record(msgspec.Struct, frozen=True):
@@ -203,7 +204,7 @@ def read_slim(path: str) -> Slim:
     and build held to a lock's rules (CEP 26): a record named `evil/numpy` never reaches a purl or a lock."""
     record = read_record(path)
     package = record_to_package(record)
-    problem = package.identity_problem()
+    problem = identity_problem("conda", package.name, package.version, package.build)
     if problem is not None:
         raise BadInputError(f"corrupt conda-meta record {path}: {problem}; {_FIX}")
     return Slim(package, requested(record))
