@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,7 +100,7 @@ def test_missing_platform_names_the_platforms_the_lock_has(
     lock.write_bytes(
         (shared / CORPUS / "conda__conda-lock__tests_test-install-with-pip-deps_conda-lock.yml").read_bytes()
     )
-    assert envguard("check", "--lock", str(lock), "--platform", "osx-arm64") == 2
+    assert envguard("check", sys.prefix, "--lock", str(lock), "--platform", "osx-arm64") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "no entry for platform osx-arm64; the lock has linux-64, linux-aarch64" in err

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envguard.verify import run as verify_run
+from envguard.verify import trash as verify_run
 from tests.helpers import envguard, settled
 
 

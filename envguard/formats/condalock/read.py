@@ -8,9 +8,6 @@ line where known, and what to do.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -21,19 +18,17 @@ from typing import Any
 from envguard import textio
 from envguard.channels import channel_from_url, normalize, strip_credentials
 from envguard.errors import BadInputError, NoPlatformEntry
-from envguard.formats import localsource
 from envguard.formats.condalock import meta as lockmeta
+from envguard.formats.condalock.pipentry import COMMIT, depends_from_mapping, origins, pip_package
 from envguard.formats.condalock.shape import load
 from envguard.machine.platform import current_platform
-from envguard.model import Environment, Fingerprints, Package, PipOrigin, make_environment
+from envguard.model import Environment, Fingerprints, Package, make_environment
 from envguard.specs import canonical_name
 from envguard.textio import gc_paused, read_text
 from envguard.validate import Kind, check_fields, identity_problem
 
 SUPPORTED_VERSION = 1
 _HEX = {"md5": re.compile(r"^[0-9a-fA-F]{32}$"), "sha256": re.compile(r"^[0-9a-fA-F]{64}$")}
-_COMMIT = re.compile(r"^[0-9a-fA-F]{40}$")  # conda-lock stores a VCS pip package's commit id as its "sha256"
-_VCS_URL = re.compile(r"^(git|hg|svn|bzr)\+(.+?)(?:@([^@/]+))?$")
 _REQUIRED = ("name", "version", "manager", "platform", "url", "hash")
 _ARCHIVE = re.compile(r"\.(conda|tar\.bz2)$")
 FIX = "re-create it with `envguard lock` (or conda-lock)"
@@ -157,7 +152,7 @@ def _by_version(custom: Mapping[str, str], platform: str, have: list[Package], o
     )
     names = {p.name for p in have if p.manager == "pip"}
     origins_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS))
-    origins = _origins(origins_text) if origins_text and pins else {}
+    recorded = origins(origins_text) if origins_text and pins else {}
     found = []
     for name, version in pins.items():
         problem = identity_problem("pip", name, version)
@@ -166,7 +161,7 @@ def _by_version(custom: Mapping[str, str], platform: str, have: list[Package], o
         canonical = canonical_name(name)
         if canonical not in names:  # where it came from, when the lock says (a local path it did not write)
             found.append(
-                Package(manager="pip", name=canonical, version=version, origin=origins.get(canonical))
+                Package(manager="pip", name=canonical, version=version, origin=recorded.get(canonical))
             )
     return found
 
@@ -268,7 +263,9 @@ def _package(
         problem = identity_problem("pip", str(label), str(entry["version"]))
         if problem is not None:
             raise BadInputError(f"{where}: {problem}; {FIX}")
-    package = _conda(entry, hashes) if manager == "conda" else _pip(entry, hashes, custom, platform, base)
+    package = (
+        _conda(entry, hashes) if manager == "conda" else pip_package(entry, hashes, custom, platform, base)
+    )
     problem = package.identity_problem()
     if problem is not None:
         raise BadInputError(f"{where}: {problem}; {FIX}")
@@ -293,7 +290,7 @@ def _hashes(value: Any, where: object, label: str, manager: str) -> dict[str, st
         if digest is None:
             continue
         vcs_commit = (
-            manager == "pip" and algo == "sha256" and isinstance(digest, str) and _COMMIT.fullmatch(digest)
+            manager == "pip" and algo == "sha256" and isinstance(digest, str) and COMMIT.fullmatch(digest)
         )
         if not isinstance(digest, str) or not (pattern.fullmatch(digest) or vcs_commit):
             raise BadInputError(f"{where}: package {label}: {algo} {digest!r} is not a hex digest; {FIX}")
@@ -321,79 +318,11 @@ def _conda(entry: Mapping[str, Any], hashes: Mapping[str, str]) -> Package:
     )
 
 
-def _pip(
-    entry: Mapping[str, Any], hashes: Mapping[str, str], custom: Mapping[str, str], platform: str, base: str
-) -> Package:
-    name = canonical_name(str(entry["name"]))
-    origins_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_ORIGINS))
-    origin: PipOrigin | None = _origins(origins_text).get(name) if origins_text else None
-    source = entry.get("source")
-    if origin is None and isinstance(source, dict) and source.get("url"):
-        origin = origin_from_url(strip_credentials(str(source["url"])))
-    if origin is None and localsource.is_relative(str(entry["url"])):  # the entry alone says where it is
-        origin = PipOrigin(url=str(entry["url"]))
-    if origin is not None and localsource.is_relative(origin.url):  # relative to this lock's folder
-        origin = dataclasses.replace(origin, url=localsource.resolve(origin.url, base))
-    sha256 = hashes.get("sha256", "")
-    indexes_text = custom.get(lockmeta.platform_key(platform, lockmeta.FIELD_PIP_INDEXES))
-    return Package(
-        manager="pip",
-        name=name,
-        version=str(entry["version"]),
-        channel=_indexes(indexes_text).get(name, "") if indexes_text else "",
-        url=_pip_file_url(strip_credentials(str(entry["url"]))),
-        sha256=sha256 if len(sha256) == 64 else "",
-        origin=origin,
-        depends=depends_from_mapping(entry.get("dependencies")),
-    )
-
-
-@functools.lru_cache(maxsize=4)
-def _origins(text: str) -> dict[str, PipOrigin]:
-    """A platform's pip origins, decoded once per lock (per pip entry was quadratic in pip packages)."""
-    return lockmeta.decode_origins(text)
-
-
-@functools.lru_cache(maxsize=4)
-def _indexes(text: str) -> dict[str, str]:
-    """A platform's pip indexes (package -> the index its wheel is on), decoded once per lock."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return {}
-    return {str(k): strip_credentials(str(v)) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def _pip_file_url(url: str) -> str:
-    """A pip entry's file URL; '' for a `name==version` entry (no file known) or an index page."""
-    if "://" not in url or url.rstrip("/").rsplit("/", 2)[-2:-1] == ["simple"]:
-        return ""
-    return url
-
-
-def origin_from_url(url: str) -> PipOrigin:
-    """A direct-URL pip requirement (`git+https://host/repo.git@REV`, a file or archive URL) as a
-    PipOrigin."""
-    match = _VCS_URL.match(url)
-    if not match:
-        return PipOrigin(url=url)
-    revision = match.group(3) or ""
-    commit = revision if _COMMIT.fullmatch(revision) else ""
-    return PipOrigin(url=match.group(2), vcs=match.group(1), commit_id=commit, requested_revision=revision)
-
-
 def build_from_url(url: str) -> str:
     """`.../numpy-1.26.4-py311h64a7726_0.conda` -> `py311h64a7726_0`."""
     stem = _ARCHIVE.sub("", url.rsplit("/", 1)[-1])
     parts = stem.rsplit("-", 2)
     return parts[2] if len(parts) == 3 else ""
-
-
-def depends_from_mapping(value: Any) -> tuple[str, ...]:
-    """conda-lock's `{name: spec}` -> MatchSpec strings (`name spec`, or `name` for an empty spec)."""
-    if not isinstance(value, dict):
-        return ()
-    return tuple([f"{k} {v}".strip() if v else str(k) for k, v in value.items()])  # a list: ~2x a generator
 
 
 def _missing(entry: Mapping[str, Any], key: str) -> bool:

@@ -1,15 +1,13 @@
 """envguard watch's in-process DataLoader hook, loaded as `sitecustomize` from the first entry of PYTHONPATH.
 
-It runs under the watched job's own interpreter, so it is standalone: stdlib only, Python 3.8 syntax. It
-chains to any other sitecustomize on the path, then waits for `torch.utils.data.dataloader` to be imported and
-wraps the iterators' `_next_data` to time, per loader, the wait inside next() against the time between calls,
-on the wall clock and the process's CPU clock; and the dataset fetchers' `fetch` to time producing each batch
-(wall, CPU, run-queue delay) in whichever process loads it: a DataLoader worker writes a stream of its own.
-Every FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl (decoded by
-envguard/watch/streams.py into records.py's Structs: a field changed here changes there too). Its wrappers
-sit below torch's frames that warn (`DataLoader._get_iterator`, `_next_data`), so torch's warnings keep their
-real origin. Any failure of its own disables it and is written to the stream; it never raises into the user's
-script. `attach` and `detach` do the same inside envguard's own process, for the notebook's %%envguard_watch.
+Standalone (it runs under the job's interpreter): stdlib only, Python 3.8 syntax. It chains to any other
+sitecustomize on the path, waits for `torch.utils.data.dataloader` to be imported, and wraps the iterators'
+`_next_data` (the wait inside next() against the time between calls, wall and CPU clock, per loader) and the
+fetchers' `fetch` (producing each batch: wall, CPU, run-queue delay, in whichever process loads it). Every
+FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl (decoded by
+watch/streams.py into records.py's Structs: a field changed here changes there too). Its wrappers sit below
+torch's frames that warn, so warnings keep their origin. A failure of its own disables it and is written to
+the stream; it never raises into the user's script. `attach`/`detach` do the same in envguard's own process.
 """
 
 from __future__ import annotations
@@ -163,15 +161,11 @@ def _whole(value: Any) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _flag(value: Any) -> bool:
-    return bool(value)
-
-
 def _settings(loader: Any) -> Dict[str, Any]:
     workers = getattr(loader, "num_workers", None)
     out: Dict[str, Any] = {name: _whole(getattr(loader, name, None)) for name in WHOLE}
     out["num_workers"] = out["num_workers"] or 0
-    out.update((name, _flag(getattr(loader, name, None))) for name in FLAGS)
+    out.update((name, bool(getattr(loader, name, None))) for name in FLAGS)
     if not workers:
         out["prefetch_factor"] = None  # unused without workers
     out["dataset"] = type(getattr(loader, "dataset", None)).__name__
