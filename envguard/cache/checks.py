@@ -11,7 +11,8 @@ drift is never cached, so the cache can never turn real drift into a pass.
 Pays for: the unchanged `envguard check` (the pre-commit hook): on a 3,000-package prefix 68 ms of CPU (1.7x
 `python -c pass`) against 284 ms for the full check with every other cache warm (scripts/bench/
 bench_caches.py). It keeps the clean verdict as printed, in each style: rendering it on a hit would import
-check's renderer and with it the comparison (~80 ms measured with -X importtime), more than the answer costs.
+check's renderer and with it the comparison (~80 ms, by Python's import-time profile), more than the
+answer costs.
 
 This module is on the fast path: it imports only the standard library's os, stat and zlib (no json,
 hashlib, no envguard model, no yaml, rattler, rich, deepdiff or torch).

@@ -16,6 +16,7 @@ activation), so it imports only what conda has already loaded; envguard's own wo
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ from conda.plugins.types import CondaHealthCheck, CondaPostCommand, CondaSetting
 
 SETTING = "envguard_lock_warning"
 AFTER = frozenset({"install", "update", "remove"})
+EXIT_OPERATIONAL = 3  # envguard.errors' (not imported: conda loads this module at start-up, keep it bare)
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
@@ -36,28 +38,40 @@ def _hookimpl(function: _F) -> _F:
     return marked
 
 
-def _actions() -> ModuleType:
-    # envguard's check and everything it reads with: only when a hook runs, never at conda's start-up
-    from envguard.condaplugin import actions
-
+def _actions() -> ModuleType | None:
+    """envguard's check and everything it reads with: only when a hook runs, never at conda's start-up. None
+    (and one line) where envguard's own dependencies cannot be imported by conda's Python (envguard found on
+    the path without them): never a failed conda command because of envguard."""
+    try:
+        from envguard.condaplugin import actions
+    except ImportError as exc:
+        sys.stderr.write(
+            f"envguard: its conda plugin cannot load envguard in this Python ({exc}); install envguard into "
+            "conda's base environment with its dependencies (python -m pip install /path/to/envguard)\n"
+        )
+        return None
     return actions
 
 
 def _lock_check(prefix: str, verbose: bool) -> None:
-    _actions().lock_check(prefix, verbose, OK_MARK, X_MARK)
+    if (actions := _actions()) is not None:
+        actions.lock_check(prefix, verbose, OK_MARK, X_MARK)
 
 
 def _torch_check(prefix: str, verbose: bool) -> None:
-    _actions().torch_check(prefix, OK_MARK, X_MARK)
+    if (actions := _actions()) is not None:
+        actions.torch_check(prefix, OK_MARK, X_MARK)
 
 
 def _lock_fix(prefix: str, args: Any, confirm: Any) -> int:
-    code: int = _actions().fix_lock(prefix, confirm)
+    actions = _actions()
+    code: int = actions.fix_lock(prefix, confirm) if actions is not None else EXIT_OPERATIONAL
     return code
 
 
 def _torch_fix(prefix: str, args: Any, confirm: Any) -> int:
-    code: int = _actions().fix_torch(prefix, confirm)
+    actions = _actions()
+    code: int = actions.fix_torch(prefix, confirm) if actions is not None else EXIT_OPERATIONAL
     return code
 
 
@@ -67,8 +81,8 @@ def _after(command: str) -> None:
     if command not in AFTER or not getattr(context.plugins, SETTING, True):
         return
     prefix = str(context.target_prefix)
-    if _lock_in_play(prefix):
-        _actions().after_command(prefix)
+    if _lock_in_play(prefix) and (actions := _actions()) is not None:
+        actions.after_command(prefix)
 
 
 def _lock_in_play(prefix: str) -> bool:

@@ -154,9 +154,10 @@ def _integer(
         value = int(text.strip())
     except ValueError:
         value = None
+    given = below
     below = INT_LIMIT if below is None else below  # torch's store and gloo count ranks in C ints
     if value is None or value < minimum or value >= below:
-        bound = f"from {minimum} to {below - 1}"
+        bound = f"from {minimum} to {below - 1}" if given else f"of at least {minimum} (at most {below - 1})"
         raise BadInputError(f"{name}={text!r} is not an integer {bound} ({hint})")
     return value
 
