@@ -136,8 +136,11 @@ def _parse(path: str | os.PathLike[str]) -> bytes:
 
 def _written(path: str | os.PathLike[str], exc: msgspec.DecodeError) -> bytes:
     """The bytes of a record that did not parse, read again while it is young (conda writes records in
-    place, so a reader can meet half of one); still not JSON, it is being written (exit 3) or corrupt (2)."""
+    place, so a reader can meet half of one); still cut short, it is being written (exit 3); JSON that is
+    complete but malformed (`Infinity`, trailing bytes) is corrupt (exit 2) at once."""
     for pause in _PAUSES:
+        if not _cut_short(exc):
+            break
         age = _age(path)
         if age is None or age > WRITING_S:
             break
@@ -149,12 +152,17 @@ def _written(path: str | os.PathLike[str], exc: msgspec.DecodeError) -> bytes:
         except msgspec.DecodeError as again:
             exc = again
     age = _age(path)
-    if age is not None and age <= WRITING_S:
+    if age is not None and age <= WRITING_S and _cut_short(exc):
         raise OperationalError(
             f"{path}: conda-meta record is being written (changed {age:.1f} s ago and not complete yet): an "
             "install is running in this environment; run this again once it has finished"
         ) from exc
     raise BadInputError(f"corrupt conda-meta record {path}: {exc}; {_FIX}") from exc
+
+
+def _cut_short(exc: msgspec.DecodeError) -> bool:
+    """The bytes end before the JSON does (empty, or a write not finished), as against malformed JSON."""
+    return "truncated" in str(exc)
 
 
 def _age(path: str | os.PathLike[str]) -> float | None:
@@ -246,8 +254,9 @@ def torn_records(prefix: Path) -> list[Path]:
     for path in sorted((prefix / "conda-meta").glob("*.json")):
         try:
             msgspec.json.decode(read_bytes(path))
-        except msgspec.DecodeError:
-            torn.append(path)
+        except msgspec.DecodeError as exc:
+            if _cut_short(exc):  # malformed but whole JSON is corrupt, not torn: left for the user
+                torn.append(path)
         except OSError:
             continue
     return torn

@@ -19,8 +19,8 @@ def gpu_findings(nvml: NvmlReport, presence: DriverPresence | None = None) -> li
                 "WARN",
                 f"{presence.count} NVIDIA GPU(s) found by the kernel driver{driver}: {presence.where()}; "
                 f"NVML could not be used ({nvml.reason or 'no device'})",
-                f"{install_line('gpu')} for memory, utilisation and the PCIe "
-                "link; until then doctor cannot check them",
+                f"install nvidia-ml-py ({install_line('gpu')}) for memory, utilisation and the PCIe link; "
+                "until then doctor cannot check them",
             )
         ]
     if not nvml.available or not nvml.gpus:
