@@ -138,9 +138,10 @@ def connect(launch: Launch, timeout_s: float) -> Rendezvous:
         timeout_s + WATCHDOG_GRACE_S,
         _give_up,
         args=(
-            f"rank {launch.rank} reached {launch.rendezvous} ({launch.origin}) but no rendezvous answered "
-            f"within {timeout_s:g} s: another program listens on that port; set MASTER_PORT to the port "
-            "rank 0 serves (the same for every rank)",
+            f"rank {launch.rank} could not reach the rendezvous at {launch.rendezvous} ({launch.origin}) "
+            f"within {timeout_s:g} s: rank 0 died, never started, or runs on another host (set MASTER_ADDR "
+            "to its host), or another program listens on that port (set MASTER_PORT to the port rank 0 "
+            "serves)",
         ),
     )
     watchdog.daemon = True
@@ -173,7 +174,7 @@ def connect(launch: Launch, timeout_s: float) -> Rendezvous:
     return meeting
 
 
-WATCHDOG_GRACE_S = 2.0
+WATCHDOG_GRACE_S = 4.0  # after TCPStore's own connect timeout, which answers first when it can
 
 
 def _give_up(message: str) -> None:
