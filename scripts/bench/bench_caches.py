@@ -1,6 +1,6 @@
 """Which caches pay: `envguard check` of a 3,000-package prefix, this tree against another (main), in one run.
 
-    python scripts/bench/bench_caches.py [--runs 7] [--base /work/main] [--work DIR]
+    python scripts/bench/bench_caches.py --base WORKTREE [--runs 7] [--work DIR]
 
 Builds the prefix with synth_prefix.py (3,000 records shaped like conda's, 115 MB of conda-meta, 500
 dist-infos; no payload files) and a lock of it, then times, interleaved round-robin, each as a fresh
@@ -28,6 +28,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,10 +57,12 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--base", type=Path, default=Path("/work/main"))
-    parser.add_argument("--work", type=Path, default=Path("/tmp/cachebench"))
+    parser.add_argument(
+        "--base", type=Path, required=True, help="an older checkout of envguard (a git worktree) to time"
+    )
+    parser.add_argument("--work", type=Path, help="reuse this folder (default: a new temp folder)")
     args = parser.parse_args()
-    work = args.work
+    work = args.work or Path(tempfile.mkdtemp(prefix="envguard-bench-caches-"))
     prefix = work / "p3000"
     if not (prefix / "conda-meta").is_dir():
         synth_prefix.build(prefix, packages=3000, dists=500, payload=False)
