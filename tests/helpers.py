@@ -492,3 +492,14 @@ def held_elsewhere(target: Path) -> Iterator[subprocess.Popen[str]]:
 def smoke_wire(data: object, source: object = "test") -> Measured:
     """The in-environment module's output (as built in a test) decoded as a smoke run decodes its line."""
     return decode(json.dumps(data), source)
+
+
+def edit_record(prefix: Path, package: str, field: str, value: object) -> Path:
+    """Set one field of `package`'s conda-meta record in `prefix` (hand-edited or hostile); its path."""
+    import json
+
+    (record,) = (prefix / "conda-meta").glob(f"{package}-*.json")
+    data = json.loads(record.read_text())
+    data[field] = value
+    record.write_text(json.dumps(data))
+    return record

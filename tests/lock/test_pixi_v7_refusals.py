@@ -3,14 +3,13 @@ number it cannot hold) is one line naming the package, exit 2 (issue 42: 13 of 1
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import MakePrefix
+from tests.helpers import MakePrefix, edit_record
 
 
 @pytest.mark.parametrize(
@@ -21,10 +20,7 @@ def test_a_record_rattler_refuses_is_one_line(
     make_prefix: MakePrefix, tmp_path: Path, field: str, value: object
 ) -> None:
     prefix = make_prefix(["python=3.11", "zlib"])
-    (record,) = (prefix / "conda-meta").glob("zlib-*.json")
-    data = json.loads(record.read_text())
-    data[field] = value
-    record.write_text(json.dumps(data))
+    edit_record(prefix, "zlib", field, value)
     out = tmp_path / "pixi.lock"
     argv = ["lock", str(prefix), "--no-probe", "--format", "pixi", "--pixi-version", "7", "-o", str(out)]
     done = subprocess.run(

@@ -4,14 +4,13 @@ anchors passed the live reader and were refused by the lock reader)."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import MakePrefix
+from tests.helpers import MakePrefix, edit_record
 
 
 @pytest.mark.parametrize(
@@ -22,10 +21,7 @@ def test_a_record_breaking_the_lock_readers_rules_is_refused_by_the_live_reader(
     make_prefix: MakePrefix, tmp_path: Path, field: str, value: str
 ) -> None:
     prefix = make_prefix(["python=3.11", "zlib"])
-    (record,) = (prefix / "conda-meta").glob("zlib-*.json")
-    data = json.loads(record.read_text())
-    data[field] = value
-    record.write_text(json.dumps(data))
+    record = edit_record(prefix, "zlib", field, value)
     for argv in (["snapshot", str(prefix)], ["export", str(prefix), "--format", "cyclonedx"]):
         done = subprocess.run(
             [sys.executable, "-m", "envguard", *argv], capture_output=True, text=True, timeout=120
