@@ -7,12 +7,13 @@ those records and gives the final setting in one step with its predicted gain an
 Pure: records in, records out; no clock, no torch.
 """
 
-from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting, others_from_share
+from envguard.pipeline.costs import RECEIVE_S, BatchCosts, Cores, Pipeline, Setting, others_from_share
 from envguard.pipeline.model import MAX_WORKERS, Advice, advise, most_workers, rate
 from envguard.pipeline.threads import Threads, too_many_threads
 
 __all__ = [
     "MAX_WORKERS",
+    "RECEIVE_S",
     "Advice",
     "BatchCosts",
     "Cores",

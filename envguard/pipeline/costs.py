@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+RECEIVE_S = 0.001  # the main process's CPU per batch a worker hands over (IPC, unpickling) when not measured
+
 
 @dataclass(frozen=True, slots=True)
 class BatchCosts:
@@ -19,7 +21,8 @@ class BatchCosts:
     threads: `step_cpu / step_wall` is how many cores the step keeps busy). `receive_cpu`: the main process's
     own CPU per batch handed over by workers (unpickling, IPC). `transfer`: the host-to-device copy.
     `load_delay`: the run-queue wait while loading, kept apart from `load_wait` so a busy machine never makes
-    CPU-bound loading look like I/O."""
+    CPU-bound loading look like I/O. `step_delay`: the main thread's run-queue wait in the step (a threaded
+    step on a busy host wants cores it does not get: little CPU, much waiting for a core)."""
 
     load_cpu: float
     load_wait: float
@@ -28,6 +31,7 @@ class BatchCosts:
     receive_cpu: float = 0.0
     transfer: float = 0.0
     load_delay: float = 0.0  # waiting for a core while loading (run queue): the machine's load, as measured
+    step_delay: float = 0.0
 
     @property
     def load_wall(self) -> float:
@@ -39,6 +43,12 @@ class BatchCosts:
     def step_cores(self) -> float:
         """Cores the training step keeps busy while it runs (its intra-op threads)."""
         return self.step_cpu / self.step_wall if self.step_wall > 0 else 0.0
+
+    @property
+    def step_wants(self) -> float:
+        """Cores the step wants: those it kept busy plus the share of its time its main thread waited for one
+        (a step that sleeps or waits on a GPU wants ~0; a CPU step starved on a busy host still wants one)."""
+        return self.step_cores + (self.step_delay / self.step_wall if self.step_wall > 0 else 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +117,8 @@ class Pipeline:
     (batches/s; None where nothing ran it, e.g. doctor), whether an accelerator consumes the batches, the
     workers' start-up per epoch under the start method in use, the batches per epoch, the per-batch
     loading time's p95 over its median (burstiness) and the step's intra-op threads
-    (torch.get_num_threads() in the training process), where measured."""
+    (torch.get_num_threads() in the training process), where measured; the loop's data-wait share and how
+    far the measured rate could be off from its variance over the run."""
 
     costs: BatchCosts
     cores: Cores
@@ -118,3 +129,5 @@ class Pipeline:
     epoch_batches: int | None = None
     burstiness: float | None = None
     step_threads: int | None = None
+    data_wait: float | None = None  # the share of the loop spent waiting for data, where a loop was measured
+    spread: float | None = None  # the measured rate's relative uncertainty (about 2 standard errors)

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from envguard.pipeline.costs import BatchCosts, Cores, Pipeline, Setting
+from envguard.pipeline.costs import Cores, Pipeline, Setting
 
 MAX_WORKERS = 32  # the most workers advised: I/O waits can use more than cores, memory and start-up cap it
 # the worker counts advised: each a third or more above the one below past 4, so two measurements a few
@@ -38,10 +38,17 @@ PERSISTENT_S = 0.1  # worker start-up per epoch that persistent_workers=True mus
 BURSTY = 2.0  # loading time's p95 over its median above which prefetch_factor 4 absorbs the bursts
 COMPETE_MARGIN = 0.5  # the step keeps all but this many of the job's cores busy: loading competes with it
 PARALLEL_STEP = 1.2  # cores a step keeps busy to count as running intra-op threads on several cores
-CPU_STEP = 0.5  # cores a step keeps busy to count as CPU work at all (a GPU step mostly waits)
+CPU_STEP = 0.5  # cores a step wants (busy, or waiting for one) to count as CPU work (a GPU step mostly waits)
+PREFETCH_WAIT = 0.10  # the loop waits for data this share of its time or more: deeper prefetch can help
 OVERSUBSCRIBED = 0.5  # the step's threads past the cores the job gets beside the other load, to advise fewer
 
 Limit = Literal["serial", "step", "workers", "cores"]
+LIMITS: dict[str, str] = {
+    "step": "the step's pace",
+    "workers": "the workers",
+    "cores": "the cores",
+    "serial": "loading and the step in turn",
+}
 Rule = Literal["keep", "in-main", "overlap-waits", "spare-cores", "fewer-workers", "compete", "cores-busy"]
 
 
@@ -69,6 +76,13 @@ class Advice:
     reason: str
     competes: bool = False
     notes: tuple[str, ...] = ()
+    band: tuple[float, float] | None = None  # the gain's range from the measured rate's spread
+    limit: Limit = "step"  # the term that bounds the advised setting's predicted rate
+
+    @property
+    def bounded_by(self) -> str:
+        """What bounds the advised setting, in words."""
+        return LIMITS[self.limit]
 
     @property
     def changed(self) -> bool:
@@ -108,20 +122,17 @@ def step_threads(pipeline: Pipeline) -> int | None:
     not CPU work. A threaded step waits at each of its parallel regions for its slowest thread, so one thread
     off the CPU holds up the rest (OpenMP's spin-wait burns their cores meanwhile): on 2 cores with another
     process spinning, imagenet's step ran 2.4 batches/s with 2 threads and 84 with 1. The step's pace with
-    fewer threads is not predicted (its CPU time here is mostly that waiting): it is measured again."""
+    fewer threads is not predicted (its CPU time here is mostly that waiting): it is measured again. A CPU
+    step is one that wants CPU_STEP of a core (kept busy, or its main thread waiting for one): on a busy host
+    a step with too many threads keeps little busy (mnist: 0.2-0.5 cores, 1.9x faster on one thread), so the
+    cores it got alone would switch the diagnosis off."""
     threads, costs = pipeline.step_threads, pipeline.costs
-    if not threads or threads < 2 or costs.step_cores < CPU_STEP:
+    if not threads or threads < 2 or costs.step_wants < CPU_STEP:
         return None
     gets = job_cores(pipeline.cores, float(threads))
     if threads <= gets + OVERSUBSCRIBED:
         return None
     return max(1, min(threads - 1, math.floor(gets + 0.25)))
-
-
-def _busy(costs: BatchCosts) -> float:
-    """Share of a worker's time it wants a CPU (1.0: CPU-bound loading; the run-queue wait is wanting one)."""
-    wants = costs.load_cpu + costs.load_delay
-    return wants / costs.load_wall if costs.load_wall > 0 else 0.0
 
 
 def rate(pipeline: Pipeline, workers: int) -> Prediction:
@@ -138,13 +149,35 @@ def rate(pipeline: Pipeline, workers: int) -> Prediction:
     step = costs.step_wall + costs.receive_cpu + costs.transfer
     if competes(pipeline):  # each of the step's threads waits while a worker holds its core
         step += costs.load_cpu * max(costs.step_cores, 1.0)
-    # more runnable processes than usable cores would only take CPU from the other load: not counted on
-    runnable = min(max(costs.step_cores, 0.1) + workers * _busy(costs), float(cores.usable))
+    # the workers want a core for the share of wall time they load (at the pace the step and they allow), not
+    # all the time: idle workers are no CPU demand; more runnable processes than usable cores would only take
+    # CPU from the other load: not counted on
+    pace = min(
+        1.0 / step if step > 0 else math.inf, workers / costs.load_wall if costs.load_wall > 0 else math.inf
+    )
+    loading = (
+        min(float(workers), pace * (costs.load_cpu + costs.load_delay)) if math.isfinite(pace) else workers
+    )
+    runnable = min(max(costs.step_cores, 0.1) + loading, float(cores.usable))
     work = costs.load_cpu + costs.step_cpu + costs.receive_cpu
+    return _bounded(workers, step, costs.load_wall, job_cores(cores, runnable), work, pipeline)
+
+
+def _bounded(
+    workers: int, step: float, load_wall: float, free: float, work: float, pipeline: Pipeline
+) -> Prediction:
+    """The lowest of the three bounds of a worker count. The cores never bound it below those the job was
+    measured using: as many runnable processes of ours or more get as big a fair share or bigger."""
+    costs, now = pipeline.costs, pipeline.current.num_workers
+    if pipeline.measured_rate and workers >= now:
+        used = pipeline.measured_rate * (
+            costs.load_cpu + costs.step_cpu + (costs.receive_cpu if now else 0.0)
+        )
+        free = max(free, min(used, float(pipeline.cores.usable)))
     bounds: list[tuple[float, Limit]] = [
         (1.0 / step if step > 0 else math.inf, "step"),
-        (workers / costs.load_wall if costs.load_wall > 0 else math.inf, "workers"),
-        (job_cores(cores, runnable) / work if work > 0 else math.inf, "cores"),
+        (workers / load_wall if load_wall > 0 else math.inf, "workers"),
+        (free / work if work > 0 else math.inf, "cores"),
     ]
     value, limit = min(bounds, key=lambda b: b[0])
     return Prediction(workers, value if math.isfinite(value) else 1e9, limit)
@@ -176,10 +209,13 @@ def choose(pipeline: Pipeline, most: int = MAX_WORKERS) -> tuple[int, tuple[Pred
 
 
 def _setting(pipeline: Pipeline, workers: int) -> tuple[Setting, tuple[str, ...]]:
-    """The whole setting for `workers`: prefetch_factor, persistent_workers, pin_memory, with the notes."""
+    """The whole setting for `workers`: prefetch_factor, persistent_workers, pin_memory, with the notes (each
+    whenever it applies, whatever the worker count does)."""
     current, notes = pipeline.current, []
     prefetch = (current.prefetch_factor or 2) if workers else None
-    if workers and pipeline.burstiness is not None and pipeline.burstiness >= BURSTY:
+    # deeper prefetch only where the loop waits for data: a loop that never waits gains nothing from it
+    waits = pipeline.data_wait is None or pipeline.data_wait >= PREFETCH_WAIT
+    if workers and waits and pipeline.burstiness is not None and pipeline.burstiness >= BURSTY:
         prefetch = max(prefetch or 2, 4)
         notes.append(
             f"prefetch_factor={prefetch}: loading a batch varies (p95 {pipeline.burstiness:.1f}x its "
@@ -191,11 +227,16 @@ def _setting(pipeline: Pipeline, workers: int) -> tuple[Setting, tuple[str, ...]
         persistent = True
         if not current.persistent_workers:
             notes.append(f"persistent_workers=True: saves {startup:.2f} s of worker start-up every epoch")
+    elif workers and not current.num_workers and not current.persistent_workers:
+        persistent = True  # off num_workers=0 the start-up is not measured: pay it once, not every epoch
+        notes.append("persistent_workers=True: the workers start once, not again every epoch")
     pin = pipeline.accelerator
     if current.pin_memory and not pipeline.accelerator:
         notes.append(
             "pin_memory=True does nothing without an accelerator (no device copy to speed up): drop it"
         )
+    elif pin and not current.pin_memory:
+        notes.append("pin_memory=True: batches go to the device from page-locked memory, asynchronously")
     return Setting(workers, prefetch, persistent, pin), tuple(notes)
 
 
@@ -263,21 +304,21 @@ def _reason(pipeline: Pipeline, rule: Rule, workers: int, gain: float, rates: di
         "spare-cores": "loading is CPU work and the job's cores have room for more workers",
         "fewer-workers": "fewer workers give the same rate with less memory and start-up",
     }[rule]
-    pace = {
-        "step": "the step's pace",
-        "workers": "the workers",
-        "cores": "the cores",
-        "serial": "loading and the step in turn",
-    }[chosen.limit]
+    pace = LIMITS[chosen.limit]
     return f"{figures}: {why}; predicted {gain:.2f}x, then bounded by {pace}"
 
 
 def advise(pipeline: Pipeline, most: int = MAX_WORKERS) -> Advice:
     """The final setting (num_workers, prefetch_factor, persistent_workers, pin_memory) in one step, its
-    predicted gain over the current setting and the rule that gave it; at most `most` workers."""
+    predicted gain over the current setting with a band from the measured rate's spread, and the rule that
+    gave it; at most `most` workers. More workers whose gain the band does not keep above 1 are not advised
+    (advice from noise)."""
     workers, rates = choose(pipeline, most)
     by_count = {p.workers: p for p in rates}
     now = by_count[pipeline.current.num_workers]
+    spread = pipeline.spread or 0.0
+    if workers > now.workers and by_count[workers].rate * (1 - spread) < now.rate:
+        workers = now.workers
     gain = by_count[workers].rate / now.rate if now.rate > 0 else 1.0
     rule = _rule(pipeline, workers, rates)
     setting, notes = _setting(pipeline, workers)
@@ -296,4 +337,6 @@ def advise(pipeline: Pipeline, most: int = MAX_WORKERS) -> Advice:
         reason=_reason(pipeline, rule, workers, gain, by_count),
         competes=competes(pipeline),
         notes=notes,
+        band=(round(gain * (1 - spread), 3), round(gain * (1 + spread), 3)) if spread else None,
+        limit=by_count[workers].limit,
     )

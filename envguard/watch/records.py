@@ -81,6 +81,7 @@ class LoaderTotals(msgspec.Struct, frozen=True):
     first_s: float
     wait_cpu_s: float = 0.0  # the main process's CPU clock inside next() (receiving, or loading at N=0)
     step_cpu_s: float = 0.0  # ... between two next() calls (the training step, all its threads)
+    step_delay_s: float = 0.0  # the main thread's run-queue wait in the step (it wanted a core, got none)
 
     @property
     def loop_s(self) -> float:

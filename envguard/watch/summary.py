@@ -4,10 +4,11 @@ loader it spent its time in with the totals over every loader, and the per-inter
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
-from statistics import fmean
+from statistics import fmean, stdev
 
-from envguard.pipeline import BatchCosts, Cores, Pipeline, Setting, others_from_share
+from envguard.pipeline import RECEIVE_S, BatchCosts, Cores, Pipeline, Setting, others_from_share
 from envguard.watch.records import FetchTotals, HookStatus, LoaderTotals, Sample, WatchRun
 
 MiB = 1024 * 1024
@@ -182,6 +183,17 @@ class Summary:
     gpu_used: bool  # a GPU ran one of the job's processes
     gpu_note: str  # why there is no GPU data
     loading: FetchTotals | None = None  # the batches produced for `loader`, summed over its processes
+    spread: float | None = None  # the loop's rate over the intervals: ~2 standard errors over its mean
+
+
+def spread(run: WatchRun) -> float | None:
+    """How far the run's mean rate could be off from its variance over the sampled intervals (about two
+    standard errors over the mean, relative); None with fewer than 4 intervals that ran batches."""
+    rates = [row.batches_per_s for row in timeline(run) if row.batches_per_s]
+    if len(rates) < 4:
+        return None
+    mean = fmean(rates)
+    return round(2 * stdev(rates) / math.sqrt(len(rates)) / mean, 4) if mean > 0 else None
 
 
 def dominant(loaders: tuple[LoaderTotals, ...]) -> LoaderTotals | None:
@@ -236,6 +248,7 @@ def summarize(run: WatchRun) -> Summary:
         gpu_used=any(g.used_by_tree for s in run.samples for g in s.gpus),
         gpu_note=run.gpu_note,
         loading=loading(run.fetches, main),
+        spread=spread(run),
     )
 
 
@@ -308,7 +321,9 @@ def pipeline_of(summary: Summary) -> Pipeline | None:
             load_delay=load_delay,
             step_wall=loader.step_s / batches,
             step_cpu=loader.step_cpu_s / batches,
-            receive_cpu=loader.wait_cpu_s / batches if workers else 0.0,
+            step_delay=loader.step_delay_s / batches,
+            # at num_workers=0 nothing is handed over: workers would add what receiving costs elsewhere
+            receive_cpu=loader.wait_cpu_s / batches if workers else RECEIVE_S,
         ),
         cores=Cores(summary.usable_cpus, _others(summary, workers, load_cpu, load_wait)),
         current=Setting(
@@ -323,4 +338,6 @@ def pipeline_of(summary: Summary) -> Pipeline | None:
         epoch_batches=batches // epochs if loader.epochs else None,
         burstiness=_burstiness(summary.loading.walls) if summary.loading else None,
         step_threads=settings.threads,
+        data_wait=loader.data_wait_fraction,
+        spread=summary.spread,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from envguard.findings import Finding
 from envguard.pipeline import (
     MAX_WORKERS,
+    RECEIVE_S,
     Advice,
     BatchCosts,
     Cores,
@@ -36,7 +37,6 @@ def _others(cost: SampleCost, usable: int, delay_ms: float) -> float:
 
 
 ALONE_MOST = 4  # without the training step, advise at most this many workers per usable core
-RECEIVE_S = 0.001  # the main process's CPU per batch a worker hands over (IPC, unpickling) when not measured
 
 
 def worker_model(

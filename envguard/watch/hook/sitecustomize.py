@@ -28,6 +28,7 @@ TARGET = "torch.utils.data.dataloader"
 HERE = os.path.dirname(os.path.abspath(__file__))
 WALLS_KEPT = 256  # per-batch loading times kept per dataset (their spread: how bursty loading is)
 SCHEDSTAT = "/proc/thread-self/schedstat"
+SECONDS = ("wait_s", "step_s", "wait_cpu_s", "step_cpu_s", "step_delay_s", "startup_s", "first_s")
 
 
 class _State:
@@ -97,18 +98,8 @@ class _State:
         key = id(loader)
         stats = self.by_loader.get(key)
         if stats is None:
-            stats = {
-                "id": len(self.loaders),
-                "settings": _settings(loader),
-                "batches": 0,
-                "epochs": 0,
-                "wait_s": 0.0,
-                "step_s": 0.0,
-                "wait_cpu_s": 0.0,
-                "step_cpu_s": 0.0,
-                "startup_s": 0.0,
-                "first_s": 0.0,
-            }
+            stats = {"id": len(self.loaders), "settings": _settings(loader), "batches": 0, "epochs": 0}
+            stats.update((name, 0.0) for name in SECONDS)
             self.by_loader[key] = stats
             self.loaders[stats["id"]] = stats
             self.env = self.env or _environment()
@@ -230,13 +221,13 @@ def _wrap_next(state: _State, iterator_class: Any) -> None:
     def _next_data(self):  # type: ignore[no-untyped-def]
         if state.error:
             return original_next(self)
-        start, cpu = time.perf_counter(), time.process_time()
+        begin = (time.perf_counter(), time.process_time(), _sched())
         try:
             batch = original_next(self)
         except StopIteration:
-            _count(state, self, start, cpu, done=True)
+            _count(state, self, begin, done=True)
             raise
-        _count(state, self, start, cpu, done=False)
+        _count(state, self, begin, done=False)
         return batch
 
     state.restore.append((iterator_class, "_next_data", original_next))
@@ -270,9 +261,10 @@ def _wrap_fetch(state: _State, fetch_module: Any) -> None:
         fetcher.fetch = fetch
 
 
-def _count(state: _State, iterator: Any, start: float, cpu: float, done: bool) -> None:
+def _count(state: _State, iterator: Any, begin: Any, done: bool) -> None:
+    """One next(): its wait and, since the last one, the step (wall, CPU, main thread's run-queue wait)."""
     try:
-        end, cpu_end = time.perf_counter(), time.process_time()
+        (start, cpu, sched), end, cpu_end = begin, time.perf_counter(), time.process_time()
         stats = iterator.__dict__.get("_envguard_stats")
         if stats is None:
             return
@@ -292,7 +284,9 @@ def _count(state: _State, iterator: Any, start: float, cpu: float, done: bool) -
             stats["step_s"] += start - last[0]
             stats["wait_cpu_s"] += cpu_end - cpu
             stats["step_cpu_s"] += cpu - last[1]
-        iterator._envguard_last = (end, cpu_end)
+            if sched is not None and last[2] is not None:
+                stats["step_delay_s"] += sched[1] - last[2][1]
+        iterator._envguard_last = (end, cpu_end, _sched())
         state.flush()
     except Exception as exc:
         state.fail("DataLoader timing", exc)

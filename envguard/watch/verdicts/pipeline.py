@@ -11,7 +11,7 @@ Only the disk is judged here first: workers waiting on I/O with the disk busy ne
 from __future__ import annotations
 
 from envguard.findings import Finding
-from envguard.pipeline import advise, too_many_threads
+from envguard.pipeline import Setting, advise, too_many_threads
 from envguard.watch.records import LoaderTotals
 from envguard.watch.result import Change, Diagnosis
 from envguard.watch.summary import Figures, Summary, pipeline_of
@@ -19,6 +19,9 @@ from envguard.watch.summary import Figures, Summary, pipeline_of
 INPUT_BOUND = 0.10  # data wait at or above this share of the loop: the input pipeline is the bottleneck
 MIN_BATCHES = 20
 MIN_LOOP_S = 2.0
+# a slow step is judged on wall time instead: a 5 s step gives SLOW_BATCHES batches in SLOW_LOOP_S
+SLOW_BATCHES = 3
+SLOW_LOOP_S = 15.0
 CAUSES = {  # the model's rule -> the cause watch names
     "in-main": "in-main",
     "spare-cores": "cpu",
@@ -150,6 +153,14 @@ NO_TIMING = {
 }
 
 
+def enough(batches: int, loop_s: float) -> bool:
+    """Enough of the loop to judge: MIN_BATCHES batches over MIN_LOOP_S, or a slow step's few batches over
+    SLOW_LOOP_S (the judgement needs wall time to average over, not a batch count)."""
+    if loop_s >= SLOW_LOOP_S and batches >= SLOW_BATCHES:
+        return True
+    return batches >= MIN_BATCHES and loop_s >= MIN_LOOP_S
+
+
 def pipeline_diagnosis(summary: Summary) -> Diagnosis:
     """The input pipeline's verdict: no loader timing, too short to judge, not input-bound, or input-bound
     with its cause and the advice (its one finding first; the other concerns' findings are added by
@@ -164,9 +175,10 @@ def pipeline_diagnosis(summary: Summary) -> Diagnosis:
         finding = Finding("input pipeline", "data wait", "INFO", headline)
         return Diagnosis("no loader timing", "", headline, None, None, (finding,), None)
     fraction = wait / loop
-    if batches < MIN_BATCHES or loop < MIN_LOOP_S:
+    if not enough(batches, loop):
         headline = (
-            f"too short to judge: {batches} batches in {loop:.1f} s (need {MIN_BATCHES} and {MIN_LOOP_S:g} s)"
+            f"too short to judge: {batches} batches in {loop:.1f} s (need {MIN_BATCHES} in {MIN_LOOP_S:g} s, "
+            f"or {SLOW_BATCHES} in {SLOW_LOOP_S:g} s)"
         )
         finding = Finding(
             "input pipeline", "data wait", "INFO", headline, "watch a longer stretch of training"
@@ -180,11 +192,12 @@ def pipeline_diagnosis(summary: Summary) -> Diagnosis:
         evidence = f"wait {wait:.2f} s of {loop:.1f} s loop over {batches} batches{gpu}"
         fewer = _fewer(summary)
         finding = Finding("input pipeline", "data wait", "PASS", evidence, fewer.text if fewer else "")
-        tail = (
-            f"; {fewer.text.split(':')[0]} does as well"
-            if fewer
-            else "; nothing to fix in the input pipeline"
-        )
+        if fewer is None:
+            tail = "; nothing to fix in the input pipeline"
+        elif fewer.setting == "keep":
+            tail = f"; {fewer.dataloader}: a side note on its arguments"
+        else:
+            tail = f"; {fewer.text.split(':')[0]} does as well"
         return Diagnosis(
             "not input-bound",
             "",
@@ -200,18 +213,30 @@ def pipeline_diagnosis(summary: Summary) -> Diagnosis:
 
 def _fewer(summary: Summary) -> Change | None:
     """Not input-bound, but the model finds fewer workers give the same rate (less memory and start-up, the
-    setting smoke gives for the same pipeline); None otherwise."""
+    setting smoke gives for the same pipeline), or a note on an argument applies (pin_memory on a CPU run);
+    None otherwise."""
     pipeline = pipeline_of(summary)
-    if pipeline is None or not pipeline.current.num_workers:
+    if pipeline is None:
         return None
     advice = advise(pipeline)
-    if advice.rule != "fewer-workers" or not advice.setting.num_workers:
-        return None  # never down to 0: loading would move into the loop, between the steps
+    fewer = advice.rule == "fewer-workers" and bool(advice.setting.num_workers)
+    if not fewer:  # never down to 0: loading would move into the loop, between the steps
+        kept = Setting(
+            pipeline.current.num_workers,
+            advice.setting.prefetch_factor if pipeline.current.num_workers else None,
+            advice.setting.persistent_workers,
+            advice.setting.pin_memory,
+        )
+        if kept == pipeline.current or not advice.notes:
+            return None
+        call = f"DataLoader({kept.call()})"
+        text = f"{call}: {'; '.join(advice.notes)}"
+        return Change("keep", None, text, None, rule="keep", dataloader=call, notes=advice.notes)
     now, new = advice.current.num_workers, advice.setting.num_workers
     text = (
         f"num_workers={new} (from {now}): {advice.reason}; DataLoader({advice.setting.call()}); "
         f"expected ~{advice.gain:.2f}x ({advice.current_rate:.1f} -> {advice.predicted_rate:.1f} batches/s)"
-    )
+    ) + "".join(f"; {note}" for note in advice.notes)
     return Change(
         "num_workers",
         new,

@@ -72,7 +72,8 @@ def test_loading_in_the_main_process_gets_workers() -> None:
     found = pipeline_diagnosis(summary(in_main, figures=figures(workers=0)))
     assert found.cause == "in-main" and found.recommendation is not None
     assert found.recommendation.value == 2 and "(from 0)" in found.recommendation.text
-    assert found.recommendation.expected_speedup == pytest.approx(2.5, abs=0.02)  # 10/s -> the 25/s steps
+    # 10/s -> the 25/s steps, less receiving each batch from a worker (1 ms, not measured at num_workers=0)
+    assert found.recommendation.expected_speedup == pytest.approx(2.44, abs=0.02)
 
 
 def test_a_cpu_step_on_every_core_is_not_given_workers() -> None:
@@ -92,10 +93,15 @@ def test_a_smaller_wait_is_a_warning() -> None:
 
 
 def test_a_loop_that_rarely_waits_is_not_input_bound() -> None:
-    found = pipeline_diagnosis(summary(loader(100, 0.5, 9.5), figures=figures(gpu_util=97.0)))
+    kept = Setting(num_workers=2, persistent_workers=True, batch_size=4, dataset="Images")
+    found = pipeline_diagnosis(summary(loader(100, 0.5, 9.5, settings=kept), figures=figures(gpu_util=97.0)))
     assert found.verdict == "not input-bound" and found.recommendation is None
     assert found.headline.endswith("GPU 97% busy; nothing to fix in the input pipeline")
     assert found.findings[0].status == "PASS"
+    # the same loop restarting its workers every epoch (0.3 s each) is told so, not input-bound or not
+    restarts = pipeline_diagnosis(summary(loader(100, 0.5, 9.5), figures=figures(gpu_util=97.0)))
+    assert restarts.recommendation is not None and restarts.recommendation.setting == "keep"
+    assert "persistent_workers=True" in (restarts.recommendation.dataloader or "")
 
 
 def test_a_loop_that_rarely_waits_with_more_workers_than_it_needs_is_told_the_fewer() -> None:
@@ -164,3 +170,28 @@ def test_other_tenants_on_cores_the_job_cannot_use_do_not_make_its_threads_too_m
     # the same load on a 2-core host that is all the job's: 5 other processes do compete for its cores
     small = figures(workers=0, job_cores=1.0, busy_cores=2.0, main_cores=1.0, cores=2)
     assert pipeline_diagnosis(summary(imagenet, figures=small)).cause == "threads"
+
+
+def test_a_slow_step_is_judged_on_wall_time_not_a_batch_count() -> None:
+    # a 5 s step: 3 batches after the first take 15 s, within a minute of watching
+    slow = loader(3, 0.3, 15.0, workers=0, wait_cpu_s=0.3, step_cpu_s=15.0)
+    found = pipeline_diagnosis(summary(slow))
+    assert found.verdict != "too short to judge", found.headline
+    assert pipeline_diagnosis(summary(loader(2, 0.2, 10.0, workers=0))).verdict == "too short to judge"
+
+
+def test_receiving_a_batch_costs_the_main_process_at_every_worker_count() -> None:
+    from envguard.pipeline import RECEIVE_S
+    from envguard.watch.summary import pipeline_of
+
+    in_main = pipeline_of(summary(loader(100, 6.0, 4.0, workers=0, wait_cpu_s=0.3, step_cpu_s=0.2)))
+    assert in_main is not None and in_main.costs.receive_cpu == RECEIVE_S
+
+
+def test_a_side_note_is_given_when_the_loop_does_not_wait_too() -> None:
+    pinned = Setting(num_workers=2, prefetch_factor=2, pin_memory=True, batch_size=4, dataset="Images")
+    quick = loader(100, 0.2, 10.0, workers=2, wait_cpu_s=0.05, step_cpu_s=0.1, settings=pinned)
+    found = pipeline_diagnosis(summary(quick, loading=fetched(100, 2.0, 1.9)))
+    assert found.verdict == "not input-bound" and found.recommendation is not None
+    assert "pin_memory=True does nothing without an accelerator" in found.recommendation.text
+    assert "pin_memory=False" in (found.recommendation.dataloader or "")
