@@ -210,8 +210,10 @@ def loader_options(loader_help: str, step_default: str) -> Callable[[F], F]:
             "--step-cores",
             metavar="N",
             callback=number("--step-cores", 0.0, "cores"),
-            help="Cores your training step keeps busy, as watch reports it ('a 216 ms step using 1.9 cores'; "
-            "default 0: a step that waits on a GPU): the worker advice weighs the loading against it.",
+            help="Cores your training step keeps busy, plus the share of it spent waiting for one, as "
+            "watch reports them ('a 216 ms step using 1.9 cores'; 'using 0.3 cores, waiting for one 50% of "
+            "it': 0.8; default 0: a step that waits on a GPU): the worker and thread advice weigh the "
+            "loading against it.",
         ),
         click.option(
             "--step-threads",

@@ -166,10 +166,11 @@ def rate(pipeline: Pipeline, workers: int) -> Prediction:
 def _bounded(
     workers: int, step: float, load_wall: float, free: float, work: float, pipeline: Pipeline
 ) -> Prediction:
-    """The lowest of the three bounds of a worker count. The cores never bound it below those the job was
-    measured using: as many runnable processes of ours or more get as big a fair share or bigger."""
+    """The lowest of the three bounds of a worker count. The cores never bound more workers than the
+    measured setting's below the cores the job was measured using: more runnable processes of ours get as big
+    a fair share or bigger (the measured setting itself is the model's own, as smoke compares it)."""
     costs, now = pipeline.costs, pipeline.current.num_workers
-    if pipeline.measured_rate and workers >= now:
+    if pipeline.measured_rate and workers > now:
         used = pipeline.measured_rate * (
             costs.load_cpu + costs.step_cpu + (costs.receive_cpu if now else 0.0)
         )
@@ -255,6 +256,9 @@ def _costs_text(pipeline: Pipeline) -> str:
     step = f"a {_ms(costs.step_wall)} step"
     if costs.step_cpu > 0:
         step += f" using {costs.step_cores:.1f} cores"
+        waiting = costs.step_wants - costs.step_cores
+        if waiting >= 0.05:
+            step += f", waiting for one {waiting:.0%} of it"
         if pipeline.step_threads:
             step += f" ({pipeline.step_threads} intra-op threads)"
     busy = pipeline.cores.others

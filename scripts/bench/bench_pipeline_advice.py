@@ -42,8 +42,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 PIPELINES = Path(__file__).resolve().parent / "pipelines.py"
-START = {"imagenet": 0, "jpeg": 1, "sleep": 1, "tuned": 2}
-WATCHED = {"imagenet": 600, "jpeg": 200, "sleep": 150, "tuned": 40}  # batches: a few seconds of steady loop
+START = {"imagenet": 0, "jpeg": 1, "sleep": 1, "tuned": 2, "mnist": 0, "pyload": 0, "ioload": 2}
+# batches watched: a few seconds of steady loop (mnist's step on a busy host is 0.3-1 s)
+WATCHED = {"imagenet": 600, "jpeg": 200, "sleep": 150, "tuned": 40, "mnist": 40, "pyload": 150, "ioload": 100}
+SWEPT = {"mnist": 12}  # batches per timed setting where the default (--batches) would take minutes
 SWEEP = (0, 1, 2, 4, 8)
 
 
@@ -216,9 +218,49 @@ def watched_step(report: dict[str, Any]) -> dict[str, Any]:
     costs = pipeline.get("costs") or {}
     return {
         "ms": 1000 * loader["step_s"] / max(loader["batches"], 1),
-        "cores": costs["step_cpu"] / costs["step_wall"] if costs.get("step_wall") else 0.0,
+        # the cores it wants: kept busy, plus the share its main thread waited for one (watch prints both)
+        "cores": (costs["step_cpu"] + costs.get("step_delay", 0.0)) / costs["step_wall"]
+        if costs.get("step_wall")
+        else 0.0,
         "threads": pipeline.get("step_threads"),
     }
+
+
+def slow_step_verdict() -> None:
+    """`watch --duration 60` on a job whose step takes 5 s: the verdict it gives within the minute."""
+    job = [sys.executable, str(PIPELINES), "--pipeline", "slowstep", "--workers", "0", "--batches", "30"]
+    with tempfile.TemporaryDirectory(prefix="bench-slow-") as folder:
+        out = Path(folder) / "watch.json"
+        began = time.monotonic()
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "envguard",
+                "watch",
+                "--duration",
+                "60",
+                "--json",
+                "-o",
+                str(out),
+                "--",
+                *job,
+            ],
+            capture_output=True,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            timeout=300,
+        )
+        seconds = time.monotonic() - began
+        diagnosis = json.loads(out.read_text())["diagnosis"] if out.is_file() else {}
+    print(
+        json.dumps(
+            {
+                "seconds": round(seconds, 1),
+                "verdict": diagnosis.get("verdict"),
+                "headline": diagnosis.get("headline"),
+            }
+        )
+    )
 
 
 def median(values: list[float]) -> float:
@@ -243,6 +285,7 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
     counts = [
         str(n) for n in sorted(set(SWEEP) | {start} | ({int(value)} if "@" not in recommended else set()))
     ]
+    counts += [f"{n}@1" for n in SWEEP if f"{n}@1" not in counts]  # the best of workers and threads
     then: dict[str, Any] = {}
     if threads:  # the thread advice applied, then watched again for its num_workers advice
         rewatched = watch(name, env, WATCHED[name], tmp / f"watch-{name}-threads.json", threads)
@@ -253,9 +296,11 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
         then["predicted_gain"] = float(rec2.get("expected_speedup") or 1.0)
         then["step"] = watched_step(rewatched)
         counts += [f"{n}@{threads}" for n in sorted({0, 1, 2, start, then["recommended"]})]
-    rates = sweep(name, env, counts, args.rounds, args.batches, extra)
+    counts = list(dict.fromkeys(counts))
+    rates = sweep(name, env, counts, args.rounds, SWEPT.get(name, args.batches), extra)
     medians = {n: median(r) for n, r in rates.items()}
     best_n = max((str(n) for n in SWEEP), key=lambda n: medians[n])
+    best_any = max(medians, key=lambda n: medians[n])  # over worker counts and thread counts
     measured_gain = medians[recommended] / medians[str(start)]
     smoke_n = smoke(name, env, step, tmp / f"smoke-{name}.json")
     doctor_n = doctor(name, env, step)
@@ -278,6 +323,10 @@ def bench(name: str, env: dict[str, str], args: argparse.Namespace, tmp: Path) -
         "gain_error": round(measured_gain / predicted - 1, 3) if predicted else None,
         "best": best_n,
         "rec_vs_best": round(medians[recommended] / medians[best_n], 3),
+        # following watch to the end (the thread advice, then its worker advice) against the best of all
+        "final": (final := f"{then['recommended']}@{threads}" if then else recommended),
+        "best_any": best_any,
+        "final_vs_best_any": round(medians[final] / medians[best_any], 3),
         "medians": {n: round(v, 2) for n, v in medians.items()},
         "threads_advised": threads,
         "threads_vs_best": (
@@ -299,7 +348,11 @@ def main() -> None:
     parser.add_argument("--only", action="append", choices=sorted(START))
     parser.add_argument("--busy", action="store_true")
     parser.add_argument("--busy-elsewhere", action="store_true")
+    parser.add_argument("--slow-step", action="store_true", help="only: how soon a 5 s step gets a verdict")
     args = parser.parse_args()
+    if args.slow_step:
+        slow_step_verdict()
+        return
     print(f"uptime: {os.getloadavg()}, cpus {os.cpu_count()}, rounds {args.rounds}, batches {args.batches}")
     with tempfile.TemporaryDirectory(prefix="bench-advice-") as folder:
         tmp = Path(folder)
@@ -308,7 +361,7 @@ def main() -> None:
         print(f"doctor's num_workers ceiling: {doctor_ceiling(env)}")
         results = []
         with busy_core(args.busy or args.busy_elsewhere, elsewhere=args.busy_elsewhere):
-            for name in args.only or ["imagenet", "jpeg", "sleep", "tuned"]:
+            for name in args.only or list(START):
                 began = time.monotonic()
                 result = bench(name, env, args, tmp)
                 result["seconds"] = round(time.monotonic() - began, 1)
@@ -317,9 +370,10 @@ def main() -> None:
     print()
     print(
         "| pipeline | start | watch's rule | recommended | best of sweep | rec / best | predicted | measured "
-        "| error | smoke | doctor | threads advised (best with them / best) | then: watch, smoke, doctor |"
+        "| error | smoke | doctor | threads advised (best with them / best) | then: watch, smoke, doctor "
+        "| final / best of workers and threads |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         threads = f"{r['threads_advised']} ({r['threads_vs_best']:.2f})" if r["threads_advised"] else "-"
         predicted = f"{r['predicted_gain']:.2f}x" if r["predicted_gain"] is not None else "not predicted"
@@ -329,7 +383,8 @@ def main() -> None:
         print(
             f"| {r['pipeline']} | {r['start']} | {r['rule']} | {r['recommended']} | {r['best']} | "
             f"{r['rec_vs_best']:.2f} | {predicted} | {r['measured_gain']:.2f}x | "
-            f"{error} | {r['smoke']} | {r['doctor']} | {threads} | {after} |"
+            f"{error} | {r['smoke']} | {r['doctor']} | {threads} | {after} | "
+            f"{r['final']} / {r['best_any']}: {r['final_vs_best_any']:.2f} |"
         )
 
 

@@ -1,4 +1,4 @@
-"""Four real training pipelines for bench_pipeline_advice.py (run as a script under the benchmark's
+"""Real-shaped training pipelines for bench_pipeline_advice.py (run as a script under the benchmark's
 interpreter, or imported by `envguard smoke --loader pipelines.py:make_loader`):
 
 - imagenet: imagenet/main.py's --dummy shape on the CPU: a random 3x224x224 image per sample, a random
@@ -7,7 +7,14 @@ interpreter, or imported by `envguard smoke --loader pipelines.py:make_loader`):
 - jpeg: an ImageFolder of real JPEGs decoded with PIL, RandomResizedCrop and a horizontal flip written with
   PIL + torch (torchvision's CPU wheel is not installable here), beside a 20 ms GPU-like step (a sleep);
 - sleep: each sample waits 5 ms (remote storage), a 10 ms step;
-- tuned: the jpeg loader already at 2 workers beside a 150 ms step: nothing to gain.
+- tuned: the jpeg loader already at 2 workers beside a 150 ms step: nothing to gain;
+- mnist: pytorch/examples mnist/main.py on the CPU (its Net, Adadelta, batches of 64 from an in-memory
+  uint8 MNIST-shaped set through ToTensor + Normalize), the step on torch's default intra-op threads;
+- pyload: a CPU-starved loader: pure-Python work per sample (tokenising and hashing a text record, ~2 ms),
+  beside a light MLP step;
+- ioload: a Dataset that waits 5-20 ms per sample on I/O (a random sleep) beside a light MLP step whose time
+  moves with the workers and threads around it;
+- slowstep: a 5 s step (GPU-like: the host sleeps) and a cheap loader, for the time a verdict takes.
 
 `python pipelines.py --pipeline NAME --workers 0,1,2,0@1 --rounds 5 --batches 30` times each worker
 count (`N@T`: with the step on T intra-op threads, torch.set_num_threads) in interleaved rounds in one
@@ -28,8 +35,18 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-BATCH = {"imagenet": 8, "jpeg": 8, "sleep": 16, "tuned": 8}
-STEP_S = {"jpeg": 0.020, "sleep": 0.010, "tuned": 0.150}  # GPU-like steps: the host sleeps
+BATCH = {
+    "imagenet": 8,
+    "jpeg": 8,
+    "sleep": 16,
+    "tuned": 8,
+    "mnist": 64,
+    "pyload": 16,
+    "ioload": 8,
+    "slowstep": 8,
+}
+STEP_S = {"jpeg": 0.020, "sleep": 0.010, "tuned": 0.150, "slowstep": 5.0}  # GPU-like steps: the host sleeps
+NETS = ("imagenet", "mnist", "pyload", "ioload")  # steps that train a real model on the CPU
 SIDE = 112
 
 
@@ -90,10 +107,53 @@ class Sleepy(Dataset):  # type: ignore[type-arg]
         return torch.zeros(3, 32, 32), index % 10
 
 
+class Mnist(Dataset):  # type: ignore[type-arg]
+    """datasets.MNIST's shape: 28x28 uint8 images held in memory, ToTensor and Normalize per sample."""
+
+    def __init__(self) -> None:
+        self.images = torch.randint(
+            0, 256, (6000, 28, 28), dtype=torch.uint8, generator=torch.Generator().manual_seed(0)
+        )
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, index: int) -> Any:
+        image = self.images[index].float().div(255).unsqueeze(0)
+        return (image - 0.1307) / 0.3081, index % 10
+
+
+class Records(Dataset):  # type: ignore[type-arg]
+    """Pure-Python work per sample: a text record tokenised, counted and hashed into a feature vector."""
+
+    def __len__(self) -> int:
+        return 10**6
+
+    def __getitem__(self, index: int) -> Any:
+        rng = random.Random(index)
+        words = [f"w{rng.randrange(5000)}" for _ in range(600)]
+        features = [0.0] * 64
+        for word in words:
+            features[hash(word) % 64] += 1.0
+        return torch.tensor(features) / 600, index % 10
+
+
+class Remote(Dataset):  # type: ignore[type-arg]
+    """Each sample waits 5-20 ms on remote storage (a sleep), then is a small tensor."""
+
+    def __len__(self) -> int:
+        return 10**6
+
+    def __getitem__(self, index: int) -> Any:
+        time.sleep(random.uniform(0.005, 0.020))
+        return torch.randn(64), index % 10
+
+
 def dataset(pipeline: str) -> Dataset:  # type: ignore[type-arg]
-    if pipeline == "imagenet":
-        return Dummy()
-    if pipeline == "sleep":
+    made = {"imagenet": Dummy, "sleep": Sleepy, "mnist": Mnist, "pyload": Records, "ioload": Remote}
+    if pipeline in made:
+        return made[pipeline]()
+    if pipeline == "slowstep":
         return Sleepy()
     return Jpegs(os.environ["BENCH_JPEGS"])
 
@@ -120,7 +180,31 @@ def make_loader(
     )
 
 
-def model() -> torch.nn.Module:
+class MnistNet(torch.nn.Module):
+    """pytorch/examples mnist/main.py's Net."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(1, 32, 3, 1)
+        self.conv2 = torch.nn.Conv2d(32, 64, 3, 1)
+        self.dropout1 = torch.nn.Dropout(0.25)
+        self.dropout2 = torch.nn.Dropout(0.5)
+        self.fc1 = torch.nn.Linear(9216, 128)
+        self.fc2 = torch.nn.Linear(128, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.conv1(x))
+        x = torch.nn.functional.max_pool2d(torch.relu(self.conv2(x)), 2)
+        x = torch.flatten(self.dropout1(x), 1)
+        x = self.dropout2(torch.relu(self.fc1(x)))
+        return torch.nn.functional.log_softmax(self.fc2(x), dim=1)
+
+
+def model(pipeline: str = "imagenet") -> torch.nn.Module:
+    if pipeline == "mnist":
+        return MnistNet()
+    if pipeline in ("pyload", "ioload"):  # a light MLP
+        return torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
     return torch.nn.Sequential(
         torch.nn.Conv2d(3, 32, 3, stride=2, padding=1),
         torch.nn.ReLU(),
@@ -136,16 +220,23 @@ def model() -> torch.nn.Module:
 
 def train(pipeline: str, loader: DataLoader, batches: int) -> float:  # type: ignore[type-arg]
     """Batches/s of the training loop over `batches` steady batches (the first 3 are start-up)."""
-    net = model()
-    optimiser = torch.optim.SGD(net.parameters(), lr=0.01)
+    net = model(pipeline)
+    optimiser: torch.optim.Optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+    if pipeline == "mnist":
+        optimiser = torch.optim.Adadelta(net.parameters(), lr=1.0)
     started = 0.0
     for n, (x, y) in enumerate(loader):
         if n == 3:
             started = time.perf_counter()
         if n >= batches + 3:
             break
-        if pipeline == "imagenet":
-            loss = torch.nn.functional.cross_entropy(net(x), y)
+        if pipeline in NETS:
+            out = net(x)
+            loss = (
+                torch.nn.functional.nll_loss(out, y)
+                if pipeline == "mnist"
+                else torch.nn.functional.cross_entropy(out, y)
+            )
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
