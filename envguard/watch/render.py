@@ -82,7 +82,7 @@ def human(result: WatchResult) -> str:
     say("  processes (peak CPU, peak USS):")
     for line in _process_summary(run):
         say(f"    {line}")
-    console.print(table(diagnosis.findings, "Findings"))
+    console.print(table(diagnosis.findings, "Findings", WIDTH))
     return console_text(console)
 
 

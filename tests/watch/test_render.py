@@ -3,7 +3,10 @@ environment, each loader's data wait, the timeline, the raw samples), the 80-col
 
 from __future__ import annotations
 
+import dataclasses
 import json
+
+import pytest
 
 from envguard.output import render as present_as
 from envguard.watch import render
@@ -78,3 +81,15 @@ def test_report_and_markdown() -> None:
     markdown = render.markdown(result())
     assert markdown.startswith("### envguard watch: `python train.py`\n\n_python 3.11.7")
     assert "\nFix: num_workers=" in markdown and "| Status | Category |" in markdown
+
+
+def test_the_report_never_splits_code_in_its_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 80-column report lays its table out for 80 columns, whatever the terminal's width."""
+    monkeypatch.setenv("COLUMNS", "200")
+    diagnosis = result().diagnosis
+    fix = "DataLoader(num_workers=32, prefetch_factor=2, persistent_workers=False, pin_memory=False)"
+    finding = dataclasses.replace(diagnosis.findings[0], fix=f"num_workers=32 (from 2): {fix}")
+    text = render.human(WatchResult(watched(ACTIVE), dataclasses.replace(diagnosis, findings=(finding,))))
+    words = {word.strip("│(),;") for line in text.splitlines() for word in line.split()}
+    assert {"DataLoader(num_workers=32", "persistent_workers=False", "FAIL", "Status"} <= words
+    assert "input pipeline" in text and max(len(line) for line in text.splitlines()) <= 80
