@@ -96,6 +96,7 @@ def to_dict(result: WatchResult) -> dict[str, Any]:
     run, diagnosis = result.run, result.diagnosis
     data = msgspec.to_builtins(run)
     samples = data.pop("samples")
+    del data["spans"]  # --trace's file holds them
     data["hook"]["env"] = _environment(run.hook.env)
     data["loaders"] = [
         dict(msgspec.to_builtins(lt), data_wait_fraction=lt.data_wait_fraction) for lt in run.loaders
