@@ -4,6 +4,7 @@ Markdown)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -52,26 +53,63 @@ def categories(findings: Sequence[Finding]) -> list[str]:
 def table(findings: Sequence[Finding], title: str, width: int | None = None) -> Any:
     """One rich table: status, check, evidence, what to do; grouped by category with section rows. Below
     NARROW columns (`width`, default the terminal's) the check heads its evidence instead of taking a column
-    of its own, so no header or word is cut short."""
+    of its own, so no header or word is cut short. Lines break at spaces only: each column is at least as wide
+    as the longest code in it (`persistent_workers=False,`, up to CODE_MOST), so code is never split."""
     from rich.table import Table
 
-    narrow = (width or terminal_width()) < NARROW
-    out = Table(title=title, title_justify="left", show_lines=False)
-    out.add_column("Status", no_wrap=True)
-    if not narrow:
-        out.add_column("Check", overflow="fold", ratio=2)
-    out.add_column("Check: evidence" if narrow else "Evidence", overflow="fold", ratio=4)
-    out.add_column("What to do", overflow="fold", ratio=4)
+    columns = width or terminal_width()
+    narrow = columns < NARROW
+    rows: list[tuple[str, ...]] = []
     for category in categories(findings):
-        out.add_section()
-        out.add_row("", category, *([""] * (1 if narrow else 2)))
+        rows.append(("", category, *([""] * (1 if narrow else 2))))
         for finding in (f for f in findings if f.category == category):
             fix = finding.fix or "nothing to do"
             if narrow:
-                out.add_row(finding.status, f"{finding.check}: {finding.evidence}", fix)
+                rows.append((finding.status, f"{finding.check}: {finding.evidence}", fix))
             else:
-                out.add_row(finding.status, finding.check, finding.evidence, fix)
+                rows.append((finding.status, finding.check, finding.evidence, fix))
+    headers = ("Check: evidence", "What to do") if narrow else ("Check", "Evidence", "What to do")
+    ratios = (1, 1) if narrow else (2, 4, 4)
+    least = [max(len(header), _longest_code(row[i + 1] for row in rows)) for i, header in enumerate(headers)]
+    # the Status column (6), a border left of each column and one at the end, a space each side of each cell
+    room = columns - STATUS_WIDTH - (len(headers) + 2) - 2 * (len(headers) + 1)
+    out = Table(title=title, title_justify="left", show_lines=False)
+    out.add_column("Status", no_wrap=True, width=STATUS_WIDTH)
+    for header, cells in zip(headers, _share(room, ratios, least), strict=True):
+        out.add_column(header, overflow="fold", width=cells)
+    for row in rows:
+        if not row[0]:
+            out.add_section()
+        out.add_row(*row)
     return out
+
+
+STATUS_WIDTH = 6
+CODE_MOST = 30  # longer code may still fold: the table must fit the terminal
+CODE = re.compile(r"^[^/]*(\w=|\w\()")  # `num_workers=32,`, `torch.set_num_threads(1)`; not a path or URL
+
+
+def _longest_code(cells: Iterable[str]) -> int:
+    """The longest word in `cells` that is code a user types (a `name=value` or a call), up to CODE_MOST."""
+    words = (word for cell in cells for word in cell.split() if CODE.match(word))
+    return min(CODE_MOST, max(map(len, words), default=1))
+
+
+def _share(room: int, ratios: Sequence[int], least: Sequence[int]) -> list[int]:
+    """`room` split by `ratios`, no column under its `least`: a column whose share falls short gets its least
+    and the others share what is left (where even the leasts do not fit, rich folds)."""
+    fixed: dict[int, int] = {}
+    while True:
+        left = room - sum(fixed.values())
+        open_ = [i for i in range(len(ratios)) if i not in fixed]
+        weight = sum(ratios[i] for i in open_)
+        short = [i for i in open_ if left * ratios[i] < least[i] * weight]
+        if not short or len(short) == len(open_):
+            break
+        fixed.update((i, least[i]) for i in short)
+    shares = {i: max(1, left * ratios[i] // weight) for i in open_}
+    shares[open_[-1]] += max(0, left - sum(shares.values()))
+    return [fixed.get(i, shares.get(i, 1)) for i in range(len(ratios))]
 
 
 def verdict_line(findings: Sequence[Finding], what: str) -> str:

@@ -83,7 +83,7 @@ def human(result: DistributedResult, what: str = "distributed check") -> str:
         console.print(
             wire_line(result.wire, result.world_size), markup=False, highlight=False, soft_wrap=True
         )
-    console.print(findings_table(result.findings, "Verdicts"))
+    console.print(findings_table(result.findings, "Verdicts", WIDTH))
     console.print(verdict_line(result.findings, what), markup=False)
     return console_text(console)
 

@@ -19,6 +19,7 @@ from envguard.errors import BadInputError
 
 HOOK_DIR = Path(__file__).parent / "hook"
 DIR_ENV = "ENVGUARD_WATCH_DIR"  # where the hook writes its streams (hook/sitecustomize.py reads it)
+TRACE_ENV = "ENVGUARD_WATCH_TRACE"  # 1: the hook records per-batch spans too (hook/_envguard_spans.py)
 STOP_GRACE_S = 5.0
 KILL_AFTER = 3  # Ctrl-C presses after which the job's group gets SIGKILL
 Output = Literal["inherit", "stderr", "pipe"]
@@ -35,13 +36,17 @@ class Sink(Protocol):
     def idle(self) -> None: ...
 
 
-def spawn(command: tuple[str, ...], folder: Path | None, output: Output) -> subprocess.Popen[bytes]:
-    """Start COMMAND in a new process group; with `folder`, the hook is on its PYTHONPATH writing there.
+def spawn(
+    command: tuple[str, ...], folder: Path | None, output: Output, trace: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start COMMAND in a new process group; with `folder`, the hook is on its PYTHONPATH writing there (its
+    per-batch spans too with `trace`).
     "pipe": what the job writes to the terminal comes through one pipe (stdout and stderr merged, so their
     order holds; stdout stays the job's own when it is not a terminal, e.g. redirected to a file)."""
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != TRACE_ENV}
     if folder is not None:
         env[DIR_ENV] = str(folder)
+        env.update({TRACE_ENV: "1"} if trace else {})
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HOOK_DIR), env.get("PYTHONPATH", "")) if p)
     streams: dict[str, Any] = {}
     if output == "stderr":

@@ -6,6 +6,7 @@ rest are what envguard samples itself. JSON-ready through msgspec.to_builtins.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from statistics import quantiles
 from typing import Literal
 
 import msgspec
@@ -82,6 +83,7 @@ class LoaderTotals(msgspec.Struct, frozen=True):
     wait_cpu_s: float = 0.0  # the main process's CPU clock inside next() (receiving, or loading at N=0)
     step_cpu_s: float = 0.0  # ... between two next() calls (the training step, all its threads)
     step_delay_s: float = 0.0  # the main thread's run-queue wait in the step (it wanted a core, got none)
+    waits: tuple[float, ...] = ()  # a uniform sample of the steady batches' waits in next(), seconds
 
     @property
     def loop_s(self) -> float:
@@ -90,6 +92,13 @@ class LoaderTotals(msgspec.Struct, frozen=True):
     @property
     def data_wait_fraction(self) -> float | None:
         return self.wait_s / self.loop_s if self.loop_s > 0 else None
+
+    def wait_percentiles(self) -> tuple[float, float] | None:
+        """(p50, p95) of the per-batch data wait in seconds, from `waits`; None with fewer than 2."""
+        if len(self.waits) < 2:
+            return None
+        cuts = quantiles(self.waits, n=100, method="inclusive")
+        return cuts[49], cuts[94]
 
 
 class FetchTotals(msgspec.Struct, frozen=True):
@@ -108,6 +117,41 @@ class FetchTotals(msgspec.Struct, frozen=True):
     delay_s: float
     walls: tuple[float, ...] = ()
     off_s: float | None = None  # the fetching thread off the CPU (sleep, I/O): wall - its CPU - run queue
+
+
+class SpanHeader(msgspec.Struct, frozen=True):
+    """The first line of a process's `<pid>.spans` (hook/_envguard_spans.py): the process, its DataLoader
+    worker id (None outside a worker), its rank, and its span clock (`clock`, and `perf` read at `wall`)."""
+
+    pid: int
+    ppid: int
+    worker: int | None = None
+    rank: int | None = None
+    clock: str = ""
+    perf: float = 0.0
+    wall: float = 0.0
+
+
+class Span(msgspec.Struct, frozen=True, array_like=True):
+    """One span as the hook writes it: the loop's `wait` in next() (`first`: an epoch's first batch) and
+    `step` between two next() calls, or producing one batch (`fetch`, loader -1); start/end in seconds of
+    the process's span clock; thread: its native id."""
+
+    kind: Literal["wait", "first", "step", "fetch"]
+    start: float
+    end: float
+    thread: int
+    loader: int
+    dataset: str
+
+
+@dataclass(frozen=True, slots=True)
+class SpanStream:
+    """One process's spans (the last SPANS_KEPT it recorded); `bad`: lines that could not be read."""
+
+    header: SpanHeader
+    spans: tuple[Span, ...]
+    bad: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,3 +201,4 @@ class WatchRun:
     fetches: tuple[FetchTotals, ...] = ()  # every process's batch production, read after the job exited
     gpu_note: str = ""
     sampler_cpu_s: float = 0.0  # CPU time envguard spent sampling
+    spans: tuple[SpanStream, ...] = ()  # per-batch spans of every process, with --trace (not in --json)

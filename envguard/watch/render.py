@@ -11,6 +11,7 @@ import msgspec
 from envguard.findings import markdown as findings_markdown
 from envguard.findings import table
 from envguard.output import Views, console_text, human_bytes, text_console
+from envguard.watch import headline
 from envguard.watch.records import JobEnvironment, LoaderTotals, WatchRun
 from envguard.watch.result import WatchResult
 from envguard.watch.summary import timeline
@@ -74,20 +75,54 @@ def human(result: WatchResult) -> str:
         f"{run.usable_cpus} usable CPUs ({run.physical_cpus} physical)"
     )
     say("")
-    say(diagnosis.headline)
+    first = headline.fix_line(diagnosis)
+    if first is not None:  # the fix first, in one short line; then why
+        say(first)
+        say(f"why: {diagnosis.headline}")
+    else:
+        say(diagnosis.headline)
     if diagnosis.recommendation is not None:
-        say(f"-> {diagnosis.recommendation.text}")
+        say(f"  {diagnosis.recommendation.text}")
+    say(headline.load_line(headline.load(run, diagnosis)))
+    waits = headline.wait_line(headline.main_loader(run))
+    if waits is not None:
+        say(waits)
     for lt in run.loaders:
         say(f"  {_loader_line(lt)}")
     say("  processes (peak CPU, peak USS):")
     for line in _process_summary(run):
         say(f"    {line}")
-    console.print(table(diagnosis.findings, "Findings"))
+    console.print(table(diagnosis.findings, "Findings", WIDTH))
     return console_text(console)
 
 
 def _environment(env: JobEnvironment | None) -> dict[str, Any]:
     return msgspec.structs.asdict(env) if env is not None else {}
+
+
+def _waits(loader: LoaderTotals | None) -> dict[str, Any] | None:
+    """p50/p95 of the per-batch data wait (seconds) over the waits sampled of how many batches."""
+    quantiles = loader.wait_percentiles() if loader is not None else None
+    if loader is None or quantiles is None:
+        return None
+    p50, p95 = quantiles
+    return {
+        "p50_s": round(p50, 6),
+        "p95_s": round(p95, 6),
+        "sampled": len(loader.waits),
+        "batches": loader.batches,
+    }
+
+
+def _loader_dict(lt: LoaderTotals) -> dict[str, Any]:
+    quantiles = lt.wait_percentiles()
+    p50, p95 = (round(q, 6) for q in quantiles) if quantiles else (None, None)
+    return dict(
+        msgspec.to_builtins(lt),
+        data_wait_fraction=lt.data_wait_fraction,
+        data_wait_p50_s=p50,
+        data_wait_p95_s=p95,
+    )
 
 
 def to_dict(result: WatchResult) -> dict[str, Any]:
@@ -96,14 +131,16 @@ def to_dict(result: WatchResult) -> dict[str, Any]:
     run, diagnosis = result.run, result.diagnosis
     data = msgspec.to_builtins(run)
     samples = data.pop("samples")
+    del data["spans"]  # --trace's file holds them
     data["hook"]["env"] = _environment(run.hook.env)
-    data["loaders"] = [
-        dict(msgspec.to_builtins(lt), data_wait_fraction=lt.data_wait_fraction) for lt in run.loaders
-    ]
+    data["loaders"] = [_loader_dict(lt) for lt in run.loaders]
     return {
         "run": data,
         "environment": _environment(run.hook.env),
         "data_wait_fraction": diagnosis.data_wait_fraction,
+        "fix": headline.fix(diagnosis),
+        "load": dataclasses.asdict(headline.load(run, diagnosis)),
+        "data_wait_per_batch": _waits(headline.main_loader(run)),
         "diagnosis": dataclasses.asdict(diagnosis),
         "timeline": [dataclasses.asdict(row) for row in timeline(run)],
         "samples": samples,
@@ -120,8 +157,15 @@ def markdown(result: WatchResult) -> str:
         f"**{diagnosis.headline}**",
         "",
     ]
+    code = headline.fix(diagnosis)
+    if code is not None:
+        lines[4:4] = [f"**Fix: `{code}`**", ""]
     if diagnosis.recommendation is not None:
-        lines += [f"Fix: {diagnosis.recommendation.text}", ""]
+        lines += [f"Why: {diagnosis.recommendation.text}", ""]
+    waits = headline.wait_line(headline.main_loader(run))
+    lines += [f"_{headline.load_line(headline.load(run, diagnosis))}_", ""] + (
+        [f"_{waits}_", ""] if waits else []
+    )
     lines += [f"- {_loader_line(lt).replace(chr(10) + '    ', '; ')}" for lt in run.loaders]
     return "\n".join(lines) + "\n\n" + findings_markdown(diagnosis.findings)
 

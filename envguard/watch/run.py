@@ -26,7 +26,7 @@ from envguard.watch.job import Output, Sink
 from envguard.watch.records import FetchTotals, HookStatus, LoaderTotals, Sample, WatchRun
 from envguard.watch.roles import label, main_pids
 from envguard.watch.sampler import GpuSampler, Sampler
-from envguard.watch.streams import StreamReader
+from envguard.watch.streams import StreamReader, read_spans
 
 HOOK_ENV = "ENVGUARD_WATCH_HOOK"  # 0 turns the in-process hook off, like --no-hook
 
@@ -38,10 +38,17 @@ class WatchOptions:
     interval: float = 1.0
     duration: float | None = None
     hook: bool = True
+    trace: Path | None = None  # --trace FILE.json: the hook records per-batch spans for it
+
+    @property
+    def hooked(self) -> bool:
+        """The hook goes on COMMAND's PYTHONPATH (not with --no-hook, ENVGUARD_WATCH_HOOK=0 or --pid)."""
+        return self.hook and os.environ.get(HOOK_ENV, "1") != "0" and bool(self.command)
 
 
 def validate(options: WatchOptions) -> None:
     """Bad options and a COMMAND or PID that cannot be watched: one line, exit 2."""
+    _check_trace(options)
     if not options.interval > 0:
         raise UsageError(f"--interval {options.interval:g}: must be more than 0 seconds (e.g. --interval 1)")
     if options.duration is not None and not options.duration > 0:
@@ -65,6 +72,22 @@ def validate(options: WatchOptions) -> None:
         _check_pid(int(options.pid or 0))
 
 
+def _check_trace(options: WatchOptions) -> None:
+    """--trace names a file in a folder that exists, and the hook that records the spans is on."""
+    path = options.trace
+    if path is None:
+        return
+    if path.is_dir():
+        raise BadInputError(f"--trace {path}: a folder; name the file to write, e.g. {path / 'trace.json'}")
+    if not path.parent.is_dir():
+        raise BadInputError(f"--trace {path}: folder {path.parent} does not exist; create it first")
+    if not options.hooked:
+        raise UsageError(
+            f"--trace {path} needs the in-process hook: give a COMMAND after -- and leave out --no-hook "
+            f"and {HOOK_ENV}=0"
+        )
+
+
 def _check_pid(pid: int) -> None:
     import psutil
 
@@ -86,10 +109,11 @@ class _Watch:
         self, options: WatchOptions, output: Output, sink: Sink | None, folder: Path | None = None
     ) -> None:
         """`folder`: the hook's streams of a process already hooked (an in-process watch, inprocess.py)."""
-        hook = options.hook and os.environ.get(HOOK_ENV, "1") != "0" and bool(options.command)
+        hook = options.hooked
         self.folder = folder or (Path(tempfile.mkdtemp(prefix="envguard-watch-")) if hook else None)
+        trace = options.trace is not None
         try:
-            self.child = job.spawn(options.command, self.folder, output) if options.command else None
+            self.child = job.spawn(options.command, self.folder, output, trace) if options.command else None
         except BadInputError:
             if self.folder is not None:
                 shutil.rmtree(self.folder, ignore_errors=True)
@@ -184,6 +208,7 @@ def _result(watch: _Watch, options: WatchOptions, started: str, duration: float)
     loaders: tuple[LoaderTotals, ...] = ()
     fetches: tuple[FetchTotals, ...] = ()
     hook = HookStatus(state="off")
+    spans = read_spans(watch.folder) if watch.folder is not None and options.trace is not None else ()
     if watch.reader is not None:
         watch.reader.poll()
         loaders, fetches = watch.reader.loaders(), watch.reader.fetches()
@@ -206,4 +231,5 @@ def _result(watch: _Watch, options: WatchOptions, started: str, duration: float)
         fetches=fetches,
         gpu_note=watch.gpus.note,
         sampler_cpu_s=round(watch.cpu_s, 4),
+        spans=spans,
     )

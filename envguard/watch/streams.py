@@ -1,6 +1,7 @@
 """Follow the hook's streams: one JSON-lines file per process in the watch folder, each line a process's
 running totals (its loaders with their settings, its rank, the job's environment, the hook's own error),
-decoded once into records. The hook's side of this contract is hook/sitecustomize.py (`_State.line`)."""
+decoded once into records; and, with --trace, each process's per-batch spans (`<pid>.spans`). The hook's side
+of this contract is hook/sitecustomize.py (`_State.line`) and hook/_envguard_spans.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from envguard.watch.records import FetchTotals, JobEnvironment, LoaderTotals
+from envguard.watch.records import FetchTotals, JobEnvironment, LoaderTotals, Span, SpanHeader, SpanStream
 
 
 class WireError(ValueError):
@@ -129,3 +130,27 @@ class StreamReader:
     def env(self) -> JobEnvironment | None:
         """The job's environment from the first process (by pid) that reported one."""
         return next((line.env for _pid, line in sorted(self.latest.items()) if line.env is not None), None)
+
+
+_HEADER = msgspec.json.Decoder(SpanHeader)
+_SPAN = msgspec.json.Decoder(Span)
+
+
+def read_spans(folder: Path) -> tuple[SpanStream, ...]:
+    """Every process's spans in `folder` (read once the job has exited), by pid; a file without a whole
+    header is skipped, a line that is not a span (cut short by a kill) is counted in `bad`."""
+    streams: list[SpanStream] = []
+    for path in sorted(folder.glob("*.spans"), key=lambda p: p.stem):
+        try:
+            first, *lines = path.read_bytes().splitlines()
+            header = _HEADER.decode(first)
+        except (OSError, ValueError, msgspec.DecodeError):
+            continue
+        spans: list[Span] = []
+        for line in lines:
+            try:
+                spans.append(_SPAN.decode(line))
+            except msgspec.DecodeError:
+                continue
+        streams.append(SpanStream(header, tuple(spans), bad=len(lines) - len(spans)))
+    return tuple(sorted(streams, key=lambda s: s.header.pid))

@@ -219,3 +219,26 @@ def test_loading_in_the_main_process_counts_the_loading_threads_cpu_not_the_othe
     (fetched,) = reader.fetches()
     per_batch = fetched.cpu_s / fetched.batches
     assert 4 * 0.005 * 0.9 <= per_batch <= 4 * 0.005 * 1.25, per_batch
+
+
+def test_each_loader_keeps_a_bounded_sample_of_its_per_batch_waits(tmp_path: Path) -> None:
+    _done, reader = _streams(tmp_path, EPOCHS)
+    (loader,) = reader.loaders()
+    assert len(loader.waits) == loader.batches == 18  # every steady batch's wait, under the bound
+    assert 0 <= sum(loader.waits) <= loader.wait_s + 1e-3
+    assert not list(tmp_path.glob("streams/*.spans"))  # spans only when watch asked for a trace
+
+
+def test_the_wait_sample_is_uniform_over_the_run_and_bounded() -> None:
+    import random
+
+    from envguard.watch.hook import _envguard_spans as spans
+
+    spans._RANDOM = random.Random(7)
+    stats: dict[str, object] = {"batches": 0}
+    for n in range(20000):
+        stats["batches"] = n + 1
+        spans.keep_wait(stats, float(n))
+    kept = stats["waits"]
+    assert isinstance(kept, list) and len(kept) == spans.WAITS_KEPT
+    assert 7000 < sum(kept) / len(kept) < 13000  # the whole run's middle, not its first 256 batches

@@ -15,6 +15,7 @@ from envguard.watch.live import LiveView
 from envguard.watch.plot import plot as draw
 from envguard.watch.records import WatchRun
 from envguard.watch.run import WatchOptions, run_watch, validate
+from envguard.watch.trace import write_trace
 from envguard.watch.verdicts import watch_result
 
 
@@ -29,6 +30,12 @@ from envguard.watch.verdicts import watch_result
     "--no-hook", is_flag=True, help="Do not put the DataLoader timing hook on COMMAND's PYTHONPATH."
 )
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Write a PNG timeline to FILE.")
+@click.option(
+    "--trace",
+    type=click.Path(path_type=Path),
+    help="Write per-batch spans (data wait, step, each worker's fetch) to FILE.json: open it in "
+    "ui.perfetto.dev or chrome://tracing.",
+)
 @styles()
 def watch(
     command: tuple[str, ...],
@@ -37,6 +44,7 @@ def watch(
     duration: float | None,
     no_hook: bool,
     plot: Path | None,
+    trace: Path | None,
     style: Style,
     output: str | None,
 ) -> int:
@@ -44,7 +52,7 @@ def watch(
     interval, time its DataLoaders from inside, and report what bounds it with the fix and its expected gain.
     The exit code is COMMAND's."""
     options = WatchOptions(
-        command=tuple(command), pid=pid, interval=interval, duration=duration, hook=not no_hook
+        command=tuple(command), pid=pid, interval=interval, duration=duration, hook=not no_hook, trace=trace
     )
     validate(options)
     report_to_stdout = not output or output == "-"
@@ -56,6 +64,9 @@ def watch(
     result = watch_result(run)
     if plot is not None:
         draw(run, plot)
+    if trace is not None:
+        spans = write_trace(run, trace)
+        click.echo(f"trace: {spans} spans in {trace} (open it in ui.perfetto.dev)", err=True)
     present(render.views(result), style, output)
     return run.exit_code or 0
 

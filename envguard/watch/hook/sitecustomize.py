@@ -5,9 +5,9 @@ sitecustomize on the path, waits for `torch.utils.data.dataloader` to be importe
 `_next_data` (the wait inside next() against the time between calls, wall and CPU clock, per loader) and the
 fetchers' `fetch` (producing each batch: wall, CPU, run-queue delay, in whichever process loads it). Every
 FLUSH seconds it appends one JSON line of running totals to $ENVGUARD_WATCH_DIR/<pid>.jsonl (decoded by
-watch/streams.py into records.py's Structs: a field changed here changes there too). Its wrappers sit below
-torch's frames that warn, so warnings keep their origin. A failure of its own disables it and is written to
-the stream; it never raises into the user's script. `attach`/`detach` do the same in envguard's own process.
+watch/streams.py into records.py's Structs: a field changed here changes there too), per-batch spans through
+_envguard_spans.py. Its wrappers sit below torch's frames that warn, so warnings keep their origin. A failure
+of its own disables it and is written to the stream; it never raises into the user's script.
 """
 
 from __future__ import annotations
@@ -21,6 +21,11 @@ import runpy
 import sys
 import time
 from typing import Any, Dict, List, Optional
+
+if __name__ == "sitecustomize":  # the job's interpreter, this folder first on its path: per-batch spans
+    import _envguard_spans as _spans  # type: ignore[import-not-found, unused-ignore]
+else:  # envguard's own process (attach)
+    from envguard.watch.hook import _envguard_spans as _spans
 
 DIR_ENV = "ENVGUARD_WATCH_DIR"
 FLUSH_ENV = "ENVGUARD_WATCH_FLUSH"
@@ -49,12 +54,11 @@ class _State:
         self.worker = False
         self.at_exit = True  # a watched job flushes at exit; an in-process watch (attach) at detach
         self.finder = None  # type: Any
-        # (owner, attribute, original) of each wrapped torch attribute, put back by detach
-        self.restore: List[Any] = []
+        self.restore: List[Any] = []  # (owner, name, original) of each wrap, put back by detach
+        self.spans = _spans.tracer(folder)  # None unless watch asked for a trace
 
     def here(self) -> None:
-        """In a forked DataLoader worker: start this process's own stream (the parent's totals are not
-        ours)."""
+        """In a forked DataLoader worker: start this process's own stream (the parent's totals: not ours)."""
         if os.getpid() == self.pid:
             return
         self.pid = os.getpid()
@@ -124,16 +128,10 @@ class _State:
         if not force and now - self.last_flush < self.flush_s:
             return
         self.last_flush = now
-        if (
-            os.getpid() != self.pid
-        ):  # a forked DataLoader worker: its copy of the totals is not ours to report
+        if os.getpid() != self.pid:  # a forked DataLoader worker: its copy of the totals is not its own
             return
-        data = (json.dumps(self.line(), separators=(",", ":"), default=str) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        _spans.flush(self.spans)
+        _spans.append(self.path, json.dumps(self.line(), separators=(",", ":"), default=str) + "\n")
 
     def fail(self, where: str, exc: BaseException) -> None:
         self.error = "%s: %s: %s" % (where, type(exc).__name__, exc)
@@ -243,10 +241,11 @@ def _wrap_fetch(state: _State, fetch_module: Any) -> None:
         def fetch(self, possibly_batched_index, _original=original):  # type: ignore[no-untyped-def]
             if state.error:
                 return _original(self, possibly_batched_index)
-            wall, cpu, sched = time.perf_counter(), time.process_time(), _sched()
+            start, cpu, sched = time.perf_counter(), time.process_time(), _sched()
             data = _original(self, possibly_batched_index)
             try:
-                wall, cpu, after = time.perf_counter() - wall, time.process_time() - cpu, _sched()
+                wall, cpu, after = time.perf_counter() - start, time.process_time() - cpu, _sched()
+                _spans.fetched(state.spans, type(self.dataset).__name__, start, start + wall)
                 if sched is None or after is None:
                     delay, off = 0.0, max(0.0, wall - cpu)
                 else:  # the loading thread's own CPU: what one worker thread would spend on the batch
@@ -286,6 +285,7 @@ def _count(state: _State, iterator: Any, begin: Any, done: bool) -> None:
             stats["step_cpu_s"] += cpu - last[1]
             if sched is not None and last[2] is not None:
                 stats["step_delay_s"] += sched[1] - last[2][1]
+        _spans.batch(state.spans, stats, start, end, last)
         iterator._envguard_last = (end, cpu_end, _sched())
         state.flush()
     except Exception as exc:
