@@ -49,8 +49,8 @@ class _State:
         self.worker = False
         self.at_exit = True  # a watched job flushes at exit; an in-process watch (attach) at detach
         self.finder = None  # type: Any
-        # (owner, attribute, original) of each wrapped torch attribute, put back by detach
-        self.restore: List[Any] = []
+        self.restore: List[Any] = []  # (owner, attribute, original) of each wrap, put back by detach
+        self.apply = None  # type: Any  # --apply-and-measure's slice (_envguard_apply.Slice)
 
     def here(self) -> None:
         """In a forked DataLoader worker: start this process's own stream (the parent's totals are not
@@ -76,15 +76,9 @@ class _State:
         name = type(dataset).__name__
         totals = self.fetches.get(name)
         if totals is None:
-            totals = self.fetches[name] = {
-                "dataset": name,
-                "batches": 0,
-                "wall_s": 0.0,
-                "cpu_s": 0.0,
-                "delay_s": 0.0,
-                "off_s": 0.0,
-                "walls": [],
-            }
+            totals = self.fetches[name] = dict(
+                dataset=name, batches=0, wall_s=0.0, cpu_s=0.0, delay_s=0.0, off_s=0.0, walls=[]
+            )
         totals["batches"] += 1
         totals["wall_s"] += wall
         totals["cpu_s"] += cpu
@@ -117,6 +111,7 @@ class _State:
             "ppid": os.getppid(),
             "worker": self.worker,
             "fetch": [self.fetches[k] for k in sorted(self.fetches)],
+            "apply": self.apply.report() if self.apply is not None else None,
         }
 
     def flush(self, force: bool = False) -> None:
@@ -124,9 +119,7 @@ class _State:
         if not force and now - self.last_flush < self.flush_s:
             return
         self.last_flush = now
-        if (
-            os.getpid() != self.pid
-        ):  # a forked DataLoader worker: its copy of the totals is not ours to report
+        if os.getpid() != self.pid:  # a forked worker: its copy of the totals is not ours to report
             return
         data = (json.dumps(self.line(), separators=(",", ":"), default=str) + "\n").encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -321,6 +314,8 @@ def _patch(state: _State, module: Any) -> None:
     try:
         _wrap(state, module)
         _wrap_fetch(state, module._utils.fetch)
+        if state.apply is not None:
+            sys.modules["_envguard_apply"].install(state, module)
         state.patched = True
         if state.at_exit:
             atexit.register(_at_exit, state)
@@ -351,11 +346,14 @@ def _chain() -> None:
 
 
 def _install() -> None:
-    sys.path[:] = [p for p in sys.path if not p or os.path.abspath(p) != HERE]
     folder = os.environ.get(DIR_ENV)
+    applying = bool(folder and os.environ.get("ENVGUARD_WATCH_APPLY"))  # imported while HERE is on the path
+    apply = __import__("_envguard_apply").from_env() if applying else None
+    sys.path[:] = [p for p in sys.path if not p or os.path.abspath(p) != HERE]
     if not folder or not os.path.isdir(folder):
         return  # envguard is not listening: do nothing at all
     state = _State(folder)
+    state.apply = apply
     try:
         if TARGET in sys.modules:
             _patch(state, sys.modules[TARGET])
