@@ -77,6 +77,8 @@ def human(result: WatchResult) -> str:
     say(diagnosis.headline)
     if diagnosis.recommendation is not None:
         say(f"-> {diagnosis.recommendation.text}")
+    if diagnosis.checked is not None:
+        say(f"=> {diagnosis.checked.text}")
     for lt in run.loaders:
         say(f"  {_loader_line(lt)}")
     say("  processes (peak CPU, peak USS):")
@@ -122,6 +124,8 @@ def markdown(result: WatchResult) -> str:
     ]
     if diagnosis.recommendation is not None:
         lines += [f"Fix: {diagnosis.recommendation.text}", ""]
+    if diagnosis.checked is not None:
+        lines += [f"Checked: {diagnosis.checked.text}", ""]
     lines += [f"- {_loader_line(lt).replace(chr(10) + '    ', '; ')}" for lt in run.loaders]
     return "\n".join(lines) + "\n\n" + findings_markdown(diagnosis.findings)
 

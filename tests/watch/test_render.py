@@ -3,6 +3,7 @@ environment, each loader's data wait, the timeline, the raw samples), the 80-col
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from envguard.output import render as present_as
@@ -10,6 +11,7 @@ from envguard.watch import render
 from envguard.watch.records import HookStatus, JobEnvironment, WatchRun
 from envguard.watch.result import WatchResult
 from envguard.watch.verdicts import watch_result
+from envguard.watch.verdicts.checked import judge_checked
 from tests.watch.helpers import loader, proc, run, sample
 
 ENV = JobEnvironment("3.11.7", "/env/bin/python", "2.3.1+cu121", "12.1", "abc", "1.26.4", None)
@@ -78,3 +80,18 @@ def test_report_and_markdown() -> None:
     markdown = render.markdown(result())
     assert markdown.startswith("### envguard watch: `python train.py`\n\n_python 3.11.7")
     assert "\nFix: num_workers=" in markdown and "| Status | Category |" in markdown
+
+
+def test_checked_advice_is_in_every_view() -> None:
+    """--apply-and-measure's verdict: under the fix in the report and Markdown, diagnosis.checked in JSON."""
+    base = result()
+    checked = judge_checked("DataLoader(num_workers=4)", (30.0, 32.0), (20.0, 21.0), 2.0)
+    checked_result = dataclasses.replace(base, diagnosis=dataclasses.replace(base.diagnosis, checked=checked))
+    text = render.human(checked_result)
+    assert "\n=> the advice did not hold here: DataLoader(num_workers=4) measured 0.66x" in text
+    assert "keep the current setting" in text.replace("\n", " ")
+    assert "\nChecked: the advice did not hold here: " in render.markdown(checked_result)
+    document = json.loads(present_as(render.views(checked_result), "json"))
+    assert document["diagnosis"]["checked"]["verdict"] == "contradicts"
+    assert document["diagnosis"]["checked"]["current_rates"] == [30.0, 32.0]
+    assert render.to_dict(base)["diagnosis"]["checked"] is None
