@@ -76,9 +76,15 @@ class _State:
         name = type(dataset).__name__
         totals = self.fetches.get(name)
         if totals is None:
-            totals = self.fetches[name] = dict(
-                dataset=name, batches=0, wall_s=0.0, cpu_s=0.0, delay_s=0.0, off_s=0.0, walls=[]
-            )
+            totals = self.fetches[name] = {
+                "dataset": name,
+                "batches": 0,
+                "wall_s": 0.0,
+                "cpu_s": 0.0,
+                "delay_s": 0.0,
+                "off_s": 0.0,
+                "walls": [],
+            }
         totals["batches"] += 1
         totals["wall_s"] += wall
         totals["cpu_s"] += cpu
