@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from envguard.pipeline import Setting
+from envguard.pipeline import Setting, too_many_threads
 from envguard.watch import job
 from envguard.watch.records import LoaderTotals, SliceRun, WatchRun
 from envguard.watch.result import Checked, Diagnosis, WatchResult
@@ -83,15 +83,25 @@ def override_of(run: WatchRun, diagnosis: Diagnosis) -> Override | str:
         return "--pid attaches to a running job: there is no COMMAND to run again"
     if run.hook.state == "off":
         return "the in-process hook was off (--no-hook or ENVGUARD_WATCH_HOOK=0); the slices need it"
-    rec, loader = diagnosis.recommendation, dominant(run.loaders)
-    if rec is None or loader is None:
+    rec, loader, pipeline = diagnosis.recommendation, dominant(run.loaders), diagnosis.pipeline
+    if loader is None:
         return f"there is no advice to check ({diagnosis.verdict})"
     dataset = loader.settings.dataset
-    if rec.setting == "threads" and rec.value:
+    if rec is not None and rec.setting == "threads" and rec.value:
         return Override(dataset, threads=rec.value)
-    current = diagnosis.pipeline.current if diagnosis.pipeline is not None else None
-    if rec.advised is not None and current is not None and _arguments(rec.advised) != _arguments(current):
+    current = pipeline.current if pipeline is not None else None
+    if (
+        rec
+        and rec.advised is not None
+        and current is not None
+        and _arguments(rec.advised) != _arguments(current)
+    ):
         return Override(dataset, settings=rec.advised)
+    threads = too_many_threads(pipeline) if pipeline is not None else None
+    if threads is not None:  # not input-bound, the thread advice stands as a finding of its own
+        return Override(dataset, threads=threads.advised)
+    if rec is None:
+        return f"there is no advice to check ({diagnosis.verdict})"
     return f"the advice ({rec.setting}) changes no DataLoader argument or thread count watch can put in"
 
 

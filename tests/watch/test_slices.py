@@ -84,3 +84,14 @@ def test_the_wire_is_what_the_hook_decodes(override: Override) -> None:
     assert decoded.settings["persistent_workers"] == (wanted.persistent_workers and wanted.num_workers > 0)
     assert decoded.settings["prefetch_factor"] == (wanted.prefetch_factor if wanted.num_workers else None)
     assert json.loads(override.wire(15.0, 1000))["dataset"] == override.dataset
+
+
+def test_the_thread_finding_of_a_run_that_is_not_input_bound_goes_in_too() -> None:
+    """A CPU step on 4 threads and 2 cores that does not wait for data: no recommendation, but the thread
+    advice (a WARN finding) is what to check."""
+    costs = BatchCosts(0.001, 0.0, 0.04, step_cpu=0.08)
+    pipeline = Pipeline(costs=costs, cores=Cores(2), current=Setting(), step_threads=4)
+    diagnosis = Diagnosis("not input-bound", "", "not input-bound: ...", 0.02, 20.0, (), None, pipeline)
+    found = override_of(WATCHED, diagnosis)
+    assert isinstance(found, Override), found
+    assert found.threads is not None and 1 <= found.threads < 4 and found.settings is None
