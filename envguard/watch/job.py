@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any, Literal, Protocol
@@ -37,13 +37,20 @@ class Sink(Protocol):
 
 
 def spawn(
-    command: tuple[str, ...], folder: Path | None, output: Output, trace: bool = False
+    command: tuple[str, ...],
+    folder: Path | None,
+    output: Output,
+    trace: bool = False,
+    extra_env: Mapping[str, str] | None = None,
+    log: IO[bytes] | None = None,
 ) -> subprocess.Popen[bytes]:
     """Start COMMAND in a new process group; with `folder`, the hook is on its PYTHONPATH writing there (its
     per-batch spans too with `trace`).
     "pipe": what the job writes to the terminal comes through one pipe (stdout and stderr merged, so their
-    order holds; stdout stays the job's own when it is not a terminal, e.g. redirected to a file)."""
+    order holds; stdout stays the job's own when it is not a terminal, e.g. redirected to a file). `log`:
+    its stdout and stderr go there instead, and its stdin is empty (a slice of --apply-and-measure)."""
     env = {k: v for k, v in os.environ.items() if k != TRACE_ENV}
+    env.update(extra_env or {})
     if folder is not None:
         env[DIR_ENV] = str(folder)
         env.update({TRACE_ENV: "1"} if trace else {})
@@ -59,6 +66,8 @@ def spawn(
         env.setdefault(
             "PYTHONUNBUFFERED", "1"
         )  # a pipe would hold the job's prints back until its buffer fills
+    if log is not None:
+        streams = {"stdin": subprocess.DEVNULL, "stdout": log, "stderr": subprocess.STDOUT}
     group: dict[str, Any] = (
         {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
     )

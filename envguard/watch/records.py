@@ -154,6 +154,44 @@ class SpanStream:
     bad: int = 0
 
 
+class ApplyReport(msgspec.Struct, frozen=True):
+    """What --apply-and-measure's override did inside one process of a slice (the hook's `apply` entry,
+    hook/_envguard_apply.py's `Slice.report`): the DataLoader arguments and thread count it was given, how
+    many DataLoader calls they went into, the thread count torch then reported, whether the slice stopped
+    itself at its bound, and why the override was off (a value it could not use)."""
+
+    dataset: str | None = None
+    settings: dict[str, int | bool | None] = msgspec.field(default_factory=dict)
+    threads: int | None = None
+    loaders: int = 0
+    threads_set: int | None = None
+    stopped: bool = False
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SliceRun:
+    """One slice of --apply-and-measure: COMMAND run again for a bounded stretch, with the current setting or
+    the advised one put in. `rate`: the dominant loader's steady batches/s (None: it ran none); `settings`:
+    what the hook read off that loader (the override's proof); `ended`: the slice stopped itself at its
+    bound, the job ended first, or envguard stopped it at its time limit; `workers`: the loader's
+    worker processes seen; `lingering`: processes of the slice still alive once it ended (then killed)."""
+
+    side: Literal["current", "advised"]
+    batches: int
+    loop_s: float
+    rate: float | None
+    settings: Setting | None
+    applied_to: int
+    threads_set: int | None
+    ended: Literal["slice", "job", "timeout"]
+    exit_code: int | None
+    wall_s: float
+    workers: tuple[int, ...] = ()
+    lingering: tuple[int, ...] = ()
+    error: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     t: float  # seconds since the watch started

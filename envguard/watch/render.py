@@ -87,6 +87,8 @@ def human(result: WatchResult) -> str:
     waits = headline.wait_line(headline.main_loader(run))
     if waits is not None:
         say(waits)
+    if diagnosis.checked is not None:
+        say(f"=> {diagnosis.checked.text}")
     for lt in run.loaders:
         say(f"  {_loader_line(lt)}")
     say("  processes (peak CPU, peak USS):")
@@ -166,6 +168,8 @@ def markdown(result: WatchResult) -> str:
     lines += [f"_{headline.load_line(headline.load(run, diagnosis))}_", ""] + (
         [f"_{waits}_", ""] if waits else []
     )
+    if diagnosis.checked is not None:
+        lines += [f"Checked: {diagnosis.checked.text}", ""]
     lines += [f"- {_loader_line(lt).replace(chr(10) + '    ', '; ')}" for lt in run.loaders]
     return "\n".join(lines) + "\n\n" + findings_markdown(diagnosis.findings)
 

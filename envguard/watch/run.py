@@ -38,6 +38,7 @@ class WatchOptions:
     interval: float = 1.0
     duration: float | None = None
     hook: bool = True
+    apply_seconds: float | None = None  # --apply-and-measure: seconds of steady loop per slice
     trace: Path | None = None  # --trace FILE.json: the hook records per-batch spans for it
 
     @property
@@ -53,6 +54,11 @@ def validate(options: WatchOptions) -> None:
         raise UsageError(f"--interval {options.interval:g}: must be more than 0 seconds (e.g. --interval 1)")
     if options.duration is not None and not options.duration > 0:
         raise UsageError(f"--duration {options.duration:g}: must be more than 0 seconds")
+    if options.apply_seconds is not None and not 0 < options.apply_seconds < float("inf"):
+        raise UsageError(
+            f"--apply-and-measure {options.apply_seconds:g}: give the seconds of steady loop per slice, "
+            "more than 0 (e.g. --apply-and-measure 15)"
+        )
     if bool(options.command) == (options.pid is not None):
         raise UsageError(
             "give either a COMMAND after -- or --pid PID, e.g. envguard watch -- python train.py"

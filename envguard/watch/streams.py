@@ -11,7 +11,15 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from envguard.watch.records import FetchTotals, JobEnvironment, LoaderTotals, Span, SpanHeader, SpanStream
+from envguard.watch.records import (
+    ApplyReport,
+    FetchTotals,
+    JobEnvironment,
+    LoaderTotals,
+    Span,
+    SpanHeader,
+    SpanStream,
+)
 
 
 class WireError(ValueError):
@@ -29,6 +37,7 @@ class _Line(msgspec.Struct, frozen=True):
     error: str | None = None
     loaders: tuple[dict[str, Any], ...] = ()
     fetch: tuple[dict[str, Any], ...] = ()
+    apply: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +51,7 @@ class HookLine:
     loaders: tuple[LoaderTotals, ...]
     bad_loaders: int = 0
     fetches: tuple[FetchTotals, ...] = ()
+    apply: ApplyReport | None = None  # --apply-and-measure's slice, in a process that is not a worker
 
 
 _DECODER = msgspec.json.Decoder(_Line)
@@ -59,6 +69,7 @@ def parse_line(line: bytes) -> HookLine:
     loaders = _entries(record.loaders, LoaderTotals, line_fields)
     fetch_fields = {"pid": record.pid, "ppid": record.ppid or 0, "worker": record.worker}
     fetches = _entries(record.fetch, FetchTotals, fetch_fields)
+    applied = _entries((record.apply,), ApplyReport, {}) if record.apply and not record.worker else [None]
     return HookLine(
         pid=record.pid,
         rank=record.rank,
@@ -67,6 +78,7 @@ def parse_line(line: bytes) -> HookLine:
         loaders=tuple(e for e in loaders if e is not None),
         bad_loaders=sum(e is None for e in (*loaders, *fetches)),
         fetches=tuple(e for e in fetches if e is not None),
+        apply=applied[0],
     )
 
 
@@ -126,6 +138,10 @@ class StreamReader:
     def fetches(self) -> tuple[FetchTotals, ...]:
         """Every process's batch production (workers' streams included)."""
         return tuple(ft for _pid, line in sorted(self.latest.items()) for ft in line.fetches)
+
+    def applied(self) -> dict[int, ApplyReport]:
+        """--apply-and-measure's report from each process that is not a DataLoader worker, by pid."""
+        return {pid: line.apply for pid, line in sorted(self.latest.items()) if line.apply is not None}
 
     def env(self) -> JobEnvironment | None:
         """The job's environment from the first process (by pid) that reported one."""

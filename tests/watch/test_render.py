@@ -13,6 +13,7 @@ from envguard.watch import render
 from envguard.watch.records import HookStatus, JobEnvironment, WatchRun
 from envguard.watch.result import Change, WatchResult
 from envguard.watch.verdicts import watch_result
+from envguard.watch.verdicts.checked import judge_checked
 from tests.watch.helpers import loader, proc, run, sample
 
 ENV = JobEnvironment("3.11.7", "/env/bin/python", "2.3.1+cu121", "12.1", "abc", "1.26.4", None)
@@ -135,3 +136,18 @@ def test_per_batch_data_wait_percentiles() -> None:
     body = render.to_dict(watch_result(watched_run))
     assert body["data_wait_per_batch"] == {"p50_s": 0.0505, "p95_s": 0.09505, "sampled": 100, "batches": 100}
     assert body["run"]["loaders"][0]["data_wait_p95_s"] == 0.09505
+
+
+def test_checked_advice_is_in_every_view() -> None:
+    """--apply-and-measure's verdict: under the fix in the report and Markdown, diagnosis.checked in JSON."""
+    base = result()
+    checked = judge_checked("DataLoader(num_workers=4)", (30.0, 32.0), (20.0, 21.0), 2.0)
+    checked_result = dataclasses.replace(base, diagnosis=dataclasses.replace(base.diagnosis, checked=checked))
+    text = render.human(checked_result)
+    assert "\n=> the advice did not hold here: DataLoader(num_workers=4) measured 0.66x" in text
+    assert "keep the current setting" in text.replace("\n", " ")
+    assert "\nChecked: the advice did not hold here: " in render.markdown(checked_result)
+    document = json.loads(present_as(render.views(checked_result), "json"))
+    assert document["diagnosis"]["checked"]["verdict"] == "contradicts"
+    assert document["diagnosis"]["checked"]["current_rates"] == [30.0, 32.0]
+    assert render.to_dict(base)["diagnosis"]["checked"] is None

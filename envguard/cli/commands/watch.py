@@ -8,18 +8,29 @@ from pathlib import Path
 
 import click
 
-from envguard.cli.options import declared, styles
+from envguard.cli.options import Rule, declared, styles
 from envguard.output import Style, present
 from envguard.watch import render
 from envguard.watch.live import LiveView
 from envguard.watch.plot import plot as draw
 from envguard.watch.records import WatchRun
 from envguard.watch.run import WatchOptions, run_watch, validate
+from envguard.watch.slices import SECONDS, checked_result
 from envguard.watch.trace import write_trace
 from envguard.watch.verdicts import watch_result
 
 
-@declared("watch", passthrough=True)
+@declared(
+    "watch",
+    passthrough=True,
+    rules=(
+        Rule(
+            "apply_seconds",
+            "--apply-and-measure runs COMMAND again with the in-process hook: not with --pid or --no-hook",
+            excludes=("pid", "no_hook"),
+        ),
+    ),
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED, metavar="-- COMMAND [ARGS]...")
 @click.option("--pid", type=int, help="Attach to a running job instead (no in-process DataLoader timing).")
 @click.option("--interval", type=float, default=1.0, show_default=True, help="Seconds between samples.")
@@ -36,6 +47,17 @@ from envguard.watch.verdicts import watch_result
     help="Write per-batch spans (data wait, step, each worker's fetch) to FILE.json: open it in "
     "ui.perfetto.dev or chrome://tracing.",
 )
+@click.option(
+    "--apply-and-measure",
+    "apply_seconds",
+    type=float,
+    is_flag=False,
+    flag_value=SECONDS,
+    default=None,
+    metavar="[SECONDS]",
+    help=f"Then check the advice: run COMMAND again in 4 slices of SECONDS of steady loop (default "
+    f"{SECONDS:g}), the current and the advised setting interleaved, and report both rates.",
+)
 @styles()
 def watch(
     command: tuple[str, ...],
@@ -45,6 +67,7 @@ def watch(
     no_hook: bool,
     plot: Path | None,
     trace: Path | None,
+    apply_seconds: float | None,
     style: Style,
     output: str | None,
 ) -> int:
@@ -52,7 +75,13 @@ def watch(
     interval, time its DataLoaders from inside, and report what bounds it with the fix and its expected gain.
     The exit code is COMMAND's."""
     options = WatchOptions(
-        command=tuple(command), pid=pid, interval=interval, duration=duration, hook=not no_hook, trace=trace
+        command=tuple(command),
+        pid=pid,
+        interval=interval,
+        duration=duration,
+        hook=not no_hook,
+        trace=trace,
+        apply_seconds=apply_seconds,
     )
     validate(options)
     report_to_stdout = not output or output == "-"
@@ -62,6 +91,8 @@ def watch(
         # a JSON or Markdown report on stdout keeps the job's own output out of it
         run = run_watch(options, output="stderr" if report_to_stdout and style != "human" else "inherit")
     result = watch_result(run)
+    if options.apply_seconds is not None:
+        result = checked_result(result, options.apply_seconds, _progress)
     if plot is not None:
         draw(run, plot)
     if trace is not None:
@@ -81,3 +112,8 @@ def _live(options: WatchOptions) -> WatchRun:
         return run_watch(options, on_sample=view.update, output="pipe", sink=view)
     finally:
         view.close()
+
+
+def _progress(line: str) -> None:
+    """Each slice of --apply-and-measure as it starts, on stderr (a report on stdout stays whole)."""
+    print(line, file=sys.stderr, flush=True)

@@ -47,8 +47,7 @@ class _State:
         self.loaders = {}  # type: Dict[Any, Any]
         self.by_loader = {}  # type: Dict[Any, Any]
         self.error = ""
-        self.patched = False
-        self.last_flush = 0.0
+        self.patched, self.last_flush = False, 0.0
         self.env = {}  # type: Dict[Any, Any]
         self.fetches = {}  # type: Dict[Any, Any]
         self.worker = False
@@ -56,6 +55,7 @@ class _State:
         self.finder = None  # type: Any
         self.restore: List[Any] = []  # (owner, name, original) of each wrap, put back by detach
         self.spans = _spans.tracer(folder)  # None unless watch asked for a trace
+        self.apply = None  # type: Any  # --apply-and-measure's slice (_envguard_apply.Slice)
 
     def here(self) -> None:
         """In a forked DataLoader worker: start this process's own stream (the parent's totals: not ours)."""
@@ -121,6 +121,7 @@ class _State:
             "ppid": os.getppid(),
             "worker": self.worker,
             "fetch": [self.fetches[k] for k in sorted(self.fetches)],
+            "apply": self.apply.report() if self.apply is not None else None,
         }
 
     def flush(self, force: bool = False) -> None:
@@ -321,6 +322,8 @@ def _patch(state: _State, module: Any) -> None:
     try:
         _wrap(state, module)
         _wrap_fetch(state, module._utils.fetch)
+        if state.apply is not None:
+            sys.modules["_envguard_apply"].install(state, module)
         state.patched = True
         if state.at_exit:
             atexit.register(_at_exit, state)
@@ -351,11 +354,14 @@ def _chain() -> None:
 
 
 def _install() -> None:
-    sys.path[:] = [p for p in sys.path if not p or os.path.abspath(p) != HERE]
     folder = os.environ.get(DIR_ENV)
+    applying = bool(folder and os.environ.get("ENVGUARD_WATCH_APPLY"))  # imported while HERE is on the path
+    apply = __import__("_envguard_apply").from_env() if applying else None
+    sys.path[:] = [p for p in sys.path if not p or os.path.abspath(p) != HERE]
     if not folder or not os.path.isdir(folder):
         return  # envguard is not listening: do nothing at all
     state = _State(folder)
+    state.apply = apply
     try:
         if TARGET in sys.modules:
             _patch(state, sys.modules[TARGET])

@@ -108,6 +108,7 @@ def _advice(summary: Summary) -> tuple[str, Change | None]:
         dataloader=f"DataLoader({advice.setting.call()})",
         predicted_batches_per_s=advice.predicted_rate,
         notes=advice.notes,
+        advised=advice.setting,
     )
 
 
@@ -246,4 +247,5 @@ def _fewer(summary: Summary) -> Change | None:
         dataloader=f"DataLoader({advice.setting.call()})",
         predicted_batches_per_s=advice.predicted_rate,
         notes=advice.notes,
+        advised=advice.setting,
     )
