@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from envguard.prefix.pip_dist import read_pip_packages
-from tests.helpers import check_out, envguard, install
+from tests.helpers import MakePrefix, check_out, envguard, install, pip_install
 from tests.pipindex import LOCAL_VERSION
 from tests.realconda import Conda
 
@@ -131,3 +131,35 @@ def test_conda_lock_install_of_envguards_lock_installs_every_pip_package(
     done = _conda_lock_install(conda, lock, tmp_path / "tampered", tmp_path / "guard")
     assert done.returncode != 0
     assert "THESE PACKAGES DO NOT MATCH THE HASHES" in done.stderr, done.stderr[-3000:]
+
+
+def test_conda_create_file_never_quietly_drops_the_pip_packages(
+    conda: Conda,
+    make_prefix: MakePrefix,
+    channels: dict[str, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """conda-lockfiles 0.2.2 (`conda create --file conda-lock.yml`) refuses the pip entries (exit 1, nothing
+    created); under another name conda's environment.yml reader creates an empty environment and exits 0, the
+    case the lock's header warns about, and `envguard check --lock` of it lists every package it lacks."""
+    source = make_prefix(["python=3.11", "pip", "six"])
+    pip_install(source, str(channels["wheels"] / "tinyproj-1.0.0-py3-none-any.whl"))
+    lock = tmp_path / "project" / "conda-lock.yml"
+    lock.parent.mkdir()
+    assert envguard("lock", str(source), "--no-probe", "--include-local", "-o", str(lock)) == 0
+    assert "`conda create --file` does not" in lock.read_text()
+
+    refused = tmp_path / "refused"
+    done = conda.run("create", "--yes", "--prefix", str(refused), "--file", str(lock), check=False)
+    assert done.returncode == 1 and "Input should be 'conda' or 'pypi'" in done.stdout + done.stderr
+    assert not refused.exists()
+
+    renamed = shutil.copy(lock, lock.with_name("env-lock.yml"))
+    empty = tmp_path / "empty"
+    conda.run("create", "--yes", "--prefix", str(empty), "--file", str(renamed))  # exit 0
+    assert not list((empty / "conda-meta").glob("*.json"))
+    code, out = check_out(empty, lock, capsys)
+    assert code == 1
+    for name in ("python", "pip", "six", "tinyproj"):
+        assert f"{name} " in out, out
