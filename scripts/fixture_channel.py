@@ -9,7 +9,8 @@ Used by the tests (imported) and by hand:
 Packages are real `.conda` archives (conda_package_handling) with index.json, paths.json and files, indexed by
 rattler, so rattler/conda solve and install them like any channel. A `launcher` package (python) ships
 `bin/python` scripts that exec the interpreter running this builder: tests get a real interpreter (with real
-numpy and torch) inside each installed prefix.
+numpy and torch) inside each installed prefix. The `isolated` recipes (`build_isolated`) are a `venv` python
+whose `sys.prefix` is the prefix it is installed in, and a real pip: pip run there installs into that prefix.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import platform
 import re
 import shutil
 import stat
@@ -52,6 +54,10 @@ class Recipe:
     files: dict[str, str] = field(default_factory=dict)
     dist_info: bool = False
     launcher: bool = False
+    venv: bool = (
+        False  # bin/python* link to the base interpreter beside a pyvenv.cfg (`python -m venv`'s shape)
+    )
+    wheel: str | None = None  # "ensurepip": the payload is the pip wheel the interpreter bundles
     timestamp: int | None = TIMESTAMP  # milliseconds since the epoch, or None for a record without one
 
     @property
@@ -59,12 +65,13 @@ class Recipe:
         return f"{self.name}-{self.version}-{self.build}.conda"
 
 
-def load_recipes(path: Path = RECIPES) -> tuple[list[Recipe], list[dict[str, str]]]:
+def load_recipes(path: Path = RECIPES, key: str = "packages") -> tuple[list[Recipe], list[dict[str, str]]]:
+    """The recipes under `key` (`packages`, or `isolated`) and the wheels."""
     data = yaml.safe_load(path.read_text())
     recipes = []
-    for item in data["packages"]:
+    for item in data[key]:
         item = dict(item)
-        item["version"] = str(item["version"])
+        item["version"] = _version(str(item["version"]))
         item["build"] = str(item["build"])
         if item.get("noarch"):
             item.setdefault("subdir", "noarch")
@@ -72,15 +79,33 @@ def load_recipes(path: Path = RECIPES) -> tuple[list[Recipe], list[dict[str, str
     return recipes, [{k: str(v) for k, v in w.items()} for w in data.get("wheels", [])]
 
 
-def _payload(recipe: Recipe, python: str) -> dict[str, tuple[str, int]]:
-    """Files (relative path -> (content, mode)) of a package."""
-    files: dict[str, tuple[str, int]] = {p: (c, 0o644) for p, c in recipe.files.items()}
+Payload = dict[str, tuple[bytes, int] | str]  # relative path -> (content, mode), or a link's target
+
+
+def _version(text: str) -> str:
+    """A recipe's version: `host` is this interpreter's, `bundled` the pip its ensurepip bundles."""
+    if text == "host":
+        return platform.python_version()
+    if text == "bundled":
+        import ensurepip
+
+        return ensurepip.version()
+    return text
+
+
+def _payload(recipe: Recipe, python: str) -> Payload:
+    """Files (relative path -> (content, mode)) and links (relative path -> target) of a package."""
+    if recipe.venv:
+        return _venv_payload()
+    if recipe.wheel == "ensurepip":
+        return _bundled_pip_payload()
+    files: Payload = {p: (c.encode(), 0o644) for p, c in recipe.files.items()}
     if recipe.launcher:
         major_minor = ".".join(recipe.version.split(".")[:2])
         script = f'#!/bin/sh\n# envguard test launcher for python {recipe.version}\nexec "{python}" "$@"\n'
         for name in ("python", "python3", f"python{major_minor}"):
-            files[f"bin/{name}"] = (script, 0o755)
-        files[f"lib/python{major_minor}/site-packages/README.txt"] = ("site-packages\n", 0o644)
+            files[f"bin/{name}"] = (script.encode(), 0o755)
+        files[f"lib/python{major_minor}/site-packages/README.txt"] = (b"site-packages\n", 0o644)
     if recipe.dist_info:
         dist = f"{recipe.name.replace('-', '_')}-{recipe.version}.dist-info"
         base = (
@@ -89,18 +114,58 @@ def _payload(recipe: Recipe, python: str) -> dict[str, tuple[str, int]]:
             else f"lib/python{_python_of(recipe.build)}/site-packages"
         )
         files[f"{base}/{dist}/METADATA"] = (
-            f"Metadata-Version: 2.1\nName: {recipe.name}\nVersion: {recipe.version}\n\n",
+            f"Metadata-Version: 2.1\nName: {recipe.name}\nVersion: {recipe.version}\n\n".encode(),
             0o644,
         )
-        files[f"{base}/{dist}/INSTALLER"] = ("conda\n", 0o644)
+        files[f"{base}/{dist}/INSTALLER"] = (b"conda\n", 0o644)
         module = recipe.name.replace("-", "_")
-        files[f"{base}/{module}/__init__.py"] = (f'__version__ = "{recipe.version}"\n', 0o644)
+        files[f"{base}/{module}/__init__.py"] = (f'__version__ = "{recipe.version}"\n'.encode(), 0o644)
     if not files:
         files[f"share/{recipe.name}/{recipe.name}-{recipe.version}.txt"] = (
-            f"{recipe.name} {recipe.version} {recipe.build}\n",
+            f"{recipe.name} {recipe.version} {recipe.build}\n".encode(),
             0o644,
         )
     return files
+
+
+def base_interpreter() -> Path:
+    """The interpreter this process's venv (if any) was made from: what `python -m venv` links to."""
+    found = Path(sys.base_prefix) / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    if not found.is_file():
+        raise RuntimeError(f"no base interpreter at {found}: the isolated python needs one")
+    return found
+
+
+def _venv_payload() -> Payload:
+    """`python -m venv`'s shape, installed by any conda: bin/python* link to the base interpreter (conda
+    copies an absolute link, rattler keeps it: both work) and pyvenv.cfg names its home, so `sys.prefix` is
+    the prefix the package is installed in and site-packages is the prefix's own."""
+    base = base_interpreter()
+    major_minor = f"{sys.version_info.major}.{sys.version_info.minor}"
+    cfg = (
+        f"home = {base.parent}\ninclude-system-site-packages = false\nversion = {platform.python_version()}\n"
+    )
+    payload: Payload = {name: str(base) for name in ("bin/python", "bin/python3", f"bin/python{major_minor}")}
+    payload["pyvenv.cfg"] = (cfg.encode(), 0o644)
+    payload[f"lib/python{major_minor}/site-packages/README.txt"] = (b"site-packages\n", 0o644)
+    return payload
+
+
+def _bundled_pip_payload() -> Payload:
+    """The pip wheel this interpreter's ensurepip bundles, laid out as a noarch python package
+    (`site-packages/`, a dist-info whose INSTALLER is conda, as conda-forge's pip)."""
+    import ensurepip
+
+    folder = Path(ensurepip.__file__).parent / "_bundled"
+    wheel = next(folder.glob(f"pip-{ensurepip.version()}-*.whl"))
+    payload: Payload = {}
+    with zipfile.ZipFile(wheel) as archive:
+        for info in archive.infolist():
+            if info.is_dir():
+                continue
+            payload[f"site-packages/{info.filename}"] = (archive.read(info), 0o644)
+    payload[f"site-packages/pip-{ensurepip.version()}.dist-info/INSTALLER"] = (b"conda\n", 0o644)
+    return payload
 
 
 def _python_of(build: str) -> str:
@@ -117,10 +182,14 @@ def build_package(recipe: Recipe, out_channel: Path, python: str = sys.executabl
         src = Path(tmp) / "src"
         (src / "info").mkdir(parents=True)
         paths = []
-        for rel, (content, mode) in sorted(_payload(recipe, python).items()):
+        for rel, item in sorted(_payload(recipe, python).items()):
             target = src / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            data = content.encode()
+            if isinstance(item, str):  # a link, as conda-build records one
+                target.symlink_to(item)
+                paths.append({"_path": rel, "path_type": "softlink"})
+                continue
+            data, mode = item
             target.write_bytes(data)
             target.chmod(mode)
             paths.append(
@@ -150,8 +219,11 @@ def build_package(recipe: Recipe, out_channel: Path, python: str = sys.executabl
         (src / "info" / "paths.json").write_text(json.dumps({"paths_version": 1, "paths": paths}, indent=2))
         (src / "info" / "files").write_text("".join(p["_path"] + "\n" for p in paths))
         if recipe.noarch == "python":
+            noarch: dict[str, Any] = {"type": "python"}
+            if recipe.wheel == "ensurepip":  # bin/pip*, written by the installer as conda-forge's pip asks
+                noarch["entry_points"] = [f"{n} = pip._internal.cli.main:main" for n in ("pip", "pip3")]
             (src / "info" / "link.json").write_text(
-                json.dumps({"noarch": {"type": "python"}, "package_metadata_version": 1})
+                json.dumps({"noarch": noarch, "package_metadata_version": 1})
             )
         out = out_channel / recipe.subdir
         out.mkdir(parents=True, exist_ok=True)
@@ -197,6 +269,16 @@ def build_channels(out: Path, *, bulk: int = 0, python: str = sys.executable) ->
     for wheel in wheels:
         build_wheel(wheel["name"], wheel["version"], wheel_dir)
     return channels
+
+
+def build_isolated(out: Path) -> Path:
+    """The `isolated` recipes (a venv python and a real pip) as one indexed channel `out`: solve them with the
+    forge channel (python needs its zlib)."""
+    recipes, _wheels = load_recipes(key="isolated")
+    for recipe in recipes:
+        build_package(recipe, out)
+    index(out)
+    return out
 
 
 def build_wheel(name: str, version: str, out: Path) -> Path:

@@ -53,6 +53,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 HEAVY_FIXTURES = frozenset(
     {
         "channels",
+        "isolated_channel",
         "pkgs_cache",
         "make_prefix",
         "attested",
@@ -134,6 +135,14 @@ def channels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     built = fixture_channel.build_channels(out)
     built["wheels"] = out / "wheels"
     return built
+
+
+@pytest.fixture(scope="session")
+def isolated_channel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A channel with a real, isolated python (`python -m venv`'s shape: its sys.prefix is the prefix it is
+    installed in) and a real pip (the wheel ensurepip bundles): pip run in such a prefix installs into that
+    prefix, never into the test's own venv. Solve it with the `forge` channel (its python needs zlib)."""
+    return fixture_channel.build_isolated(tmp_path_factory.mktemp("isolated") / "isolated")
 
 
 @pytest.fixture

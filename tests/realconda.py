@@ -63,6 +63,12 @@ def build_kit(root: Path, channel_urls: list[str]) -> CondaKit:
     )
     if done.returncode != 0:
         raise RuntimeError(f"make-conda.sh failed (exit {done.returncode}):\n{done.stdout}\n{done.stderr}")
+    # An installed conda has bin/conda in its root prefix, and `conda run` activates through it (its hook
+    # names context.conda_exe, ROOT/venv/bin/conda here); the kit runs `python -m conda` and has none, so
+    # `conda run` would run its command unactivated, with whatever `pip` PATH names first
+    root_conda = root / "venv" / "bin" / "conda"
+    if not root_conda.exists():
+        root_conda.symlink_to(root / "bin" / "conda")
     return CondaKit(root, tuple(channel_urls))
 
 

@@ -114,8 +114,11 @@ def aligned_views(a: Environment, b: Environment, *, whole: bool = False) -> tup
             for key in [k for k in ra | rb if k in _OPTIONAL_FIELDS and (not ra.get(k) or not rb.get(k))]:
                 ra.pop(key, None)
                 rb.pop(key, None)
-            if category == "pip" and _unrecorded_local(ra.get("url", ""), rb.get("url", "")):
-                ra.pop("url", None)  # a lock that did not write the local path: any local path matches
+            if category == "pip" and (
+                _unrecorded_local(ra.get("url", ""), rb.get("url", ""))  # a lock without the local path
+                or _from_its_own_file(a.get(name, "pip"), b.get(name, "pip"))
+            ):
+                ra.pop("url", None)
                 rb.pop("url", None)
     for side, env, other in (("A", a, b), ("B", b, a)):
         if not env.virtual_packages and other.virtual_packages:
@@ -173,6 +176,24 @@ def _shown(packages: tuple[Package, ...], manager: str, shown: Callable[[Package
 
 def _unrecorded_local(a: str, b: str) -> bool:
     return LOCAL_ORIGIN in (a, b) and a.startswith("file:") and b.startswith("file:")
+
+
+def _from_its_own_file(a: Package | None, b: Package | None) -> bool:
+    """One side names an index release's wheel file (a lock's `url`), the other was installed from that very
+    URL (direct_url.json: `conda-lock install` hands pip `NAME @ URL#sha256=...`): one file, one origin."""
+    for locked, installed in ((a, b), (b, a)):
+        origin = installed.origin if installed is not None else None
+        if (
+            locked is not None
+            and locked.origin is None
+            and locked.url
+            and origin is not None
+            and not origin.vcs
+            and not origin.editable
+            and origin.url == locked.url
+        ):
+            return True
+    return False
 
 
 # --- engines: (category, item, field or None, kind) leaves

@@ -12,7 +12,14 @@ from envguard.cuda import family_warnings
 from envguard.engine.solver import parse_date
 from envguard.errors import UsageError
 from envguard.formats import detect_kind, pixiwrite
-from envguard.formats.condalock.write import by_version_only, render_explicit, render_lock, write_lock
+from envguard.formats.condalock.write import (
+    NO_CONDA_PIP,
+    by_version_only,
+    lacks_conda_pip,
+    render_explicit,
+    render_lock,
+    write_lock,
+)
 from envguard.lock import pipsource
 from envguard.lock.plan import (
     CudaChoice,
@@ -218,6 +225,8 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str])
         if unknown
         else ()
     )
+    if any(lacks_conda_pip(env) for env in plan.envs.values()):
+        warnings = (*warnings, NO_CONDA_PIP)
     if target == "-":
         return LockResult((), text, warnings)
     write_lock(target, text)

@@ -3,6 +3,7 @@ comparison engines agree."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -12,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envguard.diff.compare import aligned_views, deepdiff_leaves, fast_leaves, narrowed
+from envguard.diff.compare import Engine, aligned_views, deepdiff_leaves, exact, fast_leaves, narrowed
 from envguard.diff.run import diff_environments
+from envguard.model import Environment, Package, PipOrigin, make_environment
 from envguard.sources import read_live
 from tests.helpers import MakePrefix, envguard, fixture_channel, pip_install
 
@@ -213,3 +215,26 @@ def test_narrowed_views_give_deepdiff_the_same_leaves(
 ) -> None:
     leaves = fast_leaves(a, b)
     assert deepdiff_leaves(*narrowed(a, b, leaves)) == deepdiff_leaves(a, b) == leaves
+
+
+WHEEL = "http://127.0.0.1:8765/packages/torchish-2.13.0+cpu-py3-none-any.whl"
+
+
+def _pip_env(kind: str, package: Package) -> Environment:
+    return make_environment(kind=kind, source=kind, packages=(package,))
+
+
+@pytest.mark.parametrize("engine", ["fast", "deepdiff"])
+def test_a_wheel_installed_from_the_url_its_lock_entry_names_is_no_drift(engine: Engine) -> None:
+    """conda-lock install hands pip `NAME @ URL#sha256=...`: pip records that URL (direct_url.json) for the
+    very file the lock names as the package's wheel (issue 39); another URL is still a change."""
+    sha = "ab" * 32
+    locked = Package("pip", "torchish", "2.13.0+cpu", url=WHEEL, sha256=sha)
+    installed = Package("pip", "torchish", "2.13.0+cpu", sha256=sha, origin=PipOrigin(url=WHEEL))
+    assert exact(_pip_env("lock", locked), _pip_env("prefix", installed), engine=engine).changes == ()
+    assert exact(_pip_env("prefix", installed), _pip_env("lock", locked), engine=engine).changes == ()
+    elsewhere = dataclasses.replace(installed, origin=PipOrigin(url=WHEEL.replace("8765", "9999")))
+    (change,) = exact(_pip_env("lock", locked), _pip_env("prefix", elsewhere), engine=engine).changes
+    assert change.name == "torchish" and change.fields == ("url",)
+    from_git = dataclasses.replace(installed, origin=PipOrigin(url=WHEEL, vcs="git"))  # not a plain archive
+    assert exact(_pip_env("lock", locked), _pip_env("prefix", from_git), engine=engine).changes != ()

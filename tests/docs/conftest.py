@@ -336,9 +336,6 @@ def _clone(world: World, request: pytest.FixtureRequest) -> None:
 def _conda(world: World, request: pytest.FixtureRequest) -> None:
     conda = request.getfixturevalue("conda")
     channels: dict[str, Path] = request.getfixturevalue("channels")
-    base_exe = conda.kit.root / "venv" / "bin" / "conda"
-    if not base_exe.exists():  # the shell functions call $CONDA_EXE, the base's bin/conda, as in any install
-        base_exe.symlink_to(conda.kit.exe)
     conda.run("create", "--yes", "--name", "myproj", "python=3.11", "numpy=1.26")
     (world.cwd / "environment.yml").write_text(ENV_YML.format(forge=channels["forge"].resolve().as_uri()))
     world.env["CONDARC"] = os.environ["CONDARC"]  # the kit's, with this test's envs dir (set by `conda`)

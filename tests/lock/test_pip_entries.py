@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from envguard.formats.condalock import read as condalock
-from tests.helpers import envguard, make_venv
+from tests.helpers import MakePrefix, envguard, make_venv, pip_install
 
 
 def test_pip_entries_carry_the_wheel_and_its_sha256_or_say_name_version_only(
@@ -72,3 +72,30 @@ def test_a_local_path_is_written_only_when_asked(
     assert code == 2 and "tinyproj" in err and "--include-local" in err and len(err.splitlines()) == 1
     assert envguard("lock", str(venv), "--no-probe", "--include-local", "-o", str(lock)) == 0
     assert (wheels / "tinyproj-1.0.0-py3-none-any.whl").as_uri() in lock.read_text()
+
+
+def test_pip_packages_with_no_conda_pip_are_warned_about_and_the_header_says_how_they_install(
+    make_prefix: MakePrefix, channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 39: `conda-lock install` runs pip as `conda run -p PREFIX pip`: with no conda `pip` package in
+    the lock that is whatever pip PATH names next, another environment's, where the pip packages land
+    (measured: exit 0, the new environment without them). The header says which installers take pip entries
+    (conda create --file does not, under any name) and, with no conda pip, the writer warns and the header
+    says it."""
+    wheel = channels["wheels"] / "tinyproj-1.0.0-py3-none-any.whl"
+    bare = make_prefix(["python=3.11"], name="bare")
+    with_pip = make_prefix(["python=3.11", "pip"], name="with-pip")
+    for prefix in (bare, with_pip):
+        pip_install(prefix, str(wheel))
+    said: dict[str, tuple[str, str]] = {}
+    for prefix in (bare, with_pip):
+        lock = tmp_path / prefix.name / "conda-lock.yml"
+        capsys.readouterr()
+        assert envguard("lock", str(prefix), "--no-probe", "--include-local", "-o", str(lock)) == 0
+        said[prefix.name] = (lock.read_text().split("\nversion: 1\n")[0], capsys.readouterr().err)
+    for header, _err in said.values():
+        assert "pip packages: install with `conda-lock install`" in header
+        assert "`conda create --file` does not" in header and "EMPTY environment" in header
+    header, err = said["bare"]
+    assert "no conda `pip` package" in header and "no conda `pip` package" in err
+    assert "no conda `pip` package" not in said["with-pip"][0] + said["with-pip"][1]

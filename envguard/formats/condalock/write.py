@@ -71,8 +71,15 @@ def render_lock(
     pip_only = not any(env.conda_packages() for env in envs_by_platform.values())
     by_version = sorted({p.name for env in envs_by_platform.values() for p in by_version_only(env)})
     has_pip = any(env.pip_packages() for env in envs_by_platform.values())
+    no_conda_pip = any(lacks_conda_pip(env) for env in envs_by_platform.values())
     text = header(
-        reproduce, lock_name, source_kind, pip_only=pip_only, by_version=by_version, has_pip=has_pip
+        reproduce,
+        lock_name,
+        source_kind,
+        pip_only=pip_only,
+        by_version=by_version,
+        has_pip=has_pip,
+        no_conda_pip=no_conda_pip,
     )
     return text + dump(document)
 
@@ -84,6 +91,14 @@ def by_version_only(env: Environment) -> tuple[Package, ...]:
     return tuple(p for p in env.pip_packages() if not pip_url(p))
 
 
+def lacks_conda_pip(env: Environment) -> bool:
+    """A conda environment whose pip entries `conda-lock install` would hand to a pip it has not got: it runs
+    `conda run -p PREFIX pip`, which finds the next pip on PATH (another environment's) and installs there."""
+    return (
+        bool(env.conda_packages()) and env.get("pip") is None and any(pip_url(p) for p in env.pip_packages())
+    )
+
+
 def header(
     reproduce: str,
     lock_name: str,
@@ -92,6 +107,7 @@ def header(
     pip_only: bool = False,
     by_version: Sequence[str] = (),
     has_pip: bool = False,
+    no_conda_pip: bool = False,
 ) -> str:
     """The comment block: what wrote the file, how to reproduce, install and check it."""
     origin = (
@@ -124,20 +140,28 @@ def header(
             else []
         ),
         *(_pip_limits() if has_pip and not pip_only else []),  # a venv's lock is no conda environment
+        *([NO_CONDA_PIP] if no_conda_pip else []),
     ]
     return "".join(f"# {line}".rstrip() + "\n" for line in lines)
 
 
 def _pip_limits() -> list[str]:
-    """What the two conda-lock.yml installers do with pip entries (measured: conda-lock 4.0.3, conda 26.7.1
-    with conda-lockfiles 0.2.2)."""
+    """Which installers take the pip entries (measured: conda-lock 4.0.3, conda 26.7.1 with conda-lockfiles
+    0.2.2)."""
     return [
-        "pip entries follow conda-lock's schema (manager: pip, url: the wheel, hash.sha256):",
-        "`conda-lock install` installs them with pip. `conda create --file conda-lock.yml` (conda-lockfiles",
-        "0.2.2) refuses them (it knows `manager: pypi` only): exit 1, nothing created. Under any other file",
-        "name conda reads this file as an environment.yml and creates an EMPTY environment: install it with",
-        "conda-lock or envguard.",
+        "pip entries follow conda-lock's schema (manager: pip, url: the wheel, hash.sha256).",
+        "pip packages: install with `conda-lock install` (pip checks each sha256), `envguard create",
+        "--lock` or `envguard sync`; `conda create --file` does not: conda-lockfiles 0.2.2 refuses",
+        "`manager: pip` (exit 1, nothing created; its own `manager: pypi` fails too), and under any name but",
+        "conda-lock.yml conda reads this file as an environment.yml and creates an EMPTY environment (exit",
+        "0): `envguard check --lock` lists every package it lacks.",
     ]
+
+
+NO_CONDA_PIP = (
+    "no conda `pip` package in this lock: `conda-lock install` runs `conda run pip`, which would be another "
+    "environment's pip, and the pip packages would land there: add pip (`conda install pip`) and lock again."
+)
 
 
 def _pip_only_install(lock_name: str) -> list[str]:
