@@ -109,8 +109,12 @@ def competes(pipeline: Pipeline) -> bool:
     """The step's intra-op threads alone keep the job's cores busy, and loading has CPU work to add to them:
     a worker then takes a core from one of the step's threads and the whole step waits for that thread.
     On a busy machine the step gets fewer cores than it has threads, and keeps busy all the job can get:
-    a step using every core it can get (at least CPU_STEP of one) counts as threaded there."""
+    a step using every core it can get (at least CPU_STEP of one) counts as threaded there. A step known to
+    run one intra-op thread never competes: it holds one core, and a worker runs on another or shares fairly
+    (pyload on one thread at a load of 7: 2 workers 2.4x)."""
     costs, cores = pipeline.costs, pipeline.cores
+    if pipeline.step_threads == 1:
+        return False
     free = job_cores(cores, float(cores.usable))
     threaded = costs.step_cores >= min(PARALLEL_STEP, max(CPU_STEP, free - COMPETE_MARGIN))
     return threaded and costs.load_cpu > 0 and costs.step_cores >= free - COMPETE_MARGIN

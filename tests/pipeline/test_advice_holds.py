@@ -75,3 +75,17 @@ def test_a_gain_inside_the_runs_own_noise_is_not_advised(spread: float, advised:
     assert advice.setting.num_workers == advised
     if advised == 2:
         assert advice.band is not None and advice.band[0] < advice.gain < advice.band[1]
+
+
+def test_a_one_thread_step_on_a_busy_host_does_not_compete_with_workers() -> None:
+    # pyload after torch.set_num_threads(1), the machine at a load of 7: 8 ms of pure-Python loading per batch
+    # in the loop, a step on one core; 2 workers measured 2.4x (watch had said "compete": keep 0)
+    one = Pipeline(
+        BatchCosts(load_cpu=0.008, load_wait=0.0, step_wall=0.022, step_cpu=0.020, load_delay=0.010),
+        Cores(usable=2, others=5.0),
+        Setting(num_workers=0),
+        measured_rate=32.0,
+        step_threads=1,
+    )
+    advice = advise(one)
+    assert not advice.competes and advice.setting.num_workers >= 1, advice.reason
