@@ -1,0 +1,65 @@
+"""Issue 44: a venv's one-package repair with uv: pip's configured find-links and indexes are passed to uv
+(not a reason to fall back to pip); with no uv, pip installs and the report says which engine ran."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envguard.prefix.pip_dist import read_pip_packages
+from tests.helpers import envguard, make_venv
+
+TINY = "tinyproj-1.0.0-py3-none-any.whl"
+
+
+@pytest.fixture
+def short(tmp_path: Path, channels: dict[str, Path]) -> tuple[Path, Path]:
+    """(venv, lock): a venv locked with tinyproj (its wheel's URL and sha256), then tinyproj removed."""
+    venv = make_venv(tmp_path / ".venv", sys.executable, str(channels["wheels"] / TINY))
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(venv), "--no-probe", "--include-local", "-o", str(lock)) == 0
+    _remove(venv, "tinyproj")
+    return venv, lock
+
+
+def _remove(venv: Path, name: str) -> None:
+    pip = [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "uninstall", "-y", "-q"]
+    subprocess.run([*pip, name], check=True, capture_output=True, text=True)
+
+
+def _sync(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    capsys.readouterr()
+    code = envguard("sync", *argv)
+    return code, capsys.readouterr().out
+
+
+def test_a_configured_find_links_folder_is_passed_to_uv(
+    short: tuple[Path, Path],
+    channels: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pip's configuration (here PIP_FIND_LINKS, as a machine's pip.conf may set it) reaches uv as its own
+    options; it made uv refuse the command line and pip install instead ("uv could not install into ...")."""
+    venv, lock = short
+    monkeypatch.setenv("PIP_FIND_LINKS", str(channels["wheels"]))
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", channels["wheels"].as_uri())
+    code, out = _sync(capsys, str(venv), "--lock", str(lock), "--yes", "--json")
+    assert code == 0, out
+    assert json.loads(out)["warnings"] == []
+    assert "tinyproj" in {p.name for p in read_pip_packages(venv)[0]}
+
+
+def test_with_no_uv_pip_repairs_and_the_report_names_it(
+    short: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    venv, lock = short
+    monkeypatch.setenv("ENVGUARD_UV", str(venv / "no-uv-here"))
+    code, out = _sync(capsys, str(venv), "--lock", str(lock), "--yes", "--json")
+    assert code == 0, out
+    assert json.loads(out)["backend"] == "pip (uv not found)"
+    assert "tinyproj" in {p.name for p in read_pip_packages(venv)[0]}
