@@ -74,7 +74,7 @@ class VerifyResult:
     smoke: SmokeReport | None = None
     warnings: tuple[str, ...] = field(default=())
     attestation: attestation.Attestation | None = None
-    exclude_newer: str | None = None  # the lock was solved as of this time: a re-lock keeps it
+    exclude_newer: str | None = None  # solved as of this time (read only when failed): a re-lock keeps it
 
     @property
     def passed(self) -> bool:
@@ -163,6 +163,7 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
         target = options.attest
         if target is not None:
             state.stage("attest", lambda: state.attest(target, options.signing, signer))
+        failed = any(s.status == "failed" for s in state.stages)
         return VerifyResult(
             lock=str(options.lock),
             platform=platform,
@@ -174,7 +175,8 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
             smoke=state.smoke_result,
             warnings=tuple(state.warnings),
             attestation=state.attestation,
-            exclude_newer=solved_as_of(options.lock),
+            # only a failed verify's re-lock line shows it, and it costs a second, uncached parse of the lock
+            exclude_newer=solved_as_of(options.lock) if failed else None,
         )
 
 
