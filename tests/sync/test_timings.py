@@ -1,5 +1,6 @@
-"""Issue 44: a venv's one-package repair with uv: pip's configured find-links and indexes are passed to uv
-(not a reason to fall back to pip); with no uv, pip installs and the report says which engine ran."""
+"""Issue 44: a venv's one-package repair with uv: a pip-only sync loads neither rattler nor asyncio; pip's
+configured find-links and indexes are passed to uv (not a reason to fall back to pip); with no uv, pip
+installs and the report says which engine ran."""
 
 from __future__ import annotations
 
@@ -35,6 +36,18 @@ def _sync(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     capsys.readouterr()
     code = envguard("sync", *argv)
     return code, capsys.readouterr().out
+
+
+def test_a_pip_only_sync_loads_neither_rattler_nor_asyncio(short: tuple[Path, Path]) -> None:
+    venv, lock = short
+    code = (
+        "import sys; from envguard.cli.app import run; "
+        f"code = run(['sync', {str(venv)!r}, '--lock', {str(lock)!r}, '--yes']); "
+        "print(code, sorted(m for m in ('asyncio', 'rattler') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "0 []", (done.stdout, done.stderr)
 
 
 def test_a_configured_find_links_folder_is_passed_to_uv(
