@@ -1,5 +1,6 @@
-"""Issue 44: a venv's one-package repair with uv: a pip-only sync loads neither rattler nor asyncio; pip's
-configured find-links and indexes are passed to uv (not a reason to fall back to pip); with no uv, pip
+"""Issue 44: a one-package repair of a venv is the pip engine's work plus envguard's own checks, shown by
+stage (`sync --timings`: human table and JSON `timings`); a pip-only sync loads neither rattler nor asyncio;
+pip's configured find-links and indexes are passed to uv (not a reason to fall back to pip); with no uv, pip
 installs and the report says which engine ran."""
 
 from __future__ import annotations
@@ -36,6 +37,42 @@ def _sync(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
     capsys.readouterr()
     code = envguard("sync", *argv)
     return code, capsys.readouterr().out
+
+
+def test_timings_show_where_a_repair_went_by_stage(
+    short: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    venv, lock = short
+    code, out = _sync(capsys, str(venv), "--lock", str(lock), "--yes", "--timings", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    stages = [t["stage"] for t in data["timings"]]
+    assert stages == ["imports", "read", "plan", "hashes", "pip", "re-check"], data["timings"]
+    pip = next(t for t in data["timings"] if t["stage"] == "pip")
+    assert pip["detail"] == "uv" and data["backend"] == "uv"
+    assert all(isinstance(t["seconds"], float) and t["seconds"] >= 0 for t in data["timings"])
+    assert "tinyproj" in {p.name for p in read_pip_packages(venv)[0]}
+
+    _remove(venv, "tinyproj")
+    code, out = _sync(capsys, str(venv), "--lock", str(lock), "--yes", "--timings")
+    assert code == 0, out
+    table = out.split("\nStage", 1)[1].splitlines()
+    assert [line.split()[0] for line in table[1:] if line.strip()] == [*stages, "total"], out
+    assert all(line.split()[-1] == "ms" or "ms" in line.split() for line in table[1:] if line.strip())
+
+
+def test_without_timings_nothing_is_shown_and_an_in_sync_answer_is_measured_when_asked(
+    short: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    venv, lock = short
+    code, out = _sync(capsys, str(venv), "--lock", str(lock), "--yes", "--json")
+    assert code == 0 and "timings" not in json.loads(out)
+    code, out = _sync(capsys, str(venv), "--lock", str(lock))
+    assert code == 0 and "Stage" not in out
+    # in sync: the stored answer has no stages to show, so --timings reads the environment again
+    code, out = _sync(capsys, str(venv), "--lock", str(lock), "--timings", "--json")
+    assert code == 0
+    assert [t["stage"] for t in json.loads(out)["timings"]] == ["imports", "read", "plan"]
 
 
 def test_a_pip_only_sync_loads_neither_rattler_nor_asyncio(short: tuple[Path, Path]) -> None:
