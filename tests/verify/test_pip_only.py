@@ -108,3 +108,22 @@ def test_a_passing_verify_does_not_parse_the_lock_again(
     monkeypatch.setattr(condalock_read, "parse_lock", counted)
     assert envguard("verify", "--lock", str(lock)) == 0, capsys.readouterr()
     assert parsed == []
+
+
+def test_a_verify_without_smoke_loads_no_smoke_module(
+    tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44: the smoke feature (its renderer, runner and records: ~25 ms of imports on an idle machine,
+    ~80 ms of CPU at load 9) was imported by every verify; only `--smoke` runs it."""
+    import subprocess
+
+    lock = _venv_lock(tmp_path, channels["wheels"])
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(channels["wheels"]))
+    code = (
+        "import sys; from envguard.cli.app import run; "
+        f"code = run(['verify', '--lock', {str(lock)!r}, '--json']); "
+        "print(code, sorted(m for m in sys.modules if m.startswith('envguard.smoke')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "0 []", (done.stdout[-2000:], done.stderr[-2000:])
