@@ -2,6 +2,7 @@
 
     python scripts/bench/bench_peers.py                  # 15 and 150 packages, 5 rounds
     python scripts/bench/bench_peers.py --sizes 15 --rounds 7
+    python scripts/bench/bench_peers.py --baseline DIR     # and an older tree's sync and verify, interleaved
 
 - a one-package repair (the venv one package short of its lock): `envguard sync VENV --lock L --yes` against
   `uv pip sync --python VENV requirements.txt` (the same pins and sha256s): target <= 3x;
@@ -43,16 +44,16 @@ UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or "uv"
 PYTHON = sys.executable
 
 
-def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+def run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr.strip()[-600:]}")
     return done
 
 
-def timed(argv: list[str]) -> tuple[float, str]:
+def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
     start = time.perf_counter()
-    done = run(argv)
+    done = run(argv, env)
     return time.perf_counter() - start, done.stdout
 
 
@@ -105,8 +106,17 @@ def build(work: Path, size: int, index_url: str, index: Path) -> tuple[Path, Pat
     return venv, lock, requirements
 
 
-def compare(work: Path, size: int, index_url: str, index: Path, rounds: int, rng: random.Random) -> None:
-    """Build the venv of `size` packages and its lock, time every case interleaved, print the medians."""
+def compare(
+    work: Path,
+    size: int,
+    index_url: str,
+    index: Path,
+    rounds: int,
+    rng: random.Random,
+    baseline: Path | None = None,
+) -> None:
+    """Build the venv of `size` packages and its lock, time every case interleaved, print the medians; with
+    `baseline` (a checkout holding an older envguard/), its sync and verify too."""
     venv, lock, requirements = build(work, size, index_url, index)
     locked = yaml.safe_load(lock.read_text())["package"]
     victim = locked[size // 2]["name"]
@@ -147,6 +157,11 @@ def compare(work: Path, size: int, index_url: str, index: Path, rounds: int, rng
         "rebuild: envguard verify": (lambda: None, verify),
         "rebuild: uv venv + uv pip sync": (clear, uv_rebuild),
     }
+    if baseline is not None:  # the same commands from the older tree (its own bytecode, the same caches)
+        older = {**os.environ, "PYTHONPATH": str(baseline)}
+        verify_old = [*ENVGUARD, "verify", "--lock", str(lock), "--json"]
+        cases["repair: envguard sync (baseline)"] = (short, lambda: timed(sync, older)[0])
+        cases["rebuild: envguard verify (baseline)"] = (lambda: None, lambda: timed(verify_old, older)[0])
     times: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, list[float]] = {name: [] for name in cases}
     loads: list[float] = []
@@ -184,6 +199,9 @@ def compare(work: Path, size: int, index_url: str, index: Path, rounds: int, rng
           f"CPU {floor_cpu / cpu_med['repair: uv pip sync']:5.2f}x ({floor * 1000:.0f} ms)")  # fmt: skip
     rebuild = ratio("rebuild: envguard verify", "rebuild: uv venv + uv pip sync")
     print(f"  verify ÷ uv venv + uv pip sync:    {rebuild} (target <= 3x; {load})")
+    if baseline is not None:
+        for what, case in (("sync", "repair: envguard sync"), ("verify", "rebuild: envguard verify")):
+            print(f"  this tree ÷ baseline, {what + ':':11s} {ratio(case, f'{case} (baseline)')}")
     shown = {"sync": "repair: envguard sync --timings --json", "verify": "rebuild: envguard verify"}
     for command, measured in stages.items():
         measured = measured[1:]  # the warm-up round's
@@ -201,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[15, 150])
     parser.add_argument("--rounds", type=int, default=5, help="measured rounds (after one warm-up)")
     parser.add_argument("--index", default="/opt/pypi/simple", help="a local PEP 503 folder")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="also time an older checkout's sync and verify (a folder holding envguard/)",
+    )
     args = parser.parse_args(argv)
     index = Path(args.index)
     index_url = index.resolve().as_uri()
@@ -219,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"uv: {run([UV, '--version']).stdout.strip()}; rounds: {args.rounds} (+1 warm-up); load: "
           f"{os.getloadavg()[0]:.2f}")  # fmt: skip
     for size in args.sizes:
-        compare(work, size, index_url, index, args.rounds, rng)
+        compare(work, size, index_url, index, args.rounds, rng, args.baseline)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 
