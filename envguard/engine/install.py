@@ -169,7 +169,7 @@ def link(
     `installed`: the prefix's own records (rattler PrefixRecords), given so that only the transaction between
     them and `records` is linked and unlinked (an unchanged package is one of `installed` itself in
     `records`); `reinstall`: names linked again even where the installed record has the same content."""
-    import asyncio  # runs rattler's coroutine; ~25 ms to import, which a pip-only sync never needs
+    import asyncio  # runs rattler's coroutine; with ssl and socket, nothing a pip-only sync needs
 
     import rattler
 

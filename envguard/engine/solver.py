@@ -54,7 +54,7 @@ def solve(
     solves of one lock (each platform's noarch subdir and the channel index are read once).
     `exclude_newer` (UTC): solve as of that moment, leaving out every record published later; a record
     without a timestamp cannot be dated, so it stays a candidate and is named in `undated` when solved."""
-    import asyncio  # runs rattler's coroutines; ~25 ms to import, not on the commands that never solve
+    import asyncio  # runs rattler's coroutines; with ssl and socket, nothing a command without a solve needs
 
     import rattler
 

@@ -348,7 +348,7 @@ class _Run:
 def smoke_stage(prefix: Path, run: _Run) -> Stage:
     """The DataLoader smoke test in the rebuilt environment's own interpreter; any FAIL finding fails verify.
     Seeded streams are compared with the lock's recorded fingerprints when it has them."""
-    # imported here: the smoke feature is ~25 ms of imports (bench_peers.py) that only `--smoke` uses
+    # imported here: the smoke feature is ~70 modules that only `--smoke` uses
     from envguard.smoke import SmokeOptions, run_smoke
 
     lock = run.lock_path if run.env.fingerprints is not None else None
