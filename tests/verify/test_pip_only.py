@@ -113,8 +113,8 @@ def test_a_passing_verify_does_not_parse_the_lock_again(
 def test_a_verify_without_smoke_loads_no_smoke_module(
     tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 44: the smoke feature (its renderer, runner and records: ~25 ms of imports on an idle machine,
-    ~80 ms of CPU at load 9) was imported by every verify; only `--smoke` runs it."""
+    """Issue 44: the smoke feature (its renderer, runner and records, ~70 modules) was imported by every
+    verify; only `--smoke` runs it."""
     import subprocess
 
     lock = _venv_lock(tmp_path, channels["wheels"])
