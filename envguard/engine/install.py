@@ -5,7 +5,6 @@ link the conda packages with rattler and install the pip ones with pip. A mismat
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import sys
@@ -170,6 +169,8 @@ def link(
     `installed`: the prefix's own records (rattler PrefixRecords), given so that only the transaction between
     them and `records` is linked and unlinked (an unchanged package is one of `installed` itself in
     `records`); `reinstall`: names linked again even where the installed record has the same content."""
+    import asyncio  # runs rattler's coroutine; with ssl and socket, nothing a pip-only sync needs
+
     import rattler
 
     target = rattler.Subdir(platform) if platform else None

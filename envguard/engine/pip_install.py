@@ -71,12 +71,13 @@ _UV_CANNOT_TARGET = re.compile(
 
 
 def _configured(prefix: Path) -> list[str]:
-    """pip's configured index URLs and find-links locations as options for uv (which reads no pip.conf)."""
+    """pip's configured index URLs and find-links locations as uv's options, word by word (uv reads no
+    pip.conf)."""
     values = pipconfig.settings(prefix)
     return [
-        *(f"--index-url {shlex.quote(url)}" for url in values["index-url"][:1]),
-        *(f"--extra-index-url {shlex.quote(url)}" for url in values["extra-index-url"]),
-        *(f"--find-links {shlex.quote(url)}" for url in values["find-links"]),
+        *(word for url in values["index-url"][:1] for word in ("--index-url", url)),
+        *(word for url in values["extra-index-url"] for word in ("--extra-index-url", url)),
+        *(word for url in values["find-links"] for word in ("--find-links", url)),
     ]
 
 

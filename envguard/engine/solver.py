@@ -7,7 +7,6 @@ says whether the target has a GPU (`__cuda`) — nothing is silently assumed.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime
 from collections.abc import Iterator, Sequence
@@ -55,6 +54,8 @@ def solve(
     solves of one lock (each platform's noarch subdir and the channel index are read once).
     `exclude_newer` (UTC): solve as of that moment, leaving out every record published later; a record
     without a timestamp cannot be dated, so it stays a candidate and is named in `undated` when solved."""
+    import asyncio  # runs rattler's coroutines; with ssl and socket, nothing a command without a solve needs
+
     import rattler
 
     check_platform(platform)

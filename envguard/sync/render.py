@@ -1,5 +1,5 @@
 """Render `envguard sync`: the plan as conda and mamba users know it (package, from, to, channel; pip apart),
-what was done, and the check of the result; the JSON body."""
+what was done, and the check of the result; the JSON body; with `--timings`, the time of each stage."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from envguard.specs import version_less
 from envguard.sync.fast import style_key
 from envguard.sync.plan import Step, SyncPlan
 from envguard.sync.run import SyncResult
+from envguard.sync.timings import Timing
 
 TITLES: dict[Manager, str] = {"conda": "conda packages", "pip": "pip packages"}
 _SIGNS = {"install": "+", "remove": "-", "uninstall": "-"}
@@ -26,10 +27,12 @@ def word(step: Step) -> str:
     return step.word
 
 
-def to_dict(result: SyncResult) -> dict[str, Any]:
-    """The JSON document: the plan's steps, what was done, and the check of the result."""
+def to_dict(result: SyncResult, *, timings: bool = False) -> dict[str, Any]:
+    """The JSON document: the plan's steps, what was done, and the check of the result; with `timings`, each
+    stage's seconds."""
     plan = result.plan
     after = result.after
+    stages = {"timings": [_timing(t) for t in result.timings]} if timings else {}
     return {
         "prefix": plan.prefix,
         "lock": plan.lock,
@@ -45,7 +48,32 @@ def to_dict(result: SyncResult) -> dict[str, Any]:
         if after is None
         else {"clean": after.clean, "drift": [f.message() for f in after.findings if not f.informational]},
         "warnings": list(result.warnings),
+        **stages,
     }
+
+
+def _timing(timing: Timing) -> dict[str, Any]:
+    return {"stage": timing.stage, "seconds": round(timing.seconds, 4), "detail": timing.detail}
+
+
+def timings_text(timings: tuple[Timing, ...]) -> str:
+    """The stages as a table (Stage, Time, Detail), their sum last."""
+    from rich.table import Table
+
+    console = text_console()
+    table = Table(title=None, show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
+    for column in ("Stage", "Time", "Detail"):
+        table.add_column(column, justify="right" if column == "Time" else "left")
+    for timing in timings:
+        table.add_row(timing.stage, _ms(timing.seconds), timing.detail)
+    table.add_row("total", _ms(sum(t.seconds for t in timings)), "the stages above")
+    console.print()
+    console.print(table)
+    return console_text(console)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
 
 
 def _step(step: Step) -> dict[str, Any]:
@@ -115,8 +143,14 @@ def _where(step: Step) -> str:
     return strip_credentials(origin.url) if origin is not None and origin.url else "index"
 
 
-def human(result: SyncResult, *, shown: bool = False) -> str:
-    """The plan (unless `shown` already, at the prompt), then what happened and the verdict."""
+def human(result: SyncResult, *, shown: bool = False, timings: bool = False) -> str:
+    """The plan (unless `shown` already, at the prompt), then what happened and the verdict; with `timings`,
+    the table of stages."""
+    text = _human(result, shown=shown)
+    return text + timings_text(result.timings) if timings else text
+
+
+def _human(result: SyncResult, *, shown: bool) -> str:
     plan = result.plan
     if plan.empty:
         return f"OK: {plan.prefix} already matches {plan.lock}; nothing to do\n"
@@ -133,8 +167,10 @@ def human(result: SyncResult, *, shown: bool = False) -> str:
     return text + f"\nSynced: {plan.prefix} matches {plan.lock} ({counts} change(s); {result.backend})\n"
 
 
-def views(result: SyncResult, *, shown: bool = False) -> Views:
-    return Views(lambda: to_dict(result), lambda: human(result, shown=shown))
+def views(result: SyncResult, *, shown: bool = False, timings: bool = False) -> Views:
+    return Views(
+        lambda: to_dict(result, timings=timings), lambda: human(result, shown=shown, timings=timings)
+    )
 
 
 def in_sync_answers(plan: SyncPlan) -> dict[str, str]:

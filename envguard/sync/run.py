@@ -21,12 +21,20 @@ from pathlib import Path
 
 from envguard import sources
 from envguard.cache.statsig import stat_fingerprint
-from envguard.check import CheckReport, check_environment, fast, file_findings, find_lock, run_check
+from envguard.check import (
+    CheckOutcome,
+    CheckReport,
+    check_environment,
+    fast,
+    file_findings,
+    find_lock,
+    run_check,
+)
 from envguard.check import render as check_render
 from envguard.engine import backends, pipengine
 from envguard.engine import target as targets
 from envguard.engine.archives import has_archive
-from envguard.engine.backends.base import Change
+from envguard.engine.backends.base import Backend, Change
 from envguard.engine.cacheuse import using_cache
 from envguard.engine.install import Fetched, default_pkgs_dir, fetch, install, integrity_message
 from envguard.engine.pip_install import install_unhashed, uninstall
@@ -44,6 +52,7 @@ from envguard.sync.plan import (
     reinstall_targets,
     requested_changes,
 )
+from envguard.sync.timings import Stopwatch, Timing
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,7 @@ class Prepared:
     target: Environment
     fingerprint: str | None = None  # the environment's stat fingerprint when it was read (None: unknown)
     warnings: tuple[str, ...] = ()  # what check said reading them
+    timings: tuple[Timing, ...] = ()  # reading and planning
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,7 @@ class SyncResult:
     declined: bool = False
     after: CheckReport | None = None
     warnings: tuple[str, ...] = ()
+    timings: tuple[Timing, ...] = ()  # by stage, in the order they ran (`sync --timings`)
 
     @property
     def in_sync(self) -> bool:
@@ -100,6 +111,26 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
     """Read SOURCE (a live environment) and the lock and plan; nothing is changed. An environment found in
     sync gets its `answers` stored beside check's verdict (envguard.sync.fast): the next sync of it, while
     neither it nor the lock changes, reads nothing."""
+    watch = Stopwatch()
+    with watch.stage("read"):
+        prefix, lock, outcome, repaired = _read(options)
+        assert outcome.live is not None and outcome.target is not None
+        problems = verify_files(prefix).problems if options.files else ()
+        reinstall = reinstall_targets(p.package for p in problems)
+    with watch.stage("plan"):
+        plan = plan_sync(outcome.live, outcome.target, outcome.report.findings, reinstall)
+        if outcome.fingerprint is not None and outcome.report.clean and plan.empty and not options.files:
+            stored = {
+                **check_render.all_styles(outcome.report, cached=True),
+                **(answers(plan) if answers else {}),
+            }
+            fast.remember(str(prefix), [str(lock)], None, outcome.fingerprint, True, stored)
+    warnings = (*repaired, *outcome.report.warnings)
+    return Prepared(plan, lock, outcome.live, outcome.target, outcome.fingerprint, warnings, watch.timings)
+
+
+def _read(options: SyncOptions) -> tuple[Path, Path, CheckOutcome, tuple[str, ...]]:
+    """(prefix, lock, check's outcome of it against the lock, the torn records removed to read it)."""
     source = sources.resolve(options.source)
     if not source.live:
         raise BadInputError(
@@ -110,24 +141,12 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
     refuse_own(prefix, allowed=options.allow_self or os.environ.get(sources.ALLOW_SELF) == "1")
     lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE")
     try:
-        outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
-        repaired: tuple[str, ...] = ()
+        return prefix, lock, run_check(source, lock, None, platform=None, rng=False, files=False), ()
     except (BadInputError, OperationalError):
         repaired = _remove_torn(prefix, options.dry_run)
         if not repaired:
             raise
-        outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
-    assert outcome.live is not None and outcome.target is not None
-    reinstall = reinstall_targets(p.package for p in verify_files(prefix).problems) if options.files else ()
-    plan = plan_sync(outcome.live, outcome.target, outcome.report.findings, reinstall)
-    if outcome.fingerprint is not None and outcome.report.clean and plan.empty and not options.files:
-        stored = {
-            **check_render.all_styles(outcome.report, cached=True),
-            **(answers(plan) if answers else {}),
-        }
-        fast.remember(str(prefix), [str(lock)], None, outcome.fingerprint, True, stored)
-    warnings = (*repaired, *outcome.report.warnings)
-    return Prepared(plan, lock, outcome.live, outcome.target, outcome.fingerprint, warnings)
+    return prefix, lock, run_check(source, lock, None, platform=None, rng=False, files=False), repaired
 
 
 def _remove_torn(prefix: Path, dry_run: bool) -> tuple[str, ...]:
@@ -156,7 +175,13 @@ def unchanged(prepared: Prepared, *, dry_run: bool = False, declined: bool = Fal
     following the lock, except by a dry run, which writes nothing), a dry run, or a plan the user declined."""
     if prepared.plan.empty and not dry_run:
         _remember(Path(prepared.plan.prefix), prepared.lock)
-    return SyncResult(prepared.plan, dry_run=dry_run, declined=declined, warnings=prepared.warnings)
+    return SyncResult(
+        prepared.plan,
+        dry_run=dry_run,
+        declined=declined,
+        warnings=prepared.warnings,
+        timings=prepared.timings,
+    )
 
 
 def apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
@@ -169,25 +194,30 @@ def apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
     prefix = Path(prepared.plan.prefix)
     with targets.hold(prefix) as held:
         if held.recovered or stat_fingerprint(prefix) != prepared.fingerprint:
-            prepared = prepare(options)
+            again = prepare(options)
+            prepared = dataclasses.replace(again, timings=(*prepared.timings, *again.timings))
         return _apply(prepared, options)
 
 
 def _apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
-    plan, live, target = prepared.plan, prepared.live, prepared.target
+    plan = prepared.plan
     if plan.empty:
         return unchanged(prepared)
     prefix = Path(plan.prefix)
     pkgs_dir = options.pkgs_dir or default_pkgs_dir()
-    conda_steps = plan.of("conda")
     # chosen as create chooses (a tool that is not installed is one line, before anything is fetched)
     backend = (
         backends.select(options.backend, pkgs_dir=pkgs_dir, progress=options.progress)
-        if conda_steps
+        if plan.of("conda")
         else None
     )
+    engine = pipengine.select() if plan.of("pip") else None
+    watch = Stopwatch(prepared.timings)
     with using_cache(pkgs_dir):  # `envguard clean` waits until what was fetched is linked (as create, verify)
-        fetched = fetch((*plan.to_link("conda"), *plan.to_link("pip")), pkgs_dir, progress=options.progress)
+        with watch.stage("hashes"):
+            fetched = fetch(
+                (*plan.to_link("conda"), *plan.to_link("pip")), pkgs_dir, progress=options.progress
+            )
         if fetched.mismatches:
             raise BackendError(f"{prepared.lock}: {integrity_message(fetched.mismatches)}")
         warnings: list[str] = [
@@ -195,61 +225,78 @@ def _apply(prepared: Prepared, options: SyncOptions) -> SyncResult:
             *(f"{a.package.describe()}: the lock has no sha256, checked md5 only" for a in fetched.md5_only),
         ]
         unhashed = [p for p in plan.to_link("pip") if not has_archive(p)]
-        engine = pipengine.select() if plan.of("pip") else None
         # what pip finds for itself (an index release, a project folder): asked before any change
-        if unhashed:
-            install_unhashed(prefix, unhashed, pkgs_dir, dry_run=True, engine=engine)
-        specs, removed_specs = requested_changes(plan, live, target)
-        started = False
+        if unhashed and engine is not None:
+            with watch.stage("resolve", engine.describe()):
+                install_unhashed(prefix, unhashed, pkgs_dir, dry_run=True, engine=engine)
         # the changes are made holding the environment's lock (envguard.engine.target, as create holds it): a
         # create or another sync of it waits, then refuses naming this one
         with targets.hold(prefix):
-            try:
-                with sigterm_as_interrupt():
-                    if backend is not None:
-                        started = True
-                        change = Change(
-                            link=plan.to_link("conda"),
-                            unlink=tuple(
-                                s.old for s in conda_steps if s.action == "unlink" and s.old is not None
-                            ),
-                            reinstall=frozenset(
-                                s.name for s in conda_steps if s.action in ("replace", "reinstall")
-                            ),
-                            specs=specs,
-                            removed_specs=removed_specs,
-                            platform=plan.platform,
-                            fetched=_part(fetched, "conda"),
-                        )
-                        warnings += backend.update(prefix, change)
-                    if plan.of("pip"):
-                        started = True
-                        uninstall(prefix, [p.name for p in plan.to_unlink("pip")])
-                        warnings += install(
-                            _part(fetched, "pip"),
-                            prefix,
-                            specs=(),
-                            platform=None,
-                            pkgs_dir=pkgs_dir,
-                            engine=engine,
-                        )
-            except EnvguardError as exc:
-                if not started:
-                    raise
-                raise type(exc)(f"{exc}; {_AGAIN}") from exc
-            except KeyboardInterrupt:
-                if started:
-                    warn(f"sync was interrupted: {_AGAIN}")
-                raise
-    _remember(prefix, prepared.lock)
-    after = _check_after(prefix, target, files=options.files)
+            warnings += _change(prepared, fetched, backend, engine, pkgs_dir, watch)
+    with watch.stage("re-check"):
+        _remember(prefix, prepared.lock)
+        after = _check_after(prefix, prepared.target, files=options.files)
     return SyncResult(
         plan,
         backend=_engines(backend.describe() if backend is not None else "", engine),
         applied=True,
         after=after,
         warnings=tuple(warnings),
+        timings=watch.timings,
     )
+
+
+def _change(
+    prepared: Prepared,
+    fetched: Fetched,
+    backend: Backend | None,
+    engine: pipengine.PipEngine | None,
+    pkgs_dir: Path,
+    watch: Stopwatch,
+) -> list[str]:
+    """Conda's transaction through `backend`, then pip's through `engine`; their warnings. A failure once
+    something changed says how to finish."""
+    plan, prefix = prepared.plan, Path(prepared.plan.prefix)
+    conda_steps = plan.of("conda")
+    specs, removed_specs = requested_changes(plan, prepared.live, prepared.target)
+    warnings: list[str] = []
+    started = False
+    try:
+        with sigterm_as_interrupt():
+            if backend is not None:
+                started = True
+                change = Change(
+                    link=plan.to_link("conda"),
+                    unlink=tuple(s.old for s in conda_steps if s.action == "unlink" and s.old is not None),
+                    reinstall=frozenset(s.name for s in conda_steps if s.action in ("replace", "reinstall")),
+                    specs=specs,
+                    removed_specs=removed_specs,
+                    platform=plan.platform,
+                    fetched=_part(fetched, "conda"),
+                )
+                with watch.stage("conda", backend.describe()):
+                    warnings += backend.update(prefix, change)
+            if engine is not None:
+                started = True
+                with watch.stage("pip", engine.describe()):
+                    uninstall(prefix, [p.name for p in plan.to_unlink("pip")])
+                    warnings += install(
+                        _part(fetched, "pip"),
+                        prefix,
+                        specs=(),
+                        platform=None,
+                        pkgs_dir=pkgs_dir,
+                        engine=engine,
+                    )
+    except EnvguardError as exc:
+        if not started:
+            raise
+        raise type(exc)(f"{exc}; {_AGAIN}") from exc
+    except KeyboardInterrupt:
+        if started:
+            warn(f"sync was interrupted: {_AGAIN}")
+        raise
+    return warnings
 
 
 _AGAIN = (

@@ -8,7 +8,6 @@ from typing import Any
 from envguard.check import relock_command, severity
 from envguard.check import render as check_render
 from envguard.output import Views, command, console_text, md_escape, oneline, text_console
-from envguard.smoke import report_dict
 from envguard.verify.run import Mismatch, Stage, VerifyResult
 
 _MARK = {"ok": "✅", "failed": "❌", "skipped": "⏭️"}
@@ -24,11 +23,19 @@ def to_dict(result: VerifyResult) -> dict[str, Any]:
         "stages": [_stage(s) for s in result.stages],
         "mismatches": [_mismatch(m) for m in result.mismatches],
         "check": check_render.to_dict(result.check) if result.check is not None else None,
-        "smoke": report_dict(result.smoke) if result.smoke is not None else None,
+        "smoke": _smoke(result),
         "warnings": list(result.warnings),
         "attestation": _attestation(result),
         "fix": fix_lines(result),
     }
+
+
+def _smoke(result: VerifyResult) -> dict[str, Any] | None:
+    if result.smoke is None:
+        return None
+    from envguard.smoke import report_dict  # only a verify --smoke has a report (verify.run.smoke_stage)
+
+    return report_dict(result.smoke)
 
 
 def _attestation(result: VerifyResult) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from envguard.attest.envelope import Signing
 from envguard.check import check_environment, parse_target, severity
@@ -32,9 +32,11 @@ from envguard.machine.platform import current_platform
 from envguard.model import Environment, Package
 from envguard.prefix.reader import read_prefix
 from envguard.process import hold_signals, restore_signals, sigterm_as_interrupt
-from envguard.smoke import SmokeOptions, SmokeReport, run_smoke
 from envguard.verify import attest as attestation
 from envguard.verify.trash import discard
+
+if TYPE_CHECKING:
+    from envguard.smoke import SmokeReport  # the feature itself is imported where --smoke runs it
 
 Status = Literal["ok", "failed", "skipped"]
 
@@ -74,7 +76,7 @@ class VerifyResult:
     smoke: SmokeReport | None = None
     warnings: tuple[str, ...] = field(default=())
     attestation: attestation.Attestation | None = None
-    exclude_newer: str | None = None  # the lock was solved as of this time: a re-lock keeps it
+    exclude_newer: str | None = None  # solved as of this time (read only when failed): a re-lock keeps it
 
     @property
     def passed(self) -> bool:
@@ -163,6 +165,7 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
         target = options.attest
         if target is not None:
             state.stage("attest", lambda: state.attest(target, options.signing, signer))
+        failed = any(s.status == "failed" for s in state.stages)
         return VerifyResult(
             lock=str(options.lock),
             platform=platform,
@@ -174,7 +177,8 @@ def verify(options: VerifyOptions, later: contextlib.ExitStack | None = None) ->
             smoke=state.smoke_result,
             warnings=tuple(state.warnings),
             attestation=state.attestation,
-            exclude_newer=solved_as_of(options.lock),
+            # only a failed verify's re-lock line shows it, and it costs a second, uncached parse of the lock
+            exclude_newer=solved_as_of(options.lock) if failed else None,
         )
 
 
@@ -344,6 +348,9 @@ class _Run:
 def smoke_stage(prefix: Path, run: _Run) -> Stage:
     """The DataLoader smoke test in the rebuilt environment's own interpreter; any FAIL finding fails verify.
     Seeded streams are compared with the lock's recorded fingerprints when it has them."""
+    # imported here: the smoke feature is ~70 modules that only `--smoke` uses
+    from envguard.smoke import SmokeOptions, run_smoke
+
     lock = run.lock_path if run.env.fingerprints is not None else None
     report = run_smoke(SmokeOptions(source=str(prefix), budget_s=run.smoke_budget, lock=lock))
     run.smoke_result = report

@@ -82,3 +82,48 @@ def test_pip_only_lock_without_its_python_here_is_one_line_exit_2(
     assert envguard("verify", "--lock", str(lock)) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "does not say which Python" in err[0], err
+
+
+def test_a_passing_verify_does_not_parse_the_lock_again(
+    tmp_path: Path,
+    channels: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 44: verify parsed the whole lock a second time (PyYAML's import and a full parse, past the parse
+    cache) for the date it was solved as of, which only a failed verify's re-lock line shows."""
+    from envguard.formats.condalock import read as condalock_read
+
+    lock = _venv_lock(tmp_path, channels["wheels"])
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(channels["wheels"]))
+    assert envguard("verify", "--lock", str(lock)) == 0, capsys.readouterr()  # the parse is cached now
+    parsed: list[str] = []
+    real = condalock_read.parse_lock
+
+    def counted(text: str, origin: str = "conda-lock.yml") -> condalock_read.LockData:
+        parsed.append(origin)
+        return real(text, origin)
+
+    monkeypatch.setattr(condalock_read, "parse_lock", counted)
+    assert envguard("verify", "--lock", str(lock)) == 0, capsys.readouterr()
+    assert parsed == []
+
+
+def test_a_verify_without_smoke_loads_no_smoke_module(
+    tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44: the smoke feature (its renderer, runner and records, ~70 modules) was imported by every
+    verify; only `--smoke` runs it."""
+    import subprocess
+
+    lock = _venv_lock(tmp_path, channels["wheels"])
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(channels["wheels"]))
+    code = (
+        "import sys; from envguard.cli.app import run; "
+        f"code = run(['verify', '--lock', {str(lock)!r}, '--json']); "
+        "print(code, sorted(m for m in sys.modules if m.startswith('envguard.smoke')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "0 []", (done.stdout[-2000:], done.stderr[-2000:])

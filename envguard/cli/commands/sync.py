@@ -1,4 +1,4 @@
-"""`envguard sync [SOURCE] [--lock FILE] [--backend B] [--dry-run] [--yes] [--files] [--json]`.
+"""`envguard sync [SOURCE] [--lock FILE] [--backend B] [--dry-run] [--yes] [--files] [--timings] [--json]`.
 
 An environment already in sync is answered from check's stored verdict, so the body imports the feature
 where it needs it.
@@ -6,7 +6,9 @@ where it needs it.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+import time
 from typing import TYPE_CHECKING
 
 import click
@@ -39,6 +41,12 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Also reinstall the packages whose installed files were altered (what check --files finds).",
 )
+@click.option(
+    "--timings",
+    is_flag=True,
+    help="Show where the time went, by stage (imports, read, plan, hashes, conda, pip, re-check); in JSON, "
+    "`timings`. An environment in sync is then read again, not answered from the stored verdict.",
+)
 @styles(markdown=False, output=False)
 def sync(
     source: str | None,
@@ -47,6 +55,7 @@ def sync(
     dry_run: bool,
     yes: bool,
     files: bool,
+    timings: bool,
     style: Style,
 ) -> int:
     """Make SOURCE (default: the active environment) equal the lock, changing only what differs: conda
@@ -54,7 +63,8 @@ def sync(
 
     Exit 0 in sync (or synced), 1 changes remain (--dry-run, declined), 2 bad input, 3 operational failure.
     """
-    if not files:
+    started = time.perf_counter()
+    if not files and not timings:
         from envguard.sync import fast  # standard library only: the answer of an environment in sync
 
         stored = fast.answer(source, lock, style, dry_run)
@@ -64,7 +74,9 @@ def sync(
     from envguard.output import emit, present, progress_wanted, warn
     from envguard.sync import render
     from envguard.sync import run as syncing
+    from envguard.sync.timings import Timing
 
+    loaded = Timing("imports", time.perf_counter() - started, "this command's modules")
     options = syncing.SyncOptions(
         source, lock, backend, files, progress=progress_wanted(style), dry_run=dry_run
     )
@@ -88,7 +100,8 @@ def sync(
         )
     for message in result.warnings:
         warn(message)
-    present(render.views(result, shown=shown), style, None)
+    result = dataclasses.replace(result, timings=(loaded, *result.timings))
+    present(render.views(result, shown=shown, timings=timings), style, None)
     return EXIT_OK if result.in_sync else EXIT_DRIFT
 
 
