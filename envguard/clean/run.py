@@ -48,7 +48,14 @@ def _plan(request: CleanRequest, found: Found) -> CleanPlan:
     envs, notes = find_environments(request, found)
     with waiting(f"reading what {len(envs)} environment(s) use", request.progress):
         usage = analyse(envs, request.keep_locked)
-    return plan_for(found.caches, usage, only=request.only, notes=notes, progress=request.progress)
+    return plan_for(
+        found.caches,
+        usage,
+        only=request.only,
+        notes=notes,
+        progress=request.progress,
+        recent=request.keep_recent,
+    )
 
 
 def trash_action(request: CleanRequest, action: Literal["undo", "purge-trash"]) -> CleanOutcome:

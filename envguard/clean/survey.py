@@ -24,7 +24,7 @@ from envguard.clean.model import (
     FileFact,
     Usage,
 )
-from envguard.clean.plan import account, classify
+from envguard.clean.plan import RECENT_SECONDS, account, classify
 from envguard.clean.scan import scan
 from envguard.output import progress_bar
 from envguard.prefix.condaconfig import CondaInfo
@@ -41,6 +41,7 @@ class CleanRequest:
     only: tuple[Category, ...] = ()
     conda_info: bool = True
     progress: bool = False  # bars on stderr while caches are scanned and items measured (a person, a TTY)
+    keep_recent: float = RECENT_SECONDS  # seconds: what the caches got more recently than this is kept
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ def plan_for(
     now: float | None = None,
     notes: Sequence[str] = (),
     progress: bool = False,
+    recent: float = RECENT_SECONDS,
 ) -> CleanPlan:
     """Scan `caches` and decide against `usage`; with `progress`, bars on stderr for the scan and the
     measuring."""
@@ -86,7 +88,7 @@ def plan_for(
             entries += found
             problems += scan_problems
             advance()
-    candidates, kept = classify(entries, usage, now=now, only=only)
+    candidates, kept = classify(entries, usage, now=now, only=only, recent=recent)
     measured: list[tuple[Candidate, Sequence[FileFact]]] = []
     mounts = mount_points()
     with progress_bar(f"measuring {len(candidates)} item(s)", len(candidates), progress) as advance:
