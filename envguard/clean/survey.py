@@ -43,6 +43,21 @@ class CleanRequest:
     progress: bool = False  # bars on stderr while caches are scanned and items measured (a person, a TTY)
     keep_recent: float = RECENT_SECONDS  # seconds: what the caches got more recently than this is kept
 
+    def scope(self, *, caches_only: bool = False) -> tuple[str, ...]:
+        """The options that chose what this run looked at, as words: a printed `envguard clean ... --yes`
+        acts on the same caches with the same protection (`caches_only`: the trash's, for --undo and
+        --purge-trash)."""
+        words = [w for cache in self.caches for w in ("--cache", str(cache))]
+        if caches_only:
+            return tuple(words)
+        for option, paths in (("--env", self.envs), ("--pixi-root", self.pixi_roots)):
+            words += [w for path in paths for w in (option, str(path))]
+        words += [w for lock in self.keep_locked for w in ("--keep-locked", str(lock))]
+        words += [w for category in self.only for w in ("--only", category)]
+        if self.keep_recent != RECENT_SECONDS:
+            words += ["--keep-recent", f"{self.keep_recent:g}s" if self.keep_recent else "0"]
+        return tuple(words)
+
 
 @dataclass(frozen=True)
 class Found:
