@@ -108,7 +108,7 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
         )
     prefix = source.path
     refuse_own(prefix, allowed=options.allow_self or os.environ.get(sources.ALLOW_SELF) == "1")
-    lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE")
+    lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE", source=options.source)
     try:
         outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
         repaired: tuple[str, ...] = ()
