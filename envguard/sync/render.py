@@ -82,7 +82,6 @@ def _side(package: Package | None) -> dict[str, str] | None:
 
 def plan_text(plan: SyncPlan, header: bool = True) -> str:
     """The plan: a table per manager (Package, From, To, Channel), grouped by what happens to each package."""
-
     text = ""
     if header:
         title = f"Sync {plan.prefix} to {plan.lock}" + (f" ({plan.platform})" if plan.platform else "")
@@ -163,7 +162,8 @@ def human(
         rows: list[Row] = [("", f"DRIFT after sync ({counts} change(s) applied); check still finds:")]
         rows += [("  ", oneline(f.message())) for f in after.findings if not f.informational]
         return text + "\n" + fitted(rows, columns)
-    return text + f"\nSynced: {plan.prefix} matches {plan.lock} ({counts} change(s); {result.backend})\n"
+    synced = f"Synced: {plan.prefix} matches {plan.lock} ({counts} change(s); {result.backend})"
+    return text + "\n" + fitted([("", synced)], columns)
 
 
 def views(result: SyncResult, *, shown: bool = False) -> Views:
@@ -180,6 +180,7 @@ def in_sync_answers(plan: SyncPlan) -> dict[str, str]:
         result = SyncResult(plan, dry_run=dry_run)
         answers[style_key("json", dry_run)] = render(views(result), "json")
         answers[style_key("human", dry_run)] = whole = human(result, width=None)
-        if width is not None and human(result, width=width) != whole:
-            answers[f"{style_key('human', dry_run)}@{width}"] = human(result, width=width)
+        wrapped = whole if width is None else human(result, width=width)
+        if wrapped != whole:
+            answers[f"{style_key('human', dry_run)}@{width}"] = wrapped
     return answers
