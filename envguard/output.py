@@ -12,11 +12,10 @@ import contextlib
 import contextvars
 import functools
 import json
-import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +23,12 @@ from envguard.atomic import write_output, write_text
 from envguard.channels import scrub
 from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EnvguardError
 from envguard.model import SCHEMA_VERSION
+
+# the columns every view is laid out for (envguard.terminal), named here for the renderers
+from envguard.terminal import NARROW as NARROW
+from envguard.terminal import PIPE_WIDTH as PIPE_WIDTH
+from envguard.terminal import line_width as line_width
+from envguard.terminal import terminal_width as terminal_width
 from envguard.textio import visible, visible_json
 
 
@@ -121,24 +126,6 @@ def human_bytes(value: float | None) -> str:
 # --- the terminal
 # ---------------------------------------------------------------------------------------------
 
-NARROW = 100  # below this many columns tables drop or merge their secondary columns
-PIPE_WIDTH = 120  # a pipe or a file: wide enough for one package per line, narrow enough to read in a CI log
-
-
-def terminal_width() -> int:
-    """The columns human views are rendered for: COLUMNS when set (as rich and click honour it), else the
-    terminal's (stdout, then stderr), else PIPE_WIDTH for a pipe or a file."""
-    value = os.environ.get("COLUMNS", "").strip()
-    if value.isdigit() and int(value) >= 20:
-        return int(value)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream.isatty():
-                return max(20, os.get_terminal_size(stream.fileno()).columns)
-        except (AttributeError, OSError, ValueError):
-            continue
-    return PIPE_WIDTH
-
 
 def text_console(width: int | None = None) -> Any:
     """A rich Console that renders into a string (read it back with `console_text`) at the terminal's width,
@@ -175,6 +162,37 @@ def _text_console_class() -> Any:
 def console_text(console: Any) -> str:
     """Everything a `text_console()` has rendered so far."""
     return str(console.file.getvalue())
+
+
+Row = tuple[str, str] | str  # (lead, text): `text` wraps under itself after `lead`; a plain str stays whole
+
+_ONE_CELL = str.maketrans("→—", "--")  # the non-ASCII characters envguard's own lines use: one column each
+
+
+def fitted(rows: Sequence[Row], width: int | None) -> str:
+    """Report lines at `width` columns: each (lead, text) row as `lead + text`, its continuation lines
+    indented under the text (rich's word wrap; a word longer than the line folds, nothing is cut short); a
+    plain str row (a command) whole on one line, so it copies and runs as printed. `width` None (a pipe, a
+    file: envguard.terminal.line_width) or everything fitting: one line a row, without importing rich."""
+    lines = [row if isinstance(row, str) else row[0] + row[1] for row in rows]
+    if width is None or all(
+        isinstance(row, str) or (len(line) <= width and line.translate(_ONE_CELL).isascii())
+        for row, line in zip(rows, lines, strict=True)
+    ):
+        return "".join(f"{line}\n" for line in lines)
+    from rich.table import Table
+
+    console = text_console(width)
+    for row in rows:
+        if isinstance(row, str) or not row[0]:
+            console.print(row if isinstance(row, str) else row[1], soft_wrap=isinstance(row, str))
+            continue
+        grid = Table.grid(padding=0)
+        grid.add_column(no_wrap=True)
+        grid.add_column(overflow="fold")
+        grid.add_row(*row)
+        console.print(grid)
+    return "".join(f"{line.rstrip()}\n" for line in console_text(console).splitlines())
 
 
 def progress_wanted(style: str = "human") -> bool:

@@ -14,14 +14,20 @@ from pathlib import Path
 
 from envguard.config import other_owner, project_folders, tool_settings
 from envguard.errors import BadInputError
-from envguard.output import warn
+from envguard.output import command, warn
 
 LOCK_NAME = "conda-lock.yml"
 
 
-def find_lock(start: Path | None = None, *, instead: str = "--lock FILE or -f environment.yml") -> Path:
+def find_lock(
+    start: Path | None = None,
+    *,
+    instead: str = "--lock FILE or -f environment.yml",
+    source: str | None = None,
+) -> Path:
     """The project's lock for `envguard check` without --lock (see the module docstring). `instead`: the
-    options of the asking command that name a lock or file (sync has --lock alone)."""
+    options of the asking command that name a lock or file (sync has --lock alone); `source`: the SOURCE it
+    was given, which the suggested `envguard lock` locks (run as printed here, the command then finds it)."""
     here = (start or Path.cwd()).resolve()
     found = discover(here)
     if found is not None:
@@ -29,7 +35,7 @@ def find_lock(start: Path | None = None, *, instead: str = "--lock FILE or -f en
     raise BadInputError(
         f"no {LOCK_NAME} in {here} or its parents (up to the repository root, the home folder or the "
         f"filesystem's mount point) and no [tool.envguard] lock in a pyproject.toml{_near(here)}; create "
-        f"one with `envguard lock`, or pass {instead}"
+        f"one with `{command('envguard', 'lock', *([source] if source else []))}`, or pass {instead}"
     )
 
 

@@ -9,6 +9,7 @@ import os
 
 from envguard.cache import checks
 from envguard.config import active_prefix
+from envguard.terminal import line_width
 
 TYPE_CHECKING = False  # typing's constant (and collections.abc) would cost imports on the fast path
 if TYPE_CHECKING:
@@ -38,7 +39,16 @@ def lookup(prefix: str, inputs: Sequence[str], platform: str | None, style: str)
     """The stored output in this style, or None."""
     text = checks.material(prefix, inputs, {"platform": platform or ""})
     outputs = checks.lookup(text, checks.inputs_signature(inputs), checks.stat_fingerprint(prefix))
-    stored = outputs.get(style) if outputs else None
+    if not outputs:
+        return None
+    stored = outputs.get(style)
+    width = line_width() if "human" in style else None  # a human view fits the terminal; JSON is whole
+    if width is not None:
+        wrapped = outputs.get(f"{style}@{width}")  # stored as wrapped at this width
+        if isinstance(wrapped, str):
+            return wrapped
+        if isinstance(stored, str) and any(len(line) > width for line in stored.splitlines()):
+            return None  # wider than this terminal: the full check wraps it (and stores it so)
     return stored if isinstance(stored, str) else None
 
 

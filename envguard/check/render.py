@@ -6,36 +6,46 @@ not pay for rich's import.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from envguard.check.report import CHECK_TITLES, CheckReport, severity
 from envguard.diff import Difference, sample
-from envguard.output import Views, as_printed, document, dumps, md_escape, oneline
+from envguard.output import Row, Views, as_printed, document, dumps, fitted, line_width, md_escape, oneline
 
 LONG = 20  # a category with more findings is summarised: SHOWN of them, then one line for the rest
 SHOWN = 10
 _KIND_WORDS = {"only-a": "not installed", "only-b": "installed, not in the target", "changed": "changed"}
 
 
-def human(report: CheckReport, *, cached: bool = False, show_all: bool = False) -> str:
+def human(
+    report: CheckReport,
+    *,
+    cached: bool = False,
+    show_all: bool = False,
+    width: int | Literal["terminal"] | None = "terminal",
+) -> str:
     """One line per finding under its category title (a long category: SHOWN of them, every kind kept in
-    view, and a one-line summary, unless `show_all`), then notes, then the verdict and how to fix."""
-    lines: list[str] = []
+    view, and a one-line summary, unless `show_all`), then notes, then the verdict and how to fix. Lines wrap
+    at `width` columns (default: envguard.terminal.line_width, None for a pipe) under their text; the fix
+    commands stay whole."""
+    rows: list[Row] = []
     for category, findings in report.grouped().items():
         title = CHECK_TITLES.get(category, category)
-        lines.append(title)
+        rows.append(("", title))
         shown = findings if show_all or len(findings) <= LONG else sample(findings, SHOWN)
-        lines.extend(f"  [{severity(f)}] {oneline(f.message())}" for f in shown)
+        rows.extend((f"  [{severity(f)}] ", oneline(f.message())) for f in shown)
         if len(shown) < len(findings):
-            lines.append(f"  ... {_summary(title, findings)}; {SHOWN} shown, --all for the rest")
+            rows.append(("  ... ", f"{_summary(title, findings)}; {SHOWN} shown, --all for the rest"))
     if report.notes:
-        lines.append("Notes")
-        lines.extend(f"  {oneline(note)}" for note in report.notes)
-    lines.append(oneline(report.verdict()) + (" (unchanged since the last full check)" if cached else ""))
+        rows.append(("", "Notes"))
+        rows.extend(("  ", oneline(note)) for note in report.notes)
+    rows.append(
+        ("", oneline(report.verdict()) + (" (unchanged since the last full check)" if cached else ""))
+    )
     if report.fixes and not report.clean:
-        lines.append("How to fix:")
-        lines.extend(f"  {oneline(command)}" for command in report.fixes)
-    return "\n".join(lines) + "\n"
+        rows.append("How to fix:")
+        rows.extend(f"  {oneline(command)}" for command in report.fixes)
+    return fitted(rows, line_width() if width == "terminal" else width)
 
 
 def _summary(title: str, findings: tuple[Difference, ...]) -> str:
@@ -98,6 +108,16 @@ def views(report: CheckReport, *, show_all: bool = False) -> Views:
 
 def all_styles(report: CheckReport, *, cached: bool = False) -> dict[str, str]:
     """Every output style at once, as printed (the fast path stores them all for the next unchanged check and
-    writes them as they are)."""
-    outputs = {"human": human(report, cached=cached), "json": as_json(report), "markdown": markdown(report)}
+    writes them as they are): the human view whole (for a pipe) and, where it wraps at this terminal's
+    width, as wrapped under `human@WIDTH` (envguard.check.fast picks the one that fits)."""
+    outputs = {
+        "human": human(report, cached=cached, width=None),
+        "json": as_json(report),
+        "markdown": markdown(report),
+    }
+    width = line_width()
+    if width is not None:
+        wrapped = human(report, cached=cached, width=width)
+        if wrapped != outputs["human"]:
+            outputs[f"human@{width}"] = wrapped
     return {style: as_printed(text) for style, text in outputs.items()}

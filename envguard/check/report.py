@@ -177,7 +177,28 @@ def _message(change: Difference, word: str) -> str:
             f"{change.a.removeprefix('one of ') if change.a else ''}"
         )
     fields = ", ".join(change.fields)
+    if change.category == "conda" and change.kind == "changed":
+        return _conda_change(change, word, fields)
     return f"{name}: {change.a} in {word}, {change.b} installed ({fields} changed)"
+
+
+_SIDE = ("version", "build", "channel")  # what a conda package's side shows (envguard.diff.compare.describe)
+
+
+def _conda_change(change: Difference, word: str, fields: str) -> str:
+    """`pytorch 2.1.0 (CHANNEL): BUILD in the lock → BUILD installed (build changed)`: what both sides share
+    said once, what changed as `old → new` (a build beside its version when the version changed)."""
+    same = dict(change.same)
+    sides = {f: (a, b) for f, a, b in change.values if f in _SIDE}
+    if "version" in sides and "build" in same:
+        sides["build"] = (same["build"], same.pop("build"))
+    head = " ".join([change.name, *(same[f] for f in ("version", "build") if f in same)])
+    if "channel" in same:
+        head += f" ({same['channel']})"
+    if not sides:  # the archive alone (its hash, subdir): nothing to show but what changed
+        return f"{head}: {fields} changed"
+    old, new = (" ".join(sides[f][i] or "none" for f in _SIDE if f in sides) for i in (0, 1))
+    return f"{head}: {old} in {word} → {new} installed ({fields} changed)"
 
 
 def _item_name(change: Difference) -> str:

@@ -69,7 +69,7 @@ def check(options: CheckOptions) -> Checked:
         )
     lock = Path(o.lock) if o.lock else None
     if lock is None and o.envfile is None:
-        lock = find_lock()
+        lock = find_lock(source=o.source)
     inputs = [str(p) for p in (lock, o.envfile) if p is not None]
     cacheable = not (o.rng or o.files or o.no_cache)
     source = resolve(o.source)  # once: `name:ENV` reads every condarc, a file is sniffed for its kind

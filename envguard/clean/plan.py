@@ -7,15 +7,34 @@ are counted by their own size. Both apparent bytes (`du --apparent-size`) and di
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from envguard.clean.model import Candidate, Category, Entry, FileFact, Item, Usage
+from envguard.errors import UsageError
 
 # Partial downloads, temp folders, tarballs and extracted packages younger than this may belong to a running
 # tool: conda 26 holds no lock while it extracts a tarball it has just downloaded (or links from the folder).
-RECENT_SECONDS = 3600
+RECENT_SECONDS = 3600  # `--keep-recent 1h`; `0` keeps nothing back (the user knows no conda is running)
 RECENT = "recent (a running conda may still be extracting or linking it)"
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def keep_recent_seconds(text: str) -> float:
+    """`--keep-recent`'s DURATION in seconds: `0`, or a number and a unit (`45s`, `30m`, `2h`, `1d`)."""
+    value = text.strip()
+    number, unit = (value[:-1], value[-1]) if value[-1:] in _UNITS else (value, "")
+    try:
+        seconds = float(number) * _UNITS[unit] if unit else (0.0 if float(number) == 0 else math.nan)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0 or not number.replace(".", "", 1).isdigit():
+        raise UsageError(
+            f"--keep-recent {text}: expected a duration such as 30m, 2h or 1d (s, m, h, d), or 0 to keep "
+            "nothing back"
+        )
+    return seconds
 
 
 def classify(

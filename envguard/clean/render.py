@@ -8,7 +8,7 @@ from typing import Any
 
 from envguard.clean.model import CATEGORIES, CATEGORY_TITLES, CleanPlan, Item, RunResult
 from envguard.clean.run import CleanOutcome, Mode
-from envguard.output import Views, console_text, human_bytes, text_console
+from envguard.output import Views, command, console_text, human_bytes, text_console
 
 SHOWN_PER_CATEGORY = 10
 
@@ -23,7 +23,9 @@ def to_dict(outcome: CleanOutcome) -> dict[str, Any]:
 
 def human(outcome: CleanOutcome, *, verbose: bool = False) -> str:
     if outcome.plan is not None:
-        return render_plan(outcome.plan, outcome.mode, result=outcome.result, verbose=verbose)
+        return render_plan(
+            outcome.plan, outcome.mode, result=outcome.result, verbose=verbose, scope=outcome.scope
+        )
     assert outcome.result is not None
     return render_result(outcome.result)
 
@@ -100,17 +102,24 @@ def result_to_dict(result: RunResult) -> dict[str, Any]:
 
 
 def render_plan(
-    plan: CleanPlan, mode: Mode, *, result: RunResult | None = None, verbose: bool = False
+    plan: CleanPlan,
+    mode: Mode,
+    *,
+    result: RunResult | None = None,
+    verbose: bool = False,
+    scope: tuple[str, ...] = (),
 ) -> str:
     """Human view: caches, a per-category summary, the items by category, what was kept, problems (or one
-    line where no package cache was found)."""
+    line where no package cache was found). The commands it suggests repeat `scope` (CleanRequest.scope:
+    the options that chose the caches and what protects their packages), so they run as printed on the
+    same ones."""
     if not plan.caches and not plan.problems and result is None:
         return (
             "No package cache found (none of conda's pkgs_dirs, `conda info`'s or rattler's cache exists); "
             "nothing to clean. Point --cache at a pkgs folder to clean one elsewhere.\n"
         )
     console = text_console()
-    console.print(_headline(plan, mode, result))
+    console.print(_headline(plan, mode, result, scope))
     numbers = {state.cache.root: n for n, state in enumerate(plan.caches, start=1)}
     console.print(_caches_table(plan))
     console.print(_summary_table(plan, "What went to the trash" if mode == "clean" else "What would go"))
@@ -118,23 +127,33 @@ def render_plan(
         items = [i for i in plan.items if i.category == category]
         if items:
             console.print(_items_table(CATEGORY_TITLES[category], items, numbers, verbose))
-    _print_footer(console, plan, result)
+    _print_footer(console, plan, result, scope)
     return console_text(console)
 
 
-def _headline(plan: CleanPlan, mode: Mode, result: RunResult | None) -> str:
+def _again(scope: tuple[str, ...], action: str) -> str:
+    """`envguard clean` with the run's options and `action`; --undo and --purge-trash keep its caches
+    only (the trash is the caches')."""
+    if action != "--yes":
+        scope = tuple(
+            w for pair in zip(scope[::2], scope[1::2], strict=True) if pair[0] == "--cache" for w in pair
+        )
+    return command("envguard", "clean", *scope, action)
+
+
+def _headline(plan: CleanPlan, mode: Mode, result: RunResult | None, scope: tuple[str, ...]) -> str:
     count, _size, disk = plan.totals()
     envs = len(plan.usage.environments)
     locks = f" and {len(plan.usage.locks)} lock file(s)" if plan.usage.locks else ""
     if mode == "clean" and result is not None:
         return (
             f"Moved {len(result.moved)} path(s) to the trash (run {result.run_id}); the disk gains "
-            f"{human_bytes(result.disk_bytes)} once you run `envguard clean --purge-trash` "
-            f"(`envguard clean --undo` puts them back). Usage read from {envs} environment(s){locks}."
+            f"{human_bytes(result.disk_bytes)} once you run `{_again(scope, '--purge-trash')}` "
+            f"(`{_again(scope, '--undo')}` puts them back). Usage read from {envs} environment(s){locks}."
         )
     return (
         f"Dry run: {count} item(s) would go, freeing {human_bytes(disk)} on disk. Nothing was changed; "
-        f"`envguard clean --yes` moves them to a trash folder inside each cache. "
+        f"`{_again(scope, '--yes')}` moves them to a trash folder inside each cache. "
         f"Usage read from {envs} environment(s){locks}."
     )
 
@@ -207,7 +226,7 @@ def _item_name(item: Item) -> str:
         return str(first)
 
 
-def _print_footer(console: Any, plan: CleanPlan, result: RunResult | None) -> None:
+def _print_footer(console: Any, plan: CleanPlan, result: RunResult | None, scope: tuple[str, ...]) -> None:
     if plan.kept:
         kept = ", ".join(f"{n} {reason}" for reason, n in sorted(plan.kept.items()))
         console.print(f"Kept: {kept}.")
@@ -218,7 +237,7 @@ def _print_footer(console: Any, plan: CleanPlan, result: RunResult | None) -> No
         size = human_bytes(sum(s.trash_disk_bytes for s in trash))
         console.print(
             f"The trash of {len(trash)} cache(s) holds {size} from earlier runs: "
-            "`envguard clean --purge-trash` frees it, `envguard clean --undo` restores the last run."
+            f"`{_again(scope, '--purge-trash')}` frees it, `{_again(scope, '--undo')}` restores the last run."
         )
     for note in plan.notes:
         console.print(f"note: {note}")

@@ -28,6 +28,7 @@ class CleanOutcome:
     plan: CleanPlan | None
     result: RunResult | None
     exit_code: int
+    scope: tuple[str, ...] = ()  # CleanRequest.scope(): what a printed `envguard clean` repeats
 
 
 def clean(request: CleanRequest, *, yes: bool) -> CleanOutcome:
@@ -37,18 +38,26 @@ def clean(request: CleanRequest, *, yes: bool) -> CleanOutcome:
     found = find_caches(request)
     if not yes:
         plan = _plan(request, found)
-        return CleanOutcome("dry-run", plan, None, EXIT_OK)
+        return CleanOutcome("dry-run", plan, None, EXIT_OK, request.scope())
     with locks.hold(found.caches):
         plan = _plan(request, found)
         result = execute.move_to_trash(plan, found.caches, execute.new_run_id())
-    return CleanOutcome("clean", plan, result, EXIT_OPERATIONAL if result.failed else EXIT_OK)
+    code = EXIT_OPERATIONAL if result.failed else EXIT_OK
+    return CleanOutcome("clean", plan, result, code, request.scope(caches_only=True))
 
 
 def _plan(request: CleanRequest, found: Found) -> CleanPlan:
     envs, notes = find_environments(request, found)
     with waiting(f"reading what {len(envs)} environment(s) use", request.progress):
         usage = analyse(envs, request.keep_locked)
-    return plan_for(found.caches, usage, only=request.only, notes=notes, progress=request.progress)
+    return plan_for(
+        found.caches,
+        usage,
+        only=request.only,
+        notes=notes,
+        progress=request.progress,
+        recent=request.keep_recent,
+    )
 
 
 def trash_action(request: CleanRequest, action: Literal["undo", "purge-trash"]) -> CleanOutcome:
@@ -57,7 +66,7 @@ def trash_action(request: CleanRequest, action: Literal["undo", "purge-trash"]) 
     caches, _skipped = discovery.discover_caches(request.caches, info)
     with locks.hold(caches):
         result = execute.undo(caches) if action == "undo" else execute.purge(caches)
-    return CleanOutcome(action, None, result, _trash_exit(result))
+    return CleanOutcome(action, None, result, _trash_exit(result), request.scope(caches_only=True))
 
 
 def _trash_exit(result: RunResult) -> int:

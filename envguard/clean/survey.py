@@ -24,7 +24,7 @@ from envguard.clean.model import (
     FileFact,
     Usage,
 )
-from envguard.clean.plan import account, classify
+from envguard.clean.plan import RECENT_SECONDS, account, classify
 from envguard.clean.scan import scan
 from envguard.output import progress_bar
 from envguard.prefix.condaconfig import CondaInfo
@@ -41,6 +41,22 @@ class CleanRequest:
     only: tuple[Category, ...] = ()
     conda_info: bool = True
     progress: bool = False  # bars on stderr while caches are scanned and items measured (a person, a TTY)
+    keep_recent: float = RECENT_SECONDS  # seconds: what the caches got more recently than this is kept
+
+    def scope(self, *, caches_only: bool = False) -> tuple[str, ...]:
+        """The options that chose what this run looked at, as words: a printed `envguard clean ... --yes`
+        acts on the same caches with the same protection (`caches_only`: the trash's, for --undo and
+        --purge-trash)."""
+        words = [w for cache in self.caches for w in ("--cache", str(cache))]
+        if caches_only:
+            return tuple(words)
+        for option, paths in (("--env", self.envs), ("--pixi-root", self.pixi_roots)):
+            words += [w for path in paths for w in (option, str(path))]
+        words += [w for lock in self.keep_locked for w in ("--keep-locked", str(lock))]
+        words += [w for category in self.only for w in ("--only", category)]
+        if self.keep_recent != RECENT_SECONDS:
+            words += ["--keep-recent", f"{self.keep_recent:g}s" if self.keep_recent else "0"]
+        return tuple(words)
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,7 @@ def plan_for(
     now: float | None = None,
     notes: Sequence[str] = (),
     progress: bool = False,
+    recent: float = RECENT_SECONDS,
 ) -> CleanPlan:
     """Scan `caches` and decide against `usage`; with `progress`, bars on stderr for the scan and the
     measuring."""
@@ -86,7 +103,7 @@ def plan_for(
             entries += found
             problems += scan_problems
             advance()
-    candidates, kept = classify(entries, usage, now=now, only=only)
+    candidates, kept = classify(entries, usage, now=now, only=only, recent=recent)
     measured: list[tuple[Candidate, Sequence[FileFact]]] = []
     mounts = mount_points()
     with progress_bar(f"measuring {len(candidates)} item(s)", len(candidates), progress) as advance:

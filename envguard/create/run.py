@@ -32,6 +32,7 @@ from envguard.errors import (
 from envguard.export import replaced_warning, tracked_by_git
 from envguard.formats import envyml, read_file
 from envguard.formats.condalock.write import input_hash, render_lock, write_lock
+from envguard.lock import yml_line
 from envguard.machine import virtual
 from envguard.model import Environment, Package, RequestedSpec, VirtualPackage, make_environment
 from envguard.prefix.condaconfig import envs_dirs, register, registered_environments
@@ -362,14 +363,15 @@ def lock_text(planned: Planned, packages: Sequence[Package]) -> str:
         virtual_packages=planned.machine,
     )
     cuda = next((v.version for v in planned.machine if v.name == "__cuda"), None)
-    flag = f"--cuda {cuda}" if cuda else "--no-cuda"
-    return render_lock(
+    target = planned.source.path.parent / "conda-lock.yml"
+    return render_lock(  # as `lock -f` renders it: the same header for the same solve
         {platform: env},
         sources=[yml],
         content_hashes={platform: input_hash(planned.source.env, platform, planned.machine)},
         channels=env.channels,
         source_kind="environment.yml",
-        reproduce=f"envguard lock -f {yml} --platform {platform} {flag} -o conda-lock.yml",
+        reproduce=yml_line(planned.source.path, str(target), [platform], cuda, not cuda),
+        lock_name=target.name,
     )
 
 

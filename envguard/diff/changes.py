@@ -51,6 +51,9 @@ class Difference:
     # item on one side only, its version (or value) on that side
     values: tuple[tuple[str, str | None, str | None], ...] = ()
     text: str = ""
+    # for a changed conda package, what both sides share ((field, value): version, build, channel), so a
+    # report can say it once and show only what changed as `old → new`
+    same: tuple[tuple[str, str], ...] = ()
 
     @property
     def informational(self) -> bool:

@@ -291,15 +291,24 @@ def _changes(leaves: Iterable[Leaf], a: View, b: View) -> list[Difference]:
         ra, rb = a[category][name], b[category][name]
         shown = _fields(fields)
         values = tuple((f, ra.get(f), rb.get(f)) for f in _raw_order(fields))
+        same = tuple((f, ra[f]) for f in _SHARED.get(category, ()) if f not in fields and ra.get(f))
         result.append(
             Difference(
-                category, "changed", name, describe(category, ra), describe(category, rb), shown, values
+                category,
+                "changed",
+                name,
+                describe(category, ra),
+                describe(category, rb),
+                shown,
+                values,
+                same=same,
             )
         )
     order = {c: i for i, c in enumerate(CATEGORIES)}
     return sorted(result, key=lambda c: (order.get(c.category, 99), c.name, c.kind))
 
 
+_SHARED = {"conda": ("version", "build", "channel")}  # what `describe` shows of a side, for Difference.same
 _FIELD_ORDER = ("value", "version", "build", "channel", "subdir", "url", "editable", "vcs", "commit", "hash")
 
 

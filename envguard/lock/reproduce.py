@@ -9,6 +9,7 @@ are absolute. Every path is quoted for the shell.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from envguard.errors import BadInputError
@@ -63,3 +64,23 @@ class Reproduce:
         except BadInputError:
             pass
         return self.path(prefix)
+
+
+def yml_line(
+    path: Path,
+    target: str,
+    platforms: Sequence[str],
+    cuda: str | None,
+    no_cuda: bool,
+    flags: Sequence[str] = (),
+) -> str:
+    """The line for a lock solved from the environment.yml at `path` and written to `target`: the one
+    `lock -f` and `create -f` both write, so the same solve gives the same header. `platforms`: those the
+    line names (none where the file's own `platforms:` decide); `flags`: lock's other options, as given."""
+    where = Reproduce(target)
+    parts = ["-f", where.path(path), *flags, *(f"--platform {p}" for p in sorted(platforms))]
+    if cuda:
+        parts.append(f"--cuda {shell_quote(cuda)}")
+    elif no_cuda:
+        parts.append("--no-cuda")
+    return where.line(parts)

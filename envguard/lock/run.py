@@ -11,6 +11,7 @@ from pathlib import Path
 from envguard.cuda import family_warnings
 from envguard.engine.solver import parse_date
 from envguard.errors import UsageError
+from envguard.export import replaced_warning, tracked_by_git
 from envguard.formats import detect_kind, pixiwrite
 from envguard.formats.condalock.write import (
     NO_CONDA_PIP,
@@ -29,7 +30,7 @@ from envguard.lock.plan import (
     local_paths,
     probe_into,
 )
-from envguard.lock.reproduce import Reproduce
+from envguard.lock.reproduce import Reproduce, yml_line
 from envguard.output import shell_quote
 from envguard.prefix.lockref import remember
 from envguard.sources import read_live, resolve_prefix
@@ -175,15 +176,8 @@ def _live_plan(
 def _reproduce_yml(
     path: Path, target: str, plan: LockPlan, cuda: str | None, no_cuda: bool, flags: list[str]
 ) -> str:
-    where = Reproduce(target)
-    parts = ["-f", where.path(path), *flags]
-    if not plan.platforms_from_file:  # else the file's `platforms:` decide again (an added one is locked)
-        parts += [f"--platform {p}" for p in sorted(plan.envs)]
-    if cuda:
-        parts.append(f"--cuda {shell_quote(cuda)}")
-    elif no_cuda:
-        parts.append("--no-cuda")
-    return where.line(parts)
+    platforms = [] if plan.platforms_from_file else sorted(plan.envs)  # else the file's `platforms:` decide
+    return yml_line(path, target, platforms, cuda, no_cuda, flags)
 
 
 def _folder(target: str) -> Path:
@@ -229,8 +223,7 @@ def _write_yaml(plan: LockPlan, target: str, reproduce: str, sources: list[str])
         warnings = (*warnings, NO_CONDA_PIP)
     if target == "-":
         return LockResult((), text, warnings)
-    write_lock(target, text)
-    return LockResult((_summary(plan, target),), "", warnings)
+    return LockResult((_summary(plan, target),), "", (*warnings, *_write(target, text)))
 
 
 def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
@@ -253,7 +246,7 @@ def _write_explicit(plan: LockPlan, target: str, reproduce: str) -> LockResult:
         if path == "-":
             stdout.append(text)
         else:
-            write_lock(path, text)
+            warnings += _write(path, text)
             written.append(_summary(plan, path, only=platform))
     return LockResult(tuple(written), "".join(stdout), tuple(warnings))
 
@@ -262,8 +255,22 @@ def _write_pixi(plan: LockPlan, target: str, reproduce: str, version: int) -> Lo
     rendered = pixiwrite.render(plan.envs, plan.channels, reproduce, version)
     if target == "-":
         return LockResult((), rendered.text, tuple(rendered.left_out))
-    write_lock(target, rendered.text)
-    return LockResult((f"wrote {target}: {rendered.summary()}",), "", tuple(rendered.left_out))
+    replaced = _write(target, rendered.text)
+    return LockResult((f"wrote {target}: {rendered.summary()}",), "", (*rendered.left_out, *replaced))
+
+
+def _write(path: str, text: str) -> tuple[str, ...]:
+    """Write the lock (atomically); a warning when it replaced other content in a file git tracks, with the
+    git lines that show and undo it (as export and create -f say it)."""
+    target = Path(path)
+    try:
+        before = target.read_bytes() if target.is_file() else None
+    except OSError:
+        before = None  # unreadable: written over (or refused) as before, nothing to compare
+    write_lock(target, text)
+    if before is None or before == text.encode("utf-8") or not tracked_by_git(target):
+        return ()
+    return (replaced_warning(path, anywhere=True),)
 
 
 def _summary(plan: LockPlan, path: str, only: str | None = None) -> str:

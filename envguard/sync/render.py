@@ -3,11 +3,22 @@ what was done, and the check of the result; the JSON body; with `--timings`, the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from envguard.channels import strip_credentials
 from envguard.model import Manager, Package
-from envguard.output import Views, console_text, render, text_console
+from envguard.output import (
+    NARROW,
+    Row,
+    Views,
+    console_text,
+    fitted,
+    line_width,
+    oneline,
+    render,
+    terminal_width,
+    text_console,
+)
 from envguard.specs import version_less
 from envguard.sync.fast import style_key
 from envguard.sync.plan import Step, SyncPlan
@@ -99,29 +110,45 @@ def _side(package: Package | None) -> dict[str, str] | None:
 
 def plan_text(plan: SyncPlan, header: bool = True) -> str:
     """The plan: a table per manager (Package, From, To, Channel), grouped by what happens to each package."""
+    text = ""
+    if header:
+        title = f"Sync {plan.prefix} to {plan.lock}" + (f" ({plan.platform})" if plan.platform else "")
+        text = fitted([("", title)], terminal_width())  # a path longer than the line folds, never cut short
+    for manager in ("conda", "pip"):
+        if plan.of(manager):
+            text += _manager_text(plan, manager)
+    return text
+
+
+def _manager_text(plan: SyncPlan, manager: Manager) -> str:
+    """One manager's steps as a table (Package, From, To, Channel or Source, grouped by what happens); below
+    NARROW columns the channels leave the table and are listed once each under it, wrapped."""
     from rich.table import Table
 
     console = text_console()
-    if header:
-        console.print(f"Sync {plan.prefix} to {plan.lock}" + (f" ({plan.platform})" if plan.platform else ""))
-    for manager in ("conda", "pip"):
-        steps = plan.of(manager)
-        if not steps:
-            continue
-        table = Table(title=None, show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
-        for column in ("", "Package", "From", "To", "Channel" if manager == "conda" else "Source"):
-            table.add_column(column)
-        for action in ("install", "upgrade", "downgrade", "change", "reinstall", "remove", "uninstall"):
-            group = [s for s in steps if word(s) == action]
-            if group:
-                table.add_row("", f"{action.capitalize()}:", "", "", "")  # text_console reads no markup
-            for step in group:
-                table.add_row(
-                    _SIGNS.get(action, "~"), step.name, _text(step.old), _text(step.new), _where(step)
-                )
-        console.print(f"\n{TITLES[manager]}:")
-        console.print(table)
-    return console_text(console)
+    narrow = console.width < NARROW
+    steps = plan.of(manager)
+    where = "Channel" if manager == "conda" else "Source"
+    table = Table(title=None, show_edge=False, pad_edge=False, box=None, padding=(0, 2, 0, 0))
+    for column in ("", "Package", "From", "To", *(() if narrow else (where,))):
+        table.add_column(column, overflow="fold")  # wrapped, never cut short with `…`
+    for action in ("install", "upgrade", "downgrade", "change", "reinstall", "remove", "uninstall"):
+        group = [s for s in steps if word(s) == action]
+        if group:
+            table.add_row("", f"{action.capitalize()}:", "", "", *(() if narrow else ("",)))
+        for step in group:
+            cells = [_SIGNS.get(action, "~"), step.name, _text(step.old), _text(step.new)]
+            table.add_row(*cells, *(() if narrow else (_where(step),)))
+    console.print(f"\n{TITLES[manager]}:")
+    console.print(table)
+    if not narrow:
+        return console_text(console)
+    names: dict[str, list[str]] = {}
+    for step in steps:
+        names.setdefault(_where(step), []).append(step.name)
+    rows: list[Row] = [("", f"{where}:")]
+    rows += [("  ", f"{', '.join(listed)}: {place}") for place, listed in names.items()]
+    return console_text(console) + fitted(rows, console.width)
 
 
 def _text(package: Package | None) -> str:
@@ -143,17 +170,25 @@ def _where(step: Step) -> str:
     return strip_credentials(origin.url) if origin is not None and origin.url else "index"
 
 
-def human(result: SyncResult, *, shown: bool = False, timings: bool = False) -> str:
-    """The plan (unless `shown` already, at the prompt), then what happened and the verdict; with `timings`,
-    the table of stages."""
-    text = _human(result, shown=shown)
+def human(
+    result: SyncResult,
+    *,
+    shown: bool = False,
+    timings: bool = False,
+    width: int | Literal["terminal"] | None = "terminal",
+) -> str:
+    """The plan (unless `shown` already, at the prompt), then what happened and the verdict, its lines wrapped
+    at `width` (default envguard.terminal.line_width: None, whole lines, into a pipe); with `timings`, the
+    table of stages."""
+    text = _human(result, shown=shown, width=width)
     return text + timings_text(result.timings) if timings else text
 
 
-def _human(result: SyncResult, *, shown: bool) -> str:
+def _human(result: SyncResult, *, shown: bool, width: int | Literal["terminal"] | None) -> str:
     plan = result.plan
+    columns = line_width() if width == "terminal" else width
     if plan.empty:
-        return f"OK: {plan.prefix} already matches {plan.lock}; nothing to do\n"
+        return fitted([("", f"OK: {plan.prefix} already matches {plan.lock}; nothing to do")], columns)
     text = "" if shown else plan_text(plan)
     counts = ", ".join(f"{len(plan.of(m))} {m}" for m in ("conda", "pip") if plan.of(m))
     if result.dry_run:
@@ -162,9 +197,11 @@ def _human(result: SyncResult, *, shown: bool) -> str:
         return text + "\nDeclined: nothing was changed.\n"
     after = result.after
     if after is not None and not after.clean:
-        drift = "".join(f"  {f.message()}\n" for f in after.findings if not f.informational)
-        return text + f"\nDRIFT after sync ({counts} change(s) applied); check still finds:\n{drift}"
-    return text + f"\nSynced: {plan.prefix} matches {plan.lock} ({counts} change(s); {result.backend})\n"
+        rows: list[Row] = [("", f"DRIFT after sync ({counts} change(s) applied); check still finds:")]
+        rows += [("  ", oneline(f.message())) for f in after.findings if not f.informational]
+        return text + "\n" + fitted(rows, columns)
+    synced = f"Synced: {plan.prefix} matches {plan.lock} ({counts} change(s); {result.backend})"
+    return text + "\n" + fitted([("", synced)], columns)
 
 
 def views(result: SyncResult, *, shown: bool = False, timings: bool = False) -> Views:
@@ -175,10 +212,15 @@ def views(result: SyncResult, *, shown: bool = False, timings: bool = False) -> 
 
 def in_sync_answers(plan: SyncPlan) -> dict[str, str]:
     """Every answer an environment in sync with the lock gets (human and JSON, with and without --dry-run),
-    by envguard.sync.fast's key: stored for the next sync of it."""
+    by envguard.sync.fast's key: stored for the next sync of it (the human one whole, and as wrapped at this
+    terminal's width under `KEY@WIDTH` where that differs: envguard.check.fast picks the one that fits)."""
     answers = {}
+    width = line_width()
     for dry_run in (False, True):
         result = SyncResult(plan, dry_run=dry_run)
-        for style in ("human", "json"):
-            answers[style_key(style, dry_run)] = render(views(result), style)
+        answers[style_key("json", dry_run)] = render(views(result), "json")
+        answers[style_key("human", dry_run)] = whole = human(result, width=None)
+        wrapped = whole if width is None else human(result, width=width)
+        if wrapped != whole:
+            answers[f"{style_key('human', dry_run)}@{width}"] = wrapped
     return answers

@@ -139,7 +139,7 @@ def _read(options: SyncOptions) -> tuple[Path, Path, CheckOutcome, tuple[str, ..
         )
     prefix = source.path
     refuse_own(prefix, allowed=options.allow_self or os.environ.get(sources.ALLOW_SELF) == "1")
-    lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE")
+    lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE", source=options.source)
     try:
         return prefix, lock, run_check(source, lock, None, platform=None, rng=False, files=False), ()
     except (BadInputError, OperationalError):

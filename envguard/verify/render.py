@@ -7,7 +7,7 @@ from typing import Any
 
 from envguard.check import relock_command, severity
 from envguard.check import render as check_render
-from envguard.output import Views, command, console_text, md_escape, oneline, text_console
+from envguard.output import Row, Views, command, console_text, fitted, md_escape, oneline, text_console
 from envguard.verify.run import Mismatch, Stage, VerifyResult
 
 _MARK = {"ok": "✅", "failed": "❌", "skipped": "⏭️"}
@@ -87,51 +87,47 @@ def _mismatch(m: Mismatch) -> dict[str, Any]:
 
 
 def render(result: VerifyResult) -> str:
-    """Human view: the stages, any hash mismatches, the check's drift by category, the verdict."""
+    """Human view: the stages, any hash mismatches, the check's drift by category, the verdict; at the
+    terminal's width, every cell and line wrapped rather than cut short (each digest whole), the fix commands
+    whole."""
     from rich.table import Table
 
     console = text_console()
-    console.print(f"envguard verify {result.lock} ({result.platform})")
+    header = fitted([("", f"envguard verify {result.lock} ({result.platform})")], console.width)
     stages = Table(show_edge=False, pad_edge=False)
-    for column in ("Stage", "Result", "Time", "Detail"):
-        stages.add_column(column)
+    for column in ("Stage", "Result", "Time"):
+        stages.add_column(column, no_wrap=True)
+    stages.add_column("Detail", overflow="fold")
     for stage in result.stages:
         stages.add_row(stage.name, stage.status, f"{stage.seconds:.2f} s", stage.detail)
     console.print(stages)
+    rows: list[Row] = []
     if result.mismatches:
-        table = Table(title="Archives that do not match the lock", show_edge=False, pad_edge=False)
-        for column in ("Package", "Version", "Build", "Expected", "Found"):
-            table.add_column(column)
+        rows.append(("", "Archives that do not match the lock:"))
         for m in result.mismatches:
-            table.add_row(
-                m.package.name,
-                m.package.version,
-                m.package.build,
-                f"{m.algorithm}:{m.expected[:16]}…",
-                f"{m.actual[:16]}…",
-            )
-        console.print(table)
-    for line in _findings(result):
-        console.print(line)
+            rows += [
+                ("  ", f"{m.package.name} {m.package.version} {m.package.build} ({m.algorithm})"),
+                ("    lock:  ", m.expected),
+                ("    found: ", m.actual),
+            ]
+    rows += _findings(result)
     if result.prefix:
-        console.print(f"Rebuilt environment kept at {result.prefix}")
-    console.print(result.verdict())
+        rows.append(("", f"Rebuilt environment kept at {result.prefix}"))
+    rows.append(("", result.verdict()))
     fixes = fix_lines(result)
     if fixes:
-        console.print("How to fix:")
-        for line in fixes:
-            console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
-    return console_text(console)
+        rows += ["How to fix:", *(f"  {line}" for line in fixes)]
+    return header + console_text(console) + fitted(rows, console.width)
 
 
-def _findings(result: VerifyResult) -> list[str]:
+def _findings(result: VerifyResult) -> list[Row]:
     if result.check is None or result.check.clean:
         return []
-    lines = []
+    rows: list[Row] = []
     for category, items in result.check.grouped().items():
-        lines.append(f"{category}:")
-        lines.extend(f"  {severity(f)}: {oneline(f.message())}" for f in items)
-    return lines
+        rows.append(("", f"{category}:"))
+        rows.extend((f"  {severity(f)}: ", oneline(f.message())) for f in items)
+    return rows
 
 
 def markdown(result: VerifyResult) -> str:
@@ -161,7 +157,7 @@ def markdown(result: VerifyResult) -> str:
             f"`{m.actual}` |"
             for m in result.mismatches
         ]
-    findings = _findings(result)
+    findings = [row if isinstance(row, str) else "".join(row) for row in _findings(result)]
     if findings:
         lines += ["", "**Drift**", "", "```", *findings, "```"]
     lines += ["", f"**{result.verdict()}**"]

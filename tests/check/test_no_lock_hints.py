@@ -4,6 +4,7 @@ mean")."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,22 @@ def test_the_hint_names_options_the_command_has_and_a_near_file(
     for option in ("--lock", *(["-f"] if command == "check" else [])):
         helped = _run(project, command, "--help").stdout
         assert f"{option} " in helped or f"{option}," in helped, (option, helped)
+
+
+@pytest.mark.parametrize("command", ["check", "sync"])
+def test_the_suggested_lock_command_runs_as_printed_and_then_the_command_passes(
+    make_prefix: MakePrefix, tmp_path: Path, command: str
+) -> None:
+    """`create one with envguard lock` named no environment: run as printed it locked whatever was active (or
+    nothing), not the SOURCE the user gave."""
+    prefix = make_prefix(["zlib"])
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()
+    done = _run(project, command, str(prefix))
+    assert done.returncode == 2, done.stderr
+    [suggested] = [c for c in done.stderr.split("`")[1::2] if c.startswith("envguard lock")]
+    argv = shlex.split(suggested)
+    assert _run(project, *argv[1:]).returncode == 0
+    again = _run(project, command, str(prefix), *(["--dry-run"] if command == "sync" else []))
+    assert again.returncode == 0, again.stdout + again.stderr

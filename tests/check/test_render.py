@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from envguard.check.render import as_json, human, markdown
-from envguard.check.report import CheckReport
+from envguard.check.report import CheckReport, check_environment
 from envguard.diff.changes import Difference
+from envguard.model import Environment, Package
 from envguard.output import dumps
 from tests.helpers import envguard
 
@@ -118,3 +119,50 @@ def test_a_long_category_keeps_the_changed_and_the_added_package_in_view() -> No
         "  ... 26 conda packages (1 changed, 1 installed, not in the target, 24 not installed); 10 shown, "
         "--all for the rest"
     )
+
+
+CHANNEL = "file:///home/someone/projects/a-rather-long-project-name/channels/pytorch-nightly-mirror"
+
+
+def _torch(build: str, channel: str = CHANNEL, version: str = "2.1.0") -> Environment:
+    package = Package("conda", "pytorch", version, build, channel=channel, subdir="linux-64")
+    return Environment("conda-lock", "conda-lock.yml", packages=(package,), platform="linux-64")
+
+
+def _drift(target: Environment, live: Environment) -> str:
+    [found] = [f for f in check_environment(live, target).findings if f.category == "conda"]
+    return found.message()
+
+
+def test_a_changed_build_says_the_shared_version_and_channel_once() -> None:
+    message = _drift(_torch("py3.11_cuda11.8_cudnn8.7.0_0"), _torch("py3.11_cpu_0"))
+    assert message == (
+        f"pytorch 2.1.0 ({CHANNEL}): py3.11_cuda11.8_cudnn8.7.0_0 in the lock → py3.11_cpu_0 installed "
+        "(build changed)"
+    )
+    assert message.count(CHANNEL) == 1
+
+
+def test_a_changed_channel_shows_both_channels_and_the_shared_build() -> None:
+    other = CHANNEL.replace("nightly", "stable")
+    message = _drift(_torch("py3.11_cpu_0"), _torch("py3.11_cpu_0", channel=other))
+    assert message.startswith(f"pytorch 2.1.0 py3.11_cpu_0: {CHANNEL} in the lock → {other} installed ")
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_drift_lines_fit_the_terminal(columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    report = check_environment(_torch("py3.11_cpu_0"), _torch("py3.11_cuda11.8_cudnn8.7.0_0"))
+    text = human(report)
+    body = text.split("How to fix:\n", 1)[0]
+    assert all(len(line) <= columns for line in body.splitlines()), text
+    assert "…" not in text and "[drift] pytorch 2.1.0" in text
+    assert CHANNEL in "".join(text.split())  # whole, perhaps across lines
+
+
+def test_drift_lines_stay_whole_into_a_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No COLUMNS and stdout not a terminal: one finding a line, for grep."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    report = check_environment(_torch("py3.11_cpu_0"), _torch("py3.11_cuda11.8_cudnn8.7.0_0"))
+    [line] = [line for line in human(report).splitlines() if "[drift]" in line]
+    assert line.endswith("installed (build changed)") and CHANNEL in line

@@ -245,6 +245,7 @@ def test_a_conda_and_pip_prefix_has_the_pip_graph_licences_and_its_local_package
     assert_pip_side_holds(sbom, theirs, pip)
 
 
+@pytest.mark.slow  # builds a venv and runs cyclonedx-py in it: 32 s of --quick's 10.6 min under load 7-11
 def test_a_venv_sbom_matches_cyclonedx_py_on_the_pip_side(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

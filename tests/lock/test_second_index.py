@@ -19,6 +19,10 @@ from tests.channel_server import leaks, serve
 from tests.helpers import envguard, make_venv
 from tests.pipindex import LOCAL_VERSION, build_wheel
 
+# each test builds venvs and serves a real index: out of scripts/test.sh --quick (issue 43: 48 s of
+# its 10.6 min under load 7-11)
+pytestmark = pytest.mark.slow
+
 
 def _install(venv: Path, *args: str) -> None:
     """The test interpreter's real pip acting on the venv (no dependencies)."""

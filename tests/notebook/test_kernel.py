@@ -5,6 +5,7 @@ inside the watched cell)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -71,8 +72,12 @@ def test_check_in_a_kernel_shows_the_drift_the_cli_reports(kernel: Any, drifted:
     (data,) = shown
     envguard = Path(sys.executable).with_name("envguard")
     argv = [str(envguard), "check", str(prefix), "--lock", str(lock)]
-    human = subprocess.run(argv, capture_output=True, text=True, check=False)
-    markdown = subprocess.run([*argv, "--markdown"], capture_output=True, text=True, check=False)
+    # os.environ, not the C environment: readline (imported with the kernel client) sets COLUMNS there,
+    # and the CLI would wrap its lines at that width where the notebook's view (no terminal) keeps them
+    # whole
+    env = dict(os.environ)
+    human = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
+    markdown = subprocess.run([*argv, "--markdown"], capture_output=True, text=True, check=False, env=env)
     assert human.returncode == markdown.returncode == 1
     assert data["text/markdown"] == markdown.stdout + f"\n*envguard check {prefix} --lock {lock}: exit 1*\n"
     assert data["text/plain"] == human.stdout + f"(envguard check {prefix} --lock {lock}: exit 1)"

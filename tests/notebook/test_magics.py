@@ -30,7 +30,10 @@ def shell() -> Iterator[Any]:
 
 def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
     envguard = Path(sys.executable).with_name("envguard")
-    return subprocess.run([str(envguard), *argv], capture_output=True, text=True, check=False)
+    # os.environ, not the C environment, where readline (IPython's) set COLUMNS: the CLI into a pipe, as the
+    # in-process magic (no terminal) sees it
+    env = dict(os.environ)
+    return subprocess.run([str(envguard), *argv], capture_output=True, text=True, check=False, env=env)
 
 
 def test_check_in_ipython_reports_what_the_cli_reports(shell: Any, drifted: tuple[Path, Path]) -> None:

@@ -186,7 +186,7 @@ def test_askedon_a_terminal(
     assert code == 1 and "Proceed ([y]/n)?" in shown and "Declined: nothing was changed." in shown, shown
     assert stat_fingerprint(prefix) == before
     code, shown = on_a_terminal(["sync", str(prefix), "--lock", str(lock)], "\n")  # Enter: yes, as in conda
-    assert code == 0 and f"Synced: {prefix} matches {lock}" in shown, shown
+    assert code == 0 and f"Synced: {prefix} matches {lock}" in " ".join(shown.split()), shown  # wrapped
     assert shown.count("Install:") == 1  # the plan is shown once, before the question
 
 

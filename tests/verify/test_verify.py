@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import re
+import shlex
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from rattler.index import index_fs
 
 from tests.channel_server import SECRET, TOKEN, leaks
 from tests.helpers import MakePrefix, envguard, fixture_channel, settled
@@ -104,6 +107,29 @@ def test_tampered_channel_archive_fails_naming_the_package(
         f"{relock}   # if the new archives are intended",
         f"  envguard verify --lock {lock}",
     ], out
+
+
+def test_the_fix_lines_run_as_printed_after_a_rebuilt_package(
+    channels: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The channel rebuilt six and indexed it again (an intended change): verify fails on its hash, and the
+    two lines it prints, run as printed, re-lock and verify clean (issue 43)."""
+    forge = tmp_path / "channel" / "forge"
+    shutil.copytree(channels["forge"], forge)
+    lock = make_lock(tmp_path / "project", forge)
+    recipes, _ = fixture_channel.load_recipes()
+    six = next(r for r in recipes if r.name == "six")
+    six.files = {"site-packages/six/__init__.py": "__version__ = '1.16.0'  # rebuilt\n"}
+    fixture_channel.build_package(six, forge)
+    asyncio.run(index_fs(forge, force=True))  # the channel's index names the rebuilt archive
+    capsys.readouterr()
+    assert envguard("verify", "--lock", str(lock)) == 1
+    fixes = capsys.readouterr().out.split("How to fix:\n", 1)[1].splitlines()
+    assert len(fixes) == 2 and fixes[0].lstrip().startswith("envguard lock -f"), fixes
+    for line in fixes:
+        argv = shlex.split(line, comments=True)
+        code = envguard(*argv[1:])
+        assert argv[0] == "envguard" and code == 0, (line, capsys.readouterr().out)
 
 
 def test_version_edited_in_lock_is_bad_input(

@@ -10,10 +10,11 @@ import click
 
 from envguard.clean import render
 from envguard.clean.model import CATEGORIES, Category
+from envguard.clean.plan import keep_recent_seconds
 from envguard.clean.run import clean as clean_caches
 from envguard.clean.run import trash_action
 from envguard.clean.survey import CleanRequest
-from envguard.cli.options import declared, styles
+from envguard.cli.options import converted, declared, styles
 from envguard.output import Style, present, progress_wanted
 
 PATHS = click.Path(path_type=Path)
@@ -51,6 +52,15 @@ PATHS = click.Path(path_type=Path)
 @click.option(
     "--only", multiple=True, type=click.Choice(CATEGORIES), help="Clean only these categories (repeatable)."
 )
+@click.option(
+    "--keep-recent",
+    metavar="DURATION",
+    default="1h",
+    show_default=True,
+    callback=converted(keep_recent_seconds),
+    help="Keep what a cache got more recently than this (30m, 2h, 1d): a running conda may still be "
+    "linking it. 0 keeps nothing back.",
+)
 @click.option("--yes", is_flag=True, help="Do it: move what the dry run lists to the trash.")
 @click.option("--undo", is_flag=True, help="Put back everything the last `--yes` run moved.")
 @click.option("--purge-trash", is_flag=True, help="Delete the trash folders for good.")
@@ -62,6 +72,7 @@ def clean(
     pixi_roots: tuple[Path, ...],
     keep_locked: tuple[Path, ...],
     only: tuple[str, ...],
+    keep_recent: float,
     yes: bool,
     undo: bool,
     purge_trash: bool,
@@ -78,6 +89,7 @@ def clean(
         keep_locked=keep_locked,
         only=cast(tuple[Category, ...], only),
         progress=progress_wanted(style),
+        keep_recent=keep_recent,
     )
     if undo or purge_trash:
         outcome = trash_action(request, "undo" if undo else "purge-trash")
