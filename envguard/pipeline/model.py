@@ -153,32 +153,49 @@ def rate(pipeline: Pipeline, workers: int) -> Prediction:
     step = costs.step_wall + costs.receive_cpu + costs.transfer
     if competes(pipeline):  # each of the step's threads waits while a worker holds its core
         step += costs.load_cpu * max(costs.step_cores, 1.0)
-    # the workers want a core for the share of wall time they load (at the pace the step and they allow), not
-    # all the time: idle workers are no CPU demand; more runnable processes than usable cores would only take
-    # CPU from the other load: not counted on
+    work = costs.load_cpu + costs.step_cpu + costs.receive_cpu
+    runnable = _runnable(pipeline, workers, step)
+    return _bounded(workers, step, costs.load_wall, job_cores(cores, runnable), work, runnable, pipeline)
+
+
+def _step(pipeline: Pipeline) -> float:
+    """The loop's own time per batch with workers: the step, receiving the batch and the device copy."""
+    costs = pipeline.costs
+    return costs.step_wall + costs.receive_cpu + costs.transfer
+
+
+def _runnable(pipeline: Pipeline, workers: int, step: float) -> float:
+    """The job's runnable processes with `workers` workers: the step's cores, and the workers for the share
+    of wall time they load (at the pace the step and they allow), not all the time: idle workers are no CPU
+    demand. More than the usable cores would only take CPU from the other load: not counted on. At 0
+    workers, the main process alone."""
+    costs = pipeline.costs
+    if workers == 0:
+        return 1.0
     pace = min(
         1.0 / step if step > 0 else math.inf, workers / costs.load_wall if costs.load_wall > 0 else math.inf
     )
     loading = (
         min(float(workers), pace * (costs.load_cpu + costs.load_delay)) if math.isfinite(pace) else workers
     )
-    runnable = min(max(costs.step_cores, 0.1) + loading, float(cores.usable))
-    work = costs.load_cpu + costs.step_cpu + costs.receive_cpu
-    return _bounded(workers, step, costs.load_wall, job_cores(cores, runnable), work, pipeline)
+    return min(max(costs.step_cores, 0.1) + loading, float(pipeline.cores.usable))
 
 
 def _bounded(
-    workers: int, step: float, load_wall: float, free: float, work: float, pipeline: Pipeline
+    workers: int, step: float, load_wall: float, free: float, work: float, runnable: float, pipeline: Pipeline
 ) -> Prediction:
-    """The lowest of the three bounds of a worker count. The cores never bound more workers than the
-    measured setting's below the cores the job was measured using: more runnable processes of ours get as big
-    a fair share or bigger (the measured setting itself is the model's own, as smoke compares it)."""
-    costs, now = pipeline.costs, pipeline.current.num_workers
-    if pipeline.measured_rate and workers > now:
-        used = pipeline.measured_rate * (
-            costs.load_cpu + costs.step_cpu + (costs.receive_cpu if now else 0.0)
-        )
-        free = max(free, min(used, float(pipeline.cores.usable)))
+    """The lowest of the three bounds of a worker count. For more workers than the current setting, the cores
+    are calibrated on that setting: the cores it used (its measured rate times its CPU per batch; the model's
+    own rate where no loop was measured, as smoke and doctor read it) grow by the fair share the extra
+    runnable processes win, never shrink (the fair share alone took others counted from a busy host for
+    more than they got: imagenet at 1 thread was predicted 0.5-0.8x with idle workers)."""
+    costs, cores, now = pipeline.costs, pipeline.cores, pipeline.current.num_workers
+    if workers > now:
+        reference = pipeline.measured_rate or rate(pipeline, now).rate
+        before = _runnable(pipeline, now, _step(pipeline))
+        used = reference * (costs.load_cpu + costs.step_cpu + (costs.receive_cpu if now else 0.0))
+        grown = job_cores(cores, runnable) / max(job_cores(cores, before), 1e-9)
+        free = max(free, min(used * max(grown, 1.0), float(cores.usable)))
     bounds: list[tuple[float, Limit]] = [
         (1.0 / step if step > 0 else math.inf, "step"),
         (workers / load_wall if load_wall > 0 else math.inf, "workers"),

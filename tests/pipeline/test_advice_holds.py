@@ -89,3 +89,16 @@ def test_a_one_thread_step_on_a_busy_host_does_not_compete_with_workers() -> Non
     )
     advice = advise(one)
     assert not advice.competes and advice.setting.num_workers >= 1, advice.reason
+
+
+def test_smoke_and_doctor_without_a_measured_loop_advise_what_watch_does() -> None:
+    # the same pyload records as smoke and doctor read them: no loop measured, the step given by watch
+    measured = Pipeline(
+        BatchCosts(load_cpu=0.008, load_wait=0.0, step_wall=0.022, step_cpu=0.020, load_delay=0.010),
+        Cores(usable=2, others=5.0),
+        Setting(num_workers=0),
+        measured_rate=1 / 0.040,
+        step_threads=1,
+    )
+    profiled = Pipeline(measured.costs, measured.cores, measured.current, step_threads=1)
+    assert advise(profiled).setting.num_workers == advise(measured).setting.num_workers >= 1
