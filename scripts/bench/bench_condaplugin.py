@@ -17,13 +17,13 @@ Prints a Markdown table of medians and with/without ratios, and the load average
     python scripts/bench/bench_condaplugin.py --hook-only --base WORKTREE [--runs 9] [--sizes 15,5000,50000]
 
 times the post-command hook alone as the recorded lock grows, this tree against another (main), without
-conda: one environment of 15 packages (synth_prefix.py, no payload files) follows, in turn, a recorded lock of
-15 packages (its own) and locks of 5,000 and 50,000 packages (its own 15 for linux-64, the rest for osx-64: the
-environment matches each, only the lock's size changes). Before each run a package record is added or removed
-(as `conda install`/`remove` do: check's stored verdict misses), then the hook runs as conda runs it
-(`envguard.condaplugin.actions.after_command(PREFIX)`) in a fresh interpreter with PYTHONPATH set to each tree
-and a cache folder of each tree's own, interleaved after one warm-up each; medians of the child's CPU time
-(user + sys) and wall time.
+conda: one environment of 15 packages (synth_prefix.py, no payload files) follows, in turn, a recorded lock
+of 15 packages (its own) and locks of 5,000 and 50,000 packages (its own 15 for linux-64, the rest for
+osx-64: the environment matches each, only the lock's size changes). Before each run a package record is
+added or removed (as `conda install`/`remove` do: check's stored verdict misses), then the hook runs as conda
+runs it (`envguard.condaplugin.actions.after_command(PREFIX)`) in a fresh interpreter with PYTHONPATH set to
+each tree and a cache folder of each tree's own, interleaved after one warm-up each; medians of the child's
+CPU time (user + sys) and wall time.
 """
 
 from __future__ import annotations
@@ -164,8 +164,9 @@ def locks(work: Path, sizes: list[int], env: dict[str, str]) -> tuple[Path, dict
             data = json.loads(json.dumps(base))
             template = data["package"][-1]
             for index in range(size - 15):
-                item = {**template, "name": f"other{index:05d}", "platform": "osx-64"}
-                item["url"] = f"https://conda.anaconda.org/conda-forge/osx-64/other{index:05d}-1.0-h0_0.conda"
+                name = f"other{index:05d}"
+                item = {**template, "name": name, "platform": "osx-64", "version": "1.0", "build": "h0_0"}
+                item["url"] = f"https://conda.anaconda.org/conda-forge/osx-64/{name}-1.0-h0_0.conda"
                 data["package"].append(item)
             data["metadata"]["platforms"] = ["linux-64", "osx-64"]
             data["metadata"]["content_hash"]["osx-64"] = "0" * 64
@@ -221,8 +222,8 @@ def hook_only(base: Path, runs: int, sizes: list[int], work: Path) -> str:
     load = os.getloadavg()
     rows = [
         "The hook after a command: an environment of 15 packages following a recorded lock of N packages; "
-        f"{runs} runs each, interleaved; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
-        f"{load[0]:.2f} {load[1]:.2f}.",
+        f"{runs} runs each, interleaved; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"load average {load[0]:.2f} {load[1]:.2f}.",
         "",
         "| lock (packages, MB) | base CPU (ms) | this tree CPU (ms) | base wall (ms) | this tree wall (ms) |",
         "|---|---:|---:|---:|---:|",
