@@ -31,6 +31,7 @@ TAG = "CACHEDIR.TAG"
 
 
 def marker_path(prefix: Path) -> Path:
+    prefix = Path(os.path.abspath(prefix))  # "" or "." names the working folder, which has a name
     return prefix.with_name(f".{prefix.name}{SUFFIX}")
 
 
@@ -66,6 +67,8 @@ def changing(prefix: Path, folders: list[str]) -> Iterator[None]:
 def remove(prefix: Path) -> tuple[str, ...]:
     """Remove what a killed sync or install left in `prefix`, holding its lock: one warning naming it, or ()
     when nothing was left (the usual case: two directory listings and no lock taken)."""
+    if not os.path.basename(os.path.abspath(prefix)):  # the root folder: no environment, nothing beside it
+        return ()
     if not marker_path(prefix).exists() and not link_leftovers(prefix):
         return ()
     with targets.hold(prefix):  # a sync still running finishes first (and removes its own file)

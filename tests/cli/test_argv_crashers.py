@@ -128,3 +128,11 @@ def test_a_crash_log_of_a_message_not_utf8(tmp_path: Path, capsys) -> None:
     log = Path(err.split("Traceback saved to ")[1].split(";")[0])
     assert "ValueError: \\udcff" in log.read_text()
     log.unlink()
+
+
+@pytest.mark.parametrize("source", ["", "/"])
+def test_sync_of_an_empty_source_or_the_root(tmp_path: Path, capsys, source: str) -> None:
+    """`sync --lock L ''` names the working folder, which is no environment (the long fuzz's case: exit 4,
+    ValueError from the path beside it that a killed sync's leftovers are recorded in); `/` has none."""
+    assert envguard("sync", "--lock", str(tmp_path / "conda-lock.yml"), source, cwd=tmp_path) == 2
+    _one_line(capsys)
