@@ -112,7 +112,7 @@ def write_output(path: str | os.PathLike[str], data: bytes) -> Path:
         return _write_fd(target, data)
     if _is_special(target):
         return _write_through(target, data)
-    real = Path(os.path.realpath(target)) if target.is_symlink() else target
+    real = Path(os.path.realpath(target)) if os.path.islink(target) else target  # os.path: never raises
     clean_stale_temps(real)
     return write_bytes(real, data)
 

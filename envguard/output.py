@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from envguard.atomic import write_output, write_text
+from envguard.atomic import write_output
 from envguard.channels import scrub
 from envguard.errors import EXIT_BUG, EXIT_INTERRUPTED, EnvguardError
 from envguard.model import SCHEMA_VERSION
@@ -344,5 +344,8 @@ def _error_report(command: str, message: str, code: int, style: Style, output: s
         text = f"### ❌ envguard {command}: error (exit {code})\n\n```\nenvguard: error: {message}\n```\n"
     else:
         text = f"envguard {command}: error (exit {code}): {message}\n"
-    with contextlib.suppress(OSError):  # the file cannot be written either: the original error stands
-        write_text(Path(output), text)
+    # as a successful run's: through onto a FIFO or a device (never a rename over /dev/null); a path that is
+    # not UTF-8 written as stderr shows it (backslash escapes)
+    data = scrub(text).encode("utf-8", "backslashreplace")
+    with contextlib.suppress(OSError, EnvguardError):  # the file cannot be written: the original error stands
+        write_output(Path(output), data)

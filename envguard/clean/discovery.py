@@ -81,7 +81,7 @@ def recognise(path: Path, origin: str) -> Cache | str:
         resolved = path.expanduser().resolve()
     except OSError as exc:
         return f"cannot resolve ({exc.strerror})"
-    if not resolved.is_dir():
+    if not os.path.isdir(resolved):  # os.path: a name too long for the file system is no folder either
         return "not a folder"
     if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
         return "a filesystem root or the home folder is never a package cache"
@@ -182,14 +182,14 @@ def discover_environments(
     if root is not None:
         found.append(EnvRef(root, "base"))
     for prefix in explicit:
-        if not (prefix / "conda-meta").is_dir():
+        if not os.path.isdir(prefix / "conda-meta"):  # os.path: a name too long is no folder either
             raise BadInputError(
                 f"{prefix}: not a conda environment (no conda-meta/); --env takes a prefix folder"
             )
         found.append(EnvRef(prefix, "--env"))
     notes: list[str] = []
     for root_dir in pixi_roots:
-        if not root_dir.is_dir():
+        if not os.path.isdir(root_dir):
             raise BadInputError(
                 f"{root_dir}: no such folder; --pixi-root takes a folder holding pixi projects"
             )

@@ -15,6 +15,7 @@ import click
 
 from envguard.cli.boundary import error_line, exit_process, guarded
 from envguard.cli.commandlist import COMMANDS, DESCRIPTION
+from envguard.errors import UsageError
 from envguard.version import __version__
 
 
@@ -64,6 +65,10 @@ def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return the exit code instead of exiting (used by tests and `main`)."""
 
     def call() -> Any:
+        words = sys.argv[1:] if argv is None else argv
+        held = next((word for word in words if "\0" in word), None)
+        if held is not None:  # exec cannot pass one; `run` can, and os.stat would raise ValueError on it
+            raise UsageError(f"argument {held!r} holds a NUL character, which no path or value may hold")
         try:
             return cli.main(args=argv, prog_name="envguard", standalone_mode=False)
         except click.exceptions.Abort:

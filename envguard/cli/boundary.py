@@ -70,7 +70,9 @@ def bug() -> int:
     from envguard.channels import scrub  # as in error_line
 
     fd, path = tempfile.mkstemp(prefix="envguard-crash-", suffix=".log")  # mode 0600
-    with os.fdopen(fd, "w") as handle:  # never a credential from argv or a message (S5)
+    # never a credential from argv or a message (S5); backslashreplace: a traceback can hold a path that is
+    # not UTF-8 (a lone surrogate from argv)
+    with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as handle:
         handle.write(scrub(f"envguard {__version__}, python {sys.version}\nargv: {sys.argv}\n\n"))
         handle.write(scrub(traceback.format_exc()))
     kind = sys.exc_info()[0]

@@ -3,6 +3,7 @@ takes (an environment.yml is solved for this machine with the same backend), so 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,8 @@ def name_of(source: str | None, channels: tuple[str, ...], *, solve: bool, backe
     """The name create would give SOURCE (an environment.yml solved unless `solve` is False; anything else
     read as it is)."""
     path = Path(source) if source else None
-    if path is not None and path.is_file() and detect_kind(path) == "environment.yml" and solve:
+    # os.path: a name too long for the file system is no file (load says why)
+    if path is not None and os.path.isfile(path) and detect_kind(path) == "environment.yml" and solve:
         platform = current_platform()
         planned = plan(
             read_source(str(path), None, (), channels, platform), backends.select(backend), platform

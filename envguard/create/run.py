@@ -309,6 +309,8 @@ def name_taken(name: str) -> Path | None:
 
 def _collision(target: Path, name: str, force: bool, *, by_name: bool) -> bool:
     """True when an existing environment will be replaced (--force); refuse otherwise."""
+    if os.path.lexists(target) and not os.path.isdir(target):
+        raise UsageError(f"{target} exists and is not a conda environment (a file); give another --prefix")
     existing = (
         target if target.exists() and any(target.iterdir()) else (name_taken(name) if by_name else None)
     )
@@ -383,7 +385,7 @@ def write_lock_beside(planned: Planned, text: str) -> Path:
 
 def _existing(value: str) -> Path:
     path = Path(value).expanduser()
-    if not path.is_file():
+    if not os.path.isfile(path):  # os.path: a name too long for the file system is no file either
         raise BadInputError(f"{value}: no such file; check the path")
     return path
 

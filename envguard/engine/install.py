@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -192,6 +193,9 @@ def link(
             reinstall_packages=set(reinstall) or None,
         )
 
+    for leftover in link_leftovers(prefix):  # a killed install's (the caller holds the prefix's lock)
+        with contextlib.suppress(OSError):
+            leftover.unlink()
     tag = prefix / "CACHEDIR.TAG"
     had_tag = tag.exists()
     if alongside is not None:
@@ -216,6 +220,27 @@ def link(
     if not had_tag:  # rattler tags the prefix as a cache: `tar --exclude-caches` would skip the environment
         with contextlib.suppress(OSError):
             tag.unlink(missing_ok=True)
+
+
+_TEMP_RECORD = "prefix_record_"  # rattler writes each record to a temp file of this name, then renames it
+_SYMLINK_PROBE = re.compile(r"symtest_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def link_leftovers(prefix: Path) -> list[Path]:
+    """What a rattler install killed midway leaves in `prefix` and no finished one does: its temporary records
+    (`conda-meta/prefix_record_*`, never a record: those end in .json) and the link it probes symlink support
+    with (`symtest_UUID`). (Its CACHEDIR.TAG stays after any install; `link` removes it where it was not
+    there before, and envguard.sync.leftovers after a killed sync.)"""
+    meta = prefix / "conda-meta"
+    found = [meta / n for n in _names(meta) if n.startswith(_TEMP_RECORD) and not n.endswith(".json")]
+    return found + [prefix / n for n in _names(prefix) if _SYMLINK_PROBE.fullmatch(n)]
+
+
+def _names(folder: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
 
 
 def engine_reason(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ them."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +35,8 @@ from envguard.lock.reproduce import Reproduce, yml_line
 from envguard.output import shell_quote
 from envguard.prefix.lockref import remember
 from envguard.sources import read_live, resolve_prefix
+
+_CUDA = re.compile(r"[0-9]+(\.[0-9]+)*")  # a CUDA version as __cuda takes it: 12, 12.4, 12.4.1
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ def lock(options: LockOptions) -> LockResult:
     o = options
     if o.cuda and o.no_cuda:
         raise UsageError("--cuda and --no-cuda contradict each other; give one")
+    if o.cuda is not None and not _CUDA.fullmatch(o.cuda):
+        raise UsageError(f"--cuda {o.cuda!r} is not a CUDA version; give one such as 12.4, or --no-cuda")
     if o.pixi_version != pixiwrite.VERSION and o.fmt != "pixi":
         raise UsageError("--pixi-version applies to --format pixi")
     target = o.output or _DEFAULT_TARGET.get(o.fmt, "conda-lock.yml")
@@ -80,6 +85,8 @@ def lock(options: LockOptions) -> LockResult:
     if yml is not None and not (given_cuda or no_cuda) and "CONDA_OVERRIDE_CUDA" in os.environ:
         override = os.environ["CONDA_OVERRIDE_CUDA"].strip()  # as create and conda read it: "" means no GPU
         given_cuda, no_cuda = override or None, not override
+        if override and not _CUDA.fullmatch(override):
+            raise UsageError(f"CONDA_OVERRIDE_CUDA={override!r} is not a CUDA version; set one such as 12.4")
     if yml is not None:
         cuda: CudaChoice = False if no_cuda else given_cuda
         date = parse_date(o.exclude_newer) if o.exclude_newer else None

@@ -107,7 +107,10 @@ def load_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """One whole conda-meta record as plain data, every field envguard reads checked (`WholeRecord`)."""
     data = _parse(path)
     decode_record(data, path, WholeRecord)
-    value: dict[str, Any] = msgspec.json.decode(data)
+    try:
+        value: dict[str, Any] = msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:  # the typed read skips unknown keys unchecked (bytes not UTF-8)
+        raise BadInputError(f"corrupt conda-meta record {path}: {exc}; {_FIX}") from exc
     return value
 
 

@@ -126,6 +126,8 @@ def load(path: Path) -> Recording:
         written = msgspec.json.decode(text, type=_Written)
     except msgspec.ValidationError as exc:
         raise _bad(path, f"a malformed recording ({exc})") from None
+    except msgspec.DecodeError as exc:  # the header's read skips the other fields unchecked (bytes not UTF-8)
+        raise _bad(path, f"not readable JSON ({exc})") from None
     if written.seed < 0 or written.batch_size < 1 or written.batches < 1 or not written.samples:
         raise _bad(path, "a recording without samples or with a bad seed/batch size")
     return Recording(

@@ -45,6 +45,7 @@ from envguard.prefix import lockref
 from envguard.prefix.integrity import verify_files
 from envguard.prefix.records import torn_records
 from envguard.process import sigterm_as_interrupt
+from envguard.sync import leftovers
 from envguard.sync.plan import (
     SyncPlan,
     plan_sync,
@@ -130,7 +131,8 @@ def prepare(options: SyncOptions, answers: Answers | None = None) -> Prepared:
 
 
 def _read(options: SyncOptions) -> tuple[Path, Path, CheckOutcome, tuple[str, ...]]:
-    """(prefix, lock, check's outcome of it against the lock, the torn records removed to read it)."""
+    """(prefix, lock, check's outcome of it against the lock, what was removed to read it: a killed sync's
+    leftovers, torn records)."""
     source = sources.resolve(options.source)
     if not source.live:
         raise BadInputError(
@@ -140,13 +142,15 @@ def _read(options: SyncOptions) -> tuple[Path, Path, CheckOutcome, tuple[str, ..
     prefix = source.path
     refuse_own(prefix, allowed=options.allow_self or os.environ.get(sources.ALLOW_SELF) == "1")
     lock = Path(options.lock) if options.lock else find_lock(instead="--lock FILE", source=options.source)
+    left = () if options.dry_run else leftovers.remove(prefix)  # a killed sync's, before it is read
     try:
-        return prefix, lock, run_check(source, lock, None, platform=None, rng=False, files=False), ()
+        return prefix, lock, run_check(source, lock, None, platform=None, rng=False, files=False), left
     except (BadInputError, OperationalError):
         repaired = _remove_torn(prefix, options.dry_run)
         if not repaired:
             raise
-    return prefix, lock, run_check(source, lock, None, platform=None, rng=False, files=False), repaired
+    outcome = run_check(source, lock, None, platform=None, rng=False, files=False)
+    return prefix, lock, outcome, (*left, *repaired)
 
 
 def _remove_torn(prefix: Path, dry_run: bool) -> tuple[str, ...]:
@@ -274,7 +278,11 @@ def _change(
                     platform=plan.platform,
                     fetched=_part(fetched, "conda"),
                 )
-                with watch.stage("conda", backend.describe()):
+                old = [s.old for s in conda_steps if s.old is not None and s.action != "link"]
+                with (
+                    watch.stage("conda", backend.describe()),
+                    leftovers.changing(prefix, leftovers.folders_of(prefix, old)),
+                ):
                     warnings += backend.update(prefix, change)
             if engine is not None:
                 started = True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import shutil
 import tempfile
 import time
@@ -105,7 +106,7 @@ class VerifyOptions:
 def read_lock(path: Path, platform: str | None) -> Environment:
     """The lock's environment for the platform (parsed once per exact content, as check parses it); an
     environment.yml or an empty lock is bad input."""
-    if not path.is_file():
+    if not os.path.isfile(path):  # os.path: a name too long for the file system is no file either
         raise BadInputError(f"{path}: no such lock file; pass --lock FILE (write one with `envguard lock`)")
     env = parse_target(path, platform)
     if env.spec_only:

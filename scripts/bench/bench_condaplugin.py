@@ -13,24 +13,40 @@ it). Then times, interleaved round-robin, each as a fresh subprocess (wall and t
   - `conda doctor -p ENV`    (conda's own checks; with envguard, its two checks too)
   - `conda install fill000` + `conda remove fill000` (with envguard, the post-command check after each)
 Prints a Markdown table of medians and with/without ratios, and the load average.
+
+    python scripts/bench/bench_condaplugin.py --hook-only --base WORKTREE [--runs 9] [--sizes 15,5000,50000]
+
+times the post-command hook alone as the recorded lock grows, this tree against another (main), without
+conda: one environment of 15 packages (synth_prefix.py, no payload files) follows, in turn, a recorded lock
+of 15 packages (its own) and locks of 5,000 and 50,000 packages (its own 15 for linux-64, the rest for
+osx-64: the environment matches each, only the lock's size changes). Before each run a package record is
+added or removed (as `conda install`/`remove` do: check's stored verdict misses), then the hook runs as conda
+runs it (`envguard.condaplugin.actions.after_command(PREFIX)`) in a fresh interpreter with PYTHONPATH set to
+each tree and a cache folder of each tree's own, interleaved after one warm-up each; medians of the child's
+CPU time (user + sys) and wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fixture_channel
+import synth_prefix
+import yaml
 from bench_conda import KIT, REPO, Case, measure
 
 ENVGUARD = Path(sys.executable).with_name("envguard")
@@ -119,12 +135,129 @@ def report(times: dict[str, list[list[float]]], packages: int, runs: int) -> str
     return "\n".join(rows)
 
 
+HOOK = "import sys; from envguard.condaplugin.actions import after_command; after_command(sys.argv[1])"
+FILL = {
+    "name": "fill000",
+    "version": "1.0.0",
+    "build": "h0_0",
+    "build_number": 0,
+    "depends": [],
+    "files": [],
+    "subdir": "linux-64",
+    "channel": "https://conda.anaconda.org/conda-forge/linux-64",
+    "url": "https://conda.anaconda.org/conda-forge/linux-64/fill000-1.0.0-h0_0.conda",
+}
+
+
+def locks(work: Path, sizes: list[int], env: dict[str, str]) -> tuple[Path, dict[int, Path]]:
+    """The 15-package environment and a lock of each size it matches (its packages plus osx-64 ones)."""
+    prefix = synth_prefix.build(work / "env", 15, 0, payload=False)
+    own = work / "lock-15.yml"
+    if not own.exists():
+        lock = [sys.executable, "-m", "envguard", "lock", str(prefix), "--no-probe", "-o", str(own)]
+        subprocess.run(lock, check=True, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True)
+    base = yaml.safe_load(own.read_text())
+    out = {}
+    for size in sizes:
+        path = work / f"lock-{size}.yml"
+        if size > 15 and not path.exists():
+            data = json.loads(json.dumps(base))
+            template = data["package"][-1]
+            for index in range(size - 15):
+                name = f"other{index:05d}"
+                item = {**template, "name": name, "platform": "osx-64", "version": "1.0", "build": "h0_0"}
+                item["url"] = f"https://conda.anaconda.org/conda-forge/osx-64/{name}-1.0-h0_0.conda"
+                data["package"].append(item)
+            data["metadata"]["platforms"] = ["linux-64", "osx-64"]
+            data["metadata"]["content_hash"]["osx-64"] = "0" * 64
+            path.write_text(yaml.safe_dump(data, sort_keys=False))
+        out[size] = own if size == 15 else path
+    return prefix, out
+
+
+def record(prefix: Path, lock: Path, env: dict[str, str]) -> None:
+    """Tie the environment to `lock` as `envguard lock PREFIX -o LOCK` does (etc/envguard/lock.json)."""
+    code = "import sys; from pathlib import Path; from envguard.prefix.lockref import remember; "
+    code += "remember(Path(sys.argv[1]), Path(sys.argv[2]))"
+    subprocess.run([sys.executable, "-c", code, str(prefix), str(lock)], check=True, env=env)
+
+
+def hook(prefix: Path, env: dict[str, str]) -> tuple[float, float]:
+    fill = prefix / "conda-meta" / "fill000-1.0.0-h0_0.json"
+    if fill.exists():
+        fill.unlink()
+    else:
+        fill.write_text(json.dumps(FILL))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", HOOK, str(prefix)], env=env, capture_output=True, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def hook_only(base: Path, runs: int, sizes: list[int], work: Path) -> str:
+    """The Markdown table of the hook's cost per lock size, this tree and `base`."""
+    trees = {"this tree": REPO, "base": base.resolve()}
+    envs = {
+        name: {
+            **os.environ,
+            "PYTHONPATH": str(tree),
+            "HOME": str(work / "home"),
+            "ENVGUARD_CACHE_DIR": str(work / f"cache-{index}"),
+        }
+        for index, (name, tree) in enumerate(trees.items())
+    }
+    prefix, made = locks(work, sizes, envs["this tree"])
+    times: dict[tuple[int, str], list[tuple[float, float]]] = {}
+    for size, lock in made.items():
+        for name in trees:
+            record(prefix, lock, envs[name])
+            hook(prefix, envs[name])  # warm-up: the parse cache of this lock
+            times[(size, name)] = []
+        for _ in range(runs):
+            for name in trees:
+                record(prefix, lock, envs[name])
+                times[(size, name)].append(hook(prefix, envs[name]))
+    load = os.getloadavg()
+    rows = [
+        "The hook after a command: an environment of 15 packages following a recorded lock of N packages; "
+        f"{runs} runs each, interleaved; Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"load average {load[0]:.2f} {load[1]:.2f}.",
+        "",
+        "| lock (packages, MB) | base CPU (ms) | this tree CPU (ms) | base wall (ms) | this tree wall (ms) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for size, lock in made.items():
+        cpu = {n: statistics.median(c for _w, c in times[(size, n)]) * 1000 for n in trees}
+        wall = {n: statistics.median(w for w, _c in times[(size, n)]) * 1000 for n in trees}
+        rows.append(
+            f"| {size:,} ({lock.stat().st_size / 1e6:.1f} MB) | {cpu['base']:.0f} | {cpu['this tree']:.0f} | "
+            f"{wall['base']:.0f} | {wall['this tree']:.0f} |"
+        )
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--packages", type=int, default=300, help="bulk packages in the conda-made prefixes")
     parser.add_argument("--work", type=Path, help="reuse this folder (default: a temp folder, removed after)")
+    parser.add_argument("--hook-only", action="store_true", help="the post-command hook alone, per lock size")
+    parser.add_argument("--base", type=Path, help="--hook-only: the other tree (a worktree of main)")
+    parser.add_argument("--sizes", default="15,5000,50000", help="--hook-only: the locks' package counts")
     args = parser.parse_args(argv)
+    if args.hook_only:
+        if args.base is None:
+            parser.error("--hook-only needs --base WORKTREE")
+        work = args.work or Path(tempfile.mkdtemp(prefix="envguard-bench-hook-"))
+        work.mkdir(parents=True, exist_ok=True)
+        try:
+            print(hook_only(args.base, args.runs, [int(s) for s in args.sizes.split(",")], work))
+        finally:
+            if args.work is None:
+                shutil.rmtree(work, ignore_errors=True)
+        return 0
     if not KIT.is_file():
         print(f"no conda kit at {KIT}: nothing to measure", file=sys.stderr)
         return 2

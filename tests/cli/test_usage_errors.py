@@ -55,3 +55,21 @@ def test_an_unknown_platform_is_one_line_everywhere(args: list[str], tmp_path: P
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "is not a conda platform" in lines[0], done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["lock", "--no-cuda", "-f", "\x00"],  # the CLI fuzz's case: click.Path's os.stat raised ValueError
+        ["check", "--lock", "a\x00b"],
+        ["snapshot", "\x00"],
+    ],
+)
+def test_a_nul_in_an_argument_is_one_line(args: list[str], tmp_path: Path, capsys) -> None:
+    """A NUL cannot reach argv through exec, but the in-process entry point (`run`) takes any list: a word
+    holding one is a usage error in one line naming it, exit 2 (was exit 4, ValueError from os.stat)."""
+    from tests.helpers import envguard
+
+    assert envguard(*args, cwd=tmp_path) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "NUL" in err and "internal error" not in err, err

@@ -101,3 +101,16 @@ def test_only_commands_with_no_probe_advise_it(make_prefix: MakePrefix, tmp_path
     assert "without --probe" in line and "--no-probe" not in line
     assert envguard("smoke", str(prefix)) == 2
     assert "--no-probe" not in _one_error_line(capsys)
+
+
+def test_a_record_not_utf8_in_a_field_envguard_skips_is_exit_2(tmp_path: Path, capsys) -> None:
+    """Bytes that are not UTF-8 in a key envguard's typed read skips (the file fuzz's case: exit 4, msgspec's
+    DecodeError from the whole record's second read) are a corrupt record naming the file."""
+    prefix = tmp_path / "env"
+    (prefix / "conda-meta").mkdir(parents=True)
+    record = {"name": "zlib", "version": "1.3.1", "build": "h0_0", "build_number": 0, "XX": "linux-64"}
+    text = json.dumps(record).encode().replace(b"XX", b"sub\xffdir")
+    (prefix / "conda-meta" / "zlib-1.3.1-h0_0.json").write_bytes(text)
+    assert envguard("export", str(prefix), "--format", "cyclonedx") == 2
+    line = _one_error_line(capsys)
+    assert "zlib-1.3.1-h0_0.json" in line and "UTF-8" in line, line

@@ -48,3 +48,22 @@ def test_a_read_only_environment_keeps_no_record(tmp_path: Path) -> None:
 
 def test_a_missing_lock_is_not_recorded(tmp_path: Path) -> None:
     assert remember(tmp_path, tmp_path / "missing.yml") is False and recall(tmp_path) is None
+
+
+def test_an_unchanged_lock_is_current_without_reading_it(tmp_path: Path) -> None:
+    """Issue 42: the conda plugin's post-command hook asks whether the recorded lock is still the one
+    recorded after every `conda install`; a lock untouched since (its size, times and inode) is answered from
+    its stat, so the cost does not grow with the lock (a 400 MB lock was read and hashed each time)."""
+    from tests.helpers import files_opened
+
+    prefix, lock = tmp_path / "env", tmp_path / "conda-lock.yml"
+    prefix.mkdir()
+    lock.write_text("version: 1\n" + "# padding\n" * 1000)
+    assert remember(prefix, lock)
+    ref = recall(prefix)
+    assert ref is not None
+    with files_opened() as opened:
+        assert ref.current()
+    assert str(lock.resolve()) not in opened and str(lock) not in opened, opened
+    lock.write_text("version: 2\n" + "# padding\n" * 1000)  # same size, other bytes
+    assert not recall(prefix).current()  # type: ignore[union-attr]

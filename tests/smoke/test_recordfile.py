@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from envguard.errors import BadInputError
 from envguard.model import Fingerprints
 from envguard.smoke import recordfile
 from envguard.smoke.measured import FirstBatches, SampleDigests
@@ -72,3 +73,14 @@ def test_a_recording_reads_back_what_was_written(tmp_path: Path) -> None:
     )
     assert recordfile.write(tmp_path / "none.json", None, golden, run, "") == tmp_path / "none.json"
     assert not (tmp_path / "none.json").exists()  # nothing read: no empty recording
+
+
+def test_a_recording_not_utf8_past_its_header_is_one_line(tmp_path: Path) -> None:
+    """The file fuzz's case (issue 42): bytes that are not UTF-8 in a field the header's read skips raised
+    msgspec's DecodeError from the second read (exit 4); now one line naming the file, exit 2."""
+    document = {"kind": recordfile.KIND, "version": recordfile.VERSION, "dataset": "XX", "seed": 0}
+    path = tmp_path / "r.json"
+    path.write_bytes(json.dumps(document).encode().replace(b"XX", b"mn\xffist"))
+    with pytest.raises(BadInputError) as refused:
+        recordfile.load(path)
+    assert str(path) in str(refused.value) and "\n" not in str(refused.value)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 import click
@@ -122,7 +123,7 @@ def _pkgs_dir(value: str | None) -> Path | None:
     if not value:
         return None
     path = Path(value).expanduser()
-    if path.exists() and not path.is_dir():
+    if os.path.exists(path) and not os.path.isdir(path):  # os.path: a name too long is no file either
         raise BadInputError(f"--pkgs-dir {value}: not a folder")
     try:
         path.mkdir(parents=True, exist_ok=True)

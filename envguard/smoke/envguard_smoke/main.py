@@ -267,6 +267,9 @@ def run(settings: Dict[str, Any], started: float) -> Dict[str, Any]:
     # with the CPU wheel, 765 MiB with the CUDA one) is not taken from the dataset; every worker inherits it
     result["memory_limit"] = memory_limit.record(memory_limit.apply(settings.get("memory_limit")), peak=False)
     memory_limit.hand_down(settings.get("memory_limit"))
+    from . import process_limit
+
+    process_limit.apply()  # before any worker starts: each inherits it (RLIMIT_NPROC; see the module)
     result["device"] = device
     deadline = started + float(settings["budget_s"])
     cuda = device == "cuda"
