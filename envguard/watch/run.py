@@ -83,9 +83,9 @@ def _check_trace(options: WatchOptions) -> None:
     path = options.trace
     if path is None:
         return
-    if path.is_dir():
+    if os.path.isdir(path):  # os.path: a name too long for the system is no folder either
         raise BadInputError(f"--trace {path}: a folder; name the file to write, e.g. {path / 'trace.json'}")
-    if not path.parent.is_dir():
+    if not os.path.isdir(path.parent):
         raise BadInputError(f"--trace {path}: folder {path.parent} does not exist; create it first")
     if not options.hooked:
         raise UsageError(
