@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.clean.world import World, age_packages, du, tree, verify_environment, world_at
+from tests.clean.world import World, age_packages, du, names, tree, verify_environment, world_at
 from tests.helpers import envguard, install
 
 ALWAYS_UNUSED = {
@@ -34,14 +34,6 @@ def clean_json(capsys: pytest.CaptureFixture[str], *argv: str, code: int = 0) ->
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     assert data["schema_version"] == 1
     return data
-
-
-def names(data: dict[str, Any], category: str, cache: Path | None = None) -> set[str]:
-    return {
-        Path(i["paths"][0]).name
-        for i in data["items"]
-        if i["category"] == category and (cache is None or i["cache"] == str(cache))
-    }
 
 
 def test_dry_run_lists_exactly_what_nothing_uses_and_changes_nothing(world: World, capsys) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from envguard.clean.plan import keep_recent_seconds
 from envguard.errors import UsageError
-from tests.clean.world import World
+from tests.clean.world import World, names
 from tests.helpers import envguard
 
 JUST_REMOVED = "requests-2.32.3-pyhd8ed1ab_0"  # unused, extracted 30 minutes ago
@@ -25,14 +25,6 @@ def clean_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]
     assert envguard("clean", "--json", *argv) == 0, capsys.readouterr().err
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
     return data
-
-
-def names(data: dict[str, Any], category: str, cache: Path | None = None) -> set[str]:
-    return {
-        Path(i["paths"][0]).name
-        for i in data["items"]
-        if i["category"] == category and (cache is None or i["cache"] == str(cache))
-    }
 
 
 def _extracted_minutes_ago(pkgs: Path, name: str, minutes: float) -> None:

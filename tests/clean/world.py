@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -257,3 +258,12 @@ def world_at(tmp_path: Path, channels: dict[str, Path], monkeypatch: pytest.Monk
     finally:
         if built.shm_pkgs is not None:
             shutil.rmtree(built.shm_pkgs.parent, ignore_errors=True)
+
+
+def names(data: dict[str, Any], category: str, cache: Path | None = None) -> set[str]:
+    """The file names of a `clean --json` answer's items of one category (of one cache)."""
+    return {
+        Path(i["paths"][0]).name
+        for i in data["items"]
+        if i["category"] == category and (cache is None or i["cache"] == str(cache))
+    }
