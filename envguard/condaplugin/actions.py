@@ -15,12 +15,16 @@ from pathlib import Path
 from envguard.channels import scrub
 from envguard.cli.boundary import bug
 from envguard.condaplugin import render
-from envguard.condaplugin.health import LockHealth, lock_health, torch_health
+from envguard.condaplugin.health import LockHealth, followed_lock, lock_health, torch_health
 from envguard.condaplugin.remedy import restore_command, sync_argv
-from envguard.errors import EXIT_DRIFT, EXIT_OK
+from envguard.errors import EXIT_DRIFT, EXIT_OK, EnvguardError
+from envguard.output import command, human_bytes
 from envguard.textio import visible
 
 Confirm = Callable[[str], object]  # conda's: returns when the user agreed, raises otherwise (or in dry-run)
+# the largest lock the hook after each conda command reads (a 50,000-package conda-lock.yml is ~12 MB, read
+# in ~0.2 s from the parse cache); past it, one line says how to check it (a 48 MB lock took ~21 s a command)
+HOOK_MAX_BYTES = 16 * 1024 * 1024
 
 
 def lock_check(prefix: str, verbose: bool, ok: str, bad: str) -> None:
@@ -35,14 +39,34 @@ def torch_check(prefix: str, ok: str, bad: str) -> None:
 
 def after_command(prefix: str) -> None:
     """After `conda install/update/remove`: one line on stderr when the environment left its lock (stderr
-    keeps `--json` output parseable)."""
+    keeps `--json` output parseable). A lock past HOOK_MAX_BYTES is not read: one line says how to check
+    it."""
     try:
-        line = render.left_its_lock(lock_health(Path(prefix)))
+        big = _too_big(Path(prefix))
+        line = big if big is not None else render.left_its_lock(lock_health(Path(prefix)))
     except Exception:  # never a failed conda command because of envguard: one line and a log
         bug()
         return
     if line is not None:
         sys.stderr.write(_line(line) + "\n")
+
+
+def _too_big(prefix: Path) -> str | None:
+    """The line for a followed lock too big to read after every conda command, None for any other (a lock
+    or configuration that cannot be read is lock_health's to say)."""
+    try:
+        followed = followed_lock(prefix)
+        size = followed.lock.stat().st_size if followed is not None else 0
+    except (EnvguardError, OSError):
+        return None
+    if followed is None or size <= HOOK_MAX_BYTES:
+        return None
+    check_line = command("envguard", "check", str(prefix), "--lock", str(followed.lock))
+    return (
+        f"envguard: not checked against its lock after this command: {visible(str(followed.lock))} is "
+        f"{human_bytes(size)}, more than the {human_bytes(HOOK_MAX_BYTES)} read after each conda command; "
+        f"run '{check_line}'"
+    )
 
 
 def fix_lock(prefix: str, confirm: Confirm) -> int:

@@ -81,3 +81,23 @@ def test_nothing_from_a_recorded_lock_path_breaks_or_drives_a_line_in_condas_out
         assert not any(line.startswith("envguard: OK forged") for line in text.splitlines())
         assert inside not in text.rstrip("\n"), repr(text)
     assert out.count("\n") == 1 and out.endswith("\n"), out
+
+
+def test_after_a_conda_command_a_lock_too_big_to_read_at_once_is_one_line_not_a_parse(
+    make_prefix: MakePrefix,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 200,000-package lock (48 MB) cost every conda install ~21 s of parsing before it was refused (issue
+    42): past HOOK_MAX_BYTES the hook says how to check it instead, and reads none of it."""
+    prefix = make_prefix(["zlib"])
+    lock = tmp_path / "conda-lock.yml"
+    assert envguard("lock", str(prefix), "--no-probe", "-o", str(lock)) == 0
+    assert remember(prefix, lock)
+    monkeypatch.setattr(actions, "HOOK_MAX_BYTES", lock.stat().st_size - 1)
+    monkeypatch.setattr(actions, "lock_health", lambda *_: pytest.fail("the hook read the lock"))
+    capsys.readouterr()
+    actions.after_command(str(prefix))
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("envguard: ") and f"envguard check {prefix} --lock {lock}" in line, line
