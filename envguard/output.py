@@ -169,12 +169,45 @@ Row = tuple[str, str] | str  # (lead, text): `text` wraps under itself after `le
 _ONE_CELL = str.maketrans("→—", "--")  # the non-ASCII characters envguard's own lines use: one column each
 
 
+def _words(line: str) -> list[str]:
+    """A printed command's shell words as written (quotes kept), split at the spaces outside quotes."""
+    words, word, quote, escaped = [], "", "", False
+    for char in line:
+        if escaped or (quote and char != quote) or (not quote and char not in " '\"\\"):
+            word, escaped = word + char, False
+        elif char == " " and not quote:
+            words, word = ([*words, word] if word else words), ""
+        elif char == "\\" and quote != "'":
+            word, escaped = word + char, True
+        else:  # a quote opens or closes
+            word, quote = word + char, ("" if quote == char else char)
+    return [*words, word] if word else words
+
+
+def _command(line: str, width: int | None) -> str:
+    """A command row at `width`: whole where it fits (or into a pipe), else wrapped between its words with the
+    shell's line continuation (` \\`), the rest indented four more: it still pastes and runs as printed. A
+    word longer than the line stays whole."""
+    if width is None or len(line) <= width:
+        return line
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    out, current = [], indent
+    for word in _words(line.strip()):
+        if current.strip() and len(current) + 1 + len(word) + 2 > width:
+            out.append(current + " \\")
+            current = indent + "    " + word
+        else:
+            current = f"{current} {word}" if current.strip() else current + word
+    return "\n".join([*out, current])
+
+
 def fitted(rows: Sequence[Row], width: int | None) -> str:
     """Report lines at `width` columns: each (lead, text) row as `lead + text`, its continuation lines
     indented under the text (rich's word wrap; a word longer than the line folds, nothing is cut short); a
-    plain str row (a command) whole on one line, so it copies and runs as printed. `width` None (a pipe, a
+    plain str row (a command) wrapped between its words with the shell's ` \\`, so it pastes and runs as
+    printed. `width` None (a pipe, a
     file: envguard.terminal.line_width) or everything fitting: one line a row, without importing rich."""
-    lines = [row if isinstance(row, str) else row[0] + row[1] for row in rows]
+    lines = [_command(row, width) if isinstance(row, str) else row[0] + row[1] for row in rows]
     if width is None or all(
         isinstance(row, str) or (len(line) <= width and line.translate(_ONE_CELL).isascii())
         for row, line in zip(rows, lines, strict=True)
@@ -183,9 +216,9 @@ def fitted(rows: Sequence[Row], width: int | None) -> str:
     from rich.table import Table
 
     console = text_console(width)
-    for row in rows:
+    for row, line in zip(rows, lines, strict=True):
         if isinstance(row, str) or not row[0]:
-            console.print(row if isinstance(row, str) else row[1], soft_wrap=isinstance(row, str))
+            console.print(line if isinstance(row, str) else row[1], soft_wrap=isinstance(row, str))
             continue
         grid = Table.grid(padding=0)
         grid.add_column(no_wrap=True)
