@@ -171,7 +171,8 @@ _ONE_CELL = str.maketrans("→—", "--")  # the non-ASCII characters envguard's
 
 def _words(line: str) -> list[str]:
     """A printed command's shell words as written (quotes kept), split at the spaces outside quotes."""
-    words, word, quote, escaped = [], "", "", False
+    words: list[str] = []
+    word, quote, escaped = "", "", False
     for char in line:
         if escaped or (quote and char != quote) or (not quote and char not in " '\"\\"):
             word, escaped = word + char, False
@@ -191,7 +192,8 @@ def _command(line: str, width: int | None) -> str:
     if width is None or len(line) <= width:
         return line
     indent = line[: len(line) - len(line.lstrip(" "))]
-    out, current = [], indent
+    out: list[str] = []
+    current = indent
     for word in _words(line.strip()):
         if current.strip() and len(current) + 1 + len(word) + 2 > width:
             out.append(current + " \\")
