@@ -110,10 +110,10 @@ def competes(pipeline: Pipeline) -> bool:
     a worker then takes a core from one of the step's threads and the whole step waits for that thread.
     On a busy machine the step gets fewer cores than it has threads, and keeps busy all the job can get:
     a step using every core it can get (at least CPU_STEP of one) counts as threaded there. A step known to
-    run one intra-op thread never competes: it holds one core, and a worker runs on another or shares fairly
-    (pyload on one thread at a load of 7: 2 workers 2.4x)."""
+    run one intra-op thread (and keep no more than one core busy) never competes: it holds one core, and a
+    worker runs on another or shares fairly (pyload on one thread at a load of 7: 2 workers 2.4x)."""
     costs, cores = pipeline.costs, pipeline.cores
-    if pipeline.step_threads == 1:
+    if pipeline.step_threads == 1 and costs.step_cores < PARALLEL_STEP:
         return False
     free = job_cores(cores, float(cores.usable))
     threaded = costs.step_cores >= min(PARALLEL_STEP, max(CPU_STEP, free - COMPETE_MARGIN))

@@ -26,7 +26,8 @@ def test_fix_without_sync_says_what_restores(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delitem(remedy.COMMANDS, "sync", raising=False)  # an envguard without `envguard sync`
+    # an envguard without `envguard sync` (a copy: the shared table's order is the CLI's and --help's)
+    monkeypatch.setattr(remedy, "COMMANDS", {k: v for k, v in remedy.COMMANDS.items() if k != "sync"})
     lock = tmp_path / "env.lock.yml"
     assert envguard("lock", str(make_prefix(["zlib"])), "--no-probe", "-o", str(lock)) == 0
     drifted = install(

@@ -93,7 +93,8 @@ def by_version_only(env: Environment) -> tuple[Package, ...]:
 
 def lacks_conda_pip(env: Environment) -> bool:
     """A conda environment whose pip entries `conda-lock install` would hand to a pip it has not got: it runs
-    `conda run -p PREFIX pip`, which finds the next pip on PATH (another environment's) and installs there."""
+    pip through `conda run` in the new prefix, which finds the next pip on PATH (another environment's) and
+    installs there."""
     return (
         bool(env.conda_packages()) and env.get("pip") is None and any(pip_url(p) for p in env.pip_packages())
     )
