@@ -170,10 +170,13 @@ _ONE_CELL = str.maketrans("→—", "--")  # the non-ASCII characters envguard's
 
 
 def _words(line: str) -> list[str]:
-    """A printed command's shell words as written (quotes kept), split at the spaces outside quotes."""
+    """A printed command's shell words as written (quotes kept), split at the spaces outside quotes; a
+    trailing `# comment` is one piece."""
     words: list[str] = []
     word, quote, escaped = "", "", False
-    for char in line:
+    for at, char in enumerate(line):
+        if char == "#" and not word and not quote:  # a comment to the end: one piece (a break would end it)
+            return [*words, line[at:]]
         if escaped or (quote and char != quote) or (not quote and char not in " '\"\\"):
             word, escaped = word + char, False
         elif char == " " and not quote:

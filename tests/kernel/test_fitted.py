@@ -56,7 +56,7 @@ def test_a_wrapped_command_runs_as_printed() -> None:
         "a\\b",
         "x" * 70,
     ]
-    printed = "  " + command(*words)
+    printed = "  " + command(*words) + "   # if the new archives are intended"  # a comment: one piece
     wrapped = fitted(["How to fix:", printed], 60).split("\n", 1)[1]
     assert len(wrapped.splitlines()) > 2
     shell = subprocess.run(

@@ -101,11 +101,11 @@ def test_tampered_channel_archive_fails_naming_the_package(
     out = capsys.readouterr().out
     assert code == 1
     assert "FAIL (hashes): archive hash does not match the lock: six 1.16.0 pyh6c4a22f_0" in out
-    relock = f"  envguard lock -f {lock.parent / 'environment.yml'} -o {lock}"
-    assert out.splitlines()[-3:] == [
-        "How to fix:",
-        f"{relock}   # if the new archives are intended",
-        f"  envguard verify --lock {lock}",
+    relock = f"envguard lock -f {lock.parent / 'environment.yml'} -o {lock}"
+    fixes = out.split("How to fix:\n", 1)[1].replace(" \\\n", " ")  # long lines joined as the shell does
+    assert [" ".join(line.split()) for line in fixes.splitlines()] == [
+        f"{relock} # if the new archives are intended",
+        f"envguard verify --lock {lock}",
     ], out
 
 
@@ -124,7 +124,8 @@ def test_the_fix_lines_run_as_printed_after_a_rebuilt_package(
     asyncio.run(index_fs(forge, force=True))  # the channel's index names the rebuilt archive
     capsys.readouterr()
     assert envguard("verify", "--lock", str(lock)) == 1
-    fixes = capsys.readouterr().out.split("How to fix:\n", 1)[1].splitlines()
+    out = capsys.readouterr().out.split("How to fix:\n", 1)[1]
+    fixes = out.replace("\\\n", "").splitlines()  # a long line's continuations, as the shell reads them
     assert len(fixes) == 2 and fixes[0].lstrip().startswith("envguard lock -f"), fixes
     for line in fixes:
         argv = shlex.split(line, comments=True)
